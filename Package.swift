@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// Portcullis — a Firebase-Storage-compatible gateway. Module layout and import rules: DESIGN §2.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Portcullis",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "portcullis", targets: ["portcullis"]),
+        .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
+    ],
+    targets: [
+        // C libraries at the edge: each is imported by exactly one Swift target.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        .target(name: "PortcullisCore", swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["PortcullisCore"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
+        .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
+        .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
+        .target(name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
+        .target(
+            name: "Gateway",
+            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
+            swiftSettings: strict),
+        .executableTarget(name: "portcullis", dependencies: ["Gateway"], swiftSettings: strict),
+
+        .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "RulesTests", dependencies: ["Rules"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

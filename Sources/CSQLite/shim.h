@@ -1,0 +1,11 @@
+#ifndef PC_SQLITE_SHIM_H
+#define PC_SQLITE_SHIM_H
+#include <sqlite3.h>
+/* sqlite3_bind_text/blob take a destructor; SQLITE_TRANSIENT is a macro cast Swift cannot import. */
+static inline int pc_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
+    return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
+}
+static inline int pc_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int length) {
+    return sqlite3_bind_blob(stmt, index, bytes, length, SQLITE_TRANSIENT);
+}
+#endif

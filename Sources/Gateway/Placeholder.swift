@@ -1,0 +1,2 @@
+// Gateway: filled in by its issue (see DESIGN §2).
+enum GatewayPlaceholder {}

@@ -1,0 +1,170 @@
+public import PortcullisCore
+
+/// An HTTP method token, compared case-sensitively as RFC 9110 requires.
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let get = HTTPMethod("GET")
+    public static let head = HTTPMethod("HEAD")
+    public static let post = HTTPMethod("POST")
+    public static let put = HTTPMethod("PUT")
+    public static let patch = HTTPMethod("PATCH")
+    public static let delete = HTTPMethod("DELETE")
+    public static let options = HTTPMethod("OPTIONS")
+}
+
+/// Header fields in arrival order. Lookup is case-insensitive; names keep the case they were added with.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { add(name, value) }
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every field of this name with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name, value))
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// The first value of the field, if present.
+    public subscript(name: String) -> String? {
+        for field in fields where Self.equalsIgnoringCase(field.name, name) { return field.value }
+        return nil
+    }
+
+    /// Every value of the field, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { Self.equalsIgnoringCase($0.name, name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// ASCII case-insensitive comparison without allocating.
+    @inlinable
+    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        var ai = a.utf8.makeIterator(), bi = b.utf8.makeIterator()
+        while true {
+            switch (ai.next(), bi.next()) {
+            case (nil, nil): return true
+            case (let x?, let y?):
+                if x == y { continue }
+                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+                if lx != ly { return false }
+            default: return false
+            }
+        }
+    }
+}
+
+/// A parsed request as handed to a responder. The body is a stream the responder pulls; the server does not
+/// read the socket for body bytes until it does (and sends `100 Continue` then, when the client asked for it).
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    /// The request-target exactly as sent (origin form: path plus optional `?query`).
+    public var target: String
+    public var versionMajor: Int
+    public var versionMinor: Int
+    public var headers: HTTPHeaders
+    /// The body; an empty stream when the request has none. Always consumed or cancelled by the server after
+    /// the response is written, so a responder may ignore it.
+    public var body: any ByteStream
+    /// Peer address as `ip:port` (or `[ip]:port`).
+    public var remoteAddress: String
+    /// Monotonic time (`MonotonicClock`) when the request head was complete.
+    public var receivedAt: UInt64
+
+    public init(
+        method: HTTPMethod, target: String, versionMajor: Int = 1, versionMinor: Int = 1,
+        headers: HTTPHeaders = [:], body: any ByteStream = BufferByteStream.empty(),
+        remoteAddress: String = "", receivedAt: UInt64 = MonotonicClock.nanoseconds()
+    ) {
+        self.method = method
+        self.target = target
+        self.versionMajor = versionMajor
+        self.versionMinor = versionMinor
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+        self.receivedAt = receivedAt
+    }
+
+    /// The raw (still percent-encoded) path part of the target.
+    public var path: Substring {
+        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        return target[...]
+    }
+
+    /// The raw query string after `?`, if any.
+    public var query: Substring? {
+        guard let q = target.firstIndex(of: "?") else { return nil }
+        return target[target.index(after: q)...]
+    }
+}
+
+/// What a response carries after its head.
+public enum ResponseBody: Sendable {
+    case empty
+    case bytes([UInt8])
+    /// Written as the stream produces it, with `Content-Length` when `length` is known, else chunked
+    /// (HTTP/1.1) or close-delimited (HTTP/1.0). The server pulls only as fast as the socket drains.
+    case stream(any ByteStream, length: Int64?)
+    /// Sent with `sendfile`.
+    case file(FileRegion)
+}
+
+/// What happened to one exchange, reported once when the last byte was written or the connection dropped.
+public struct ExchangeSummary: Sendable {
+    public var status: Int
+    public var bytesIn: Int64
+    public var bytesOut: Int64
+    /// False when the client went away (or the body failed) before the response was fully written (log as 499).
+    public var completed: Bool
+    public var durationNanos: UInt64
+    /// Time from the complete request head to the first response byte written.
+    public var timeToFirstByteNanos: UInt64?
+
+    public init(status: Int, bytesIn: Int64, bytesOut: Int64, completed: Bool, durationNanos: UInt64,
+                timeToFirstByteNanos: UInt64?) {
+        self.status = status
+        self.bytesIn = bytesIn
+        self.bytesOut = bytesOut
+        self.completed = completed
+        self.durationNanos = durationNanos
+        self.timeToFirstByteNanos = timeToFirstByteNanos
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: ResponseBody
+    /// Called exactly once, on the connection's queue, when the exchange ends either way (access log, metrics).
+    public var onComplete: (@Sendable (ExchangeSummary) -> Void)?
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty,
+                onComplete: (@Sendable (ExchangeSummary) -> Void)? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.onComplete = onComplete
+    }
+}
+
+/// The one-method seam between the server and the application.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest) async -> HTTPResponse
+}

@@ -1,0 +1,280 @@
+/// A JSON document as a value: what token claims, request bodies and rules test cases are made of.
+///
+/// Integers are kept apart from doubles because the rules language distinguishes `int` from `float`.
+/// Object key order is preserved by `JSONObject` so encoded output is stable.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    /// The value as an integer when it is one (a double with no fraction counts, as JWT `exp` may be `1.7e9`).
+    public var int64Value: Int64? {
+        switch self {
+        case .int(let i): i
+        case .double(let d) where d.rounded() == d && abs(d) < 9.2e18: Int64(d)
+        default: nil
+        }
+    }
+    public var isNull: Bool { if case .null = self { true } else { false } }
+}
+
+/// Why a JSON text was refused, with the byte offset where parsing stopped.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSONValue {
+    /// Limits that keep hostile input cheap: nesting depth and total size are bounded by the caller's body limit.
+    public static let maxDepth = 64
+
+    /// Parses one JSON text (RFC 8259), rejecting trailing garbage, lone surrogates and nesting beyond `maxDepth`.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: Array(bytes))
+        return try parser.parseDocument()
+    }
+
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+
+    /// Compact encoding; object keys sorted so output is deterministic.
+    public func encoded() -> String {
+        var out = [UInt8]()
+        encode(into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public func encode(into out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d):
+            if d.isFinite {
+                if d.rounded() == d && abs(d) < 1e15 { out.append(contentsOf: String(Int64(d)).utf8) }
+                else { out.append(contentsOf: "\(d)".utf8) }
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+        case .string(let s): JSONValue.encodeString(s, into: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.encode(into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.encodeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                members[key]!.encode(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends `s` as a JSON string literal, escaping quotes, backslashes and control characters.
+    public static func encodeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    var i = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        guard i == bytes.count else { throw fail("unexpected data after the JSON value") }
+        return value
+    }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: i, reason: reason) }
+
+    mutating func skipWhitespace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth < JSONValue.maxDepth else { throw fail("nesting deeper than \(JSONValue.maxDepth)") }
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var members: [String: JSONValue] = [:]
+            skipWhitespace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            while true {
+                skipWhitespace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try parseString()
+                skipWhitespace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                skipWhitespace()
+                members[key] = try parseValue(depth: depth + 1)
+                skipWhitespace()
+                guard i < bytes.count else { throw fail("unterminated object") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                throw fail("expected ',' or '}'")
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            var items: [JSONValue] = []
+            skipWhitespace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                skipWhitespace()
+                items.append(try parseValue(depth: depth + 1))
+                skipWhitespace()
+                guard i < bytes.count else { throw fail("unterminated array") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                throw fail("expected ',' or ']'")
+            }
+        case UInt8(ascii: "\""):
+            return .string(try parseString())
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        default:
+            return try parseNumber()
+        }
+    }
+
+    mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
+        let w = Array(word.utf8)
+        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("invalid literal") }
+        i += w.count
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = i
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let intStart = i
+        while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }
+        guard i > intStart else { throw fail("invalid value") }
+        if bytes[intStart] == 48, i - intStart > 1 { throw fail("leading zero in number") }
+        var isInteger = true
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            isInteger = false
+            i += 1
+            let fracStart = i
+            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }
+            guard i > fracStart else { throw fail("digits expected after '.'") }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            isInteger = false
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let expStart = i
+            while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }
+            guard i > expStart else { throw fail("digits expected in exponent") }
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text) else { throw fail("number out of range") }
+        return .double(value)
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        i += 1  // opening quote
+        var out = [UInt8]()
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") { i += 1; break }
+            if byte < 0x20 { throw fail("control character in string") }
+            if byte != UInt8(ascii: "\\") { out.append(byte); i += 1; continue }
+            i += 1
+            guard i < bytes.count else { throw fail("unterminated escape") }
+            let escape = bytes[i]
+            i += 1
+            switch escape {
+            case UInt8(ascii: "\""): out.append(34)
+            case UInt8(ascii: "\\"): out.append(92)
+            case UInt8(ascii: "/"): out.append(47)
+            case UInt8(ascii: "b"): out.append(8)
+            case UInt8(ascii: "f"): out.append(12)
+            case UInt8(ascii: "n"): out.append(10)
+            case UInt8(ascii: "r"): out.append(13)
+            case UInt8(ascii: "t"): out.append(9)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard i + 1 < bytes.count, bytes[i] == 92, bytes[i + 1] == UInt8(ascii: "u") else {
+                        throw fail("lone surrogate")
+                    }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00..<0xE000).contains(low) else { throw fail("invalid surrogate pair") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00..<0xE000).contains(scalar) {
+                    throw fail("lone surrogate")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid code point") }
+                out.append(contentsOf: Array(String(Character(u)).utf8))
+            default:
+                throw fail("invalid escape")
+            }
+        }
+        guard let string = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        return string
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 65...70: d = UInt32(c - 55)
+            case 97...102: d = UInt32(c - 87)
+            default: throw fail("invalid hex digit")
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+}

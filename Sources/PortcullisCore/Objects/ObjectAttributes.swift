@@ -1,0 +1,108 @@
+/// The caller-settable part of an object's metadata, as given when an object is written.
+public struct ObjectAttributes: Sendable, Equatable {
+    public var contentType: String?
+    public var contentEncoding: String?
+    public var contentDisposition: String?
+    public var contentLanguage: String?
+    public var cacheControl: String?
+    public var customMetadata: [String: String]
+    /// Tokens to store with the new generation (the Gateway mints one when the caller gave none).
+    public var downloadTokens: [String]
+
+    public init(
+        contentType: String? = nil, contentEncoding: String? = nil, contentDisposition: String? = nil,
+        contentLanguage: String? = nil, cacheControl: String? = nil, customMetadata: [String: String] = [:],
+        downloadTokens: [String] = []
+    ) {
+        self.contentType = contentType
+        self.contentEncoding = contentEncoding
+        self.contentDisposition = contentDisposition
+        self.contentLanguage = contentLanguage
+        self.cacheControl = cacheControl
+        self.customMetadata = customMetadata
+        self.downloadTokens = downloadTokens
+    }
+}
+
+/// One field of a metadata patch: leave it, set it, or remove it (JSON `null`).
+public enum FieldPatch<Value: Sendable & Equatable>: Sendable, Equatable {
+    case unchanged
+    case set(Value)
+    case remove
+
+    public func applied(to current: Value?) -> Value? {
+        switch self {
+        case .unchanged: current
+        case .set(let value): value
+        case .remove: nil
+        }
+    }
+}
+
+/// A metadata update with the merge semantics of v0 §5.4, applied atomically by a backend.
+public struct MetadataPatch: Sendable, Equatable {
+    public var contentType: FieldPatch<String> = .unchanged
+    public var contentEncoding: FieldPatch<String> = .unchanged
+    public var contentDisposition: FieldPatch<String> = .unchanged
+    public var contentLanguage: FieldPatch<String> = .unchanged
+    public var cacheControl: FieldPatch<String> = .unchanged
+    /// `true` removes every custom key before `customMetadata` is merged (JSON `"metadata": null`).
+    public var clearCustomMetadata = false
+    /// Per-key merge: a value sets the key, `nil` removes it.
+    public var customMetadata: [String: String?] = [:]
+    /// Tokens unioned into the token list (in order, without duplicates).
+    public var addDownloadTokens: [String] = []
+    /// Tokens removed from the list; the Gateway makes sure at least one token remains.
+    public var removeDownloadTokens: [String] = []
+
+    public init() {}
+
+    /// The metadata this patch would produce: the same function every backend applies, so rules can judge
+    /// `request.resource` before the write. Bumps `metageneration` and sets `updated` to `now`.
+    public func applied(to current: ObjectMetadata, now: Timestamp) -> ObjectMetadata {
+        var result = current
+        result.contentType = contentType.applied(to: current.contentType)
+        result.contentEncoding = contentEncoding.applied(to: current.contentEncoding)
+        result.contentDisposition = contentDisposition.applied(to: current.contentDisposition)
+        result.contentLanguage = contentLanguage.applied(to: current.contentLanguage)
+        result.cacheControl = cacheControl.applied(to: current.cacheControl)
+        if clearCustomMetadata { result.customMetadata = [:] }
+        for (key, value) in customMetadata {
+            result.customMetadata[key] = value
+        }
+        var tokens = current.downloadTokens.filter { !removeDownloadTokens.contains($0) }
+        for token in addDownloadTokens where !tokens.contains(token) {
+            tokens.append(token)
+        }
+        result.downloadTokens = tokens
+        result.metageneration = current.metageneration + 1
+        result.updated = now
+        return result
+    }
+}
+
+/// Conditions a write, patch or delete must meet; a mismatch is `StorageError.preconditionFailed`.
+public struct Preconditions: Sendable, Equatable {
+    /// Required current generation; `0` means "the object must not exist".
+    public var ifGenerationMatch: Int64?
+    public var ifMetagenerationMatch: Int64?
+
+    public init(ifGenerationMatch: Int64? = nil, ifMetagenerationMatch: Int64? = nil) {
+        self.ifGenerationMatch = ifGenerationMatch
+        self.ifMetagenerationMatch = ifMetagenerationMatch
+    }
+
+    public static let none = Preconditions()
+
+    /// Whether `current` (nil when absent) satisfies these conditions.
+    public func isSatisfied(by current: ObjectMetadata?) -> Bool {
+        if let generation = ifGenerationMatch {
+            if generation == 0 { if current != nil { return false } }
+            else if current?.generation != generation { return false }
+        }
+        if let metageneration = ifMetagenerationMatch, current?.metageneration != metageneration {
+            return false
+        }
+        return true
+    }
+}

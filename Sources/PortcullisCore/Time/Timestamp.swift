@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A point in UTC time with nanosecond resolution, cheap to create and format (no Foundation `Date` or
+/// `DateFormatter` on the request path).
+public struct Timestamp: Sendable, Hashable, Comparable {
+    public var nanosecondsSinceEpoch: Int64
+
+    public init(nanosecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = nanosecondsSinceEpoch }
+    public init(millisecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = millisecondsSinceEpoch &* 1_000_000 }
+
+    public var millisecondsSinceEpoch: Int64 { nanosecondsSinceEpoch / 1_000_000 }
+    public var secondsSinceEpoch: Int64 { nanosecondsSinceEpoch / 1_000_000_000 }
+
+    /// Wall-clock now.
+    public static func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Timestamp(nanosecondsSinceEpoch: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+    }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.nanosecondsSinceEpoch < rhs.nanosecondsSinceEpoch
+    }
+
+    /// RFC 3339 UTC with exactly three fractional digits (`2024-05-31T16:08:37.171Z`), the v0 wire format.
+    public var rfc3339Milliseconds: String { format(fractionDigits: 3) }
+
+    /// RFC 3339 UTC with the given number (0…9) of fractional digits.
+    public func format(fractionDigits: Int) -> String {
+        let (days, secondsOfDay) = floorDivide(secondsSinceEpochFloor, 86_400)
+        let (year, month, day) = Self.civilFromDays(days)
+        let nanos = nanosecondsSinceEpoch - secondsSinceEpochFloor * 1_000_000_000
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        func put(_ value: Int64, width: Int) {
+            var digits = [UInt8](repeating: 48, count: width)
+            var v = value
+            for i in stride(from: width - 1, through: 0, by: -1) {
+                digits[i] = UInt8(48 + v % 10)
+                v /= 10
+            }
+            out.append(contentsOf: digits)
+        }
+        put(year, width: 4); out.append(45); put(month, width: 2); out.append(45); put(day, width: 2)
+        out.append(84)
+        put(secondsOfDay / 3600, width: 2); out.append(58)
+        put(secondsOfDay / 60 % 60, width: 2); out.append(58)
+        put(secondsOfDay % 60, width: 2)
+        if fractionDigits > 0 {
+            out.append(46)
+            var fraction = nanos
+            for _ in 0..<(9 - min(fractionDigits, 9)) { fraction /= 10 }
+            put(fraction, width: min(fractionDigits, 9))
+        }
+        out.append(90)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// IMF-fixdate for HTTP headers (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    public var httpDate: String {
+        let (days, secondsOfDay) = floorDivide(secondsSinceEpochFloor, 86_400)
+        let (year, month, day) = Self.civilFromDays(days)
+        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let weekday = weekdays[Int(((days % 7) + 7) % 7)]
+        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(weekday), \(two(day)) \(months[Int(month - 1)]) \(year) "
+            + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+    }
+
+    /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); lower-case `t`/`z` accepted.
+    public init?(rfc3339 text: some StringProtocol) {
+        let b = Array(text.utf8)
+        func digits(_ start: Int, _ count: Int) -> Int64? {
+            guard start + count <= b.count else { return nil }
+            var v: Int64 = 0
+            for i in start..<(start + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int64(b[i] - 48)
+            }
+            return v
+        }
+        guard b.count >= 20, let year = digits(0, 4), b[4] == 45, let month = digits(5, 2), b[7] == 45,
+              let day = digits(8, 2), b[10] == 84 || b[10] == 116, let hour = digits(11, 2), b[13] == 58,
+              let minute = digits(14, 2), b[16] == 58, let second = digits(17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var i = 19
+        var nanos: Int64 = 0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var scale: Int64 = 100_000_000
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                nanos += Int64(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
+            guard i > start else { return nil }
+        }
+        guard i < b.count else { return nil }
+        var offsetSeconds: Int64 = 0
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45, let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 58,
+                  let om = digits(i + 4, 2) {
+            offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 43 ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = Self.daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        self.nanosecondsSinceEpoch = seconds * 1_000_000_000 + nanos
+    }
+
+    private var secondsSinceEpochFloor: Int64 { floorDivide(nanosecondsSinceEpoch, 1_000_000_000).0 }
+
+    // Howard Hinnant's civil-date algorithms: exact for the proleptic Gregorian calendar.
+    static func civilFromDays(_ z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = month > 2 ? month - 3 : month + 9
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}
+
+@inline(__always)
+private func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+    let q = a / b, r = a % b
+    return r < 0 ? (q - 1, r + b) : (q, r)
+}
+
+/// Monotonic time for durations and timeouts (never goes backwards, unlike the wall clock).
+public enum MonotonicClock {
+    public static func nanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

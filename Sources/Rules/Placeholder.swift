@@ -1,0 +1,2 @@
+// Rules: filled in by its issue (see DESIGN §2).
+enum RulesPlaceholder {}

@@ -1,0 +1,191 @@
+public import PortcullisCore
+
+/// One bucket's storage: the small core every backend (embedded, GCS, S3) implements.
+///
+/// Contracts shared by every requirement:
+/// - Names arrive validated (`ObjectPath`); a backend treats them as opaque keys, never as file paths.
+/// - Errors are `StorageError`; "no such object" is always `.notFound`, a failed precondition always
+///   `.preconditionFailed`, an unreachable upstream `.unavailable`. Nothing else is thrown.
+/// - Authorization has already happened: backends do not know about principals or rules.
+/// - Cancellation: if the calling task is cancelled, a backend stops early and leaves no partial object;
+///   a write that did not return its metadata did not happen.
+public protocol StorageBackend: Sendable {
+    /// Metadata of the current generation of `object`. Throws `.notFound`.
+    func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata
+
+    /// Opens the current generation for reading. `range` is resolved against that generation's size:
+    /// unsatisfiable → `.rangeNotSatisfiable(size:)`. The returned body stays readable even if the object is
+    /// overwritten or deleted meanwhile (readers of an old generation keep it). Throws `.notFound`.
+    func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead
+
+    /// One page of the bucket's names under `request.prefix`; see `ListRequest` for ordering and filtering.
+    func list(_ request: ListRequest) async throws(StorageError) -> ListPage
+
+    /// Writes a new generation from `body` (pulled to its end), computing MD5 and CRC32C as bytes pass.
+    /// Atomic: readers see the old generation until the new one is complete and committed, then only the new
+    /// one. Checks `options.preconditions` against the generation being replaced at commit time.
+    func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+               options: WriteOptions) async throws(StorageError) -> ObjectMetadata
+
+    /// Applies `patch` atomically (`MetadataPatch.applied(to:now:)`): bumps metageneration and `updated`.
+    func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
+                        preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata
+
+    /// Removes the object. Throws `.notFound` if absent; open readers keep their bytes.
+    func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError)
+
+    /// Whether the backend can serve requests now (`/readyz`); cheap, may use cached state.
+    func isReady() async -> Bool
+}
+
+/// Resumable-upload staging: bytes accumulate under an opaque handle, possibly across many processes (the
+/// handle is sealed into the client's upload URL, so every instance sharing the backend can continue it).
+public protocol ResumableStaging: Sendable {
+    /// Opens a staging area for `object`; returns a handle string the backend understands (an embedded
+    /// staging id, a GCS session URI, an S3 upload id plus context).
+    func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
+                     declaredSize: Int64?) async throws(StorageError) -> String
+
+    /// Appends a chunk that must begin at exactly `offset` (else `.offsetMismatch(current:)`, nothing stored).
+    /// A chunk is stored whole or not at all. Returns the new staged size.
+    func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
+                     body: any ByteStream) async throws(StorageError) -> Int64
+
+    /// Bytes persisted so far. Throws `.notFound` for an unknown or expired handle.
+    func stagedSize(_ handle: String, object: ObjectPath) async throws(StorageError) -> Int64
+
+    /// Commits the staged bytes as the new generation of `object` (same atomicity as `write`), after calling
+    /// `options.beforeCommit`. The staging area is released on success.
+    func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
+                        options: WriteOptions) async throws(StorageError) -> ObjectMetadata
+
+    /// Discards the staged bytes. Idempotent.
+    func cancelUpload(_ handle: String, object: ObjectPath) async throws(StorageError)
+}
+
+/// What `read` opened: the generation's metadata, the resolved range, and its bytes.
+public struct ObjectRead: Sendable {
+    public let metadata: ObjectMetadata
+    /// nil = the whole object.
+    public let range: ResolvedRange?
+    public let body: ObjectBody
+
+    public init(metadata: ObjectMetadata, range: ResolvedRange?, body: ObjectBody) {
+        self.metadata = metadata
+        self.range = range
+        self.body = body
+    }
+}
+
+/// Object bytes: a file region (embedded backend, sent with `sendfile`) or a stream (upstream backends).
+public enum ObjectBody: Sendable {
+    case file(FileRegion)
+    case stream(any ByteStream)
+
+    /// Releases the underlying resource early (a 304 answer, a denied request).
+    public func discard() {
+        if case .stream(let stream) = self { stream.cancel() }
+    }
+}
+
+/// One list page request, in the v0 model (§5.6).
+///
+/// Ordering and filtering contract: items (names with no delimiter after the prefix) and prefixes (the name up
+/// to and including the first delimiter after the prefix) form ONE stream sorted by UTF-8 byte order. Names that
+/// Firebase considers invalid — after the prefix, an empty segment (`//`) or a trailing `/` — are dropped, and a
+/// prefix is dropped when it would contain an empty segment; dropping happens before counting. A page holds at
+/// most `maxResults` entries (items plus prefixes); a prefix appears once in the whole listing.
+public struct ListRequest: Sendable, Equatable {
+    public var bucket: String
+    /// Empty, or ending in the delimiter.
+    public var prefix: String
+    /// `"/"` (what the SDKs send) or nil for a flat listing.
+    public var delimiter: String?
+    public var maxResults: Int
+    /// The backend's own cursor from the previous page's `nextCursor`, already unsealed by the Gateway.
+    public var cursor: String?
+
+    public init(bucket: String, prefix: String, delimiter: String?, maxResults: Int, cursor: String?) {
+        self.bucket = bucket
+        self.prefix = prefix
+        self.delimiter = delimiter
+        self.maxResults = maxResults
+        self.cursor = cursor
+    }
+}
+
+public struct ListPage: Sendable, Equatable {
+    public var items: [String]
+    public var prefixes: [String]
+    /// Present only when more entries follow; opaque to everyone but the backend.
+    public var nextCursor: String?
+
+    public init(items: [String], prefixes: [String], nextCursor: String?) {
+        self.items = items
+        self.prefixes = prefixes
+        self.nextCursor = nextCursor
+    }
+}
+
+/// How a write must behave beyond its bytes.
+public struct WriteOptions: Sendable {
+    public var preconditions: Preconditions
+    /// A client-declared MD5 (base64); a mismatch is `.checksumMismatch` and nothing is committed.
+    public var expectedMD5: String?
+    /// The declared total size; a different byte count is `.sizeMismatch` and nothing is committed.
+    public var expectedSize: Int64?
+    /// Called exactly once after every byte is in and checksummed, before the new generation becomes visible,
+    /// with the metadata it would have. Throwing aborts the write (the error is rethrown as `.rejected`).
+    /// This is where rules judge `request.resource` with the true size and hashes.
+    public var beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)?
+
+    public init(preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,
+                beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil) {
+        self.preconditions = preconditions
+        self.expectedMD5 = expectedMD5
+        self.expectedSize = expectedSize
+        self.beforeCommit = beforeCommit
+    }
+}
+
+/// Every way a backend call fails. The Gateway maps these to v0 errors in one place.
+public enum StorageError: Error, Sendable, CustomStringConvertible {
+    case notFound
+    case bucketNotFound(String)
+    case preconditionFailed
+    case rangeNotSatisfiable(size: Int64)
+    case checksumMismatch(expected: String, actual: String)
+    case sizeMismatch(expected: Int64, actual: Int64)
+    /// A resumable chunk did not start at the staged size.
+    case offsetMismatch(current: Int64)
+    /// The body stream failed (client gone, limit exceeded, timeout); nothing was committed.
+    case bodyFailed(any Error)
+    /// `beforeCommit` refused the write.
+    case rejected(any Error)
+    /// The backend cannot be reached or asked us to back off; `retryAfter` in seconds.
+    case unavailable(reason: String, retryAfter: Int?)
+    case timedOut(String)
+    /// The upstream refused our credentials (a configuration problem, not the caller's).
+    case upstreamDenied(String)
+    case invalidArgument(String)
+    case internalError(String)
+
+    public var description: String {
+        switch self {
+        case .notFound: "object not found"
+        case .bucketNotFound(let b): "bucket \(b) not found"
+        case .preconditionFailed: "precondition failed"
+        case .rangeNotSatisfiable(let size): "range not satisfiable for an object of \(size) bytes"
+        case .checksumMismatch(let e, let a): "MD5 mismatch: declared \(e), computed \(a)"
+        case .sizeMismatch(let e, let a): "size mismatch: declared \(e) bytes, received \(a)"
+        case .offsetMismatch(let current): "upload offset mismatch; \(current) bytes are staged"
+        case .bodyFailed(let error): "request body failed: \(error)"
+        case .rejected(let error): "write rejected: \(error)"
+        case .unavailable(let reason, _): "storage unavailable: \(reason)"
+        case .timedOut(let what): "storage timed out: \(what)"
+        case .upstreamDenied(let what): "upstream denied access: \(what)"
+        case .invalidArgument(let what): what
+        case .internalError(let what): "internal storage error: \(what)"
+        }
+    }
+}

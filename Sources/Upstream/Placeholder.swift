@@ -1,0 +1,2 @@
+// Upstream: filled in by its issue (see DESIGN §2).
+enum UpstreamPlaceholder {}

@@ -1,0 +1,6 @@
+@main
+struct PortcullisMain {
+    static func main() {
+        print("portcullis: under construction")
+    }
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Rules
+
+@Suite struct RulesSmokeTests {
+    @Test func moduleLoads() { #expect(Bool(true)) }
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Storage
+
+@Suite struct StorageSmokeTests {
+    @Test func moduleLoads() { #expect(Bool(true)) }
+}
