@@ -1,2 +1,0 @@
-// Gateway: filled in by its issue (see DESIGN §2).
-enum GatewayPlaceholder {}
