@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 import Synchronization
 
 /// Per-request facts gathered while a request is handled, read when its access-log line and metrics are
