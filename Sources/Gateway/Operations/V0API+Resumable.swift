@@ -169,6 +169,7 @@ private struct ResumableSession {
         let ceiling = capability.declaredSize ?? api.configuration.maxObjectBytes
         let room = ceiling - offset
         if let length = call.request.body.expectedLength, length > max(0, room) {
+            guard case .active? = try await state() else { throw try await inactive() }
             if capability.declaredSize != nil {
                 throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
                     .withUploadStatus("active")
