@@ -1,0 +1,225 @@
+import HTTPServer
+import PortcullisCore
+import Storage
+
+/// The resumable ("X-Goog-Upload") protocol of v0 §5.9, stateless: the upload URL carries a sealed
+/// `UploadCapability` (bucket, object, starter identity, declared size and attributes, staging handle), so
+/// chunk, query, cancel and finalize requests need no `Authorization` and may land on any instance.
+extension V0API {
+    func resumableStart(_ call: V0Call, bucket: String, name: String?) async throws -> HTTPResponse {
+        let backend = try backend(bucket)
+        guard let staging = backend as? any ResumableStaging else {
+            throw GatewayError(status: 501, message: "This bucket's storage does not support resumable uploads.")
+        }
+        let fields = try MetadataJSON.decodeUpload(try await collectJSONBody(call))
+        guard let objectName = name ?? fields.name else { throw GatewayError.badRequest("Missing object name.") }
+        let object = try V0Router.objectPath(bucket, objectName)
+        call.context.objectName = objectName
+        let declaredSize = try Self.int64Header(call.headers, "X-Goog-Upload-Header-Content-Length",
+                                                "X-Goog-Upload-Content-Length")
+        if let declaredSize, declaredSize > configuration.maxObjectBytes {
+            throw GatewayError.payloadTooLarge(limit: configuration.maxObjectBytes)
+        }
+        let headerType = call.headers["X-Goog-Upload-Header-Content-Type"] ?? call.headers["X-Goog-Upload-Content-Type"]
+        if let headerType { try MetadataJSON.checkHeaderSafe(headerType, "X-Goog-Upload-Header-Content-Type") }
+        let attributes = completeAttributes(fields.attributes, contentType: headerType)
+        let preconditions = try queryPreconditions(call)
+
+        let existing = try await existingMetadata(call, backend, object)
+        try authorize(call, .create, bucket: bucket, path: objectName, principal: call.principal, resource: existing,
+                      requestResource: Self.proposedMetadata(object, attributes, size: declaredSize ?? 0,
+                                                             md5: fields.md5Hash, existing: existing))
+        if let existing, !preconditions.isSatisfied(by: existing) { throw GatewayError.preconditionFailed() }
+
+        let handle = try await storage(call) {
+            try await staging.startUpload(object, attributes: attributes, declaredSize: declaredSize)
+        }
+        let capability = UploadCapability(
+            bucket: bucket, name: objectName, handle: handle, declaredSize: declaredSize, principal: call.principal,
+            attributes: attributes, expectedMD5: fields.md5Hash, preconditions: preconditions,
+            issuedAtMillis: Timestamp.now().millisecondsSinceEpoch)
+        let url = baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
+            + PercentDecoding.encodeComponent(objectName) + "&upload_id=" + capability.seal(signer)
+            + "&upload_protocol=resumable"
+        var headers = HTTPHeaders()
+        headers.add("X-Goog-Upload-Status", "active")
+        headers.add("X-Goog-Upload-URL", url)
+        headers.add("X-Goog-Upload-Chunk-Granularity", String(Self.chunkGranularity))
+        headers.add("Content-Type", "text/plain; charset=utf-8")
+        return HTTPResponse(status: 200, headers: headers, body: .empty)
+    }
+
+    func resumableContinue(_ call: V0Call, bucket: String, uploadID: String) async throws -> HTTPResponse {
+        let capability: UploadCapability
+        do {
+            capability = try UploadCapability.open(signer, token: uploadID)
+        } catch .unknownKey {
+            throw GatewayError.notFound("Unknown upload_id.")
+        } catch {
+            throw GatewayError.badRequest("Invalid upload_id.")
+        }
+        guard capability.bucket == bucket else { throw GatewayError.badRequest("The upload_id belongs to another bucket.") }
+        let backend = try backend(bucket)
+        guard let staging = backend as? any ResumableStaging else {
+            throw GatewayError(status: 501, message: "This bucket's storage does not support resumable uploads.")
+        }
+        let object = try V0Router.objectPath(bucket, capability.name)
+        call.context.objectName = capability.name
+        call.context.decision = "token"
+        if call.context.principalUID == nil { call.context.principalUID = capability.principal?.uid }
+
+        let commands = Set((call.headers["X-Goog-Upload-Command"] ?? "").split(separator: ",")
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty })
+        guard !commands.isEmpty else { throw GatewayError.badRequest("Missing X-Goog-Upload-Command.") }
+        let session = ResumableSession(api: self, call: call, staging: staging, backend: backend, object: object,
+                                       capability: capability)
+        if commands == ["query"] { return try await session.query() }
+        if commands == ["cancel"] { return try await session.cancel() }
+        guard commands.isSubset(of: ["upload", "finalize"]) else {
+            throw GatewayError.badRequest("Unsupported X-Goog-Upload-Command.")
+        }
+        var size: Int64?
+        if commands.contains("upload") {
+            size = try await session.upload()
+        }
+        if commands.contains("finalize") { return try await session.finalize(stagedSize: size) }
+        return session.status("active", size: size ?? 0)
+    }
+}
+
+/// One request against an upload URL.
+private struct ResumableSession {
+    let api: V0API
+    let call: V0Call
+    let staging: any ResumableStaging
+    let backend: any StorageBackend
+    let object: ObjectPath
+    let capability: UploadCapability
+
+    func status(_ status: String, size: Int64?, body: [UInt8]? = nil) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("X-Goog-Upload-Status", status)
+        if let size { headers.add("X-Goog-Upload-Size-Received", String(size)) }
+        if let body {
+            headers.add("Content-Type", "application/json; charset=utf-8")
+            return HTTPResponse(status: 200, headers: headers, body: .bytes(body))
+        }
+        return HTTPResponse(status: 200, headers: headers)
+    }
+
+    /// The object this upload produced, when the staging area is gone because it was finalized: created no
+    /// earlier than the upload started and of the declared size. (Statelessness: there is no session table.)
+    func finalizedObject() async throws -> ObjectMetadata? {
+        guard let meta = try await api.existingMetadata(call, backend, object) else { return nil }
+        guard meta.timeCreated.millisecondsSinceEpoch >= capability.issuedAtMillis else { return nil }
+        if let declared = capability.declaredSize, meta.size != declared { return nil }
+        return meta
+    }
+
+    /// The answer for an upload whose staging area no longer exists: finalized, or cancelled/expired.
+    func inactive(forFinalize: Bool) async throws -> GatewayError {
+        if try await finalizedObject() != nil {
+            return GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
+        }
+        return GatewayError.badRequest("The upload is not active (cancelled or expired).").withUploadStatus("cancelled")
+    }
+
+    func query() async throws -> HTTPResponse {
+        do {
+            let size = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
+            return status("active", size: size)
+        } catch StorageError.notFound {
+            if let meta = try await finalizedObject() { return status("final", size: meta.size) }
+            return status("cancelled", size: 0)
+        }
+    }
+
+    func cancel() async throws -> HTTPResponse {
+        do {
+            _ = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
+        } catch StorageError.notFound {
+            if try await finalizedObject() != nil {
+                throw GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
+            }
+            return status("cancelled", size: nil)
+        }
+        try await api.storage(call) { try await staging.cancelUpload(capability.handle, object: object) }
+        return status("cancelled", size: nil)
+    }
+
+    /// Appends the body at `X-Goog-Upload-Offset`. A wrong offset stores nothing and is answered with the
+    /// persisted size (400, status still `active`, so clients query and resume).
+    func upload() async throws -> Int64 {
+        guard let offset = try V0API.int64Header(call.headers, "X-Goog-Upload-Offset") else {
+            throw GatewayError.badRequest("Missing X-Goog-Upload-Offset.").withUploadStatus("active")
+        }
+        let ceiling = capability.declaredSize ?? api.configuration.maxObjectBytes
+        let room = ceiling - offset
+        if let length = call.request.body.expectedLength, length > max(0, room) {
+            if capability.declaredSize != nil {
+                throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
+                    .withUploadStatus("active")
+            }
+            throw GatewayError.payloadTooLarge(limit: api.configuration.maxObjectBytes)
+        }
+        let body = LimitedByteStream(call.request.body, limit: max(0, room))
+        do {
+            return try await api.storage(call) {
+                try await staging.appendChunk(capability.handle, object: object, offset: offset, body: body)
+            }
+        } catch StorageError.offsetMismatch(let current) {
+            throw GatewayError(StorageError.offsetMismatch(current: current)).withUploadStatus("active")
+        } catch StorageError.notFound {
+            throw try await inactive(forFinalize: false)
+        } catch StorageError.bodyFailed(let underlying) {
+            if case .limitExceeded? = underlying as? ByteStreamError, capability.declaredSize != nil {
+                throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
+                    .withUploadStatus("active")
+            }
+            throw GatewayError(bodyError: underlying).withUploadStatus("active")
+        }
+    }
+
+    /// Commits the staged bytes: size and MD5 checked, rules `create` judged for the starter's identity.
+    /// A repeated finalize replays the object's metadata.
+    func finalize(stagedSize known: Int64?) async throws -> HTTPResponse {
+        let size: Int64
+        if let known {
+            size = known
+        } else {
+            do {
+                size = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
+            } catch StorageError.notFound {
+                if let meta = try await finalizedObject() {
+                    return status("final", size: meta.size, body: MetadataJSON.encode(meta))
+                }
+                throw try await inactive(forFinalize: true)
+            }
+        }
+        if let declared = capability.declaredSize, size != declared {
+            throw GatewayError(StorageError.sizeMismatch(expected: declared, actual: size)).withUploadStatus("active")
+        }
+        let existing = try await api.existingMetadata(call, backend, object)
+        let options = api.createOptions(call, object, principal: capability.principal, existing: existing,
+                                        preconditions: capability.preconditions,
+                                        expectedMD5: capability.expectedMD5, expectedSize: capability.declaredSize)
+        do {
+            let meta = try await api.storage(call) {
+                try await staging.finalizeUpload(capability.handle, object: object, attributes: capability.attributes,
+                                                 options: options)
+            }
+            return status("final", size: meta.size, body: MetadataJSON.encode(meta))
+        } catch let error as StorageError {
+            switch error {
+            case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:
+                throw GatewayError(error).withUploadStatus("active")
+            case .notFound:
+                throw try await inactive(forFinalize: true)
+            default:
+                // Rules denial, checksum mismatch, failed precondition: this upload can never succeed.
+                try? await staging.cancelUpload(capability.handle, object: object)
+                throw GatewayError(error).withUploadStatus("final")
+            }
+        }
+    }
+}
