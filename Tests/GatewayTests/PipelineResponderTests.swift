@@ -142,9 +142,4 @@ import Testing
         #expect(harness.captured.joined.contains(#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736""#))
     }
 
-    @Test func coarseTemplates() {
-        #expect(GatewayResponder.coarseV0Template("/v0/b/x/o") == "/v0/b/{bucket}/o")
-        #expect(GatewayResponder.coarseV0Template("/v0/b/x/o/a%2Fb") == "/v0/b/{bucket}/o/{object}")
-        #expect(GatewayResponder.coarseV0Template("/v0/other") == "/v0")
-    }
 }

@@ -13,11 +13,14 @@ public struct GatewayResponder: HTTPResponder {
     public let authentication: any RequestAuthenticating
     public let metrics: HTTPMetrics
     public let accessLog: AccessLog
+    /// Decorates responses the API never saw (authentication failures) so browsers can read them.
+    public let cors: CORSPolicy?
     private let healthCounter: Counter
 
     public init(ops: OpsEndpoints, api: (any APIHandling)?, authentication: any RequestAuthenticating,
-                metrics: HTTPMetrics, accessLog: AccessLog) {
+                metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy? = nil) {
         self.ops = ops
+        self.cors = cors
         self.api = api
         self.authentication = authentication
         self.metrics = metrics
@@ -44,8 +47,10 @@ public struct GatewayResponder: HTTPResponder {
                 context.principalUID = principal?.uid
                 response = await api.handle(request, principal: principal, context: context)
             } catch {
-                if context.routeTemplate == "unmatched" { context.routeTemplate = Self.coarseV0Template(path) }
+                if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
                 response = error.response(requestID: requestID)
+                if request.method == .head { response.body = .empty }
+                cors?.decorate(&response, for: request)
             }
         } else {
             response = GatewayError.notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path)).")
@@ -103,16 +108,6 @@ public struct GatewayResponder: HTTPResponder {
             metrics.record(route: route, method: label, status: summary.completed ? summary.status : 499,
                            bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos)
         }
-    }
-
-    /// A route template for v0 requests rejected before the API classified them (e.g. a bad token).
-    static func coarseV0Template(_ path: Substring) -> String {
-        // /v0/b/{bucket}/o or /v0/b/{bucket}/o/{object}
-        let parts = path.split(separator: "/", maxSplits: 4, omittingEmptySubsequences: false)
-        if parts.count >= 5, parts[1] == "v0", parts[2] == "b", parts[4].hasPrefix("o") {
-            return parts[4] == "o" ? "/v0/b/{bucket}/o" : "/v0/b/{bucket}/o/{object}"
-        }
-        return "/v0"
     }
 
     /// The path as echoed in a 404 message: bounded length, no control characters.

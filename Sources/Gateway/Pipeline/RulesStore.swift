@@ -53,16 +53,23 @@ public final class RulesStore: Sendable {
     }
 }
 
-/// The `Authorizer` the v0 API asks: the store's current rules, or deny-all when none are loaded; counts
-/// `portcullis_rules_decisions_total{method,decision}` with pre-resolved counters.
+/// The `Authorizer` the v0 API asks: the store's current rules, or deny-all when none are loaded.
+///
+/// With a registry it counts `portcullis_rules_decisions_total{method,decision}` with pre-resolved counters.
+/// `V0API` already counts that family at its call site, so the server passes no registry (no double count).
 public struct RulesAuthorizer: Authorizer {
     private let store: RulesStore
     private let allowed: [AccessMethod: Counter]
     private let denied: [AccessMethod: Counter]
     private static let denyAll = DenyAllAuthorizer()
 
-    public init(store: RulesStore, registry: MetricsRegistry) {
+    public init(store: RulesStore, registry: MetricsRegistry? = nil) {
         self.store = store
+        guard let registry else {
+            allowed = [:]
+            denied = [:]
+            return
+        }
         let family = registry.counter("portcullis_rules_decisions_total", help: "Rules decisions by method and outcome.",
                                       labels: ["method", "decision"])
         var allowed: [AccessMethod: Counter] = [:]
