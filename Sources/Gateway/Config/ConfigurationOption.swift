@@ -87,7 +87,7 @@ extension ConfigurationOption {
         flag: "idle-timeout", valueName: "DURATION", environment: "PORTCULLIS_IDLE_TIMEOUT", defaultText: "60",
         summary: "How long an idle keep-alive connection stays open.")
     public static let maxConnections = ConfigurationOption(
-        flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "10000",
+        flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "4096",
         summary: "Open client connections accepted at once; further connections wait in the listen backlog.")
 
     /// Every `serve` option, in help order.

@@ -27,7 +27,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var uploadIdleTimeout: Duration = .seconds(86_400)
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
-    public var maxConnections: Int = 10_000
+    public var maxConnections: Int = 4096
 
     public init() {}
 
