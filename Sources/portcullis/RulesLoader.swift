@@ -11,7 +11,7 @@ final class RulesLoader: Sendable {
     init(config: GatewayConfiguration, logger: Logger) {
         path = config.rulesFile
         self.logger = logger
-        store = RulesStore(compile: RulesCompiler.compile, logger: logger)
+        store = RulesStore(logger: logger)
     }
 
     func loadAtStart() {

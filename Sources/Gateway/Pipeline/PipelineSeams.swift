@@ -1,11 +1,12 @@
+public import Auth
 public import HTTPServer
 public import PortcullisCore
 
 /// Turns an `Authorization` header into a principal for `GatewayResponder`.
 ///
 /// Contract: a nil header is anonymous (returns nil, not an error); a header that is present but invalid throws
-/// a `GatewayError` (401 with `WWW-Authenticate`). Implemented by `GatewayAuthentication` over the Auth module's
-/// `Authenticator`, and by fakes in tests.
+/// a `GatewayError` (401 with `WWW-Authenticate`). Implemented by `Authenticator` (JWTs and the admin key) and
+/// by fakes in tests.
 public protocol RequestAuthenticating: Sendable {
     func authenticate(authorization: String?) async throws(GatewayError) -> Principal?
 }
@@ -18,13 +19,17 @@ public protocol APIHandling: Sendable {
     func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse
 }
 
-/// Authenticates nobody: every request is anonymous, any credential is refused. Used when the server is
-/// started without any JWT key source or admin key.
-public struct AnonymousOnlyAuthentication: RequestAuthenticating {
-    public init() {}
+/// The Auth module's authenticator as the responder's seam: its `AuthError`s become 401 `GatewayError`s.
+public struct GatewayAuthentication: RequestAuthenticating {
+    public let authenticator: Authenticator
+
+    public init(_ authenticator: Authenticator) { self.authenticator = authenticator }
+
     public func authenticate(authorization: String?) async throws(GatewayError) -> Principal? {
-        guard authorization != nil else { return nil }
-        throw GatewayError(status: 401, message: "No token verification is configured on this server.",
-                           headers: [("WWW-Authenticate", #"Bearer error="invalid_token", error_description="no token verification configured""#)])
+        do {
+            return try await authenticator.authenticate(authorization: authorization)
+        } catch {
+            throw GatewayError(error)
+        }
     }
 }
