@@ -17,12 +17,16 @@ final class DatabaseLane: Sendable {
     /// Runs `body` with the connection on the lane's queue, suspending the caller meanwhile.
     func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T) async throws(StorageError) -> T {
         let connection = self.connection
-        return try await BlockingPool.run(on: queue) { () throws(StorageError) -> T in try body(connection) }
+        return try await BlockingPool.run(on: queue) { () throws(StorageError) -> T in
+            defer { connection.releaseStatements() }
+            return try body(connection)
+        }
     }
 
     /// Blocking variant for start-up and the maintenance timer (never called from the cooperative pool).
     func runSync<T>(_ body: (SQLiteDatabase) throws(StorageError) -> T) throws(StorageError) -> T {
         let result: Result<T, StorageError> = queue.sync {
+            defer { connection.releaseStatements() }
             do throws(StorageError) { return .success(try body(connection)) } catch { return .failure(error) }
         }
         return try result.get()

@@ -29,6 +29,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
         try store.writer.runSync { (db) throws(StorageError) in
             try ObjectIndex.registerBucket(db, bucket, now: .now())
         }
+        try FileSystem.makeDirectory(store.layout.blobDirectory(bucket: bucket))
         return EmbeddedBackend(store: store, bucket: bucket)
     }
 

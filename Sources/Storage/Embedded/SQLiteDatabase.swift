@@ -9,6 +9,9 @@ import PortcullisCore
 final class SQLiteDatabase: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Statements handed out since the last `releaseStatements()`: a stepped statement that is not reset
+    /// keeps its read snapshot open, so every unit of work ends by resetting them.
+    private var handedOut: [SQLiteStatement] = []
     private static let statementCacheLimit = 64
     let path: String
 
@@ -29,6 +32,7 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     deinit {
+        handedOut.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -48,6 +52,7 @@ final class SQLiteDatabase: @unchecked Sendable {
     func statement(_ sql: String) throws(StorageError) -> SQLiteStatement {
         if let cached = statements[sql] {
             cached.reset()
+            handedOut.append(cached)
             return cached
         }
         var pointer: OpaquePointer?
@@ -56,7 +61,15 @@ final class SQLiteDatabase: @unchecked Sendable {
         let statement = SQLiteStatement(handle: pointer, database: self)
         if statements.count >= Self.statementCacheLimit { statements.removeAll() }
         statements[sql] = statement
+        handedOut.append(statement)
         return statement
+    }
+
+    /// Resets every statement used since the last call, ending their implicit read transactions. Called by
+    /// the owning lane after each job and before COMMIT.
+    func releaseStatements() {
+        for statement in handedOut { statement.reset() }
+        handedOut.removeAll(keepingCapacity: true)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -66,9 +79,11 @@ final class SQLiteDatabase: @unchecked Sendable {
         try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
+            releaseStatements()
             try execute("COMMIT")
             return result
         } catch {
+            releaseStatements()
             try? execute("ROLLBACK")
             throw error
         }
