@@ -19,13 +19,8 @@ enum ServeCommand {
             Terminal.fail(error.description)
         }
         let secrets = ServeSecrets.load(config)
+        let rulesSource = RulesLoader.preflight(config)
         let logger = Logger(sink: StreamLogSink(descriptor: 2, format: config.logFormat), minimumLevel: config.logLevel)
-        if secrets.signingKeyIsRandom {
-            logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
-        }
-        if let adminKey = secrets.adminKey, adminKey.count < 16 {
-            logger.warning("the admin key is shorter than 16 bytes; use a long random value")
-        }
-        await ServerRunner.run(config: config, secrets: secrets, logger: logger)
+        await ServerRunner.run(config: config, secrets: secrets, rulesSource: rulesSource, logger: logger)
     }
 }

@@ -12,14 +12,22 @@ import Glibc
 /// Order matters: everything that can fail on bad input (key files, rules, backends, the bind) happens before
 /// readiness turns 200, and each such failure exits with a one-line message.
 enum ServerRunner {
-    static func run(config: GatewayConfiguration, secrets: ServeSecrets, logger: Logger) async -> Never {
+    static func run(config: GatewayConfiguration, secrets: ServeSecrets, rulesSource: String?, logger: Logger) async
+        -> Never
+    {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
 
         let backends = BackendFactory.make(config: config, logger: logger)
+        if secrets.signingKeyIsRandom {
+            logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
+        }
+        if let adminKey = secrets.adminKey, adminKey.count < 16 {
+            logger.warning("the admin key is shorter than 16 bytes; use a long random value")
+        }
         let rules = RulesLoader(config: config, logger: logger)
-        rules.loadAtStart()
+        rules.loadAtStart(source: rulesSource)
         let authorizer = RulesAuthorizer(store: rules.store)
 
         let signer = CapabilitySigner(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
