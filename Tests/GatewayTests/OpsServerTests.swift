@@ -14,17 +14,20 @@ enum LoopbackHTTP {
 
     /// Runs the blocking exchange on a Dispatch thread: blocking Swift's cooperative pool (two threads here)
     /// would starve the server's own tasks.
-    static func send(port: Int, _ method: String, _ target: String, headers: [String: String] = [:]) async throws
-        -> Response
+    static func send(port: Int, _ method: String, _ target: String, headers: [String: String] = [:],
+                     body: String = "") async throws -> Response
     {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try sendBlocking(port: port, method, target, headers: headers) })
+                continuation.resume(with: Result {
+                    try sendBlocking(port: port, method, target, headers: headers, body: body)
+                })
             }
         }
     }
 
-    static func sendBlocking(port: Int, _ method: String, _ target: String, headers: [String: String]) throws -> Response {
+    static func sendBlocking(port: Int, _ method: String, _ target: String, headers: [String: String],
+                             body: String = "") throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }
@@ -40,7 +43,8 @@ enum LoopbackHTTP {
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        request += "\r\n"
+        if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + body
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
