@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The one error type of the HTTPServer module: failures to start listening.
-public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
     case alreadyStarted
     case invalidAddress(String)
     /// A socket call failed: the call and its errno.
