@@ -123,7 +123,7 @@ struct Evaluator {
         return false
     }
 
-    private mutating func evaluateTop(_ e: Expr) -> Value {
+    mutating func evaluateTop(_ e: Expr) -> Value {
         locals.removeAll(keepingCapacity: true)
         frameBase = 0
         callDepth = 0
