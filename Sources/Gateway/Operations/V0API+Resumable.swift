@@ -107,44 +107,57 @@ private struct ResumableSession {
         return HTTPResponse(status: 200, headers: headers)
     }
 
-    /// The object this upload produced, when the staging area is gone because it was finalized: created no
-    /// earlier than the upload started and of the declared size. (Statelessness: there is no session table.)
-    func finalizedObject() async throws -> ObjectMetadata? {
-        guard let meta = try await api.existingMetadata(call, backend, object) else { return nil }
-        guard meta.timeCreated.millisecondsSinceEpoch >= capability.issuedAtMillis else { return nil }
-        if let declared = capability.declaredSize, meta.size != declared { return nil }
-        return meta
+    /// Where the upload stands. Backends that forget finished uploads (the protocol's default `uploadState`)
+    /// answer `.notFound` once the staging area is gone; then an object created since the upload started, of
+    /// the declared size, is taken as its result (statelessness: there is no session table to ask).
+    func state() async throws -> UploadState? {
+        do {
+            return try await api.storage(call) { try await staging.uploadState(capability.handle, object: object) }
+        } catch StorageError.notFound {
+            guard let meta = try await api.existingMetadata(call, backend, object),
+                  meta.timeCreated.millisecondsSinceEpoch >= capability.issuedAtMillis,
+                  capability.declaredSize == nil || meta.size == capability.declaredSize else { return nil }
+            return .finalized(size: meta.size, generation: meta.generation)
+        }
     }
 
-    /// The answer for an upload whose staging area no longer exists: finalized, or cancelled/expired.
-    func inactive(forFinalize: Bool) async throws -> GatewayError {
-        if try await finalizedObject() != nil {
+    static let unknownUpload = GatewayError.notFound("Unknown or expired upload.")
+
+    /// The error for a chunk or finalize sent to an upload that no longer accepts them (§5.9: 400).
+    func inactive() async throws -> GatewayError {
+        switch try await state() {
+        case .finalized?:
             return GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
+        case .cancelled?:
+            return GatewayError.badRequest("The upload was cancelled.").withUploadStatus("cancelled")
+        case .active(let size)?:
+            return GatewayError(StorageError.offsetMismatch(current: size)).withUploadStatus("active")
+        case nil:
+            return Self.unknownUpload
         }
-        return GatewayError.badRequest("The upload is not active (cancelled or expired).").withUploadStatus("cancelled")
     }
 
     func query() async throws -> HTTPResponse {
-        do {
-            let size = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
-            return status("active", size: size)
-        } catch StorageError.notFound {
-            if let meta = try await finalizedObject() { return status("final", size: meta.size) }
-            return status("cancelled", size: 0)
+        switch try await state() {
+        case .active(let size)?: return status("active", size: size)
+        case .finalized(let size, _)?: return status("final", size: size)
+        case .cancelled?: return status("cancelled", size: 0)
+        case nil: throw Self.unknownUpload
         }
     }
 
     func cancel() async throws -> HTTPResponse {
-        do {
-            _ = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
-        } catch StorageError.notFound {
-            if try await finalizedObject() != nil {
-                throw GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
-            }
+        switch try await state() {
+        case .active?:
+            try await api.storage(call) { try await staging.cancelUpload(capability.handle, object: object) }
             return status("cancelled", size: nil)
+        case .cancelled?:
+            return status("cancelled", size: nil)
+        case .finalized?:
+            throw GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
+        case nil:
+            throw Self.unknownUpload
         }
-        try await api.storage(call) { try await staging.cancelUpload(capability.handle, object: object) }
-        return status("cancelled", size: nil)
     }
 
     /// Appends the body at `X-Goog-Upload-Offset`. A wrong offset stores nothing and is answered with the
@@ -156,6 +169,7 @@ private struct ResumableSession {
         let ceiling = capability.declaredSize ?? api.configuration.maxObjectBytes
         let room = ceiling - offset
         if let length = call.request.body.expectedLength, length > max(0, room) {
+            guard case .active? = try await state() else { throw try await inactive() }
             if capability.declaredSize != nil {
                 throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
                     .withUploadStatus("active")
@@ -170,7 +184,12 @@ private struct ResumableSession {
         } catch StorageError.offsetMismatch(let current) {
             throw GatewayError(StorageError.offsetMismatch(current: current)).withUploadStatus("active")
         } catch StorageError.notFound {
-            throw try await inactive(forFinalize: false)
+            throw try await inactive()
+        } catch StorageError.invalidArgument {
+            throw try await inactive()
+        } catch StorageError.sizeMismatch {
+            throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
+                .withUploadStatus("active")
         } catch StorageError.bodyFailed(let underlying) {
             if case .limitExceeded? = underlying as? ByteStreamError, capability.declaredSize != nil {
                 throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
@@ -187,13 +206,19 @@ private struct ResumableSession {
         if let known {
             size = known
         } else {
-            do {
-                size = try await api.storage(call) { try await staging.stagedSize(capability.handle, object: object) }
-            } catch StorageError.notFound {
-                if let meta = try await finalizedObject() {
+            switch try await state() {
+            case .active(let staged)?:
+                size = staged
+            case .finalized(_, let generation)?:
+                // A repeated finalize replays the result, as long as the object is still that generation.
+                if let meta = try await api.existingMetadata(call, backend, object), meta.generation == generation {
                     return status("final", size: meta.size, body: MetadataJSON.encode(meta))
                 }
-                throw try await inactive(forFinalize: true)
+                throw GatewayError.badRequest("The upload was already finalized.").withUploadStatus("final")
+            case .cancelled?:
+                throw GatewayError.badRequest("The upload was cancelled.").withUploadStatus("cancelled")
+            case nil:
+                throw Self.unknownUpload
             }
         }
         if let declared = capability.declaredSize, size != declared {
@@ -213,8 +238,8 @@ private struct ResumableSession {
             switch error {
             case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:
                 throw GatewayError(error).withUploadStatus("active")
-            case .notFound:
-                throw try await inactive(forFinalize: true)
+            case .notFound, .invalidArgument:
+                throw try await inactive()
             default:
                 // Rules denial, checksum mismatch, failed precondition: this upload can never succeed.
                 try? await staging.cancelUpload(capability.handle, object: object)
