@@ -202,3 +202,67 @@ class Server:
     def wait_exit(self, timeout: float) -> int:
         assert self.process is not None
         return self.process.wait(timeout)
+
+
+class Nginx:
+    """nginx (Debian package) run as a child with its own prefix directory and a config rendered from a
+    template with @PLACEHOLDERS@. Readiness is polled on `ready_path` through it."""
+
+    def __init__(self, template: Path, values: dict[str, str]) -> None:
+        import shutil
+        import tempfile
+        self.binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        # World-traversable prefix: when the master runs as root, workers run as www-data and must reach it.
+        self.prefix = Path(tempfile.mkdtemp(prefix="pc-nginx-"))
+        self.prefix.chmod(0o755)
+        self.port = int(values.get("PORT") or free_port())
+        values = {**values, "PORT": str(self.port), "PREFIX": str(self.prefix)}
+        text = template.read_text()
+        user = "user www-data;\n" if os.geteuid() == 0 else ""
+        for key, value in values.items():
+            text = text.replace(f"@{key}@", value)
+        self.config = self.prefix / "nginx.conf"
+        self.config.write_text(user + text)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, ready_path: str = "/healthz", timeout: float = 20) -> "Nginx":
+        log = open(self.prefix / "stdout.log", "wb")
+        self.process = subprocess.Popen([self.binary, "-p", str(self.prefix), "-c", str(self.config)],
+                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                if request("GET", self.url + ready_path, timeout=1).status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.02)
+        logs = ""
+        for name in ("stdout.log", "error.log"):
+            path = self.prefix / name
+            if path.exists():
+                logs += path.read_text(errors="replace")
+        self.stop()
+        raise RuntimeError(f"nginx did not become ready:\n{logs[-3000:]}")
+
+    def reload(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGHUP)
+
+    def stop(self) -> None:
+        import shutil
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGQUIT)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
