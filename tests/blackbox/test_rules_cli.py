@@ -35,7 +35,7 @@ def test_conformance_fixtures_exist() -> None:
     assert fixture_pairs(), f"no rules/cases pairs under {FIXTURES}"
 
 
-@pytest.mark.parametrize("rules,cases", fixture_pairs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("rules,cases", fixture_pairs(), ids=lambda p: p.parent.name)
 def test_rules_test_passes_on_fixture(rules: Path, cases: Path) -> None:
     result = rules_cli("test", str(rules), str(cases))
     match = SUMMARY.search(result.stdout)
@@ -45,7 +45,7 @@ def test_rules_test_passes_on_fixture(rules: Path, cases: Path) -> None:
     assert result.returncode == 0
 
 
-@pytest.mark.parametrize("rules,cases", fixture_pairs()[:1], ids=lambda p: p.name)
+@pytest.mark.parametrize("rules,cases", fixture_pairs()[:1], ids=lambda p: p.parent.name)
 def test_rules_test_reports_a_flipped_expectation(rules: Path, cases: Path, tmp_path: Path) -> None:
     """The CLI can fail: flipping one expectation gives exit 1 and `N passed, 1 failed`."""
     document = json.loads(cases.read_text())
