@@ -49,10 +49,10 @@ cat <<INFO
 
   Try:
     curl -s $url/healthz
-    curl -s -X POST --data-binary @README.md -H 'Content-Type: text/markdown' \\
-         "$url/v0/b/default-bucket/o?name=public/readme.md" \\
+    curl -s -X POST --data-binary 'hello from portcullis' -H 'Content-Type: text/plain' \\
+         "$url/v0/b/default-bucket/o?name=public/hello.txt" \\
          -H "Authorization: Bearer \$($rel_bin token --key data/dev-keys/jwt-private.pem --sub alice --issuer $issuer --audience $audience)"
-    curl -s "$url/v0/b/default-bucket/o/public%2Freadme.md?alt=media"
+    curl -s "$url/v0/b/default-bucket/o/public%2Fhello.txt?alt=media"
     curl -s "$url/v0/b/default-bucket/o?prefix=public%2F" -H "Authorization: Bearer \$(cat data/dev-keys/admin.key)"
     curl -s $url/metrics | head
 
