@@ -196,3 +196,18 @@ final class BoundedBuffer: @unchecked Sendable {
     var data: Data { lock.withLock { storage } }
     var exceededTotal: Int64? { lock.withLock { exceeded } }
 }
+
+extension StorageReference {
+    /// Portcullis extension (not in the Firebase SDKs): an expiring HMAC-signed URL granting `method` on this
+    /// object for `expiresIn` seconds. Needs the same permission as the method it grants.
+    public func signedURL(method: String = "GET", expiresIn: Int = 3600) async throws(StorageError) -> (url: URL, expiresAt: String) {
+        let body = JSONValue.object(["method": .string(method), "expiresIn": .int(Int64(expiresIn))]).encoded()
+        let request = try await storage.request("POST", storage.url(for: path, query: [("signedUrl", "")]),
+                                                headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+        let (_, data) = try await storage.perform(request)
+        guard let json = try? JSONValue.parse(Array(data)), let text = json["url"]?.stringValue, let url = URL(string: text) else {
+            throw StorageError(.unknown, "Invalid signed URL response.")
+        }
+        return (url, json["expiresAt"]?.stringValue ?? "")
+    }
+}
