@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage"]),
-        .testTarget(name: "StorageClientTests", dependencies: ["StorageClient"]),
+        .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
