@@ -54,6 +54,8 @@ final class HTTPConnection: @unchecked Sendable {
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     var accountedBufferedBytes = 0
     var dateHeader = DateHeaderCache()
+    private var processingHeads = false
+    private var headsPending = false
 
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
@@ -249,7 +251,23 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
+    ///
+    /// Re-entrant calls (an exchange answered inline finishes and finds a pipelined head buffered) are
+    /// turned into another turn of this loop, so a burst of pipelined requests never deepens the stack.
     func processHeads() {
+        if processingHeads {
+            headsPending = true
+            return
+        }
+        processingHeads = true
+        defer { processingHeads = false }
+        repeat {
+            headsPending = false
+            processOneHead()
+        } while headsPending && phase == .awaitingHead
+    }
+
+    private func processOneHead() {
         let (consumed, event) = parser.parse(input.readable)
         input.consume(consumed)
         switch event {
