@@ -300,6 +300,15 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func silentNewConnectionIsClosedAfterTheHeaderTimeout() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            #expect(try client.readToEnd().isEmpty)
+        }
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
         try await blocking {
             let server = try TestServer(configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)

@@ -107,7 +107,9 @@ final class HTTPConnection: @unchecked Sendable {
         wantReading = true
         writeSourceActive = true
         suspendWriting()
-        setReadDeadline(.idle)
+        // A new connection must deliver its first head within the header timeout (silently closed if it
+        // sends nothing at all); only between requests does the longer idle timeout apply.
+        setReadDeadline(.header)
     }
 
     // MARK: - Source control
