@@ -13,10 +13,11 @@ import Glibc
 /// never while a response is outstanding, so pipelined requests wait in the kernel buffer and are answered
 /// strictly in order.
 ///
-/// The Dispatch→async bridge: once a head is complete, the responder runs in a new `Task` (Swift's global
-/// executor); its `HTTPResponse` is handed back with `queue.async` and written here. The request body stream
-/// and streamed response bodies bridge the same way: each `next` is one hop in each direction, so neither
-/// side ever runs ahead of the other.
+/// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
+/// task on this queue; a response produced without suspending is written at once, otherwise it is handed
+/// back with `queue.async` when ready. Streamed response chunks are pulled the same way, and each request
+/// body `next` hops onto the queue and resumes its continuation from there, so neither side ever runs ahead
+/// of the other.
 final class HTTPConnection: @unchecked Sendable {
     enum Phase {
         /// Waiting for (the rest of) a request head.
@@ -52,11 +53,16 @@ final class HTTPConnection: @unchecked Sendable {
     var lingerDiscarded = 0
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     var accountedBufferedBytes = 0
+    var dateHeader = DateHeaderCache()
+    private var processingHeads = false
+    private var headsPending = false
 
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
     private let timer: any DispatchSourceTimer
     private var readSourceActive = false
+    private var wantReading = false
+    private var deferReadSourceUpdates = false
     private(set) var writeSourceActive = false
     private var sourcesToCancel = 2
 
@@ -66,12 +72,12 @@ final class HTTPConnection: @unchecked Sendable {
     /// When the timer is set to fire (it is re-armed lazily: only when a deadline moves earlier).
     private var timerFiresAt: UInt64 = .max
 
-    init(fd: Int32, remoteAddress: String, context: ServerCore) {
+    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: DispatchQueue) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.context = context
         self.parser = HTTPRequestParser(limits: context.configuration.limits)
-        queue = DispatchQueue(label: "portcullis.http.connection")
+        queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         timer = DispatchSource.makeTimerSource(queue: queue)
@@ -98,23 +104,37 @@ final class HTTPConnection: @unchecked Sendable {
         readSource.activate()
         writeSource.activate()
         readSourceActive = true
+        wantReading = true
         writeSourceActive = true
         suspendWriting()
-        setReadDeadline(.idle)
+        // A new connection must deliver its first head within the header timeout (silently closed if it
+        // sends nothing at all); only between requests does the longer idle timeout apply.
+        setReadDeadline(.header)
     }
 
     // MARK: - Source control
 
     func resumeReading() {
-        guard !readSourceActive, phase != .closed, !peerClosed else { return }
-        readSourceActive = true
-        readSource.resume()
+        guard phase != .closed, !peerClosed else { return }
+        wantReading = true
+        if !deferReadSourceUpdates { applyReadState() }
     }
 
     func suspendReading() {
-        guard readSourceActive else { return }
-        readSourceActive = false
-        readSource.suspend()
+        wantReading = false
+        if !deferReadSourceUpdates { applyReadState() }
+    }
+
+    /// Brings the read source in line with `wantReading`. Inside the read handler this is deferred to its
+    /// end, so an exchange answered inline (suspend, respond, resume) touches the source not at all.
+    private func applyReadState() {
+        if wantReading && !readSourceActive {
+            readSourceActive = true
+            readSource.resume()
+        } else if !wantReading && readSourceActive {
+            readSourceActive = false
+            readSource.suspend()
+        }
     }
 
     func resumeWriting() {
@@ -135,22 +155,21 @@ final class HTTPConnection: @unchecked Sendable {
 
     func setReadDeadline(_ kind: ReadDeadline) {
         readDeadlineKind = kind
-        let timeouts = context.configuration.timeouts
-        let duration: Duration?
+        let duration: UInt64
         switch kind {
-        case .none: duration = nil
-        case .idle: duration = timeouts.idle
-        case .header: duration = timeouts.headerRead
-        case .body: duration = timeouts.bodyRead
-        case .linger: duration = timeouts.lingeringClose
+        case .none: duration = .max
+        case .idle: duration = context.idleNanos
+        case .header: duration = context.headerReadNanos
+        case .body: duration = context.bodyReadNanos
+        case .linger: duration = context.lingerNanos
         }
-        readDeadline = duration.map { MonotonicClock.nanoseconds() &+ $0.nanoseconds } ?? .max
+        readDeadline = duration == .max ? .max : MonotonicClock.nanoseconds() &+ duration
         armTimer()
     }
 
     /// Starts or refreshes (on progress) the write stall deadline, or clears it.
     func setWriteDeadline(active: Bool) {
-        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.configuration.timeouts.write.nanoseconds : .max
+        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.writeNanos : .max
         armTimer()
     }
 
@@ -194,6 +213,11 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func handleReadable() {
         guard phase != .closed else { return }
+        deferReadSourceUpdates = true
+        defer {
+            deferReadSourceUpdates = false
+            if phase != .closed { applyReadState() }
+        }
         let minimum: Int
         if phase == .exchanging, let pull = exchange?.pendingPull {
             minimum = min(max(pull.maxLength, 4096), 64 * 1024)
@@ -229,7 +253,23 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
+    ///
+    /// Re-entrant calls (an exchange answered inline finishes and finds a pipelined head buffered) are
+    /// turned into another turn of this loop, so a burst of pipelined requests never deepens the stack.
     func processHeads() {
+        if processingHeads {
+            headsPending = true
+            return
+        }
+        processingHeads = true
+        defer { processingHeads = false }
+        repeat {
+            headsPending = false
+            processOneHead()
+        } while headsPending && phase == .awaitingHead
+    }
+
+    private func processOneHead() {
         let (consumed, event) = parser.parse(input.readable)
         input.consume(consumed)
         switch event {
@@ -270,16 +310,23 @@ final class HTTPConnection: @unchecked Sendable {
             versionMinor: head.versionMinor, headers: head.headers, body: body,
             remoteAddress: remoteAddress, receivedAt: now)
         let responder = context.responder
-        exchange.responderTask = Task { [self] in
-            let response = await responder.respond(to: request)
-            self.queue.async { self.responseReady(exchange, response) }
+        if let response = responder.immediateResponse(to: request) {
+            responseReady(exchange, response)
+            return
         }
+        let (task, inline) = AsyncBridge<HTTPResponse>.start(on: queue) {
+            await responder.respond(to: request)
+        } deliver: { [self] response in
+            self.responseReady(exchange, response)
+        }
+        exchange.responderTask = task
+        if let inline { responseReady(exchange, inline) }
     }
 
     /// After a response is complete: drain what is left of the request body, then serve the next request.
     func exchangeFinished() {
         guard let exchange else { return }
-        exchange.report(completed: true, now: MonotonicClock.nanoseconds())
+        exchange.report(completed: true)
         if exchange.closeAfter || draining {
             closeGracefully()
             return
@@ -317,7 +364,7 @@ final class HTTPConnection: @unchecked Sendable {
     func respondWithError(_ error: HTTPParseError) {
         guard phase != .closed else { return }
         if let exchange, !exchange.reported {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
         }
         phase = .closingAfterWrite
         suspendReading()
@@ -326,7 +373,7 @@ final class HTTPConnection: @unchecked Sendable {
         output.removeAll(keepingCapacity: true)
         outputOffset = 0
         output.append(contentsOf: ResponseHead.statusLine(error.status))
-        output.append(contentsOf: DateHeader.current())
+        output.append(contentsOf: dateHeader.current())
         output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
         output.append(contentsOf: ResponseHead.contentLengthPrefix)
         ResponseHead.appendDecimal(Int64(body.count), to: &output)
@@ -390,7 +437,7 @@ final class HTTPConnection: @unchecked Sendable {
             // The responder has not answered yet; its response will be reported when it arrives.
             exchange.responderTask?.cancel()
         } else {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
         }
     }
 
