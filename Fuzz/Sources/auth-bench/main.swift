@@ -3,6 +3,7 @@
 // Prints µs/op for cold verification (no cache) per algorithm/engine and for the cached path through
 // Authenticator.authenticate (header parsing + SHA-256 + LRU hit).
 import Auth
+import Foundation
 import Crypto
 import PortcullisCore
 
