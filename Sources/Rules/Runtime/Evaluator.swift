@@ -19,21 +19,23 @@ struct Evaluator {
     private var requestSegmentCount: Int
     private var childMarker = false
 
-    init(program: Program, request: RulesRequest, hooks: RulesetHooks, explain: Bool) {
+    init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
-        var segments = ["b", request.bucket, "o"]
-        if !request.path.isEmpty {
-            let utf8 = request.path.utf8
+        let path = request.pointee.path
+        var segments = ["b", request.pointee.bucket, "o"]
+        segments.reserveCapacity(8)
+        if !path.isEmpty {
+            let utf8 = path.utf8
             var start = utf8.startIndex
             var i = start
             while i != utf8.endIndex {
                 if utf8[i] == UInt8(ascii: "/") {
-                    segments.append(String(Substring(request.path.utf8[start..<i])))
+                    segments.append(String(Substring(path.utf8[start..<i])))
                     start = utf8.index(after: i)
                 }
                 i = utf8.index(after: i)
             }
-            segments.append(String(Substring(request.path.utf8[start..<i])))
+            segments.append(String(Substring(path.utf8[start..<i])))
         }
         host = HostContext(request: request, requestPath: segments)
         self.hooks = hooks
@@ -379,10 +381,20 @@ struct Evaluator {
         }
     }
 
+    /// `==` without materializing host objects unless the other side is a map too
+    /// (`request.auth != null` and `resource == null` are the most common conditions).
+    func equals(_ l: Value, _ r: Value) -> Bool {
+        switch (l, r) {
+        case (.host, .host), (.host, .map), (.map, .host): return Value.looseEquals(concrete(l), concrete(r))
+        case (.host, _), (_, .host): return false
+        default: return Value.looseEquals(l, r)
+        }
+    }
+
     func binary(_ op: BinaryOp, _ l: Value, _ r: Value) -> Value {
         switch op {
-        case .eq: return .bool(Value.looseEquals(concrete(l), concrete(r)))
-        case .ne: return .bool(!Value.looseEquals(concrete(l), concrete(r)))
+        case .eq: return .bool(equals(l, r))
+        case .ne: return .bool(!equals(l, r))
         case .in:
             if case .host(let h) = r {
                 guard case .string(let k) = l else { return .bool(false) }

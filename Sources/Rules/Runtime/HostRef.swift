@@ -37,14 +37,19 @@ enum HostField: String, Sendable {
 }
 
 /// Read access to the request for host values; shared by the evaluator and materialization.
+///
+/// Holds a pointer to the caller's `RulesRequest` (valid for the synchronous evaluation that created it) so a
+/// decision does not retain and release every string of the request and its metadata.
 struct HostContext {
-    let request: RulesRequest
+    private let pointer: UnsafePointer<RulesRequest>
     let requestPath: [String]
 
-    init(request: RulesRequest, requestPath: [String]) {
-        self.request = request
+    init(request: UnsafePointer<RulesRequest>, requestPath: [String]) {
+        self.pointer = request
         self.requestPath = requestPath
     }
+
+    var request: RulesRequest { _read { yield pointer.pointee } }
 
     func field(_ host: HostRef, _ name: String) -> Value? {
         field(host, name, HostField(rawValue: name))
