@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.

@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+// Fuzz targets and benchmark helpers, kept out of the root package so `swift build` there is unaffected.
+// See README.md for the build and run commands.
+import PackageDescription
+
+let package = Package(
+    name: "PortcullisFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Portcullis", path: ".."),
+    ],
+    targets: [
+        // libFuzzer target: build with --sanitize=fuzzer (see README.md).
+        .executableTarget(
+            name: "FuzzHTTPParser",
+            dependencies: [.product(name: "HTTPServer", package: "Portcullis")]),
+        // A canned-response server for wrk comparisons against nginx.
+        .executableTarget(
+            name: "http-bench-server",
+            dependencies: [
+                .product(name: "HTTPServer", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)
