@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "portcullis", targets: ["portcullis"]),
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "Rules", targets: ["Rules"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.

@@ -14,6 +14,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTPParser",
             dependencies: [.product(name: "HTTPServer", package: "Portcullis")]),
+        // libFuzzer target for the rules compiler (and evaluator on whatever compiles); see README.md.
+        .executableTarget(
+            name: "FuzzRulesParser",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",
