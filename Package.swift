@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StorageClient", targets: ["StorageClient"]),
         .library(name: "Crypto", targets: ["Crypto"]),
         .library(name: "Auth", targets: ["Auth"]),
+        .library(name: "Rules", targets: ["Rules"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.
