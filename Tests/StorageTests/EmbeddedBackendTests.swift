@@ -226,4 +226,17 @@ import Testing
         _ = try await Self.put(backend, "x", [1])
         #expect(backend.directory.hasSuffix("/a/b/c"))
     }
+
+    /// `.` and `..` are whole object names here (GCS refuses them, so they are not in the shared contract).
+    @Test func dotNamesAreOrdinaryNames() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory)
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() {
+            #expect(try await readAll(backend.read(Self.path(name), range: nil).body) == [UInt8(index)])
+        }
+        let page = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
+        #expect(page.items == [".", ".."])
+        #expect(page.prefixes == ["../", "./"])
+    }
 }

@@ -499,7 +499,8 @@ struct BackendContract: Sendable {
     }
 
     func unusualNames() async throws {
-        let names = ["..", "../x", "a/../b", "b", "%2e%2e", "%2e%2e/%2f", "a//b", "./a", ".", "/leading",
+        // (GCS refuses the exact names "." and ".."; the embedded suite checks those separately.)
+        let names = ["../x", "a/../b", "b", "%2e%2e", "%2e%2e/%2f", "a//b", "./a", "/leading", "..a", "a/./b",
                      "ünïcødé/名前/😀", "space name?#&=+", String(repeating: "é", count: 511) + "x",
                      String(repeating: "n", count: 1024)]
         #expect(names.last!.utf8.count == 1024)
@@ -519,7 +520,7 @@ struct BackendContract: Sendable {
         }.sorted(by: Self.byteOrder)
         #expect(all.items == visible)
         try await backend.delete(path("a/../b"), preconditions: .none)
-        #expect(try await get("b").1 == Array("#3".utf8))
+        #expect(try await get("b").1 == Array("#2".utf8))
     }
 
     // MARK: - Resumable
