@@ -7,7 +7,8 @@ import PortcullisCore
 /// immediately, so nothing points into SQLite memory after the next step.
 final class SQLiteStatement {
     let handle: OpaquePointer
-    private let database: SQLiteDatabase
+    /// Unowned: the database caches its statements, so a strong reference would be a cycle.
+    private unowned let database: SQLiteDatabase
 
     init(handle: OpaquePointer, database: SQLiteDatabase) {
         self.handle = handle
