@@ -13,10 +13,11 @@ import Glibc
 /// never while a response is outstanding, so pipelined requests wait in the kernel buffer and are answered
 /// strictly in order.
 ///
-/// The Dispatch→async bridge: once a head is complete, the responder runs in a new `Task` (Swift's global
-/// executor); its `HTTPResponse` is handed back with `queue.async` and written here. The request body stream
-/// and streamed response bodies bridge the same way: each `next` is one hop in each direction, so neither
-/// side ever runs ahead of the other.
+/// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
+/// task on this queue; a response produced without suspending is written at once, otherwise it is handed
+/// back with `queue.async` when ready. Streamed response chunks are pulled the same way, and each request
+/// body `next` hops onto the queue and resumes its continuation from there, so neither side ever runs ahead
+/// of the other.
 final class HTTPConnection: @unchecked Sendable {
     enum Phase {
         /// Waiting for (the rest of) a request head.
@@ -57,6 +58,8 @@ final class HTTPConnection: @unchecked Sendable {
     private let writeSource: any DispatchSourceWrite
     private let timer: any DispatchSourceTimer
     private var readSourceActive = false
+    private var wantReading = false
+    private var deferReadSourceUpdates = false
     private(set) var writeSourceActive = false
     private var sourcesToCancel = 2
 
@@ -98,6 +101,7 @@ final class HTTPConnection: @unchecked Sendable {
         readSource.activate()
         writeSource.activate()
         readSourceActive = true
+        wantReading = true
         writeSourceActive = true
         suspendWriting()
         setReadDeadline(.idle)
@@ -106,15 +110,26 @@ final class HTTPConnection: @unchecked Sendable {
     // MARK: - Source control
 
     func resumeReading() {
-        guard !readSourceActive, phase != .closed, !peerClosed else { return }
-        readSourceActive = true
-        readSource.resume()
+        guard phase != .closed, !peerClosed else { return }
+        wantReading = true
+        if !deferReadSourceUpdates { applyReadState() }
     }
 
     func suspendReading() {
-        guard readSourceActive else { return }
-        readSourceActive = false
-        readSource.suspend()
+        wantReading = false
+        if !deferReadSourceUpdates { applyReadState() }
+    }
+
+    /// Brings the read source in line with `wantReading`. Inside the read handler this is deferred to its
+    /// end, so an exchange answered inline (suspend, respond, resume) touches the source not at all.
+    private func applyReadState() {
+        if wantReading && !readSourceActive {
+            readSourceActive = true
+            readSource.resume()
+        } else if !wantReading && readSourceActive {
+            readSourceActive = false
+            readSource.suspend()
+        }
     }
 
     func resumeWriting() {
@@ -194,6 +209,11 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func handleReadable() {
         guard phase != .closed else { return }
+        deferReadSourceUpdates = true
+        defer {
+            deferReadSourceUpdates = false
+            if phase != .closed { applyReadState() }
+        }
         let minimum: Int
         if phase == .exchanging, let pull = exchange?.pendingPull {
             minimum = min(max(pull.maxLength, 4096), 64 * 1024)
@@ -270,10 +290,13 @@ final class HTTPConnection: @unchecked Sendable {
             versionMinor: head.versionMinor, headers: head.headers, body: body,
             remoteAddress: remoteAddress, receivedAt: now)
         let responder = context.responder
-        exchange.responderTask = Task { [self] in
-            let response = await responder.respond(to: request)
-            self.queue.async { self.responseReady(exchange, response) }
+        let (task, inline) = AsyncBridge<HTTPResponse>.start(on: queue) {
+            await responder.respond(to: request)
+        } deliver: { [self] response in
+            self.responseReady(exchange, response)
         }
+        exchange.responderTask = task
+        if let inline { responseReady(exchange, inline) }
     }
 
     /// After a response is complete: drain what is left of the request body, then serve the next request.
