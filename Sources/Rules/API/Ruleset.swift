@@ -44,15 +44,19 @@ public struct Ruleset: Sendable {
 
     /// Decides a request. Errors inside conditions deny (only) the statement they occur in.
     public func evaluate(_ request: RulesRequest) -> RulesDecision {
-        var evaluator = Evaluator(program: program, request: request, hooks: hooks, explain: false)
-        return evaluator.decide()
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: false)
+            return evaluator.decide()
+        }
     }
 
     /// Decides a request and explains the decision: the granting `allow` (with its match and position), or
     /// why nothing granted (no complete match, no statement for the method, each condition's outcome).
     public func explain(_ request: RulesRequest) -> RulesDecision {
-        var evaluator = Evaluator(program: program, request: request, hooks: hooks, explain: true)
-        return evaluator.decide()
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: true)
+            return evaluator.decide()
+        }
     }
 
     /// A copy that sends `debug()` output (prefixed `debug: `) to `handler`.

@@ -231,7 +231,7 @@ struct Compiler {
                 error(e.pos, "'\(ns).\(name)' is a library function and must be called")
                 return .literal(.null)
             }
-            return .member(compileExpr(base, &ctx), name)
+            return .member(compileExpr(base, &ctx), name, HostField(rawValue: name))
         case .index(let a, let i):
             return .index(compileExpr(a, &ctx), compileExpr(i, &ctx))
         case .range(let a, let lo, let hi):

@@ -19,11 +19,23 @@ struct Evaluator {
     private var requestSegmentCount: Int
     private var childMarker = false
 
-    init(program: Program, request: RulesRequest, hooks: RulesetHooks, explain: Bool) {
+    init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
-        var segments = ["b", request.bucket, "o"]
-        if !request.path.isEmpty {
-            for s in request.path.split(separator: "/", omittingEmptySubsequences: false) { segments.append(String(s)) }
+        let path = request.pointee.path
+        var segments = ["b", request.pointee.bucket, "o"]
+        segments.reserveCapacity(8)
+        if !path.isEmpty {
+            let utf8 = path.utf8
+            var start = utf8.startIndex
+            var i = start
+            while i != utf8.endIndex {
+                if utf8[i] == UInt8(ascii: "/") {
+                    segments.append(String(Substring(path.utf8[start..<i])))
+                    start = utf8.index(after: i)
+                }
+                i = utf8.index(after: i)
+            }
+            segments.append(String(Substring(path.utf8[start..<i])))
         }
         host = HostContext(request: request, requestPath: segments)
         self.hooks = hooks
@@ -155,7 +167,8 @@ struct Evaluator {
             var out: [Value] = []
             out.reserveCapacity(items.count)
             for item in items {
-                let v = concrete(eval(item))
+                let v0 = eval(item)
+                let v = concrete(v0)
                 if v.isError { return v }
                 out.append(v)
             }
@@ -166,7 +179,8 @@ struct Evaluator {
                 let k = eval(ke)
                 if k.isError { return k }
                 guard case .string(let key) = k else { return .fail("map keys must be strings, got \(k.typeName)") }
-                let v = concrete(eval(ve))
+                let v0 = eval(ve)
+                let v = concrete(v0)
                 if v.isError { return v }
                 out[key] = v
             }
@@ -232,8 +246,9 @@ struct Evaluator {
             let v = eval(x)
             if v.isError { return v }
             return .bool(Operators.isType(v, type))
-        case .member(let x, let name):
-            return member(eval(x), name)
+        case .member(let x, let name, let field):
+            let base = eval(x)
+            return member(base, name, field)
         case .index(let x, let i):
             let base = eval(x)
             let key = eval(i)
@@ -241,23 +256,29 @@ struct Evaluator {
             if key.isError { return key }
             return index(base, key)
         case .range(let x, let lo, let hi):
-            let base = concrete(eval(x))
+            let base0 = eval(x)
+            let base = concrete(base0)
             let l = lo.map { eval($0) }
             let h = hi.map { eval($0) }
             if base.isError { return base }
             if let l, l.isError { return l }
             if let h, h.isError { return h }
             return Operators.range(base, l, h)
-        case .method(let x, let method, let args, let regex):
-            let receiver = concrete(eval(x))
-            if receiver.isError { return receiver }
-            var values = [Value](repeating: .null, count: args.count)
-            for i in args.indices.reversed() {
-                let v = concrete(eval(args[i]))
-                if v.isError { return v }
-                values[i] = v
+        case .method(let x, .get, let args, _) where args.count == 2:
+            // `request.auth.token.get(k, d)` / `resource.metadata.get(k, d)`: look up without building the map.
+            let receiver0 = eval(x)
+            guard case .host(let h) = receiver0 else { return callMethod(receiver0, .get, args, nil) }
+            let dflt = eval(args[1])
+            let key = eval(args[0])
+            if key.isError { return key }
+            if dflt.isError { return dflt }
+            guard case .string(let k) = key else {
+                return Library.method(.get, host.materialize(receiver0), [concrete(key), concrete(dflt)], nil)
             }
-            return Library.method(method, receiver, values, regex)
+            return host.field(h, k) ?? concrete(dflt)
+        case .method(let x, let method, let args, let regex):
+            let receiver0 = eval(x)
+            return callMethod(receiver0, method, args, regex)
         case .unknownMethod(let x, let name):
             let receiver = eval(x)
             if receiver.isError { return receiver }
@@ -267,7 +288,8 @@ struct Evaluator {
         case .builtin(let builtin, let args):
             var values = [Value](repeating: .null, count: args.count)
             for i in args.indices.reversed() {
-                let v = concrete(eval(args[i]))
+                let v0 = eval(args[i])
+                let v = concrete(v0)
                 if v.isError { return v }
                 values[i] = v
             }
@@ -282,6 +304,19 @@ struct Evaluator {
                 return Library.builtin(builtin, values)
             }
         }
+    }
+
+    private mutating func callMethod(_ receiver0: Value, _ method: Method, _ args: [Expr], _ regex: CompiledRegex?) -> Value {
+        let receiver = concrete(receiver0)
+        if receiver.isError { return receiver }
+        var values = [Value](repeating: .null, count: args.count)
+        for i in args.indices.reversed() {
+            let v0 = eval(args[i])
+            let v = concrete(v0)
+            if v.isError { return v }
+            values[i] = v
+        }
+        return Library.method(method, receiver, values, regex)
     }
 
     /// Host values become plain maps before generic operations see them.
@@ -318,10 +353,10 @@ struct Evaluator {
 
     // MARK: Member and index access
 
-    func member(_ base: Value, _ name: String) -> Value {
+    func member(_ base: Value, _ name: String, _ field: HostField? = nil) -> Value {
         switch base {
         case .host(let h):
-            if let v = host.field(h, name) { return v }
+            if let v = host.field(h, name, field ?? HostField(rawValue: name)) { return v }
             return .fail("Property \(name) is undefined on object \(h.name).")
         case .map(let m):
             if let v = m[name] { return v }
@@ -346,10 +381,20 @@ struct Evaluator {
         }
     }
 
+    /// `==` without materializing host objects unless the other side is a map too
+    /// (`request.auth != null` and `resource == null` are the most common conditions).
+    func equals(_ l: Value, _ r: Value) -> Bool {
+        switch (l, r) {
+        case (.host, .host), (.host, .map), (.map, .host): return Value.looseEquals(concrete(l), concrete(r))
+        case (.host, _), (_, .host): return false
+        default: return Value.looseEquals(l, r)
+        }
+    }
+
     func binary(_ op: BinaryOp, _ l: Value, _ r: Value) -> Value {
         switch op {
-        case .eq: return .bool(Value.looseEquals(concrete(l), concrete(r)))
-        case .ne: return .bool(!Value.looseEquals(concrete(l), concrete(r)))
+        case .eq: return .bool(equals(l, r))
+        case .ne: return .bool(!equals(l, r))
         case .in:
             if case .host(let h) = r {
                 guard case .string(let k) = l else { return .bool(false) }
