@@ -6,6 +6,9 @@ import Storage
 /// `UploadCapability` (bucket, object, starter identity, declared size and attributes, staging handle), so
 /// chunk, query, cancel and finalize requests need no `Authorization` and may land on any instance.
 extension V0API {
+    /// Longest upload URL handed out: below the HTTP server's 8 KiB request line with room for the method.
+    static let maxUploadURLBytes = 7 * 1024
+
     func resumableStart(_ call: V0Call, bucket: String, name: String?) async throws -> HTTPResponse {
         let backend = try backend(bucket)
         guard let staging = backend as? any ResumableStaging else {
@@ -41,6 +44,11 @@ extension V0API {
         let url = baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
             + PercentDecoding.encodeComponent(objectName) + "&upload_id=" + capability.seal(signer)
             + "&upload_protocol=resumable"
+        // The URL carries the whole capability; it must fit the server's request-line limit (8 KiB).
+        guard url.utf8.count <= Self.maxUploadURLBytes else {
+            try? await staging.cancelUpload(handle, object: object)
+            throw GatewayError.badRequest("The upload's metadata and credentials are too large for a resumable upload URL.")
+        }
         var headers = HTTPHeaders()
         headers.add("X-Goog-Upload-Status", "active")
         headers.add("X-Goog-Upload-URL", url)
