@@ -28,7 +28,7 @@ final class EmbeddedStore: Sendable {
     /// The store of `directory`, opening (and garbage-collecting) it when no live store exists. Blocking:
     /// call at start-up, not from the cooperative pool on a hot path.
     static func shared(directory: String, options: EmbeddedOptions) throws(StorageError) -> EmbeddedStore {
-        try FileSystem.makeDirectory(directory)
+        try FileSystem.makeDirectories(directory)
         let root = FileSystem.canonicalPath(directory) ?? directory
         let result: Result<EmbeddedStore, StorageError> = registry.withLock { stores in
             if let existing = stores[root]?.store { return .success(existing) }
