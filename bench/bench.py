@@ -136,8 +136,9 @@ class KeySet:
 # --- processes ------------------------------------------------------------------------------------------------
 
 class Portcullis:
-    def __init__(self, binary: str, workdir: Path, keys: KeySet) -> None:
+    def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None) -> None:
         self.binary = binary
+        self.rules = rules or ROOT / "bench" / "typical.rules"
         self.workdir = workdir
         self.data = workdir / "data"
         self.signing = workdir / "signing.key"
@@ -152,7 +153,7 @@ class Portcullis:
 
     def command(self, port: int) -> list[str]:
         return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", "--bucket", f"{BUCKET}=file:{self.data}",
-                "--rules", str(ROOT / "bench" / "typical.rules"), "--jwt-keys", str(self.keys.jwks),
+                "--rules", str(self.rules), "--jwt-keys", str(self.keys.jwks),
                 "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--signing-key", str(self.signing),
                 "--max-connections", "20000", "--log-format", "json"]
 
@@ -308,7 +309,7 @@ class Bench:
         self.keys = KeySet.create(self.workdir)
         self.token = self.keys.token("benchuser", role="bench")
         self.auth = {"Authorization": f"Bearer {self.token}"}
-        self.portcullis = Portcullis(args.binary, self.workdir, self.keys)
+        self.portcullis = Portcullis(args.binary, self.workdir, self.keys, Path(args.rules))
         self.nginx = Nginx(self.static)
         self.scenarios: list[Scenario] = []
 
@@ -525,7 +526,7 @@ class Bench:
     def s8(self) -> None:
         scenario = Scenario("S8", "start-up to /readyz 200", "ms", "≤150 ms")
         for _ in range(5):
-            probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys)
+            probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys, Path(self.args.rules))
             probe.workdir.mkdir(exist_ok=True)
             probe.data = self.portcullis.data.parent / "startup-data"
             try:
@@ -615,6 +616,8 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=0, help="seconds per wrk run")
     parser.add_argument("--scenarios", nargs="*", help="e.g. S1 S4")
     parser.add_argument("--idle-connections", type=int, default=10_000)
+    parser.add_argument("--rules", default=str(ROOT / "bench" / "typical.rules"),
+                        help="ruleset; its rules must let uid 'benchuser' with claim role=bench read/write bench/**")
     parser.add_argument("--binary", default=os.environ.get("PORTCULLIS_BIN", str(ROOT / ".build/release/portcullis")))
     return Bench(parser.parse_args()).run()
 

@@ -51,7 +51,7 @@ cat <<INFO
     curl -s $url/healthz
     curl -s -X POST --data-binary 'hello from portcullis' -H 'Content-Type: text/plain' \\
          "$url/v0/b/default-bucket/o?name=public/hello.txt" \\
-         -H "Authorization: Bearer \$($rel_bin token --key data/dev-keys/jwt-private.pem --sub alice --issuer $issuer --audience $audience)"
+         -H "Authorization: Bearer \$($rel_bin token --key data/dev-keys/jwt-private.pem --uid alice --issuer $issuer --audience $audience)"
     curl -s "$url/v0/b/default-bucket/o/public%2Fhello.txt?alt=media"
     curl -s "$url/v0/b/default-bucket/o?prefix=public%2F" -H "Authorization: Bearer \$(cat data/dev-keys/admin.key)"
     curl -s $url/metrics | head

@@ -53,11 +53,17 @@ class Fleet:
         return {"Authorization": f"Bearer {self.admin_key}"}
 
     def restart(self, index: int) -> None:
-        """SIGTERM one instance (drain), then start it again on the same port (nginx keeps routing to it)."""
+        """SIGTERM one instance (drain), start it again on the same port, and wait until the balancer sends it
+        traffic again (what a rolling update's readiness gate does) before the caller moves on."""
         server = self.instances[index]
         port = server.port
         assert server.stop(timeout=40) == 0, server.log_text()[-2000:]
         server.start(port=port)
+        baseline = request_counts(server, ("GET",))
+        deadline = time.monotonic() + 20
+        while request_counts(server, ("GET",)) <= baseline:
+            assert time.monotonic() < deadline, f"{server.name} gets no traffic after its restart"
+            time.sleep(0.05)
 
 
 def create_gcs_bucket(emulator: str, bucket: str) -> None:
@@ -108,7 +114,7 @@ def fleet(tmp_path: Path) -> Iterator[Fleet]:
         if not fleet.instances:
             start_instances(fleet, lb_port, f"file:{shared / 'data'}")
             fleet.backend = "embedded"
-        upstreams = "\n".join(f"        server 127.0.0.1:{s.port} max_fails=1 fail_timeout=10s;"
+        upstreams = "\n".join(f"        server 127.0.0.1:{s.port} max_fails=1 fail_timeout=2s;"
                               for s in fleet.instances)
         fleet.lb = Nginx(TEMPLATE, {"PORT": str(lb_port), "UPSTREAMS": upstreams}).start()
         yield fleet
@@ -133,15 +139,20 @@ def put_object(base: str, name: str, payload: bytes, headers: dict[str, str] | N
     return response.json()
 
 
-def write_counts(server: Server) -> float:
-    """POST/PUT requests this instance has answered (from its own /metrics)."""
+def request_counts(server: Server, methods: tuple[str, ...]) -> float:
+    """v0 API requests with these methods this instance has answered (from its own /metrics)."""
     text = request("GET", server.url + "/metrics").body.decode()
     total = 0.0
     for family in text_string_to_metric_families(text):
         if family.name == "portcullis_http_requests":
             total += sum(s.value for s in family.samples
-                         if s.name.endswith("_total") and s.labels.get("method") in ("POST", "PUT"))
+                         if s.name.endswith("_total") and s.labels.get("method") in methods
+                         and s.labels.get("route", "").startswith("/v0/"))
     return total
+
+
+def write_counts(server: Server) -> float:
+    return request_counts(server, ("POST", "PUT"))
 
 
 # --- 1. resumable upload whose chunks land on different instances --------------------------------------------
@@ -433,7 +444,7 @@ def test_signing_key_rotation(fleet: Fleet) -> None:
     old_cursor = first_page["nextPageToken"]
 
     # Step 1: add k2 as the signing key, keep k1 for verification; roll the fleet.
-    signing_key_file(fleet.signing_key, "k2", "k1", secrets_by_id=fleet.key_material)
+    fleet.key_material = signing_key_file(fleet.signing_key, "k2", "k1", secrets_by_id=fleet.key_material)
     rolling_restart(fleet, "rotation/doc.txt")
     new_url = mint_signed(fleet, "rotation/doc.txt")
     assert new_url != old_url
@@ -449,7 +460,8 @@ def test_signing_key_rotation(fleet: Fleet) -> None:
     rolling_restart(fleet, "rotation/doc.txt")
     for server in fleet.instances:
         assert request("GET", direct(old_url, server)).status in (400, 401, 403)
-        assert request("GET", direct(new_url, server)).body == payload
+        fresh = request("GET", direct(new_url, server))
+        assert fresh.body == payload, (new_url, fresh.status, fresh.body)
         stale = request("GET", f"{server.url}/v0/b/{BUCKET}/o?prefix=rotation%2F&maxResults=2&pageToken="
                         + urllib.parse.quote(old_cursor))
         assert stale.status == 400
