@@ -34,10 +34,9 @@ public struct Ruleset: Sendable {
     }
 
     /// A ruleset that denies everything (what the gateway uses when no rules file is configured).
-    public static var denyAll: Ruleset {
-        // swiftlint:disable:next force_try
-        try! compile("rules_version = '2';\nservice firebase.storage {}\n", fileName: "<deny-all>")
-    }
+    public static let denyAll = Ruleset(
+        program: Program(version: 2, fileName: "<deny-all>", blocks: [], functions: [], captureSlots: 0),
+        hooks: RulesetHooks(), warnings: [])
 
     /// The declared `rules_version` (1 when absent).
     public var version: Int { program.version }

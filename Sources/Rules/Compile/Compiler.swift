@@ -26,7 +26,6 @@ struct Compiler {
     private var functionInfo: [(name: String, pos: SourcePos, parameters: Int)] = []
     private var calls: [Set<Int>] = []
     private var maxSlots = 0
-    private var usesFirestore = false
 
     init(file: SyntaxFile, fileName: String) {
         self.file = file
@@ -56,7 +55,7 @@ struct Compiler {
         return Program(
             version: file.version, fileName: fileName, blocks: blocks,
             functions: functions.map { $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null)) },
-            captureSlots: maxSlots, usesFirestore: usesFirestore)
+            captureSlots: maxSlots)
     }
 
     // MARK: Functions
@@ -334,7 +333,6 @@ struct Compiler {
             error(pos, "'\(b.rawValue)' takes \(b.arity) argument\(b.arity == 1 ? "" : "s"), called with \(args.count)")
         }
         if b == .firestoreGet || b == .firestoreExists {
-            usesFirestore = true
             warn(pos, "\(b.rawValue)() is not supported by this gateway: it always evaluates to an error (deny)")
         }
         return .builtin(b, args)
