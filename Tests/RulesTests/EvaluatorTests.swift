@@ -326,3 +326,30 @@ extension String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
+
+@Suite struct ConcurrencyTests {
+    /// One compiled Ruleset shared by many tasks gives the same answers as sequential evaluation.
+    @Test func sharedRulesetIsSafeAcrossTasks() async throws {
+        let ruleset = try Ruleset.compile("""
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o/users/{uid}/{file} {
+                allow read: if request.auth.uid == uid && file.matches('[a-z]+\\\\.png');
+              }
+            }
+            """, fileName: "c.rules")
+        let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let owner = i % 2 == 0 ? "u\(i)" : "other"
+                    return ruleset.evaluate(TS.request(.get, "users/u\(i)/pic.png", uid: owner)).allowed == (i % 2 == 0)
+                }
+            }
+            var all: [Bool] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.count == 200)
+        #expect(results.allSatisfy { $0 })
+    }
+}
