@@ -4,6 +4,7 @@ final class CompiledRegex: Sendable {
     enum Inst: Sendable {
         case char(UInt32)
         case set(Int)
+        case unicode(Int)
         case any
         case anyNotNewline
         case split(Int, Int)
@@ -14,14 +15,16 @@ final class CompiledRegex: Sendable {
 
     let program: [Inst]
     let sets: [[ClosedRange<UInt32>]]
+    let unicodeClasses: [UnicodeClass]
 
     static let maxProgram = 20_000
     /// Upper bound on VM steps (input positions × program size) for one search.
     static let maxWork = 20_000_000
 
-    private init(program: [Inst], sets: [[ClosedRange<UInt32>]]) {
+    private init(program: [Inst], sets: [[ClosedRange<UInt32>]], unicodeClasses: [UnicodeClass]) {
         self.program = program
         self.sets = sets
+        self.unicodeClasses = unicodeClasses
     }
 
     static func compile(_ pattern: String) -> Result<CompiledRegex, RegexError> {
@@ -31,7 +34,7 @@ final class CompiledRegex: Sendable {
             var b = Builder()
             try b.emit(node)
             b.program.append(.match)
-            return .success(CompiledRegex(program: b.program, sets: b.sets))
+            return .success(CompiledRegex(program: b.program, sets: b.sets, unicodeClasses: b.unicodeClasses))
         } catch {
             return .failure(error)
         }
@@ -40,6 +43,7 @@ final class CompiledRegex: Sendable {
     private struct Builder {
         var program: [Inst] = []
         var sets: [[ClosedRange<UInt32>]] = []
+        var unicodeClasses: [UnicodeClass] = []
 
         mutating func check() throws(RegexError) {
             if program.count > CompiledRegex.maxProgram { throw RegexError(message: "pattern too large") }
@@ -57,6 +61,9 @@ final class CompiledRegex: Sendable {
                     sets.append(ranges)
                     program.append(.set(sets.count - 1))
                 }
+            case .unicodeClass(let u):
+                unicodeClasses.append(u)
+                program.append(.unicode(unicodeClasses.count - 1))
             case .any(let nl): program.append(nl ? .any : .anyNotNewline)
             case .assertion(let a): program.append(.assert(a))
             case .concat(let items): for item in items { try emit(item) }
@@ -282,6 +289,7 @@ final class CompiledRegex: Sendable {
                         break stepLoop  // lower-priority threads are cut
                     case .char(let c): advance = pos < n && input[pos] == c
                     case .set(let k): advance = pos < n && inSet(k, input[pos])
+                    case .unicode(let k): advance = pos < n && unicodeClasses[k].contains(input[pos])
                     case .any: advance = pos < n
                     case .anyNotNewline: advance = pos < n && input[pos] != 0x0A
                     default: advance = false

@@ -80,6 +80,7 @@ extension RegexParser {
         var negated = false
         if peek() == 0x5E { negated = true; i += 1 }
         var ranges: [ClosedRange<UInt32>] = []
+        var categories: [UnicodeCategoryItem] = []
         var first = true
         while true {
             guard let c = peek() else { throw fail("missing closing ]") }
@@ -104,7 +105,10 @@ extension RegexParser {
                 guard let e = peek() else { throw fail("missing closing ]") }
                 i += 1
                 if let cls = RegexParser.perlClass(e) { ranges += cls; continue }
-                if e == 0x70 || e == 0x50 { throw fail("Unicode classes \\p / \\P are not supported by this engine") }
+                if e == 0x70 || e == 0x50 {
+                    categories.append(try parseUnicodeCategory(negated: e == 0x50))
+                    continue
+                }
                 if e == 0x62 { lo = 0x08 } else { lo = try escapedChar(e) }
             } else {
                 i += 1
@@ -135,6 +139,30 @@ extension RegexParser {
             ranges += extra
         }
         let normalized = RegexParser.normalize(ranges)
+        if !categories.isEmpty {
+            return .unicodeClass(UnicodeClass(ranges: normalized, items: categories, negated: negated))
+        }
         return .set(negated ? RegexParser.complement(normalized) : normalized)
+    }
+
+    /// After `\p`/`\P`: a one-letter name (`\pL`) or `{Name}` / `{^Name}`. General categories only (RE2 also
+    /// has scripts such as `Greek`; those are refused).
+    mutating func parseUnicodeCategory(negated: Bool) throws(RegexError) -> UnicodeCategoryItem {
+        var name = ""
+        var negate = negated
+        if peek() == 0x7B {
+            i += 1
+            if peek() == 0x5E { negate.toggle(); i += 1 }
+            while let c = peek(), c != 0x7D, let u = Unicode.Scalar(c) { name.unicodeScalars.append(u); i += 1 }
+            guard peek() == 0x7D else { throw fail("invalid character class range: missing } after \\p{") }
+            i += 1
+        } else if let c = peek(), let u = Unicode.Scalar(c) {
+            name.unicodeScalars.append(u)
+            i += 1
+        }
+        guard let set = UnicodeClass.categories(named: name) else {
+            throw fail("invalid character class range: \\p{\(name)} (only Unicode general categories are supported)")
+        }
+        return UnicodeCategoryItem(categories: set, negated: negate)
     }
 }

@@ -20,6 +20,45 @@ indirect enum RegexNode {
     case alternate([RegexNode])
     case repeating(RegexNode, min: Int, max: Int?, greedy: Bool)
     case assertion(RegexAssertion)
+    case unicodeClass(UnicodeClass)
+}
+
+/// `\p{Lu}`-style membership by Unicode general category.
+struct UnicodeCategoryItem: Sendable {
+    var categories: [Unicode.GeneralCategory]
+    var negated: Bool
+}
+
+/// A character class that needs Unicode properties: code-point ranges plus category items, optionally negated.
+struct UnicodeClass: Sendable {
+    var ranges: [ClosedRange<UInt32>]
+    var items: [UnicodeCategoryItem]
+    var negated: Bool
+
+    func contains(_ c: UInt32) -> Bool {
+        var hit = ranges.contains { $0.contains(c) }
+        if !hit, let u = Unicode.Scalar(c) {
+            let category = u.properties.generalCategory
+            hit = items.contains { $0.categories.contains(category) != $0.negated }
+        }
+        return hit != negated
+    }
+
+    static func categories(named name: String) -> [Unicode.GeneralCategory]? {
+        let all: [(String, Unicode.GeneralCategory)] = [
+            ("Lu", .uppercaseLetter), ("Ll", .lowercaseLetter), ("Lt", .titlecaseLetter), ("Lm", .modifierLetter),
+            ("Lo", .otherLetter), ("Mn", .nonspacingMark), ("Mc", .spacingMark), ("Me", .enclosingMark),
+            ("Nd", .decimalNumber), ("Nl", .letterNumber), ("No", .otherNumber), ("Pc", .connectorPunctuation),
+            ("Pd", .dashPunctuation), ("Ps", .openPunctuation), ("Pe", .closePunctuation), ("Pi", .initialPunctuation),
+            ("Pf", .finalPunctuation), ("Po", .otherPunctuation), ("Sm", .mathSymbol), ("Sc", .currencySymbol),
+            ("Sk", .modifierSymbol), ("So", .otherSymbol), ("Zs", .spaceSeparator), ("Zl", .lineSeparator),
+            ("Zp", .paragraphSeparator), ("Cc", .control), ("Cf", .format), ("Cs", .surrogate), ("Co", .privateUse),
+            ("Cn", .unassigned),
+        ]
+        if name == "Any" { return all.map(\.1) }
+        if name.count == 1 { let hits = all.filter { $0.0.hasPrefix(name) }.map(\.1); return hits.isEmpty ? nil : hits }
+        return all.first { $0.0 == name }.map { [$0.1] }
+    }
 }
 
 struct RegexFlags {
@@ -311,7 +350,9 @@ struct RegexParser {
                 i += 1
             }
             return items.isEmpty ? .empty : .concat(items)
-        case 0x70, 0x50: throw fail("Unicode classes \\p / \\P are not supported by this engine")
+        case 0x70, 0x50:
+            let item = try parseUnicodeCategory(negated: c == 0x50)
+            return .unicodeClass(UnicodeClass(ranges: [], items: [item], negated: false))
         case 0x43: throw fail("\\C (any byte) is not supported")
         case 0x5A: throw fail("invalid escape sequence: \\Z (RE2 has only \\z)")
         default:
