@@ -85,6 +85,12 @@ import Testing
         #expect(TS.eval("/a/b/c / 2") == "error")  // a path is not a number
     }
 
+    @Test func byteOrderMarkAndCRLFAreAccepted() throws {
+        let r = try Ruleset.compile("\u{FEFF}rules_version = '2';\r\nservice firebase.storage {\r\n  match /b/{b}/o/{x} { allow read; }\r\n}\r\n", fileName: "f")
+        #expect(r.evaluate(TS.request(.get, "a")).allowed)
+        #expect(TS.diagnostics("\u{FEFF}service firebase.storage { match /b { allow read: if y; } }") == ["1:54: unknown identifier 'y'"])
+    }
+
     @Test func allowTextIsRecordedForExplain() throws {
         let r = try Ruleset.compile(TS.wrap("request.auth  !=\n   null"), fileName: "f")
         #expect(r.program.blocks[0].allows[0].text == "allow read: if request.auth != null")
