@@ -215,5 +215,7 @@ import Testing
         #expect(text.contains("w.rules:4:32: warning: invalid regular expression '(a'"))
         #expect(text.contains("firestore.exists() is not supported"))
         #expect(text.contains("no type has a method 'frobnicate'"))
+        let overlap = try Ruleset.compile("service firebase.storage { match /b/{b}/o/{x} { allow read; allow get, create: if true; allow update; } }", fileName: "o")
+        #expect(overlap.warnings.map(\.description) == ["o:1:61: warning: methods overlap with an earlier allow in this match block (harmless: any one granting allows)"])
     }
 }

@@ -188,7 +188,14 @@ struct Compiler {
         declareFunctions(m.functions, in: scope)
         let full = prefix + m.patternText
         var allows: [CompiledAllow] = []
+        var declared = MethodSet()
         for a in m.allows {
+            var mine = MethodSet()
+            for w in a.methods { mine.formUnion(MethodSet(w)) }
+            if !declared.isDisjoint(with: mine) {
+                warn(a.pos, "methods overlap with an earlier allow in this match block (harmless: any one granting allows)")
+            }
+            declared.formUnion(mine)
             var ctx = Context(scope: scope)
             let condition = a.condition.map { compileExpr($0, &ctx) }
             var methods = MethodSet()
