@@ -300,7 +300,7 @@ import Testing
         let r = try Ruleset.compile(TS.wrap("debug(1 + 1) == 2 && (false && debug('never') == 1 || debug([request.path[3]]) != null)"), fileName: "f")
             .with(debugHandler: { out.add($0) })
         #expect(r.evaluate(TS.request(.get, "x/y")).allowed)
-        #expect(out.all == ["debug: 2", "debug: ['x']"])
+        #expect(out.all == ["2", "['x']"])
     }
 
     @Test func firestoreCallsDenyAndWarnOnce() throws {
@@ -311,7 +311,7 @@ import Testing
         #expect(r.evaluate(TS.request(.get, "a", uid: "u")).allowed)  // error || true = true
         #expect(!r.evaluate(TS.request(.get, "a")).allowed)
         #expect(warnings.all.count == 1)
-        #expect(warnings.all.first?.hasPrefix("warning: firestore.exists()") == true)
+        #expect(warnings.all.first?.hasPrefix("firestore.exists()") == true)
     }
 
     @Test func denyAllDeniesEverything() {

@@ -37,7 +37,7 @@ struct Compiler {
     }
 
     mutating func warn(_ pos: SourcePos, _ message: String) {
-        warnings.append(RulesDiagnostic(file: fileName, line: pos.line, column: pos.column, message: "warning: " + message))
+        warnings.append(RulesDiagnostic(file: fileName, line: pos.line, column: pos.column, message: message))
     }
 
     mutating func compile() -> Program {
