@@ -118,8 +118,11 @@ final class CompiledRegex: Sendable {
                 n += 1
             }
             let input = UnsafeBufferPointer(rebasing: buffer[0..<n])
-            guard let r = search(input, from: 0, anchored: true, requireEnd: true) else { return nil }
-            return r.found != nil
+            switch search(input, from: 0, anchored: true, requireEnd: true) {
+            case .found: return true
+            case .notFound: return false
+            case .tooCostly: return nil
+            }
         }
     }
 
@@ -134,9 +137,13 @@ final class CompiledRegex: Sendable {
         var parts: [String] = []
         var pieceStart = 0
         var pos = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             if end == start {
                 if start >= input.count { break }
                 if start > 0 {
@@ -165,14 +172,21 @@ final class CompiledRegex: Sendable {
 
     private func replaceAll(_ input: UnsafeBufferPointer<UInt32>, with replacement: String) -> String? {
         var out = String.UnicodeScalarView()
+        let replacementCount = replacement.unicodeScalars.count
         var pos = 0
         var copied = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        var produced = 0
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             for c in input[copied..<start] { out.append(Unicode.Scalar(c)!) }
             out.append(contentsOf: replacement.unicodeScalars)
-            if out.count > Limits.maxStringBytes { return nil }
+            produced += start - copied + replacementCount
+            if produced > Limits.maxStringBytes { return nil }
             if end == start {
                 if start < input.count { out.append(Unicode.Scalar(input[start])!) }
                 copied = min(start + 1, input.count)
@@ -221,10 +235,17 @@ final class CompiledRegex: Sendable {
 
     /// Leftmost-first search from `from`. Returns nil when the work bound is exceeded.
     /// Scratch space (two thread lists, marks, the follow stack) lives in one temporary allocation.
-    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> (found: (Int, Int)?, Void)? {
+    private enum SearchResult {
+        case found(Int, Int)
+        case notFound
+        /// Input length × program size exceeds `maxWork`.
+        case tooCostly
+    }
+
+    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> SearchResult {
         let n = input.count
         let size = program.count
-        if (n - from + 1) * size > CompiledRegex.maxWork { return nil }
+        if (n - from + 1) * size > CompiledRegex.maxWork { return .tooCostly }
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: 7 * size + 2) { scratch in
             scratch.initialize(repeating: -1)
             let currentPcs = scratch.baseAddress!
@@ -285,7 +306,7 @@ final class CompiledRegex: Sendable {
                     case .match:
                         if requireEnd && pos != n { continue }
                         found = (start, pos)
-                        if requireEnd { return (found, ()) }
+                        if requireEnd { return .found(start, pos) }
                         break stepLoop  // lower-priority threads are cut
                     case .char(let c): advance = pos < n && input[pos] == c
                     case .set(let k): advance = pos < n && inSet(k, input[pos])
@@ -302,7 +323,8 @@ final class CompiledRegex: Sendable {
                 lists = (lists.3, lists.4, lists.5, lists.0, lists.1, 0)
                 if lists.2 == 0 { break }
             }
-            return (found, ())
+            if let (start, end) = found { return .found(start, end) }
+            return .notFound
         }
     }
 }
