@@ -14,6 +14,8 @@ let package = Package(
         .executable(name: "portcullis", targets: ["portcullis"]),
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "Crypto", targets: ["Crypto"]),
+        .library(name: "Auth", targets: ["Auth"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.

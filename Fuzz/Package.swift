@@ -14,6 +14,22 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTPParser",
             dependencies: [.product(name: "HTTPServer", package: "Portcullis")]),
+        // libFuzzer target: arbitrary bytes as bearer tokens through both signature engines (see README.md).
+        .executableTarget(
+            name: "FuzzTokenDecode",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
+        .executableTarget(
+            name: "auth-bench",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",

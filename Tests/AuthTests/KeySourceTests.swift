@@ -135,3 +135,23 @@ import PortcullisCore
         #expect(KeySource.from(spec: "./keys.pem", fetcher: fetcher, logger: .disabled).location == .file(path: "./keys.pem"))
     }
 }
+
+extension KeySourceTests {
+    @Test func failedInitialLoadIsRetriedSoon() async throws {
+        let server = try LoopbackKeyServer(maxAge: 3600)
+        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: URLSessionKeyFetcher(), logger: .disabled,
+                                    options: Self.fastOptions())
+        let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
+        await auth.start()
+        defer { auth.stop() }
+        let token = TokenFactory.rsa(kid: "k1", payload: TokenFactory.claims())
+        do {
+            _ = try await auth.authenticate(authorization: "Bearer \(token)")
+            Issue.record("accepted without keys")
+        } catch {
+            #expect(error.reason == .noKeys)
+        }
+        try server.write("jwks.json", Self.jwks([(TestKeys.shared.rsaPublic, "k1")]))
+        #expect(await Self.eventually { await Self.accepts(auth, token) })
+    }
+}

@@ -11,9 +11,15 @@ final class LoopbackKeyServer: @unchecked Sendable {
     let directory: URL
     let port: Int
     private let process: Process
+    private let stdin = Pipe()
 
     static let script = """
-    import http.server, socketserver, sys, os
+    import http.server, socketserver, sys, os, signal, threading
+    # The test runner may leave SIGTERM ignored/blocked in children: restore it, and also exit when the
+    # parent goes away (stdin closes), so no server outlives its test.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     os.chdir(sys.argv[1])
     max_age = sys.argv[2]
     class H(http.server.SimpleHTTPRequestHandler):
@@ -38,6 +44,7 @@ final class LoopbackKeyServer: @unchecked Sendable {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
+        process.standardInput = stdin
         try process.run()
         // The first stdout line is the bound port (the server is listening once it is printed).
         var line = Data()
@@ -52,6 +59,7 @@ final class LoopbackKeyServer: @unchecked Sendable {
     deinit {
         // SIGTERM ends the server; waiting here (waitUntilExit spins a run loop) can hang a test's executor thread.
         process.terminate()
+        try? stdin.fileHandleForWriting.close()
         try? FileManager.default.removeItem(at: directory)
     }
 
