@@ -163,6 +163,8 @@ final class UpstreamBody: ByteStream {
     init(_ stream: ResponseBodyStream) { self.stream = stream }
     deinit { stream.cancel() }
     var expectedLength: Int64? { stream.expectedLength }
+    /// Bytes buffered and not yet consumed (tests check the bound).
+    var bufferedBytes: Int { stream.bufferedBytes }
     func next(maxLength: Int) async throws -> [UInt8]? { try await stream.next(maxLength: maxLength) }
     func cancel() { stream.cancel() }
 }
