@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+// Fuzz targets and benchmark helpers, kept out of the root package so `swift build` there is unaffected.
+// See README.md for the build and run commands.
+import PackageDescription
+
+let package = Package(
+    name: "PortcullisFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Portcullis", path: ".."),
+    ],
+    targets: [
+        // libFuzzer target: build with --sanitize=fuzzer (see README.md).
+        .executableTarget(
+            name: "FuzzHTTPParser",
+            dependencies: [.product(name: "HTTPServer", package: "Portcullis")]),
+        // libFuzzer target: arbitrary bytes as bearer tokens through both signature engines (see README.md).
+        .executableTarget(
+            name: "FuzzTokenDecode",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
+        .executableTarget(
+            name: "auth-bench",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // libFuzzer target for the rules compiler (and evaluator on whatever compiles); see README.md.
+        .executableTarget(
+            name: "FuzzRulesParser",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // A canned-response server for wrk comparisons against nginx.
+        .executableTarget(
+            name: "http-bench-server",
+            dependencies: [
+                .product(name: "HTTPServer", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,43 @@
+/// Fetches a key document over HTTP(S). Implemented over the `Upstream` client in the gateway
+/// (`UpstreamKeyFetcher`) and by tests over a loopback server.
+public protocol KeyDocumentFetcher: Sendable {
+    /// The response body of a successful (2xx) GET and the `Cache-Control: max-age` it carried, if any.
+    /// Throws for transport errors and non-2xx statuses.
+    func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?)
+}
+
+/// `Cache-Control` parsing for fetchers.
+public enum CacheControl {
+    /// The `max-age` seconds of a `Cache-Control` value (`public, max-age=19462, must-revalidate` → 19462),
+    /// nil when absent or invalid; `no-store`/`no-cache` count as 0.
+    public static func maxAge(_ header: String?) -> Int? {
+        guard let header else { return nil }
+        var result: Int?
+        for part in header.split(separator: ",") {
+            let directive = part.trimmingSpaces().lowercased()
+            if directive == "no-store" || directive == "no-cache" { return 0 }
+            if directive.hasPrefix("max-age=") {
+                let value = directive.dropFirst("max-age=".count).trimmingCharacters(in: "\"")
+                guard let seconds = Int(value), seconds >= 0 else { return nil }
+                result = seconds
+            }
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> Substring {
+        let s = Substring(self)
+        guard let first = s.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return s[s.endIndex...] }
+        let last = s.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return s[first...last]
+    }
+
+    func trimmingCharacters(in set: Character) -> Substring {
+        var s = Substring(self)
+        while s.first == set { s = s.dropFirst() }
+        while s.last == set { s = s.dropLast() }
+        return s
+    }
+}

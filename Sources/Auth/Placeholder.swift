@@ -1,2 +1,0 @@
-// Auth: filled in by its issue (see DESIGN §2).
-enum AuthPlaceholder {}

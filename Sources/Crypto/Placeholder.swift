@@ -1,2 +1,0 @@
-// Crypto: filled in by its issue (see DESIGN §2).
-enum CryptoPlaceholder {}

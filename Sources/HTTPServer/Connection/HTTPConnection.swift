@@ -1,0 +1,471 @@
+import Dispatch
+import PortcullisCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One accepted TCP connection: the I/O shell around `HTTPRequestParser`.
+///
+/// Threading: every field is confined to `queue`, a serial queue of its own; socket readiness arrives through
+/// a read and a write `DispatchSource` on that queue, and timeouts through one timer source (hence
+/// `@unchecked Sendable`). The read source is resumed only while the connection waits for a request head,
+/// while the responder pulls body bytes, while it drains an unread body and while it lingers before close —
+/// never while a response is outstanding, so pipelined requests wait in the kernel buffer and are answered
+/// strictly in order.
+///
+/// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
+/// task on this queue; a response produced without suspending is written at once, otherwise it is handed
+/// back with `queue.async` when ready. Streamed response chunks are pulled the same way, and each request
+/// body `next` hops onto the queue and resumes its continuation from there, so neither side ever runs ahead
+/// of the other.
+final class HTTPConnection: @unchecked Sendable {
+    enum Phase {
+        /// Waiting for (the rest of) a request head.
+        case awaitingHead
+        /// A request is being answered.
+        case exchanging
+        /// The response is written; discarding the rest of an unread request body.
+        case drainingBody
+        /// An error response is queued; close once it is written.
+        case closingAfterWrite
+        /// Our side is shut down; reading and discarding until the peer closes or the linger time ends.
+        case lingering
+        case closed
+    }
+
+    enum ReadDeadline { case none, idle, header, body, linger }
+
+    let fd: Int32
+    let queue: DispatchQueue
+    let context: ServerCore
+    let remoteAddress: String
+
+    var parser: HTTPRequestParser
+    let input = ReceiveBuffer()
+    var output: [UInt8] = []
+    var outputOffset = 0
+    var phase = Phase.awaitingHead
+    var exchange: Exchange?
+    var peerClosed = false
+    /// The server is draining: finish the current exchange, then close.
+    var draining = false
+    var drainedBodyBytes: Int64 = 0
+    var lingerDiscarded = 0
+    /// Response bytes this connection holds in user space, as last reported to the server statistics.
+    var accountedBufferedBytes = 0
+    var dateHeader = DateHeaderCache()
+    private var processingHeads = false
+    private var headsPending = false
+
+    private let readSource: any DispatchSourceRead
+    private let writeSource: any DispatchSourceWrite
+    private let timer: any DispatchSourceTimer
+    private var readSourceActive = false
+    private var wantReading = false
+    private var deferReadSourceUpdates = false
+    private(set) var writeSourceActive = false
+    private var sourcesToCancel = 2
+
+    private var readDeadlineKind = ReadDeadline.none
+    private var readDeadline: UInt64 = .max
+    private var writeDeadline: UInt64 = .max
+    /// When the timer is set to fire (it is re-armed lazily: only when a deadline moves earlier).
+    private var timerFiresAt: UInt64 = .max
+
+    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: DispatchQueue) {
+        self.fd = fd
+        self.remoteAddress = remoteAddress
+        self.context = context
+        self.parser = HTTPRequestParser(limits: context.configuration.limits)
+        queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
+        readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        timer = DispatchSource.makeTimerSource(queue: queue)
+    }
+
+    /// Starts serving. Called once, right after accept.
+    func start() {
+        readSource.setEventHandler { [unowned self] in self.handleReadable() }
+        writeSource.setEventHandler { [unowned self] in self.handleWritable() }
+        timer.setEventHandler { [unowned self] in self.handleTimer() }
+        // The descriptor is closed only after both sources are cancelled, so Dispatch never watches a
+        // descriptor number that was reused.
+        let cancelled: @Sendable () -> Void = { [self] in
+            self.sourcesToCancel -= 1
+            if self.sourcesToCancel == 0 {
+                Glibc.close(self.fd)
+                self.context.connectionClosed(self)
+            }
+        }
+        readSource.setCancelHandler(handler: cancelled)
+        writeSource.setCancelHandler(handler: cancelled)
+        timer.schedule(deadline: .distantFuture)
+        timer.activate()
+        readSource.activate()
+        writeSource.activate()
+        readSourceActive = true
+        wantReading = true
+        writeSourceActive = true
+        suspendWriting()
+        // A new connection must deliver its first head within the header timeout (silently closed if it
+        // sends nothing at all); only between requests does the longer idle timeout apply.
+        setReadDeadline(.header)
+    }
+
+    // MARK: - Source control
+
+    func resumeReading() {
+        guard phase != .closed, !peerClosed else { return }
+        wantReading = true
+        if !deferReadSourceUpdates { applyReadState() }
+    }
+
+    func suspendReading() {
+        wantReading = false
+        if !deferReadSourceUpdates { applyReadState() }
+    }
+
+    /// Brings the read source in line with `wantReading`. Inside the read handler this is deferred to its
+    /// end, so an exchange answered inline (suspend, respond, resume) touches the source not at all.
+    private func applyReadState() {
+        if wantReading && !readSourceActive {
+            readSourceActive = true
+            readSource.resume()
+        } else if !wantReading && readSourceActive {
+            readSourceActive = false
+            readSource.suspend()
+        }
+    }
+
+    func resumeWriting() {
+        guard !writeSourceActive, phase != .closed else { return }
+        writeSourceActive = true
+        writeSource.resume()
+        setWriteDeadline(active: true)
+    }
+
+    func suspendWriting() {
+        guard writeSourceActive else { return }
+        writeSourceActive = false
+        writeSource.suspend()
+        setWriteDeadline(active: false)
+    }
+
+    // MARK: - Deadlines
+
+    func setReadDeadline(_ kind: ReadDeadline) {
+        readDeadlineKind = kind
+        let duration: UInt64
+        switch kind {
+        case .none: duration = .max
+        case .idle: duration = context.idleNanos
+        case .header: duration = context.headerReadNanos
+        case .body: duration = context.bodyReadNanos
+        case .linger: duration = context.lingerNanos
+        }
+        readDeadline = duration == .max ? .max : MonotonicClock.nanoseconds() &+ duration
+        armTimer()
+    }
+
+    /// Starts or refreshes (on progress) the write stall deadline, or clears it.
+    func setWriteDeadline(active: Bool) {
+        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.writeNanos : .max
+        armTimer()
+    }
+
+    private func armTimer() {
+        let next = min(readDeadline, writeDeadline)
+        guard next < timerFiresAt else { return }
+        timerFiresAt = next
+        let now = MonotonicClock.nanoseconds()
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: next > now ? next - now : 0)))
+    }
+
+    private func handleTimer() {
+        guard phase != .closed else { return }
+        let now = MonotonicClock.nanoseconds()
+        timerFiresAt = .max
+        if now >= writeDeadline {
+            context.logger.debug("write stalled, aborting connection", [("remote", .string(remoteAddress))])
+            abort()
+            return
+        }
+        if now >= readDeadline {
+            readDeadline = .max
+            switch readDeadlineKind {
+            case .none: break
+            case .idle, .linger: close()
+            case .header:
+                if parser.isAtMessageBoundary && input.isEmpty {
+                    close()
+                } else {
+                    respondWithError(HTTPParseError(status: 408, message: "timed out reading the request head"))
+                }
+            case .body:
+                bodyReadTimedOut()
+            }
+            if phase == .closed { return }
+        }
+        armTimer()
+    }
+
+    // MARK: - Reading
+
+    private func handleReadable() {
+        guard phase != .closed else { return }
+        deferReadSourceUpdates = true
+        defer {
+            deferReadSourceUpdates = false
+            if phase != .closed { applyReadState() }
+        }
+        let minimum: Int
+        if phase == .exchanging, let pull = exchange?.pendingPull {
+            minimum = min(max(pull.maxLength, 4096), 64 * 1024)
+        } else {
+            minimum = phase == .lingering ? 16 * 1024 : 4096
+        }
+        let region = input.writable(minimum: minimum)
+        let n = Glibc.read(fd, region.baseAddress, region.count)
+        if n > 0 {
+            input.didWrite(n)
+        } else if n == 0 {
+            peerClosed = true
+            suspendReading()
+        } else {
+            let error = errno
+            if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
+            peerClosed = true
+            suspendReading()
+        }
+        switch phase {
+        case .awaitingHead: processHeads()
+        case .exchanging: serviceBodyPull()
+        case .drainingBody: continueDrainingBody()
+        case .lingering:
+            lingerDiscarded += input.readableCount
+            input.consume(input.readableCount)
+            if peerClosed || lingerDiscarded > 1024 * 1024 { close() }
+        case .closingAfterWrite:
+            input.consume(input.readableCount)
+            suspendReading()
+        case .closed: break
+        }
+    }
+
+    /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
+    ///
+    /// Re-entrant calls (an exchange answered inline finishes and finds a pipelined head buffered) are
+    /// turned into another turn of this loop, so a burst of pipelined requests never deepens the stack.
+    func processHeads() {
+        if processingHeads {
+            headsPending = true
+            return
+        }
+        processingHeads = true
+        defer { processingHeads = false }
+        repeat {
+            headsPending = false
+            processOneHead()
+        } while headsPending && phase == .awaitingHead
+    }
+
+    private func processOneHead() {
+        let (consumed, event) = parser.parse(input.readable)
+        input.consume(consumed)
+        switch event {
+        case .head(let head)?:
+            startExchange(head)
+        case .error(let error)?:
+            respondWithError(error)
+        case .end?, .body?:
+            // Impossible while reading a head; treat as a protocol error rather than trusting framing.
+            respondWithError(HTTPParseError(status: 400, message: "unexpected body"))
+        case nil:
+            if peerClosed {
+                close()
+                return
+            }
+            // The header timeout runs from the first byte of a head (slowloris), not from the idle wait.
+            if readDeadlineKind != .header && !parser.isAtMessageBoundary { setReadDeadline(.header) }
+            resumeReading()
+        }
+    }
+
+    private func startExchange(_ head: HTTPRequestHead) {
+        let now = MonotonicClock.nanoseconds()
+        let exchange = Exchange(head: head, receivedAt: now)
+        if head.framing == .none {
+            // The parser holds the `.end` of a body-less request; take it now.
+            _ = parser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        self.exchange = exchange
+        phase = .exchanging
+        suspendReading()
+        setReadDeadline(.none)
+        exchange.closeAfter = !head.keepAlive || draining
+        let body: any ByteStream = head.framing == .none
+            ? EmptyByteStream.shared : RequestBodyStream(connection: self, exchange: exchange)
+        let request = HTTPRequest(
+            method: head.method, target: head.target, versionMajor: head.versionMajor,
+            versionMinor: head.versionMinor, headers: head.headers, body: body,
+            remoteAddress: remoteAddress, receivedAt: now)
+        let responder = context.responder
+        if let response = responder.immediateResponse(to: request) {
+            responseReady(exchange, response)
+            return
+        }
+        let (task, inline) = AsyncBridge<HTTPResponse>.start(on: queue) {
+            await responder.respond(to: request)
+        } deliver: { [self] response in
+            self.responseReady(exchange, response)
+        }
+        exchange.responderTask = task
+        if let inline { responseReady(exchange, inline) }
+    }
+
+    /// After a response is complete: drain what is left of the request body, then serve the next request.
+    func exchangeFinished() {
+        guard let exchange else { return }
+        exchange.report(completed: true)
+        if exchange.closeAfter || draining {
+            closeGracefully()
+            return
+        }
+        if case .open = exchange.body {
+            phase = .drainingBody
+            drainedBodyBytes = 0
+            failPendingPull(exchange, ByteStreamError.cancelled)
+            continueDrainingBody()
+            return
+        }
+        readNextRequest()
+    }
+
+    func readNextRequest() {
+        exchange = nil
+        phase = .awaitingHead
+        input.shrinkIfEmpty()
+        if output.capacity > 64 * 1024 { output = [] }
+        if input.isEmpty {
+            if peerClosed { close(); return }
+            setReadDeadline(.idle)
+            resumeReading()
+        } else {
+            // A pipelined request is already buffered.
+            setReadDeadline(.header)
+            processHeads()
+        }
+    }
+
+    // MARK: - Errors the server answers itself
+
+    /// Answers a malformed or timed-out request with the JSON error shape and `Connection: close`, then
+    /// closes (after lingering so the client reads the response rather than a reset).
+    func respondWithError(_ error: HTTPParseError) {
+        guard phase != .closed else { return }
+        if let exchange, !exchange.reported {
+            exchange.report(completed: false)
+        }
+        phase = .closingAfterWrite
+        suspendReading()
+        setReadDeadline(.none)
+        let body = ResponseHead.errorBody(status: error.status, message: error.message)
+        output.removeAll(keepingCapacity: true)
+        outputOffset = 0
+        output.append(contentsOf: ResponseHead.statusLine(error.status))
+        output.append(contentsOf: dateHeader.current())
+        output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
+        output.append(contentsOf: ResponseHead.contentLengthPrefix)
+        ResponseHead.appendDecimal(Int64(body.count), to: &output)
+        output.append(contentsOf: [0x0D, 0x0A])
+        output.append(contentsOf: ResponseHead.connectionClose)
+        output.append(contentsOf: [0x0D, 0x0A])
+        output.append(contentsOf: body)
+        _ = flushOutput()
+        if phase == .closingAfterWrite && outputOffset == output.count { closeGracefully() }
+    }
+
+    // MARK: - Closing
+
+    /// Shuts down our side, then reads and discards until the peer closes or the linger time passes.
+    func closeGracefully() {
+        guard phase != .closed, phase != .lingering else { return }
+        if let exchange { abandonExchange(exchange) }
+        phase = .lingering
+        suspendWriting()
+        shutdown(fd, Int32(SHUT_WR))
+        input.consume(input.readableCount)
+        if peerClosed { close(); return }
+        setReadDeadline(.linger)
+        resumeReading()
+    }
+
+    /// Closes with a reset, so a client reading a close-delimited or partial body sees an error, not an end.
+    func abort() {
+        guard phase != .closed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
+    }
+
+    /// Releases everything; the descriptor is closed once both sources are cancelled.
+    func close() {
+        guard phase != .closed else { return }
+        if let exchange { abandonExchange(exchange) }
+        phase = .closed
+        exchange = nil
+        output = []
+        reportBuffered(0)
+        timer.cancel()
+        if !readSourceActive { readSourceActive = true; readSource.resume() }
+        if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
+        readSource.cancel()
+        writeSource.cancel()
+    }
+
+    /// Ends an exchange that cannot complete: fails a pending body pull, cancels the responder and any
+    /// response stream, and reports `completed: false` (unless it was already reported).
+    private func abandonExchange(_ exchange: Exchange) {
+        failPendingPull(exchange, ByteStreamError.truncated(
+            expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived))
+        if case .open = exchange.body { exchange.body = .failed(ByteStreamError.cancelled) }
+        if case .stream(let stream, _, _, _) = exchange.writer {
+            stream.cancel()
+            exchange.writer = .buffered
+        }
+        if exchange.status == 0 {
+            // The responder has not answered yet; its response will be reported when it arrives.
+            exchange.responderTask?.cancel()
+        } else {
+            exchange.report(completed: false)
+        }
+    }
+
+    /// Called by the server when it starts draining: idle connections close now, busy ones after their
+    /// current exchange (which is told `Connection: close` if its head is not written yet).
+    func beginDrain() {
+        guard phase != .closed else { return }
+        draining = true
+        if phase == .awaitingHead && parser.isAtMessageBoundary && input.isEmpty {
+            close()
+        } else if let exchange, !exchange.responseStarted {
+            exchange.closeAfter = true
+        }
+    }
+
+    // MARK: - Statistics
+
+    /// Reports this connection's user-space response bytes to the server-wide gauge and peak.
+    func reportBuffered(_ bytes: Int) {
+        guard bytes != accountedBufferedBytes else { return }
+        context.statistics.bufferedBytesChanged(by: bytes - accountedBufferedBytes, connectionTotal: bytes)
+        accountedBufferedBytes = bytes
+    }
+}
+
+extension Exchange {
+    var bodyExpectedLength: Int64? {
+        if case .length(let n) = head.framing { return n }
+        return nil
+    }
+}

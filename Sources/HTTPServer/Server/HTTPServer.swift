@@ -1,0 +1,120 @@
+import Dispatch
+import Synchronization
+public import PortcullisCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one error type of the HTTPServer module: failures to start listening.
+public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
+    case alreadyStarted
+    case invalidAddress(String)
+    /// A socket call failed: the call and its errno.
+    case socket(String, Int32)
+
+    public var description: String {
+        switch self {
+        case .alreadyStarted: "server already started"
+        case .invalidAddress(let address): "invalid listen address \(address)"
+        case .socket(let call, let error): "\(call) failed: \(String(cString: strerror(error)))"
+        }
+    }
+}
+
+/// A Dispatch-driven HTTP/1.1 server.
+///
+/// Each accepted connection is served on its own serial queue with non-blocking socket I/O (see
+/// `HTTPConnection` for the full lifecycle and the Dispatch→async bridge); the responder runs in a `Task`
+/// per request. Keep-alive, pipelining (answered in order, one at a time), `Expect: 100-continue`, chunked
+/// bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
+/// `sendfile`, and the limits and timeouts of `HTTPServerConfiguration`.
+///
+/// Starting the server ignores `SIGPIPE` process-wide: `sendfile` has no `MSG_NOSIGNAL`, and a server
+/// must never be killed by a client that hangs up.
+public final class HTTPServer: Sendable {
+    private let core: ServerCore
+    private let started = Mutex(false)
+
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
+        core = ServerCore(configuration: configuration, responder: responder, logger: logger)
+    }
+
+    public var configuration: HTTPServerConfiguration { core.configuration }
+
+    /// Binds `host:port`, starts accepting, and returns the bound port (the kernel's choice when the
+    /// configured port is 0).
+    public func start() throws(HTTPServerError) -> Int {
+        let already = started.withLock { started in
+            defer { started = true }
+            return started
+        }
+        guard !already else { throw .alreadyStarted }
+        _ = signal(SIGPIPE, SIG_IGN)
+        let listener: (fd: Int32, port: Int)
+        do {
+            listener = try SocketAddress.listen(
+                host: core.configuration.host, port: core.configuration.port, backlog: core.configuration.backlog)
+        } catch {
+            started.withLock { $0 = false }
+            throw error
+        }
+        core.startAccepting(listenFD: listener.fd)
+        core.logger.info("listening", [("host", .string(core.configuration.host)), ("port", .int(Int64(listener.port)))])
+        return listener.port
+    }
+
+    /// Connections currently open (accepted and not yet closed).
+    public var openConnections: Int { core.openConnections }
+
+    /// Response bytes held in user space across all connections right now (the
+    /// `portcullis_stream_buffered_bytes` gauge).
+    public var bufferedResponseBytes: Int { core.statistics.bufferedBytes.load(ordering: .relaxed) }
+
+    /// The most response bytes any one connection has held in user space at once since start: bounded by
+    /// one response head plus one stream chunk (`responseChunkBytes`) with its framing.
+    public var peakBufferedResponseBytesPerConnection: Int {
+        core.statistics.peakConnectionBufferedBytes.load(ordering: .relaxed)
+    }
+
+    /// Connections accepted since start.
+    public var acceptedConnections: Int { core.statistics.acceptedConnections.load(ordering: .relaxed) }
+
+    /// Times the accept loop backed off because descriptors or memory ran out.
+    public var acceptBackoffs: Int { core.statistics.acceptBackoffs.load(ordering: .relaxed) }
+
+    /// Graceful shutdown: stops accepting (new connections are refused at once), closes idle keep-alive
+    /// connections, lets in-flight exchanges finish (their responses say `Connection: close`) until
+    /// `deadline` has passed, then force-closes whatever is left. Returns once every connection is closed.
+    public func drain(deadline: Duration) async {
+        core.stopAccepting()
+        for connection in core.connectionSnapshot() {
+            connection.queue.async { connection.beginDrain() }
+        }
+        let end = MonotonicClock.nanoseconds() &+ deadline.nanoseconds
+        // Polling keeps the wait simple and bounded; 5 ms is far below any useful drain deadline.
+        while core.openConnections > 0 && MonotonicClock.nanoseconds() < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if core.openConnections > 0 {
+            core.logger.warning("drain deadline passed, closing connections", [("open", .int(Int64(core.openConnections)))])
+            forceCloseAll()
+            let closeEnd = MonotonicClock.nanoseconds() &+ 1_000_000_000
+            while core.openConnections > 0 && MonotonicClock.nanoseconds() < closeEnd {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
+    /// Immediate shutdown: stops accepting and aborts every connection (in-flight exchanges report
+    /// `completed: false`). Returns without waiting for the connections' queues.
+    public func stop() {
+        core.stopAccepting()
+        forceCloseAll()
+    }
+
+    private func forceCloseAll() {
+        for connection in core.connectionSnapshot() {
+            connection.queue.async { connection.abort() }
+        }
+    }
+}

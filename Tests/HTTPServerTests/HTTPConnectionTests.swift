@@ -1,0 +1,562 @@
+import Synchronization
+import Testing
+import PortcullisCore
+@testable import HTTPServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let okHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
+    HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(Array(request.target.utf8)))
+}
+
+/// Echoes the request body (collected) and its length.
+private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
+    do {
+        let body = try await request.body.collect(limit: 1 << 20)
+        return HTTPResponse(status: 200, body: .bytes(body))
+    } catch {
+        return HTTPResponse(status: 400, body: .bytes(Array("\(error)".utf8)))
+    }
+}
+
+@Suite(.serialized) struct HTTPConnectionTests {
+    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            for path in ["/a", "/b", "/c"] {
+                try client.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 200)
+                #expect(response.text == path)
+                #expect(response.header("Content-Length") == "\(path.utf8.count)")
+                #expect(response.header("Connection") == "keep-alive")
+                #expect(response.header("Date")?.hasSuffix("GMT") == true)
+            }
+            #expect(server.server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await blocking {
+            let server = try TestServer { request in
+                if request.target == "/slow" { try? await Task.sleep(for: .milliseconds(200)) }
+                return await okHandler(request)
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+            let bodies = try (0..<3).map { _ in try client.readResponse().text }
+            #expect(bodies == ["/slow", "/b", "/c"])
+        }
+    }
+
+    @Test func burstOfPipelinedRequestsOnTheImmediatePath() async throws {
+        try await blocking {
+            let server = try TestServer(responder: ImmediateResponder { request in
+                HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
+            })
+            defer { server.server.stop() }
+            let client = try server.client()
+            let count = 2000
+            try client.send((0..<count).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+            let bodies = try (0..<count).map { _ in try client.readResponse().text }
+            #expect(bodies == (0..<count).map { "/\($0)" })
+        }
+    }
+
+    @Test func expectContinueIsSentWhenTheBodyIsPulled() async throws {
+        try await blocking {
+            let server = try TestServer(handler: echoHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("PUT /u HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try client.readResponse()
+            #expect(interim.status == 100)
+            try client.send("hello")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "hello")
+            // Still usable.
+            try client.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().text == "")
+        }
+    }
+
+    @Test func expectContinueIsNotSentWhenTheResponderAnswersWithoutReading() async throws {
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 413, body: .bytes(Array("too big".utf8))) }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("PUT /u HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 413)
+            #expect(response.header("Connection") == "close")
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func chunkedRequestBody() async throws {
+        try await blocking {
+            let server = try TestServer(handler: echoHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n")
+            usleep(20_000)
+            try client.send("6\r\n world\r\n0\r\nTrailer-A: 1\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.text == "hello world")
+        }
+    }
+
+    @Test func chunkedResponseForUnknownLength() async throws {
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 200_000, chunk: 30_000), length: nil)) }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("Transfer-Encoding") == "chunked")
+            #expect(response.header("Content-Length") == nil)
+            #expect(response.body.count == 200_000)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().body.count == 200_000)
+        }
+    }
+
+    @Test func streamWithDeclaredLengthUsesContentLength() async throws {
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 100_000), length: 100_000)) }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("Content-Length") == "100000")
+            #expect(response.body.count == 100_000)
+        }
+    }
+
+    @Test func headGetsTheHeadersOfGetWithoutBody() async throws {
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: .bytes(Array("hello".utf8))) }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse(head: true)
+            #expect(response.header("Content-Length") == "5")
+            #expect(response.header("ETag") == "\"1\"")
+            // No body bytes were sent: the next response follows directly.
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().text == "hello")
+        }
+    }
+
+    @Test func http10ClosesByDefaultAndKeepsAliveWhenAsked() async throws {
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let first = try server.client()
+            try first.send("GET /old HTTP/1.0\r\n\r\n")
+            let response = try first.readResponse()
+            #expect(response.text == "/old")
+            #expect(response.header("Connection") == "close")
+            #expect(try first.isClosedByPeer())
+
+            let second = try server.client()
+            try second.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try second.readResponse().header("Connection") == "keep-alive")
+            try second.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try second.readResponse().text == "/b")
+        }
+    }
+
+    @Test func http10StreamIsCloseDelimited() async throws {
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 70_000), length: nil)) }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("Transfer-Encoding") == nil)
+            #expect(response.header("Connection") == "close")
+            #expect(response.body.count == 70_000)
+        }
+    }
+
+    @Test func connectionCloseIsHonoured() async throws {
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().header("Connection") == "close")
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func unreadSmallBodyIsDrainedAndTheConnectionReused() async throws {
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            let body = String(repeating: "z", count: 50_000)
+            try client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n\(body)GET /q HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().text == "/p")
+            #expect(try client.readResponse().text == "/q")
+        }
+    }
+
+    @Test func unreadLargeBodyClosesTheConnection() async throws {
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\nabc")
+            let response = try client.readResponse()
+            #expect(response.header("Connection") == "close")
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    static let malformed: [(String, Int)] = [
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX: a\u{0}b\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n", 400),
+        ("GET  / HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("G@T / HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET nope HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
+        ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        ("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+        ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+        ("GET / HTTP/1.1\r\nHost: x\r\nBig: " + String(repeating: "b", count: 33 * 1024) + "\r\n\r\n", 431),
+        ("GET / HTTP/1.1\r\nHost: x\r\n" + (0..<101).map { "F\($0): v\r\n" }.joined() + "\r\n", 431),
+    ]
+
+    @Test(arguments: 0..<malformed.count)
+    func malformedRequestGetsStatusAndClose(index: Int) async throws {
+        let (text, expected) = Self.malformed[index]
+        try await blocking {
+            let server = try TestServer(handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send(text)
+            let response = try client.readResponse()
+            #expect(response.status == expected, "\(text.prefix(60).debugDescription)")
+            #expect(response.header("Connection") == "close")
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.text.hasPrefix("{\"error\":{\"code\":\(expected),\"message\":\""))
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func malformedChunkInBodyFailsTheStreamAndCloses() async throws {
+        try await blocking {
+            let server = try TestServer(handler: echoHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 400)
+            #expect(response.header("Connection") == "close")
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func bodyLimitIs413() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.limits.maxBodyBytes = 10 }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+            #expect(try client.readResponse().status == 413)
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func slowlorisGets408AndClose() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(300) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            let start = MonotonicClock.nanoseconds()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n")
+            usleep(100_000)
+            try client.send("X-Slow: 1\r\n")
+            let response = try client.readResponse()
+            let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
+            #expect(response.status == 408)
+            #expect(response.header("Connection") == "close")
+            #expect(elapsed >= 0.29 && elapsed < 1.5)
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func silentNewConnectionIsClosedAfterTheHeaderTimeout() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            #expect(try client.readToEnd().isEmpty)
+        }
+    }
+
+    @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            #expect(try client.readToEnd().isEmpty)
+        }
+    }
+
+    @Test func bodyReadTimeoutFailsThePull() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.bodyRead = .milliseconds(200) }, handler: echoHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            let response = try client.readResponse()
+            #expect(response.status == 400)
+            #expect(response.text.contains("timed out"))
+            #expect(response.header("Connection") == "close")
+            #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func slowReaderOf8MiBStreamKeepsServerBuffersBounded() async throws {
+        let stream = CountingStream(total: 8 << 20)
+        try await blocking {
+            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(stream, length: 8 << 20)) }
+            defer { server.server.stop() }
+            let client = try server.client(receiveBuffer: 64 * 1024)
+            try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Not reading: the producer must stall once the socket buffers are full.
+            usleep(300_000)
+            let producedWhileStalled = stream.produced.load(ordering: .relaxed)
+            #expect(producedWhileStalled < 8 << 20)
+            let response = try client.readResponse()
+            #expect(response.body.count == 8 << 20)
+            #expect(server.server.peakBufferedResponseBytesPerConnection <= 512 * 1024)
+            #expect(server.server.peakBufferedResponseBytesPerConnection > 0)
+        }
+    }
+
+    @Test func sendfileServesAFileRegion() async throws {
+        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        defer { unlink(path) }
+        try await blocking {
+            let server = try TestServer { _ in
+                let descriptor = open(path, O_RDONLY)
+                return HTTPResponse(status: 206, body: .file(FileRegion(descriptor: descriptor, offset: 1000, length: 250_000)))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            for _ in 0..<2 {
+                try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 206)
+                #expect(response.header("Content-Length") == "250000")
+                #expect(response.body == Array(content[1000..<251_000]))
+            }
+        }
+    }
+
+    @Test func clientDisconnectMidResponseReportsIncomplete() async throws {
+        let summary = Box<ExchangeSummary>()
+        let stream = CountingStream(total: nil)
+        try await blocking {
+            let server = try TestServer { _ in
+                HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET /endless HTTP/1.1\r\nHost: x\r\n\r\n")
+            try client.fill()
+            client.reset()
+            let reported = try #require(summary.wait())
+            #expect(reported.completed == false)
+            #expect(reported.status == 200)
+            #expect(reported.bytesOut > 0)
+            let wasCancelled = stream.cancelled.load(ordering: .relaxed)
+            #expect(wasCancelled)
+        }
+    }
+
+    @Test func completedExchangeIsReportedOnce() async throws {
+        let calls = Atomic<Int>(0)
+        let summary = Box<ExchangeSummary>()
+        try await blocking {
+            let server = try TestServer { request in
+                _ = try? await request.body.collect(limit: 100)
+                return HTTPResponse(status: 201, body: .bytes(Array("done".utf8)), onComplete: {
+                    calls.add(1, ordering: .relaxed)
+                    summary.set($0)
+                })
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody")
+            #expect(try client.readResponse().status == 201)
+            let reported = try #require(summary.wait())
+            #expect(reported.completed)
+            #expect(reported.status == 201)
+            #expect(reported.bytesIn == Int64("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody".utf8.count))
+            #expect(reported.bytesOut > 4)
+            #expect(reported.timeToFirstByteNanos != nil)
+            client.reset()
+            usleep(50_000)
+            let callCount = calls.load(ordering: .relaxed)
+            #expect(callCount == 1)
+        }
+    }
+
+    @Test func responseStreamFailureAbortsTheConnection() async throws {
+        try await blocking {
+            let server = try TestServer { _ in
+                HTTPResponse(status: 200, body: .stream(CountingStream(total: nil, chunk: 1000, failAfter: 5000), length: nil))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let raw = String(decoding: try client.readToEnd(), as: UTF8.self)
+            #expect(raw.contains("Transfer-Encoding: chunked"))
+            #expect(!raw.hasSuffix("0\r\n\r\n"))
+        }
+    }
+
+    @Test func unsafeResponseHeadersAreDropped() async throws {
+        try await blocking {
+            let server = try TestServer { _ in
+                HTTPResponse(status: 200, headers: ["X-Ok": "1", "X-Bad": "a\r\nInjected: yes", "Content-Length": "999"])
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("X-Ok") == "1")
+            #expect(response.header("Injected") == nil)
+            #expect(response.header("Content-Length") == "0")
+        }
+    }
+
+    @Test func drainLetsInFlightRequestFinishAndRefusesNewConnections() async throws {
+        let entered = Box<Bool>()
+        let server = try TestServer { request in
+            entered.set(true)
+            try? await Task.sleep(for: .milliseconds(300))
+            return await okHandler(request)
+        }
+        let idle = try server.client()
+        let busy = try server.client()
+        try busy.send("GET /inflight HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try await blocking { entered.wait() }
+        let drained = Box<Bool>()
+        let drainTask = Task {
+            await server.server.drain(deadline: .seconds(3))
+            drained.set(true)
+        }
+        let response = try await blocking { try busy.readResponse() }
+        #expect(response.status == 200)
+        #expect(response.text == "/inflight")
+        #expect(response.header("Connection") == "close")
+        #expect(try await blocking { try busy.isClosedByPeer() })
+        busy.reset()
+        #expect(try await blocking { try idle.isClosedByPeer() })
+        #expect(throws: TestFailure.self) { _ = try RawClient(port: server.port) }
+        await drainTask.value
+        #expect(drained.current == true)
+        #expect(server.server.openConnections == 0)
+    }
+
+    @Test func drainDeadlineForceClosesStuckExchanges() async throws {
+        let summary = Box<ExchangeSummary>()
+        let entered = Box<Bool>()
+        let server = try TestServer { _ in
+            entered.set(true)
+            return HTTPResponse(status: 200, body: .stream(CountingStream(total: nil), length: nil), onComplete: { summary.set($0) })
+        }
+        let client = try server.client(receiveBuffer: 16 * 1024)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try await blocking { entered.wait() }
+        let start = MonotonicClock.nanoseconds()
+        await server.server.drain(deadline: .milliseconds(300))
+        let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
+        #expect(elapsed >= 0.29 && elapsed < 2)
+        #expect(server.server.openConnections == 0)
+        #expect(try await blocking { summary.wait() }?.completed == false)
+    }
+
+    @Test func stalledReaderIsAbortedAfterTheWriteTimeout() async throws {
+        let summary = Box<ExchangeSummary>()
+        let stream = CountingStream(total: nil)
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.write = .milliseconds(300) }) { _ in
+                HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
+            }
+            defer { server.server.stop() }
+            let client = try server.client(receiveBuffer: 16 * 1024)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let start = MonotonicClock.nanoseconds()
+            let reported = try #require(summary.wait(timeout: 3))
+            let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
+            #expect(reported.completed == false)
+            #expect(elapsed >= 0.29 && elapsed < 2)
+        }
+    }
+
+    @Test func maxConnectionsDefersFurtherAccepts() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.maxConnections = 1 }, handler: okHandler)
+            defer { server.server.stop() }
+            let first = try server.client()
+            try first.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try first.readResponse().text == "/1")
+            // The second connection completes in the kernel backlog but is not served while the first is open.
+            let second = try RawClient(port: server.port, timeout: 0.3)
+            try second.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestFailure.self) { _ = try second.readResponse() }
+            first.reset()
+            // Once the first is gone the waiting connection is accepted and answered.
+            var answer: RawResponse?
+            for _ in 0..<10 where answer == nil { answer = try? second.readResponse() }
+            #expect(answer?.text == "/2")
+        }
+    }
+
+    @Test func ipv6LoopbackLiteral() async throws {
+        var configuration = HTTPServerConfiguration(host: "[::1]", port: 0)
+        configuration.maxConnections = 10
+        let server = HTTPServer(configuration: configuration, responder: ClosureResponder(handler: okHandler), logger: .disabled)
+        do {
+            let port = try server.start()
+            #expect(port > 0)
+            server.stop()
+        } catch {
+            // Only acceptable failure: no IPv6 loopback on this machine.
+            let unavailable: Set<HTTPServerError> = [.socket("bind [::1]:0", EADDRNOTAVAIL), .socket("socket", EAFNOSUPPORT)]
+            #expect(unavailable.contains(error), "\(error)")
+        }
+    }
+
+    @Test func startRejectsBadAddresses() {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "999.1.1.1", port: 0),
+                                responder: ClosureResponder(handler: okHandler), logger: .disabled)
+        #expect(throws: HTTPServerError.self) { _ = try server.start() }
+    }
+}
