@@ -57,13 +57,12 @@ final class RawClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(errno)")
-        }
+        // No close here: the instance is fully initialised, so `deinit` runs when this init throws and closes
+        // the descriptor; closing it here too would close whatever reused the number in between.
+        guard result == 0 else { throw TestFailure("connect failed: errno \(errno)") }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
