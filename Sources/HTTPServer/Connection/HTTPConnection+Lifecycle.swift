@@ -66,9 +66,11 @@ extension HTTPConnection {
         reportBuffered(0)
         timer.cancel()
         if !readSourceActive { readSourceActive = true; readSource.resume() }
-        if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
+        if let writeSource {
+            if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
+            writeSource.cancel()
+        }
         readSource.cancel()
-        writeSource.cancel()
     }
 
     /// Ends an exchange that cannot complete: fails a pending body pull, cancels the responder and any

@@ -58,13 +58,15 @@ final class HTTPConnection: @unchecked Sendable {
     private var headsPending = false
 
     let readSource: any DispatchSourceRead
-    let writeSource: any DispatchSourceWrite
+    /// Created on the first write that would block: an armed-but-suspended write source on an always
+    /// writable socket costs the Dispatch manager a wake-up per read event, so most connections never have one.
+    var writeSource: (any DispatchSourceWrite)?
     let timer: any DispatchSourceTimer
     var readSourceActive = false
     private var wantReading = false
     private var deferReadSourceUpdates = false
     var writeSourceActive = false
-    private var sourcesToCancel = 2
+    private var sourcesToCancel = 1
 
     private var readDeadlineKind = ReadDeadline.none
     private var readDeadline: UInt64 = .max
@@ -79,34 +81,19 @@ final class HTTPConnection: @unchecked Sendable {
         self.parser = HTTPRequestParser(limits: context.configuration.limits)
         queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
     /// Starts serving. Called once, right after accept.
     func start() {
         readSource.setEventHandler { [unowned self] in self.handleReadable() }
-        writeSource.setEventHandler { [unowned self] in self.handleWritable() }
         timer.setEventHandler { [unowned self] in self.handleTimer() }
-        // The descriptor is closed only after both sources are cancelled, so Dispatch never watches a
-        // descriptor number that was reused.
-        let cancelled: @Sendable () -> Void = { [self] in
-            self.sourcesToCancel -= 1
-            if self.sourcesToCancel == 0 {
-                Glibc.close(self.fd)
-                self.context.connectionClosed(self)
-            }
-        }
-        readSource.setCancelHandler(handler: cancelled)
-        writeSource.setCancelHandler(handler: cancelled)
+        readSource.setCancelHandler { [self] in self.sourceCancelled() }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
         readSource.activate()
-        writeSource.activate()
         readSourceActive = true
         wantReading = true
-        writeSourceActive = true
-        suspendWriting()
         // A new connection must deliver its first head within the header timeout (silently closed if it
         // sends nothing at all); only between requests does the longer idle timeout apply.
         setReadDeadline(.header)
@@ -140,15 +127,34 @@ final class HTTPConnection: @unchecked Sendable {
     func resumeWriting() {
         guard !writeSourceActive, phase != .closed else { return }
         writeSourceActive = true
-        writeSource.resume()
+        if let writeSource {
+            writeSource.resume()
+        } else {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in self.handleWritable() }
+            source.setCancelHandler { [self] in self.sourceCancelled() }
+            sourcesToCancel += 1
+            writeSource = source
+            source.activate()
+        }
         setWriteDeadline(active: true)
     }
 
     func suspendWriting() {
-        guard writeSourceActive else { return }
+        guard writeSourceActive, let writeSource else { return }
         writeSourceActive = false
         writeSource.suspend()
         setWriteDeadline(active: false)
+    }
+
+    /// The descriptor is closed only after every source on it is cancelled, so Dispatch never watches a
+    /// descriptor number that was reused.
+    private func sourceCancelled() {
+        sourcesToCancel -= 1
+        if sourcesToCancel == 0 {
+            Glibc.close(fd)
+            context.connectionClosed(self)
+        }
     }
 
     // MARK: - Deadlines
