@@ -12,10 +12,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),
+        .executable(name: "portcullis-cli", targets: ["portcullis-cli"]),
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "StorageClient", targets: ["StorageClient"]),
         .library(name: "Crypto", targets: ["Crypto"]),
         .library(name: "Auth", targets: ["Auth"]),
+        .library(name: "Rules", targets: ["Rules"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.
@@ -36,6 +39,9 @@ let package = Package(
             dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
             swiftSettings: strict),
         .executableTarget(name: "portcullis", dependencies: ["Gateway"], swiftSettings: strict),
+        // The client SDK depends on Core only, so apps and ops tools link no server code.
+        .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
+        .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient"], swiftSettings: strict),
 
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
@@ -45,6 +51,7 @@ let package = Package(
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage"]),
+        .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,6 +30,13 @@ let package = Package(
                 .product(name: "Crypto", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
+        // libFuzzer target for the rules compiler (and evaluator on whatever compiles); see README.md.
+        .executableTarget(
+            name: "FuzzRulesParser",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",

@@ -53,6 +53,20 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func burstOfPipelinedRequestsOnTheImmediatePath() async throws {
+        try await blocking {
+            let server = try TestServer(responder: ImmediateResponder { request in
+                HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
+            })
+            defer { server.server.stop() }
+            let client = try server.client()
+            let count = 2000
+            try client.send((0..<count).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+            let bodies = try (0..<count).map { _ in try client.readResponse().text }
+            #expect(bodies == (0..<count).map { "/\($0)" })
+        }
+    }
+
     @Test func expectContinueIsSentWhenTheBodyIsPulled() async throws {
         try await blocking {
             let server = try TestServer(handler: echoHandler)
@@ -286,6 +300,15 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func silentNewConnectionIsClosedAfterTheHeaderTimeout() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            #expect(try client.readToEnd().isEmpty)
+        }
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
         try await blocking {
             let server = try TestServer(configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
@@ -477,6 +500,43 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         #expect(elapsed >= 0.29 && elapsed < 2)
         #expect(server.server.openConnections == 0)
         #expect(try await blocking { summary.wait() }?.completed == false)
+    }
+
+    @Test func stalledReaderIsAbortedAfterTheWriteTimeout() async throws {
+        let summary = Box<ExchangeSummary>()
+        let stream = CountingStream(total: nil)
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.write = .milliseconds(300) }) { _ in
+                HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
+            }
+            defer { server.server.stop() }
+            let client = try server.client(receiveBuffer: 16 * 1024)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let start = MonotonicClock.nanoseconds()
+            let reported = try #require(summary.wait(timeout: 3))
+            let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
+            #expect(reported.completed == false)
+            #expect(elapsed >= 0.29 && elapsed < 2)
+        }
+    }
+
+    @Test func maxConnectionsDefersFurtherAccepts() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.maxConnections = 1 }, handler: okHandler)
+            defer { server.server.stop() }
+            let first = try server.client()
+            try first.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try first.readResponse().text == "/1")
+            // The second connection completes in the kernel backlog but is not served while the first is open.
+            let second = try RawClient(port: server.port, timeout: 0.3)
+            try second.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestFailure.self) { _ = try second.readResponse() }
+            first.reset()
+            // Once the first is gone the waiting connection is accepted and answered.
+            var answer: RawResponse?
+            for _ in 0..<10 where answer == nil { answer = try? second.readResponse() }
+            #expect(answer?.text == "/2")
+        }
     }
 
     @Test func ipv6LoopbackLiteral() async throws {

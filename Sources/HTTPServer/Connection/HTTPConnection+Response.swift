@@ -13,7 +13,7 @@ extension HTTPConnection {
         guard exchange === self.exchange, phase == .exchanging else {
             // The connection went away while the responder worked.
             if case .stream(let stream, _) = response.body { stream.cancel() }
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
             return
         }
         let head = exchange.head
@@ -58,7 +58,7 @@ extension HTTPConnection {
         }
 
         output.append(contentsOf: ResponseHead.statusLine(status))
-        output.append(contentsOf: DateHeader.current())
+        output.append(contentsOf: dateHeader.current())
         for (name, value) in response.headers.fields {
             if Self.isFramingField(name) { continue }
             guard ResponseHead.isSafeField(name: name, value: value) else {

@@ -53,6 +53,9 @@ final class HTTPConnection: @unchecked Sendable {
     var lingerDiscarded = 0
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     var accountedBufferedBytes = 0
+    var dateHeader = DateHeaderCache()
+    private var processingHeads = false
+    private var headsPending = false
 
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
@@ -69,12 +72,12 @@ final class HTTPConnection: @unchecked Sendable {
     /// When the timer is set to fire (it is re-armed lazily: only when a deadline moves earlier).
     private var timerFiresAt: UInt64 = .max
 
-    init(fd: Int32, remoteAddress: String, context: ServerCore) {
+    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: DispatchQueue) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.context = context
         self.parser = HTTPRequestParser(limits: context.configuration.limits)
-        queue = DispatchQueue(label: "portcullis.http.connection")
+        queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         timer = DispatchSource.makeTimerSource(queue: queue)
@@ -104,7 +107,9 @@ final class HTTPConnection: @unchecked Sendable {
         wantReading = true
         writeSourceActive = true
         suspendWriting()
-        setReadDeadline(.idle)
+        // A new connection must deliver its first head within the header timeout (silently closed if it
+        // sends nothing at all); only between requests does the longer idle timeout apply.
+        setReadDeadline(.header)
     }
 
     // MARK: - Source control
@@ -150,22 +155,21 @@ final class HTTPConnection: @unchecked Sendable {
 
     func setReadDeadline(_ kind: ReadDeadline) {
         readDeadlineKind = kind
-        let timeouts = context.configuration.timeouts
-        let duration: Duration?
+        let duration: UInt64
         switch kind {
-        case .none: duration = nil
-        case .idle: duration = timeouts.idle
-        case .header: duration = timeouts.headerRead
-        case .body: duration = timeouts.bodyRead
-        case .linger: duration = timeouts.lingeringClose
+        case .none: duration = .max
+        case .idle: duration = context.idleNanos
+        case .header: duration = context.headerReadNanos
+        case .body: duration = context.bodyReadNanos
+        case .linger: duration = context.lingerNanos
         }
-        readDeadline = duration.map { MonotonicClock.nanoseconds() &+ $0.nanoseconds } ?? .max
+        readDeadline = duration == .max ? .max : MonotonicClock.nanoseconds() &+ duration
         armTimer()
     }
 
     /// Starts or refreshes (on progress) the write stall deadline, or clears it.
     func setWriteDeadline(active: Bool) {
-        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.configuration.timeouts.write.nanoseconds : .max
+        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.writeNanos : .max
         armTimer()
     }
 
@@ -249,7 +253,23 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
+    ///
+    /// Re-entrant calls (an exchange answered inline finishes and finds a pipelined head buffered) are
+    /// turned into another turn of this loop, so a burst of pipelined requests never deepens the stack.
     func processHeads() {
+        if processingHeads {
+            headsPending = true
+            return
+        }
+        processingHeads = true
+        defer { processingHeads = false }
+        repeat {
+            headsPending = false
+            processOneHead()
+        } while headsPending && phase == .awaitingHead
+    }
+
+    private func processOneHead() {
         let (consumed, event) = parser.parse(input.readable)
         input.consume(consumed)
         switch event {
@@ -290,6 +310,10 @@ final class HTTPConnection: @unchecked Sendable {
             versionMinor: head.versionMinor, headers: head.headers, body: body,
             remoteAddress: remoteAddress, receivedAt: now)
         let responder = context.responder
+        if let response = responder.immediateResponse(to: request) {
+            responseReady(exchange, response)
+            return
+        }
         let (task, inline) = AsyncBridge<HTTPResponse>.start(on: queue) {
             await responder.respond(to: request)
         } deliver: { [self] response in
@@ -302,7 +326,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// After a response is complete: drain what is left of the request body, then serve the next request.
     func exchangeFinished() {
         guard let exchange else { return }
-        exchange.report(completed: true, now: MonotonicClock.nanoseconds())
+        exchange.report(completed: true)
         if exchange.closeAfter || draining {
             closeGracefully()
             return
@@ -340,7 +364,7 @@ final class HTTPConnection: @unchecked Sendable {
     func respondWithError(_ error: HTTPParseError) {
         guard phase != .closed else { return }
         if let exchange, !exchange.reported {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
         }
         phase = .closingAfterWrite
         suspendReading()
@@ -349,7 +373,7 @@ final class HTTPConnection: @unchecked Sendable {
         output.removeAll(keepingCapacity: true)
         outputOffset = 0
         output.append(contentsOf: ResponseHead.statusLine(error.status))
-        output.append(contentsOf: DateHeader.current())
+        output.append(contentsOf: dateHeader.current())
         output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
         output.append(contentsOf: ResponseHead.contentLengthPrefix)
         ResponseHead.appendDecimal(Int64(body.count), to: &output)
@@ -413,7 +437,7 @@ final class HTTPConnection: @unchecked Sendable {
             // The responder has not answered yet; its response will be reported when it arrives.
             exchange.responderTask?.cancel()
         } else {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
         }
     }
 

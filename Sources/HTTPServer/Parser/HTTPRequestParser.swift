@@ -298,8 +298,9 @@ public struct HTTPRequestParser: Sendable {
     private enum VersionResult { case valid(Int), unsupported, malformed }
 
     private static func parseVersion(_ bytes: UnsafeRawBufferPointer) -> VersionResult {
-        let prefix: [UInt8] = Array("HTTP/".utf8)
-        guard bytes.count > 5, bytes.prefix(5).elementsEqual(prefix) else { return .malformed }
+        guard bytes.count > 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50,
+              bytes[4] == 0x2F /* HTTP/ */
+        else { return .malformed }
         let rest = bytes.dropFirst(5)
         if rest.count == 3, HTTPSyntax.isDigit(rest[rest.startIndex]), rest[rest.startIndex + 1] == 0x2E,
            HTTPSyntax.isDigit(rest[rest.startIndex + 2])

@@ -14,11 +14,16 @@ public protocol StorageBackend: Sendable {
     func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata
 
     /// Opens the current generation for reading. `range` is resolved against that generation's size:
-    /// unsatisfiable → `.rangeNotSatisfiable(size:)`. The returned body stays readable even if the object is
-    /// overwritten or deleted meanwhile (readers of an old generation keep it). Throws `.notFound`.
+    /// unsatisfiable → `.rangeNotSatisfiable(size:)`, except `bytes=0-` / `bytes=0-N` on a zero-length object,
+    /// which returns the whole (empty) object with `range == nil` (v0 §5.2: JS treats 416 as an error). The
+    /// returned body stays readable even if the object is overwritten or deleted meanwhile (readers of an old
+    /// generation keep it). Throws `.notFound`.
     func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead
 
     /// One page of the bucket's names under `request.prefix`; see `ListRequest` for ordering and filtering.
+    /// Reading pages is consistent per page (one snapshot), not across pages: names written behind the cursor
+    /// are not seen, names written ahead of it are. Errors: `.invalidArgument` for a cursor this backend did
+    /// not produce for this prefix, or `maxResults` outside 1…1000; `.bucketNotFound` for another bucket.
     func list(_ request: ListRequest) async throws(StorageError) -> ListPage
 
     /// Writes a new generation from `body` (pulled to its end), computing MD5 and CRC32C as bytes pass.
@@ -48,19 +53,47 @@ public protocol ResumableStaging: Sendable {
 
     /// Appends a chunk that must begin at exactly `offset` (else `.offsetMismatch(current:)`, nothing stored).
     /// A chunk is stored whole or not at all. Returns the new staged size.
+    /// Errors: `.notFound` (unknown or expired handle, or a handle of another object), `.invalidArgument`
+    /// (the upload was finalized or cancelled), `.sizeMismatch` (the chunk runs past the declared size),
+    /// `.unavailable` (the backend's staging space is full; retry later), `.bodyFailed`.
     func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
                      body: any ByteStream) async throws(StorageError) -> Int64
 
-    /// Bytes persisted so far. Throws `.notFound` for an unknown or expired handle.
+    /// Bytes persisted so far (for a finalized upload: its final size). Throws `.notFound` for an unknown or
+    /// expired handle, `.invalidArgument` for a cancelled one.
     func stagedSize(_ handle: String, object: ObjectPath) async throws(StorageError) -> Int64
 
     /// Commits the staged bytes as the new generation of `object` (same atomicity as `write`), after calling
-    /// `options.beforeCommit`. The staging area is released on success.
+    /// `options.beforeCommit`. The staging area is released on success. A staged size different from the
+    /// declared one (or `options.expectedSize`) is `.sizeMismatch`; a finalized or cancelled upload is
+    /// `.invalidArgument`. Any failure leaves the upload active with its bytes, so finalize may be retried.
     func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
                         options: WriteOptions) async throws(StorageError) -> ObjectMetadata
 
-    /// Discards the staged bytes. Idempotent.
+    /// Discards the staged bytes. Idempotent for an active or already cancelled upload; a no-op for a
+    /// finalized one (the object stays). Throws `.notFound` for an unknown or expired handle.
     func cancelUpload(_ handle: String, object: ObjectPath) async throws(StorageError)
+
+    /// Where the upload stands, for the protocol's `query` command and for answering a repeated `finalize` or
+    /// a chunk after `cancel`. Throws `.notFound` for an unknown or expired handle. The default
+    /// implementation reports `.active(stagedSize:)` from `stagedSize`, for backends that cannot tell more.
+    func uploadState(_ handle: String, object: ObjectPath) async throws(StorageError) -> UploadState
+}
+
+extension ResumableStaging {
+    public func uploadState(_ handle: String, object: ObjectPath) async throws(StorageError) -> UploadState {
+        .active(stagedSize: try await stagedSize(handle, object: object))
+    }
+}
+
+/// The lifecycle of one resumable upload.
+public enum UploadState: Sendable, Equatable {
+    /// Accepting chunks; `stagedSize` bytes are durably stored.
+    case active(stagedSize: Int64)
+    /// Finalized: the object was committed as `generation` with `size` bytes. Further chunks are refused.
+    case finalized(size: Int64, generation: Int64)
+    /// Cancelled by the client; chunks and finalize are refused.
+    case cancelled
 }
 
 /// What `read` opened: the generation's metadata, the resolved range, and its bytes.

@@ -57,13 +57,12 @@ final class RawClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(errno)")
-        }
+        // No close here: the instance is fully initialised, so `deinit` runs when this init throws and closes
+        // the descriptor; closing it here too would close whatever reused the number in between.
+        guard result == 0 else { throw TestFailure("connect failed: errno \(errno)") }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
@@ -174,6 +173,13 @@ struct ClosureResponder: HTTPResponder {
     func respond(to request: HTTPRequest) async -> HTTPResponse { await handler(request) }
 }
 
+/// A responder answering on the synchronous fast path (`immediateResponse`).
+struct ImmediateResponder: HTTPResponder {
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    func respond(to request: HTTPRequest) async -> HTTPResponse { HTTPResponse(status: 500) }
+    func immediateResponse(to request: HTTPRequest) -> HTTPResponse? { handler(request) }
+}
+
 /// A server on 127.0.0.1:0 for one test.
 struct TestServer {
     let server: HTTPServer
@@ -181,10 +187,13 @@ struct TestServer {
 
     init(configure: (inout HTTPServerConfiguration) -> Void = { _ in },
          handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws {
+        try self.init(configure: configure, responder: ClosureResponder(handler: handler))
+    }
+
+    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder) throws {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
-        server = HTTPServer(configuration: configuration, responder: ClosureResponder(handler: handler),
-                            logger: .disabled)
+        server = HTTPServer(configuration: configuration, responder: responder, logger: .disabled)
         port = try server.start()
     }
 

@@ -1,0 +1,49 @@
+# Portcullis — the project's commands. Each target is a thin wrapper over a script in scripts/ so that CI, the
+# Dockerfile and people run the same steps.
+#
+#   make run           install what is missing, build release, serve ./data on http://127.0.0.1:$(PORT)
+#   make test          everything CI runs: swift test, lint, black-box suites; ends with "N passed, N failed"
+#   make lint          hadolint, openapi-spec-validator, kubernetes-validate (also part of make test)
+#   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
+#   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PORT ?= 8080
+FUZZ_SECONDS ?= 60
+export PORT FUZZ_SECONDS
+
+.PHONY: help run test lint fuzz bench bench-quick build release deps clean
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+run:
+	@scripts/run.sh
+
+test:
+	@scripts/test.sh
+
+lint:
+	@scripts/lint.sh
+
+fuzz:
+	@scripts/fuzz.sh
+
+bench:
+	@scripts/bench.sh full
+
+bench-quick:
+	@scripts/bench.sh quick
+
+build:
+	swift build
+
+release:
+	@scripts/build-release.sh
+
+deps:
+	@scripts/deps.sh all
+
+clean:
+	rm -rf .build bench/results .venv-*

@@ -1,0 +1,89 @@
+public import HTTPServer
+
+/// CORS for browser apps (v0 §3): preflights allow the Firebase SDK's headers and methods, and every response
+/// to an allowed origin exposes the headers the JS SDK reads (`X-Goog-Upload-*` above all — without them a
+/// browser upload fails with `storage/unknown`).
+///
+/// Origins come from `--cors-origins`: a matching origin is reflected; `*` reflects any origin (so the answer
+/// stays valid for requests that carry credentials) and adds `Vary: Origin`.
+public struct CORSPolicy: Sendable {
+    public let origins: [String]
+    private let allowAny: Bool
+
+    public static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+    public static let allowedHeaders = [
+        "Authorization", "Content-Type", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
+        "If-Unmodified-Since", "If-Range", "X-Firebase-AppCheck", "X-Firebase-Storage-Version", "X-Firebase-GMPID",
+        "X-Goog-Upload-Protocol", "X-Goog-Upload-Command", "X-Goog-Upload-Offset", "X-Goog-Upload-Content-Length",
+        "X-Goog-Upload-Content-Type", "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type",
+        "X-HTTP-Method-Override", "X-Request-Id", "traceparent",
+    ]
+    public static let exposedHeaders = [
+        "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",
+        "Last-Modified", "Accept-Ranges", "Cache-Control", "Retry-After", "X-Request-Id",
+        "X-Firebase-Storage-Version", "X-Goog-Upload-Status", "X-Goog-Upload-URL", "X-Goog-Upload-Size-Received",
+        "X-Goog-Upload-Chunk-Granularity", "X-Goog-Upload-Command", "X-Goog-Upload-Control-URL",
+        "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type", "X-Goog-Upload-Protocol",
+        "X-GUploader-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration", "x-goog-storage-class",
+    ].joined(separator: ", ")
+
+    public init(origins: [String]) {
+        self.origins = origins
+        self.allowAny = origins.contains("*")
+    }
+
+    /// Whether `origin` may read responses.
+    public func allows(origin: String) -> Bool {
+        allowAny || origins.contains { HTTPHeaders.equalsIgnoringCase($0, origin) }
+    }
+
+    /// Whether the request is a CORS preflight (OPTIONS with `Access-Control-Request-Method`).
+    public static func isPreflight(_ request: HTTPRequest) -> Bool {
+        request.method == .options && request.headers.contains("Access-Control-Request-Method")
+    }
+
+    /// The answer to an OPTIONS request: a preflight gets the allow headers (or 403 for a foreign origin); a
+    /// plain OPTIONS just lists the methods.
+    public func preflight(_ request: HTTPRequest) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("Allow", Self.allowedMethods)
+        guard let origin = request.headers["Origin"], Self.isPreflight(request) else {
+            return HTTPResponse(status: 204, headers: headers)
+        }
+        guard allows(origin: origin) else {
+            return GatewayError.forbidden("Origin \(origin) is not allowed.").response(requestID: nil)
+        }
+        headers.add("Access-Control-Allow-Origin", origin)
+        headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
+        headers.add("Access-Control-Allow-Methods", Self.allowedMethods)
+        headers.add("Access-Control-Allow-Headers", allowHeaders(for: request.headers["Access-Control-Request-Headers"]))
+        headers.add("Access-Control-Max-Age", "3600")
+        if let pna = request.headers["Access-Control-Request-Private-Network"],
+           HTTPHeaders.equalsIgnoringCase(pna, "true") {
+            headers.add("Access-Control-Allow-Private-Network", "true")
+        }
+        return HTTPResponse(status: 204, headers: headers)
+    }
+
+    /// Adds the CORS response headers for an allowed origin to an actual (non-preflight) response.
+    public func decorate(_ response: inout HTTPResponse, for request: HTTPRequest) {
+        guard let origin = request.headers["Origin"], allows(origin: origin) else { return }
+        response.headers.set("Access-Control-Allow-Origin", origin)
+        response.headers.add("Vary", "Origin")
+        response.headers.set("Access-Control-Expose-Headers", Self.exposedHeaders)
+    }
+
+    /// The SDK headers plus any `X-Goog-Upload-*` header the browser announced (the family is open-ended).
+    private func allowHeaders(for requested: String?) -> String {
+        var list = Self.allowedHeaders
+        for name in (requested ?? "").split(separator: ",") {
+            let header = name.trimmingSpaces()
+            guard header.lowercased().hasPrefix("x-goog-upload-"),
+                  !list.contains(where: { HTTPHeaders.equalsIgnoringCase($0, header) }),
+                  header.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D })
+            else { continue }
+            list.append(header)
+        }
+        return list.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,166 @@
+public import PortcullisCore
+
+/// The facts of one finished exchange, as written to the access log (DESIGN §8).
+///
+/// `target` must already be redacted (`AccessLog.redactedTarget`); nothing here may hold a token, an
+/// `Authorization` value or a key — the renderer writes every field as given.
+public struct AccessLogEntry: Sendable {
+    /// Wall-clock time the request head was complete.
+    public var time: Timestamp
+    public var requestID: String
+    public var remoteAddress: String
+    public var method: String
+    /// The route template (`/v0/b/{bucket}/o/{object}`), never the raw path.
+    public var route: String
+    /// The request-target with the query redacted.
+    public var target: String
+    public var bucket: String?
+    public var object: String?
+    /// 499 when the client went away before the response was complete.
+    public var status: Int
+    public var bytesIn: Int64
+    public var bytesOut: Int64
+    public var durationNanos: UInt64
+    public var timeToFirstByteNanos: UInt64?
+    public var upstreamNanos: UInt64
+    public var principalUID: String?
+    /// `allow`, `deny`, `token`, `admin`, or nil.
+    public var decision: String?
+    public var range: String?
+    public var userAgent: String?
+    public var traceID: String?
+
+    public init(time: Timestamp, requestID: String, remoteAddress: String, method: String, route: String,
+                target: String, bucket: String? = nil, object: String? = nil, status: Int, bytesIn: Int64 = 0,
+                bytesOut: Int64 = 0, durationNanos: UInt64 = 0, timeToFirstByteNanos: UInt64? = nil,
+                upstreamNanos: UInt64 = 0, principalUID: String? = nil, decision: String? = nil,
+                range: String? = nil, userAgent: String? = nil, traceID: String? = nil) {
+        self.time = time
+        self.requestID = requestID
+        self.remoteAddress = remoteAddress
+        self.method = method
+        self.route = route
+        self.target = target
+        self.bucket = bucket
+        self.object = object
+        self.status = status
+        self.bytesIn = bytesIn
+        self.bytesOut = bytesOut
+        self.durationNanos = durationNanos
+        self.timeToFirstByteNanos = timeToFirstByteNanos
+        self.upstreamNanos = upstreamNanos
+        self.principalUID = principalUID
+        self.decision = decision
+        self.range = range
+        self.userAgent = userAgent
+        self.traceID = traceID
+    }
+
+    /// One line (newline included) in the requested format.
+    public func rendered(_ format: LogFormat) -> [UInt8] {
+        switch format {
+        case .json: renderJSON()
+        case .text: renderText()
+        }
+    }
+
+    /// `{"time":...,"level":"info","msg":"access","request_id":...}`; absent values are `null` so every line has
+    /// the same keys.
+    func renderJSON() -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        out.append(contentsOf: #"{"time":""#.utf8)
+        out.append(contentsOf: time.rfc3339Milliseconds.utf8)
+        out.append(contentsOf: #"","level":"info","msg":"access","request_id":"#.utf8)
+        JSONValue.encodeString(requestID, into: &out)
+        field("remote_addr", remoteAddress, &out)
+        field("method", method, &out)
+        field("route", route, &out)
+        field("path", target, &out)
+        field("bucket", bucket, &out)
+        field("object", object, &out)
+        number("status", Int64(status), &out)
+        number("bytes_in", bytesIn, &out)
+        number("bytes_out", bytesOut, &out)
+        milliseconds("duration_ms", durationNanos, &out)
+        milliseconds("ttfb_ms", timeToFirstByteNanos, &out)
+        milliseconds("upstream_ms", upstreamNanos, &out)
+        field("uid", principalUID, &out)
+        field("decision", decision, &out)
+        field("range", range, &out)
+        field("user_agent", userAgent, &out)
+        field("trace_id", traceID, &out)
+        out.append(contentsOf: "}\n".utf8)
+        return out
+    }
+
+    /// `TIME STATUS METHOD PATH DURATIONms in=N out=N route=... rid=... uid=... decision=... ua="..."`.
+    func renderText() -> [UInt8] {
+        var line = "\(time.rfc3339Milliseconds) \(status) \(method) \(Self.textSafe(target)) "
+        line += Self.millisecondsText(durationNanos) + "ms in=\(bytesIn) out=\(bytesOut) route=\(route) rid=\(requestID)"
+        line += " remote=\(remoteAddress)"
+        if let bucket { line += " bucket=\(Self.quotedIfNeeded(bucket))" }
+        if let object { line += " object=\(Self.quotedIfNeeded(object))" }
+        if let timeToFirstByteNanos { line += " ttfb=" + Self.millisecondsText(timeToFirstByteNanos) + "ms" }
+        if upstreamNanos > 0 { line += " upstream=" + Self.millisecondsText(upstreamNanos) + "ms" }
+        if let principalUID { line += " uid=\(Self.quotedIfNeeded(principalUID))" }
+        if let decision { line += " decision=\(decision)" }
+        if let range { line += " range=\(range)" }
+        if let traceID { line += " trace=\(traceID)" }
+        if let userAgent { line += " ua=\"\(Self.textSafe(userAgent).replacingQuotes())\"" }
+        line += "\n"
+        return Array(line.utf8)
+    }
+
+    private func field(_ key: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        out.append(contentsOf: "\":".utf8)
+        if let value { JSONValue.encodeString(value, into: &out) } else { out.append(contentsOf: "null".utf8) }
+    }
+
+    private func number(_ key: StaticString, _ value: Int64, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        out.append(contentsOf: "\":".utf8)
+        out.append(contentsOf: String(value).utf8)
+    }
+
+    private func milliseconds(_ key: StaticString, _ nanos: UInt64?, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        out.append(contentsOf: "\":".utf8)
+        if let nanos { out.append(contentsOf: Self.millisecondsText(nanos).utf8) } else { out.append(contentsOf: "null".utf8) }
+    }
+
+    /// Milliseconds with three decimals (microsecond resolution), without Foundation formatting.
+    static func millisecondsText(_ nanos: UInt64) -> String {
+        let micros = nanos / 1000
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    /// Control characters would split a text line; replace them.
+    static func textSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { out += "?" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+
+    static func quotedIfNeeded(_ text: String) -> String {
+        let safe = textSafe(text)
+        return safe.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"\(safe.replacingQuotes())\"" : safe
+    }
+}
+
+extension String {
+    fileprivate func replacingQuotes() -> String {
+        contains("\"") ? split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "'") : self
+    }
+}

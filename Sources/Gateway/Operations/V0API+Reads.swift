@@ -1,0 +1,146 @@
+import HTTPServer
+import PortcullisCore
+import Storage
+
+/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (DESIGN §7).
+extension V0API {
+    /// The access check shared by every read: a signed URL or a matching `?token=` bypasses rules, otherwise
+    /// rules `get` judge the current object (or nil) BEFORE existence is revealed. Mints the first download
+    /// token of an object that has none. Returns the metadata to serve.
+    func readAccess(_ call: V0Call, _ backend: any StorageBackend, _ object: ObjectPath) async throws -> ObjectMetadata {
+        let current = try await existingMetadata(call, backend, object)
+        if try signedGrant(call, object) {
+            // A signed URL authorizes this object's reads.
+        } else if let token = call.query["token"], let current, current.downloadTokens.contains(token) {
+            call.context.decision = "token"
+        } else {
+            try authorize(call, .get, bucket: object.bucket, path: object.name, principal: call.principal,
+                          resource: current)
+        }
+        guard let current else { throw GatewayError.notFound() }
+        if current.downloadTokens.isEmpty { return try await mintFirstToken(call, backend, current) }
+        return current
+    }
+
+    /// Conditional GET (RFC 9110 §13.2.2): generation preconditions and `If-Match` → 412;
+    /// `If-None-Match` / `If-Modified-Since` → 304 (returned as a response).
+    func conditionalRead(_ call: V0Call, _ meta: ObjectMetadata) throws(GatewayError) -> HTTPResponse? {
+        try checkWritePreconditions(call, meta, try queryPreconditions(call))
+        let notModified: Bool
+        if let ifNoneMatch = call.headers["If-None-Match"] {
+            notModified = Self.entityTagList(ifNoneMatch, matches: meta, weak: true)
+        } else if let text = call.headers["If-Modified-Since"], let date = HTTPDate.parse(text) {
+            notModified = meta.updated.secondsSinceEpoch <= date.secondsSinceEpoch
+        } else {
+            notModified = false
+        }
+        guard notModified else { return nil }
+        var headers = HTTPHeaders()
+        headers.add("ETag", Self.etag(meta))
+        headers.add("Last-Modified", meta.updated.httpDate)
+        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
+        return HTTPResponse(status: 304, headers: headers)
+    }
+
+    func getMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
+        let backend = try backend(object.bucket)
+        let meta = try await readAccess(call, backend, object)
+        if let notModified = try conditionalRead(call, meta) { return notModified }
+        return Self.json(MetadataJSON.encode(meta), headers: [("ETag", Self.etag(meta))])
+    }
+
+    func download(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
+        let backend = try backend(object.bucket)
+        let meta = try await readAccess(call, backend, object)
+        if let notModified = try conditionalRead(call, meta) { return notModified }
+
+        // One satisfiable `bytes` range → 206; `If-Range` that does not match → the whole object.
+        var spec = call.headers["Range"].flatMap { ByteRangeSpec.parse($0) }
+        if spec != nil, let ifRange = call.headers["If-Range"] {
+            let matches: Bool
+            if ifRange.hasPrefix("\"") { matches = ifRange.trimmingSpaces() == Self.etag(meta) }
+            else if let date = HTTPDate.parse(ifRange) { matches = date.secondsSinceEpoch == meta.updated.secondsSinceEpoch }
+            else { matches = false }
+            if !matches { spec = nil }
+        }
+        if let requested = spec, requested.resolve(size: meta.size) == nil {
+            // §5.2: `bytes=0-N` on an empty object is served whole (JS treats 416 as an error).
+            if meta.size == 0, case .fromTo(first: 0, _) = requested { spec = nil }
+            else { throw GatewayError(StorageError.rangeNotSatisfiable(size: meta.size)) }
+        }
+
+        if call.routed.isHead {
+            var response = HTTPResponse(status: spec == nil ? 200 : 206, headers: downloadHeaders(meta))
+            let length: Int64
+            if let range = spec?.resolve(size: meta.size) {
+                response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(meta.size)")
+                length = range.length
+            } else {
+                length = meta.size
+            }
+            response.headers.add("Content-Length", String(length))
+            return response
+        }
+
+        let read = try await storage(call) { try await backend.read(object, range: spec) }
+        var response = HTTPResponse(status: 200, headers: downloadHeaders(read.metadata))
+        let length: Int64
+        if let range = read.range {
+            response.status = 206
+            response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(read.metadata.size)")
+            call.context.range = "\(range.offset)-\(range.last)"
+            length = range.length
+        } else {
+            length = read.metadata.size
+        }
+        switch read.body {
+        case .file(let region): response.body = .file(region)
+        case .stream(let stream): response.body = .stream(stream, length: length)
+        }
+        return response
+    }
+
+    /// The representation headers of an object's bytes (§5.2).
+    func downloadHeaders(_ meta: ObjectMetadata) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Disposition", Self.contentDisposition(meta))
+        if let encoding = meta.contentEncoding, !encoding.isEmpty, encoding != "identity" {
+            headers.add("Content-Encoding", encoding)
+        }
+        if let language = meta.contentLanguage { headers.add("Content-Language", language) }
+        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
+        headers.add("Accept-Ranges", "bytes")
+        headers.add("ETag", Self.etag(meta))
+        headers.add("Last-Modified", meta.updated.httpDate)
+        var hashes: [String] = []
+        if let crc = meta.crc32c { hashes.append("crc32c=\(crc)") }
+        if let md5 = meta.md5Hash { hashes.append("md5=\(md5)") }
+        if !hashes.isEmpty { headers.add("x-goog-hash", hashes.joined(separator: ",")) }
+        headers.add("x-goog-generation", String(meta.generation))
+        headers.add("x-goog-metageneration", String(meta.metageneration))
+        headers.add("x-goog-storage-class", meta.storageClass)
+        return headers
+    }
+
+    /// `{stored disposition or attachment}; filename*=UTF-8''{last path component}` (RFC 6266 / RFC 8187),
+    /// unless the stored value already names a file.
+    static func contentDisposition(_ meta: ObjectMetadata) -> String {
+        let stored = meta.contentDisposition ?? "attachment"
+        if stored.lowercased().contains("filename") { return stored }
+        let lastComponent = meta.name.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
+            ?? meta.name
+        return "\(stored); filename*=UTF-8''\(PercentDecoding.encodeRFC8187(lastComponent))"
+    }
+
+    func downloadURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
+        let backend = try backend(object.bucket)
+        let meta = try await readAccess(call, backend, object)
+        let token = meta.downloadTokens.first ?? ""
+        let url = objectURL(call, object) + "?alt=media&token=" + PercentDecoding.encodeComponent(token)
+        var body = Array(#"{"downloadUrl":"#.utf8)
+        JSONValue.encodeString(url, into: &body)
+        body.append(UInt8(ascii: "}"))
+        return Self.json(body)
+    }
+}

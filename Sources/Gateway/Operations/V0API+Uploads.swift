@@ -1,0 +1,110 @@
+import HTTPServer
+import PortcullisCore
+import Storage
+
+/// One-shot uploads: media (§5.7) and streamed multipart (§5.8), plus what resumable uploads share with them.
+extension V0API {
+    /// Fills the upload defaults of §5.8: `application/octet-stream`, `inline`, and one fresh download token
+    /// unless the client supplied `firebaseStorageDownloadTokens`.
+    func completeAttributes(_ attributes: ObjectAttributes, contentType fallback: String?) -> ObjectAttributes {
+        var a = attributes
+        if a.contentType == nil { a.contentType = fallback.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream" }
+        if a.contentDisposition == nil { a.contentDisposition = "inline" }
+        if a.downloadTokens.isEmpty { a.downloadTokens = [GatewayCrypto.uuid()] }
+        return a
+    }
+
+    /// The object an upload would create, from what is declared before the bytes arrive (for the early rules
+    /// check; the authoritative check runs in `beforeCommit` with the true size and hashes).
+    static func proposedMetadata(_ object: ObjectPath, _ a: ObjectAttributes, size: Int64, md5: String?,
+                                 existing: ObjectMetadata?) -> ObjectMetadata {
+        let now = Timestamp.now()
+        return ObjectMetadata(
+            bucket: object.bucket, name: object.name, generation: max(now.nanosecondsSinceEpoch / 1000,
+                                                                      (existing?.generation ?? 0) + 1),
+            metageneration: 1, size: size, timeCreated: now, updated: now, md5Hash: md5,
+            contentType: a.contentType, contentEncoding: a.contentEncoding, contentDisposition: a.contentDisposition,
+            contentLanguage: a.contentLanguage, cacheControl: a.cacheControl, customMetadata: a.customMetadata,
+            downloadTokens: a.downloadTokens)
+    }
+
+    /// Write options whose `beforeCommit` runs rules `create` (overwrites included, §5.8) for `principal`
+    /// against the metadata the backend is about to commit.
+    func createOptions(_ call: V0Call, _ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,
+                       preconditions: Preconditions, expectedMD5: String?, expectedSize: Int64?) -> WriteOptions {
+        let check: @Sendable (ObjectMetadata) async throws -> Void = { [self] proposed in
+            try self.authorize(call, .create, bucket: object.bucket, path: object.name, principal: principal,
+                               resource: existing, requestResource: proposed)
+        }
+        return WriteOptions(preconditions: preconditions, expectedMD5: expectedMD5, expectedSize: expectedSize,
+                            beforeCommit: check)
+    }
+
+    /// Refuses a body the `Content-Length` already shows is too large, before reading it (413).
+    func checkDeclaredLength(_ call: V0Call, allowance: Int64 = 0) throws(GatewayError) {
+        if let length = call.request.body.expectedLength, length > configuration.maxObjectBytes + allowance {
+            throw .payloadTooLarge(limit: configuration.maxObjectBytes)
+        }
+    }
+
+    func uploadMedia(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
+        let backend = try backend(object.bucket)
+        try checkDeclaredLength(call)
+        let preconditions = try queryPreconditions(call)
+        var attributes = ObjectAttributes()
+        if let contentType = call.headers["Content-Type"] {
+            try MetadataJSON.checkHeaderSafe(contentType, "Content-Type")
+            attributes.contentType = contentType
+        }
+        attributes = completeAttributes(attributes, contentType: nil)
+        let existing = try await existingMetadata(call, backend, object)
+        try authorize(call, .create, bucket: object.bucket, path: object.name, principal: call.principal,
+                      resource: existing, requestResource: Self.proposedMetadata(
+                        object, attributes, size: call.request.body.expectedLength ?? 0, md5: nil, existing: existing))
+        let body = LimitedByteStream(call.request.body, limit: configuration.maxObjectBytes)
+        let options = createOptions(call, object, principal: call.principal, existing: existing,
+                                    preconditions: preconditions, expectedMD5: nil, expectedSize: nil)
+        let meta = try await storage(call) {
+            try await backend.write(object, body: body, attributes: attributes, options: options)
+        }
+        return Self.json(MetadataJSON.encode(meta), headers: [("ETag", Self.etag(meta))])
+    }
+
+    func uploadMultipart(_ call: V0Call, bucket: String, name: String?, boundary: String) async throws -> HTTPResponse {
+        let backend = try backend(bucket)
+        try checkDeclaredLength(call, allowance: Int64(configuration.maxJSONBodyBytes) + 64 * 1024)
+        let preconditions = try queryPreconditions(call)
+        let reader = MultipartReader(body: call.request.body, boundary: boundary)
+        do {
+            guard try await reader.nextPartHeaders() != nil else { throw MultipartError.unexpectedPartCount }
+            let json = try await reader.collectPart(limit: configuration.maxJSONBodyBytes)
+            let fields = try MetadataJSON.decodeUpload(json)
+            guard let objectName = name ?? fields.name else { throw GatewayError.badRequest("Missing object name.") }
+            let object = try V0Router.objectPath(bucket, objectName)
+            call.context.objectName = objectName
+            guard let mediaHeaders = try await reader.nextPartHeaders() else { throw MultipartError.unexpectedPartCount }
+            let partType = mediaHeaders.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
+            if let partType { try MetadataJSON.checkHeaderSafe(partType, "Content-Type") }
+            let attributes = completeAttributes(fields.attributes, contentType: partType)
+
+            let existing = try await existingMetadata(call, backend, object)
+            let estimate = call.request.body.expectedLength.map {
+                max(0, $0 - reader.consumedBytes - Int64(boundary.utf8.count + 6))
+            } ?? 0
+            try authorize(call, .create, bucket: bucket, path: objectName, principal: call.principal,
+                          resource: existing, requestResource: Self.proposedMetadata(
+                            object, attributes, size: estimate, md5: fields.md5Hash, existing: existing))
+            let body = LimitedByteStream(reader.partStream(lastPart: true), limit: configuration.maxObjectBytes)
+            let options = createOptions(call, object, principal: call.principal, existing: existing,
+                                        preconditions: preconditions, expectedMD5: fields.md5Hash, expectedSize: nil)
+            let meta = try await storage(call) {
+                try await backend.write(object, body: body, attributes: attributes, options: options)
+            }
+            return Self.json(MetadataJSON.encode(meta), headers: [("ETag", Self.etag(meta))])
+        } catch let error as MultipartError {
+            throw GatewayError.badRequest(error.description)
+        } catch let error as ByteStreamError {
+            throw GatewayError(bodyError: error)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+public import HTTPServer
+import PortcullisCore
+
+/// The gateway's `HTTPResponder`: ops routes, then authentication and the v0 API, then 404 (DESIGN §1).
+///
+/// Every response carries `X-Request-Id` (the caller's if sane, else a generated one; `/healthz` only echoes a
+/// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
+/// `HTTPResponse.onComplete` fires — after the last byte, or as 499 when the client went away. `/healthz` is
+/// counted with a pre-resolved counter and otherwise answered from a pre-rendered response.
+public struct GatewayResponder: HTTPResponder {
+    public let ops: OpsEndpoints
+    public let api: (any APIHandling)?
+    public let authentication: any RequestAuthenticating
+    public let metrics: HTTPMetrics
+    public let accessLog: AccessLog
+    /// Decorates responses the API never saw (authentication failures) so browsers can read them.
+    public let cors: CORSPolicy?
+    private let healthCounter: Counter
+
+    public init(ops: OpsEndpoints, api: (any APIHandling)?, authentication: any RequestAuthenticating,
+                metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy? = nil) {
+        self.ops = ops
+        self.cors = cors
+        self.api = api
+        self.authentication = authentication
+        self.metrics = metrics
+        self.accessLog = accessLog
+        healthCounter = metrics.requestCounter(route: OpsEndpoints.healthPath, method: HTTPMethodLabel("GET"), status: 200)
+    }
+
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let path = request.path
+        if let opsRoute = OpsEndpoints.route(for: path) {
+            return await respondToOps(request, route: opsRoute)
+        }
+
+        let startedAt = Timestamp.now()
+        let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
+        let context = RequestContext(requestID: requestID,
+                                     traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]))
+        metrics.inflight.increment()
+
+        var response: HTTPResponse
+        if let api, api.matches(request) {
+            do {
+                let principal = try await authentication.authenticate(authorization: request.headers["Authorization"])
+                context.principalUID = principal?.uid
+                response = await api.handle(request, principal: principal, context: context)
+            } catch {
+                if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
+                response = error.response(requestID: requestID)
+                if request.method == .head { response.body = .empty }
+                cors?.decorate(&response, for: request)
+            }
+        } else {
+            response = GatewayError.notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path)).")
+                .response(requestID: requestID)
+        }
+        if !response.headers.contains("X-Request-Id") { response.headers.add("X-Request-Id", requestID) }
+
+        let handlerCompletion = response.onComplete
+        let facts = RequestFacts(time: startedAt, method: request.method.rawValue,
+                                 target: AccessLog.redactedTarget(request.target),
+                                 remoteAddress: request.remoteAddress, userAgent: request.headers["User-Agent"])
+        let metrics = self.metrics
+        let accessLog = self.accessLog
+        response.onComplete = { summary in
+            handlerCompletion?(summary)
+            metrics.inflight.decrement()
+            let status = summary.completed ? summary.status : 499
+            metrics.record(route: context.routeTemplate, method: HTTPMethodLabel(facts.method), status: status,
+                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos)
+            accessLog.write(facts.entry(context: context, summary: summary, status: status))
+        }
+        return response
+    }
+
+    private func respondToOps(_ request: HTTPRequest, route: String) async -> HTTPResponse {
+        let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"])
+        guard ops.isAllowed(request.method) else {
+            let requestID = callerID ?? RequestIdentity.generate()
+            var response = GatewayError.methodNotAllowed(allow: OpsEndpoints.allowedMethods).response(requestID: requestID)
+            attachMetrics(&response, route: route, method: request.method)
+            return response
+        }
+        var response: HTTPResponse
+        switch route {
+        case OpsEndpoints.healthPath:
+            response = ops.healthResponse
+            if request.method == .get { healthCounter.increment() } else { attachMetrics(&response, route: route, method: request.method) }
+            if let callerID { response.headers.add("X-Request-Id", callerID) }
+            return response
+        case OpsEndpoints.readyPath:
+            response = await ops.readyResponse()
+        default:
+            response = ops.metricsResponse()
+        }
+        response.headers.add("X-Request-Id", callerID ?? RequestIdentity.generate())
+        attachMetrics(&response, route: route, method: request.method)
+        return response
+    }
+
+    /// Counts an ops exchange in the HTTP metrics (no access-log line for probes).
+    private func attachMetrics(_ response: inout HTTPResponse, route: String, method: HTTPMethod) {
+        let metrics = self.metrics
+        let label = HTTPMethodLabel(method.rawValue)
+        response.onComplete = { summary in
+            metrics.record(route: route, method: label, status: summary.completed ? summary.status : 499,
+                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos)
+        }
+    }
+
+    /// The path as echoed in a 404 message: bounded length, no control characters.
+    static func printablePath(_ path: Substring) -> String {
+        AccessLogEntry.textSafe(String(path.prefix(200)))
+    }
+}
+
+/// What the access log needs from the request, captured before the request value goes away.
+private struct RequestFacts: Sendable {
+    let time: Timestamp
+    let method: String
+    let target: String
+    let remoteAddress: String
+    let userAgent: String?
+
+    func entry(context: RequestContext, summary: ExchangeSummary, status: Int) -> AccessLogEntry {
+        AccessLogEntry(
+            time: time, requestID: context.requestID, remoteAddress: remoteAddress, method: method,
+            route: context.routeTemplate, target: target, bucket: context.bucket, object: context.objectName,
+            status: status, bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
+            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: context.upstreamNanos,
+            principalUID: context.principalUID, decision: context.decision, range: context.range,
+            userAgent: userAgent, traceID: context.traceID)
+    }
+}

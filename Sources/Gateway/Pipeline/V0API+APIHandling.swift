@@ -1,0 +1,2 @@
+/// The v0 API is the application behind `GatewayResponder`.
+extension V0API: APIHandling {}

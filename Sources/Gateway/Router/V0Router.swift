@@ -1,0 +1,158 @@
+public import HTTPServer
+import PortcullisCore
+
+/// Turns a raw v0 request into a typed `RoutedRequest` (DESIGN §1), or the protocol error for it.
+///
+/// Paths (v0 §2.1): `/v0/b/{bucket}/o` (collection) and `/v0/b/{bucket}/o/{object}`. The bucket segment and
+/// everything after `/o/` — raw slashes included (§2.2 [REC]) — are percent-decoded exactly once, without
+/// turning `+` into a space; query parameters are form-decoded (§2.3). Unknown buckets are 404, methods a
+/// route does not serve are 405 with `Allow`.
+public struct V0Router: Sendable {
+    public let buckets: Set<String>
+
+    public static let collectionTemplate = "/v0/b/{bucket}/o"
+    public static let objectTemplate = "/v0/b/{bucket}/o/{object}"
+    static let objectMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    static let collectionMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
+
+    public init(buckets: Set<String>) { self.buckets = buckets }
+
+    /// Whether the target is under `/v0/` (or is exactly `/v0`).
+    public static func matches(_ request: HTTPRequest) -> Bool {
+        let path = request.path
+        return path == "/v0" || path.hasPrefix("/v0/")
+    }
+
+    /// The route template for a path, for labelling even requests that fail routing.
+    public static func template(for request: HTTPRequest) -> String {
+        let path = request.path
+        guard path.hasPrefix("/v0/b/") else { return "/v0/unmatched" }
+        let rest = path.dropFirst("/v0/b/".count)
+        guard let slash = rest.firstIndex(of: "/") else { return "/v0/unmatched" }
+        let after = rest[slash...]
+        if after == "/o" || after == "/o/" { return collectionTemplate }
+        if after.hasPrefix("/o/") { return objectTemplate }
+        return "/v0/unmatched"
+    }
+
+    public func route(_ request: HTTPRequest) throws(GatewayError) -> RoutedRequest {
+        let path = request.path
+        guard path.hasPrefix("/v0/b/") else { throw .notFound("Not Found.") }
+        let rest = path.dropFirst("/v0/b/".count)
+        guard let slash = rest.firstIndex(of: "/") else { throw .notFound("Not Found.") }
+        guard let bucket = PercentDecoding.decode(rest[..<slash], plusIsSpace: false) else {
+            throw .badRequest("Malformed percent-encoding in the bucket name.")
+        }
+        let after = rest[slash...]
+        var rawObject: Substring?
+        if after == "/o" || after == "/o/" {
+            rawObject = nil
+        } else if after.hasPrefix("/o/") {
+            rawObject = after.dropFirst(3)
+        } else {
+            throw .notFound("Not Found.")
+        }
+        guard buckets.contains(bucket) else { throw .notFound("Bucket \(bucket) not found.") }
+        let query = try QueryParameters(parsing: request.query)
+        let method = request.method.rawValue
+        let isHead = method == "HEAD"
+
+        if let rawObject {
+            guard let name = PercentDecoding.decode(rawObject, plusIsSpace: false) else {
+                throw .badRequest("Malformed percent-encoding in the object name.")
+            }
+            let object = try Self.objectPath(bucket, name)
+            let op = try objectOperation(method: method, object: object, query: query, headers: request.headers)
+            return RoutedRequest(operation: op, query: query, routeTemplate: Self.objectTemplate, isHead: isHead)
+        }
+        let op = try collectionOperation(method: method, bucket: bucket, query: query, headers: request.headers)
+        return RoutedRequest(operation: op, query: query, routeTemplate: Self.collectionTemplate, isHead: isHead)
+    }
+
+    static func objectPath(_ bucket: String, _ name: String) throws(GatewayError) -> ObjectPath {
+        do { return try ObjectPath(bucket: bucket, name: name) } catch { throw GatewayError(error) }
+    }
+
+    private func objectOperation(method: String, object: ObjectPath, query: QueryParameters,
+                                 headers: HTTPHeaders) throws(GatewayError) -> Operation {
+        switch method {
+        case "GET", "HEAD":
+            switch query["alt"] {
+            case nil, "json": return .getMetadata(object)
+            case "media": return .download(object)
+            case "downloadUrl": return .downloadURL(object)
+            case let other?: throw .badRequest("Unsupported alt=\(other); use media, json or downloadUrl.")
+            }
+        case "PATCH":
+            return .updateMetadata(object)
+        case "DELETE":
+            return .delete(object)
+        case "PUT", "POST":
+            if let uploadID = query["upload_id"] { return .resumableContinue(bucket: object.bucket, uploadID: uploadID) }
+            if method == "PUT", let override = headers["X-HTTP-Method-Override"],
+               HTTPHeaders.equalsIgnoringCase(override.trimmingSpaces(), "PATCH") {
+                return .updateMetadata(object)
+            }
+            if let value = query["create_token"] {
+                guard value == "true" else { throw .badRequest("create_token must be \"true\".") }
+                return .createToken(object)
+            }
+            if let token = query["delete_token"] { return .deleteToken(object, token: token) }
+            if method == "POST", query.contains("signedUrl") { return .signURL(object) }
+            if method == "PUT" {
+                throw .badRequest("PUT on an object needs X-HTTP-Method-Override: PATCH, create_token or delete_token.")
+            }
+            return try uploadOperation(bucket: object.bucket, name: object.name, query: query, headers: headers)
+        default:
+            throw .methodNotAllowed(allow: Self.objectMethods)
+        }
+    }
+
+    private func collectionOperation(method: String, bucket: String, query: QueryParameters,
+                                     headers: HTTPHeaders) throws(GatewayError) -> Operation {
+        switch method {
+        case "GET", "HEAD":
+            return .list(bucket: bucket)
+        case "POST", "PUT":
+            if let uploadID = query["upload_id"] { return .resumableContinue(bucket: bucket, uploadID: uploadID) }
+            if method == "PUT" { throw .badRequest("Missing upload_id.") }
+            return try uploadOperation(bucket: bucket, name: query["name"], query: query, headers: headers)
+        case "DELETE":
+            guard let name = query["name"] else { throw .badRequest("Missing object name (?name=).") }
+            return .delete(try Self.objectPath(bucket, name))
+        default:
+            throw .methodNotAllowed(allow: Self.collectionMethods)
+        }
+    }
+
+    /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9).
+    private func uploadOperation(bucket: String, name: String?, query: QueryParameters,
+                                 headers: HTTPHeaders) throws(GatewayError) -> Operation {
+        let proto = (headers["X-Goog-Upload-Protocol"] ?? query["uploadType"] ?? "").trimmingSpaces().lowercased()
+        let contentType = headers["Content-Type"] ?? ""
+        switch proto {
+        case "resumable":
+            let command = (headers["X-Goog-Upload-Command"] ?? "").trimmingSpaces().lowercased()
+            guard command == "start" else {
+                throw .badRequest("A resumable upload must be started with X-Goog-Upload-Command: start.")
+            }
+            if let name { _ = try Self.objectPath(bucket, name) }
+            return .resumableStart(bucket: bucket, name: name)
+        case "multipart":
+            guard let boundary = MultipartReader.boundary(contentType: contentType) else {
+                throw GatewayError.badRequest(MultipartError.badContentType(contentType).description)
+            }
+            if let name { _ = try Self.objectPath(bucket, name) }
+            return .uploadMultipart(bucket: bucket, name: name, boundary: boundary)
+        case "", "media", "raw":
+            if proto.isEmpty, let boundary = MultipartReader.boundary(contentType: contentType) {
+                if let name { _ = try Self.objectPath(bucket, name) }
+                return .uploadMultipart(bucket: bucket, name: name, boundary: boundary)
+            }
+            guard let name else { throw .badRequest("Missing object name (?name=).") }
+            return .uploadMedia(try Self.objectPath(bucket, name))
+        default:
+            throw .badRequest("Unsupported upload protocol \(proto).")
+        }
+    }
+}

@@ -1,0 +1,225 @@
+public import PortcullisCore
+
+/// The v0 object resource on the wire (v0 §4): encoding of `ObjectMetadata`, decoding of the writable fields.
+///
+/// Encoding follows §4.1 exactly: `size`/`generation`/`metageneration` as decimal strings, millisecond RFC 3339
+/// timestamps, base64 hashes, `downloadTokens` as one comma-joined string, `contentEncoding: "identity"` when
+/// unset, and `metadata` omitted when empty. Written by hand (no Foundation) because it is on every response.
+public enum MetadataJSON {
+    /// The full resource, as returned by GET metadata, PATCH and uploads.
+    public static func encode(_ m: ObjectMetadata) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        var first = true
+        func key(_ k: String) {
+            out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            first = false
+            JSONValue.encodeString(k, into: &out)
+            out.append(UInt8(ascii: ":"))
+        }
+        func field(_ k: String, _ v: String?) {
+            guard let v else { return }
+            key(k)
+            JSONValue.encodeString(v, into: &out)
+        }
+        field("name", m.name)
+        field("bucket", m.bucket)
+        field("generation", String(m.generation))
+        field("metageneration", String(m.metageneration))
+        field("contentType", m.contentType)
+        field("timeCreated", m.timeCreated.rfc3339Milliseconds)
+        field("updated", m.updated.rfc3339Milliseconds)
+        field("storageClass", m.storageClass)
+        field("size", String(m.size))
+        field("md5Hash", m.md5Hash)
+        field("crc32c", m.crc32c)
+        field("etag", m.etag)
+        field("contentEncoding", m.contentEncoding ?? "identity")
+        field("contentDisposition", m.contentDisposition)
+        field("contentLanguage", m.contentLanguage)
+        field("cacheControl", m.cacheControl)
+        if !m.downloadTokens.isEmpty { field("downloadTokens", m.downloadTokens.joined(separator: ",")) }
+        if !m.customMetadata.isEmpty {
+            key("metadata")
+            out.append(UInt8(ascii: "{"))
+            for (i, k) in m.customMetadata.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.encodeString(k, into: &out)
+                out.append(UInt8(ascii: ":"))
+                JSONValue.encodeString(m.customMetadata[k]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// What an upload's JSON metadata (multipart JSON part, resumable start body) asks for.
+    public struct UploadFields: Sendable, Equatable {
+        public var name: String?
+        public var attributes = ObjectAttributes()
+        /// A client-declared base64 MD5, checked against the bytes (mismatch → 400, nothing stored).
+        public var md5Hash: String?
+        public init() {}
+    }
+
+    /// Limits on custom metadata, so one object's metadata stays small (GCS allows 8 KiB in total).
+    public static let maxCustomMetadataBytes = 8 * 1024
+
+    /// Decodes upload metadata (v0 §4.2). Tolerates what the SDKs send (`"bucket": ""`, `"metadata": null`,
+    /// read-only fields, which are ignored); non-string custom values are stringified as the emulator does
+    /// (a `null` value is dropped); `firebaseStorageDownloadTokens` becomes the object's token list.
+    public static func decodeUpload(_ body: [UInt8]) throws(GatewayError) -> UploadFields {
+        var fields = UploadFields()
+        guard let object = try parseObject(body) else { return fields }
+        fields.name = try string(object, "name")
+        fields.attributes.contentType = try headerSafe(object, "contentType")
+        fields.attributes.contentEncoding = try headerSafe(object, "contentEncoding")
+        fields.attributes.contentDisposition = try headerSafe(object, "contentDisposition")
+        fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
+        fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
+        if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
+            guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
+            fields.md5Hash = md5
+        }
+        if case .object(let custom)? = object["metadata"] {
+            for (key, value) in custom {
+                let text: String
+                switch value {
+                case .null: continue
+                case .string(let s): text = s
+                default: text = value.encoded()
+                }
+                if key == ObjectMetadata.downloadTokensKey {
+                    fields.attributes.downloadTokens = splitTokens(text)
+                } else {
+                    fields.attributes.customMetadata[key] = text
+                }
+            }
+            try checkCustomSize(fields.attributes.customMetadata)
+        }
+        return fields
+    }
+
+    /// Decodes a PATCH body with the §5.4 merge semantics: absent = unchanged, `null` = remove, custom keys
+    /// merged one by one, `firebaseStorageDownloadTokens` unioned into the token list.
+    public static func decodePatch(_ body: [UInt8]) throws(GatewayError) -> MetadataPatch {
+        var patch = MetadataPatch()
+        guard let object = try parseObject(body) else { return patch }
+        patch.contentType = try fieldPatch(object, "contentType")
+        patch.contentEncoding = try fieldPatch(object, "contentEncoding")
+        patch.contentDisposition = try fieldPatch(object, "contentDisposition")
+        patch.contentLanguage = try fieldPatch(object, "contentLanguage")
+        patch.cacheControl = try fieldPatch(object, "cacheControl")
+        switch object["metadata"] {
+        case nil: break
+        case .null?: patch.clearCustomMetadata = true
+        case .object(let custom)?:
+            var size = 0
+            for (key, value) in custom {
+                let text: String?
+                switch value {
+                case .null: text = nil
+                case .string(let s): text = s
+                default: text = value.encoded()
+                }
+                if key == ObjectMetadata.downloadTokensKey {
+                    if let text { patch.addDownloadTokens = splitTokens(text) }
+                    continue
+                }
+                size += key.utf8.count + (text?.utf8.count ?? 0)
+                patch.customMetadata[key] = .some(text)
+            }
+            guard size <= maxCustomMetadataBytes else {
+                throw .badRequest("Custom metadata exceeds \(maxCustomMetadataBytes) bytes.")
+            }
+        default:
+            throw .badRequest("metadata must be an object of strings or null.")
+        }
+        return patch
+    }
+
+    // MARK: - helpers
+
+    static func parseObject(_ body: [UInt8]) throws(GatewayError) -> [String: JSONValue]? {
+        guard body.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
+        let value: JSONValue
+        do { value = try JSONValue.parse(body) } catch { throw GatewayError(error) }
+        switch value {
+        case .object(let members): return members
+        case .null: return nil
+        default: throw .badRequest("The request body must be a JSON object.")
+        }
+    }
+
+    static func string(_ object: [String: JSONValue], _ key: String) throws(GatewayError) -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        default: throw .badRequest("\(key) must be a string.")
+        }
+    }
+
+    /// A field that is later sent as a response header: control characters would break the header block.
+    static func headerSafe(_ object: [String: JSONValue], _ key: String) throws(GatewayError) -> String? {
+        guard let value = try string(object, key) else { return nil }
+        try checkHeaderSafe(value, key)
+        return value
+    }
+
+    static func checkHeaderSafe(_ value: String, _ key: String) throws(GatewayError) {
+        guard value.utf8.count <= 2048, !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw .badRequest("\(key) must be at most 2048 bytes without control characters.")
+        }
+    }
+
+    static func fieldPatch(_ object: [String: JSONValue], _ key: String) throws(GatewayError) -> FieldPatch<String> {
+        switch object[key] {
+        case nil: return .unchanged
+        case .null?: return .remove
+        case .string(let s)?:
+            try checkHeaderSafe(s, key)
+            return .set(s)
+        default: throw .badRequest("\(key) must be a string or null.")
+        }
+    }
+
+    static func checkCustomSize(_ custom: [String: String]) throws(GatewayError) {
+        let size = custom.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard size <= maxCustomMetadataBytes else {
+            throw .badRequest("Custom metadata exceeds \(maxCustomMetadataBytes) bytes.")
+        }
+    }
+
+    /// `a, b,,c` → `["a","b","c"]`.
+    public static func splitTokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        for part in text.split(separator: ",") {
+            let token = part.trimmingSpaces()
+            if !token.isEmpty, !tokens.contains(token) { tokens.append(token) }
+        }
+        return tokens
+    }
+
+    static func isBase64MD5(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard b.count == 24, b[22] == UInt8(ascii: "="), b[23] == UInt8(ascii: "=") else { return false }
+        return b[..<22].allSatisfy { c in
+            (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47
+        }
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    func trimmingSpaces() -> String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String { self[...].trimmingSpaces() }
+}

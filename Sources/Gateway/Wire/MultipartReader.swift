@@ -1,0 +1,258 @@
+public import PortcullisCore
+
+/// Why a `multipart/related` body was refused (→ 400).
+public enum MultipartError: Error, Sendable, Equatable, CustomStringConvertible {
+    case badContentType(String)
+    case malformed(String)
+    case unexpectedPartCount
+
+    public var description: String {
+        switch self {
+        case .badContentType(let value): "Bad content type. \(value)"
+        case .malformed(let what): "Malformed multipart body: \(what)"
+        case .unexpectedPartCount: "Unexpected number of parts in request body"
+        }
+    }
+}
+
+/// A streaming reader of a `multipart/related` body (RFC 2046 §5.1) over a `ByteStream`.
+///
+/// Parts are read in order: `nextPartHeaders()` positions the reader at a part's content, then the content is
+/// pulled with `readPartContent(maxLength:)` (or through `partStream`) until the next delimiter. Memory is
+/// bounded by one upstream chunk plus the delimiter length, whatever the part size: a delimiter split across
+/// chunk edges is found because the last `delimiter.count - 1` bytes are never released before more arrive.
+///
+/// Concurrency: like every `ByteStream`, a reader has exactly one consumer that never calls it concurrently
+/// with itself; only `cancel()` may come from elsewhere and it only forwards to the thread-safe base stream.
+/// That contract is why the class is `@unchecked Sendable`.
+public final class MultipartReader: @unchecked Sendable {
+    private enum State { case preamble, content, afterDelimiter, closed }
+
+    private let base: any ByteStream
+    /// `CRLF--boundary`: the delimiter that ends every part's content.
+    private let delimiter: [UInt8]
+    private var buffer: [UInt8]
+    private var head = 0
+    /// Absolute buffer index before which no delimiter starts (so searches never rescan).
+    private var scannedUntil = 0
+    private var eof = false
+    private var pulled: Int64 = 0
+    private var state = State.preamble
+    private static let readSize = 64 * 1024
+    private static let maxHeaderBytes = 16 * 1024
+
+    public init(body: any ByteStream, boundary: String) {
+        self.base = body
+        self.delimiter = Array("\r\n--\(boundary)".utf8)
+        // The first delimiter has no preceding CRLF; pretend it had one so all delimiters look alike.
+        self.buffer = [0x0D, 0x0A]
+    }
+
+    /// The `boundary` parameter of a `multipart/related` Content-Type (quotes removed), or nil.
+    public static func boundary(contentType: String) -> String? {
+        let parts = contentType.split(separator: ";")
+        guard let type = parts.first, type.trimmingSpaces().lowercased() == "multipart/related" else { return nil }
+        for parameter in parts.dropFirst() {
+            let p = parameter.trimmingSpaces()
+            guard let eq = p.firstIndex(of: "="), p[..<eq].lowercased() == "boundary" else { continue }
+            var value = p[p.index(after: eq)...]
+            if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
+            guard (1...70).contains(value.utf8.count),
+                  !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+            return String(value)
+        }
+        return nil
+    }
+
+    /// Advances to the next part and returns its header fields, or nil after the closing delimiter.
+    /// Must be called after the previous part's content was read to its end.
+    public func nextPartHeaders() async throws -> [(name: String, value: String)]? {
+        switch state {
+        case .preamble:
+            while try await readPartContent(maxLength: Self.readSize) != nil {}  // discard the preamble
+        case .content:
+            throw MultipartError.malformed("part content not consumed")
+        case .afterDelimiter:
+            break
+        case .closed:
+            return nil
+        }
+        try await fill(atLeast: 2)
+        guard available >= 2 else { throw MultipartError.malformed("body ends after a delimiter") }
+        if buffer[head] == UInt8(ascii: "-"), buffer[head + 1] == UInt8(ascii: "-") {
+            head += 2
+            state = .closed
+            return nil
+        }
+        // Transport padding, then the CRLF that ends the delimiter line.
+        while true {
+            try await fill(atLeast: 1)
+            guard available > 0 else { throw MultipartError.malformed("body ends in a delimiter line") }
+            let c = buffer[head]
+            guard c == 0x20 || c == 0x09 else { break }
+            head += 1
+        }
+        guard try await readLine().isEmpty else { throw MultipartError.malformed("text after a delimiter") }
+        var headers: [(name: String, value: String)] = []
+        var headerBytes = 0
+        while true {
+            let line = try await readLine()
+            headerBytes += line.count + 2
+            guard headerBytes <= Self.maxHeaderBytes else { throw MultipartError.malformed("part headers too large") }
+            if line.isEmpty { break }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                throw MultipartError.malformed("part header without a colon")
+            }
+            let name = String(decoding: line[..<colon], as: UTF8.self).trimmingSpaces()
+            let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
+            headers.append((name, value))
+        }
+        state = .content
+        scannedUntil = head
+        return headers
+    }
+
+    /// The next bytes of the current part's content, or nil once its delimiter is reached (then consumed).
+    public func readPartContent(maxLength: Int) async throws -> [UInt8]? {
+        guard state == .content || state == .preamble else { return nil }
+        while true {
+            if let at = findDelimiter() {
+                if at > head {
+                    let end = min(at, head + max(1, maxLength))
+                    return take(upTo: end)
+                }
+                head += delimiter.count
+                state = .afterDelimiter
+                compact()
+                return nil
+            }
+            let safeEnd = buffer.count - (delimiter.count - 1)
+            if safeEnd > head {
+                return take(upTo: min(safeEnd, head + max(1, maxLength)))
+            }
+            if eof { throw MultipartError.malformed("closing boundary missing") }
+            try await readMore()
+        }
+    }
+
+    /// Reads the current part's content into memory, refusing more than `limit` bytes (the JSON part).
+    public func collectPart(limit: Int) async throws -> [UInt8] {
+        var out = [UInt8]()
+        while let chunk = try await readPartContent(maxLength: Self.readSize) {
+            guard out.count + chunk.count <= limit else { throw ByteStreamError.limitExceeded(limit: Int64(limit)) }
+            out.append(contentsOf: chunk)
+        }
+        return out
+    }
+
+    /// The current part's content as a stream. With `lastPart`, reaching the end also requires the closing
+    /// delimiter next, so a body with extra parts fails before its consumer sees a clean end (and commits).
+    public func partStream(lastPart: Bool) -> any ByteStream { PartStream(reader: self, lastPart: lastPart) }
+
+    public func cancel() { base.cancel() }
+
+    /// Body bytes consumed so far (headers, delimiters and content handed out).
+    public var consumedBytes: Int64 { pulled - Int64(buffer.count - head) }
+
+    // MARK: - buffer
+
+    private var available: Int { buffer.count - head }
+
+    private func take(upTo end: Int) -> [UInt8] {
+        let out = Array(buffer[head..<end])
+        head = end
+        compact()
+        return out
+    }
+
+    private func compact() {
+        if head > Self.readSize, head * 2 > buffer.count {
+            buffer.removeFirst(head)
+            scannedUntil = max(0, scannedUntil - head)
+            head = 0
+        }
+    }
+
+    private func readMore() async throws {
+        guard !eof else { return }
+        if let chunk = try await base.next(maxLength: Self.readSize) {
+            pulled += Int64(chunk.count)
+            buffer.append(contentsOf: chunk)
+        } else {
+            eof = true
+        }
+    }
+
+    private func fill(atLeast count: Int) async throws {
+        while available < count, !eof { try await readMore() }
+    }
+
+    /// The index of the first delimiter at or after `head`, scanning each byte once across calls.
+    private func findDelimiter() -> Int? {
+        let first = delimiter[0]
+        var i = max(head, scannedUntil)
+        let last = buffer.count - delimiter.count
+        while i <= last {
+            if buffer[i] == first {
+                var j = 1
+                while j < delimiter.count, buffer[i + j] == delimiter[j] { j += 1 }
+                if j == delimiter.count { scannedUntil = i; return i }
+            }
+            i += 1
+        }
+        scannedUntil = max(head, last + 1)
+        return nil
+    }
+
+    private func readLine() async throws -> ArraySlice<UInt8> {
+        var from = head
+        while true {
+            var i = from
+            while i + 1 < buffer.count {
+                if buffer[i] == 0x0D, buffer[i + 1] == 0x0A {
+                    let line = buffer[head..<i]
+                    head = i + 2
+                    return line
+                }
+                i += 1
+            }
+            from = max(head, buffer.count - 1)
+            guard buffer.count - head <= Self.maxHeaderBytes else {
+                throw MultipartError.malformed("part headers too large")
+            }
+            guard !eof else { throw MultipartError.malformed("body ends inside part headers") }
+            try await readMore()
+        }
+    }
+
+    fileprivate func ensureClosedNext() async throws {
+        guard state == .afterDelimiter else { return }
+        try await fill(atLeast: 2)
+        guard available >= 2, buffer[head] == UInt8(ascii: "-"), buffer[head + 1] == UInt8(ascii: "-") else {
+            throw MultipartError.unexpectedPartCount
+        }
+        head += 2
+        state = .closed
+    }
+}
+
+/// One part's content as a `ByteStream` (see `MultipartReader.partStream`).
+private final class PartStream: ByteStream {
+    private let reader: MultipartReader
+    private let lastPart: Bool
+
+    init(reader: MultipartReader, lastPart: Bool) {
+        self.reader = reader
+        self.lastPart = lastPart
+    }
+
+    var expectedLength: Int64? { nil }
+
+    func next(maxLength: Int) async throws -> [UInt8]? {
+        if let chunk = try await reader.readPartContent(maxLength: maxLength) { return chunk }
+        if lastPart { try await reader.ensureClosedNext() }
+        return nil
+    }
+
+    func cancel() { reader.cancel() }
+}

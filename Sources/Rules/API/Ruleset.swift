@@ -1,0 +1,76 @@
+/// A compiled Firebase Storage rules file, ready to authorize requests (rules.md).
+///
+/// Compile once (at start-up or SIGHUP) and share: a `Ruleset` is an immutable value, safe to use from any
+/// thread. `evaluate` is the hot path; `explain` additionally says which `match`/`allow` decided.
+public struct Ruleset: Sendable {
+    let program: Program
+    var hooks: RulesetHooks
+
+    /// Non-fatal findings of the compiler (e.g. `firestore.get` use, invalid regex literals), `file:line:col`.
+    public let warnings: [RulesDiagnostic]
+
+    /// Compiles `source`; `fileName` is used in diagnostics. Throws every problem found, each with a position.
+    public static func compile(_ source: String, fileName: String) throws(RulesCompileError) -> Ruleset {
+        if source.utf8.count > Limits.maxSourceBytes {
+            throw RulesCompileError(diagnostics: [RulesDiagnostic(
+                file: fileName, line: 1, column: 1,
+                message: "ruleset source is \(source.utf8.count) bytes; the limit is \(Limits.maxSourceBytes)")])
+        }
+        var parser = Parser(source: source)
+        let file: SyntaxFile
+        do {
+            file = try parser.parseFile()
+        } catch {
+            throw RulesCompileError(diagnostics: [RulesDiagnostic(
+                file: fileName, line: error.pos.line, column: error.pos.column, message: error.message)])
+        }
+        var compiler = Compiler(file: file, fileName: fileName)
+        let program = compiler.compile()
+        if !compiler.errors.isEmpty {
+            let sorted = compiler.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
+            throw RulesCompileError(diagnostics: sorted)
+        }
+        return Ruleset(program: program, hooks: RulesetHooks(), warnings: compiler.warnings)
+    }
+
+    /// A ruleset that denies everything (what the gateway uses when no rules file is configured).
+    public static var denyAll: Ruleset {
+        // swiftlint:disable:next force_try
+        try! compile("rules_version = '2';\nservice firebase.storage {}\n", fileName: "<deny-all>")
+    }
+
+    /// The declared `rules_version` (1 when absent).
+    public var version: Int { program.version }
+
+    /// Decides a request. Errors inside conditions deny (only) the statement they occur in.
+    public func evaluate(_ request: RulesRequest) -> RulesDecision {
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: false)
+            return evaluator.decide()
+        }
+    }
+
+    /// Decides a request and explains the decision: the granting `allow` (with its match and position), or
+    /// why nothing granted (no complete match, no statement for the method, each condition's outcome).
+    public func explain(_ request: RulesRequest) -> RulesDecision {
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: true)
+            return evaluator.decide()
+        }
+    }
+
+    /// A copy that sends `debug()` output (prefixed `debug: `) to `handler`.
+    public func with(debugHandler handler: @escaping @Sendable (String) -> Void) -> Ruleset {
+        var copy = self
+        copy.hooks.debugHandler = handler
+        return copy
+    }
+
+    /// A copy that sends one-time run-time warnings (prefixed `warning: `) to `handler`: `firestore.*` calls,
+    /// list requests under rules_version 1.
+    public func with(warningHandler handler: @escaping @Sendable (String) -> Void) -> Ruleset {
+        var copy = self
+        copy.hooks.warningHandler = handler
+        return copy
+    }
+}

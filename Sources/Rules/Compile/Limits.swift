@@ -1,0 +1,18 @@
+/// The limits of rules.md §5.1, enforced at compile time or per request.
+enum Limits {
+    static let maxSourceBytes = 256 * 1024
+    static let maxMatchDepth = 10
+    static let maxPathSegments = 100
+    static let maxCaptures = 20
+    static let maxFunctionParameters = 7
+    static let maxLetBindings = 10
+    /// Call depth: DOC-LANG/STRUCT say 20 (DOC-COND says 10); rules.md §1.4 says implement 20.
+    static let maxCallDepth = 20
+    static let maxExpressionsPerRequest = 1000
+    /// Deepest expression tree accepted (bounds parser, compiler and evaluator recursion).
+    static let maxExpressionDepth = 100
+    static let maxCallArguments = 16
+    /// Largest string/list/map/bytes a rules expression may build (keeps hostile rules cheap).
+    static let maxValueElements = 100_000
+    static let maxStringBytes = 1 << 20
+}

@@ -1,2 +1,0 @@
-// Rules: filled in by its issue (see DESIGN §2).
-enum RulesPlaceholder {}

@@ -1,0 +1,408 @@
+internal import PortcullisCore
+
+/// Evaluates one request against a `Program` (rules.md §2). Created per decision; not shared across threads.
+///
+/// Budget: at most `Limits.maxExpressionsPerRequest` expression evaluations per request and
+/// `Limits.maxCallDepth` nested function calls; beyond either, expressions evaluate to errors.
+struct Evaluator {
+    let program: Program
+    let host: HostContext
+    let hooks: RulesetHooks
+    var captures: [Value]
+    var locals: [Value] = []
+    var frameBase = 0
+    var callDepth = 0
+    var evaluated = 0
+    /// Explain mode: a record of what was tried.
+    var trace: [String]?
+    var completeMatches = 0
+    private var requestSegmentCount: Int
+    private var childMarker = false
+
+    init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
+        self.program = program
+        let path = request.pointee.path
+        var segments = ["b", request.pointee.bucket, "o"]
+        segments.reserveCapacity(8)
+        if !path.isEmpty {
+            let utf8 = path.utf8
+            var start = utf8.startIndex
+            var i = start
+            while i != utf8.endIndex {
+                if utf8[i] == UInt8(ascii: "/") {
+                    segments.append(String(Substring(path.utf8[start..<i])))
+                    start = utf8.index(after: i)
+                }
+                i = utf8.index(after: i)
+            }
+            segments.append(String(Substring(path.utf8[start..<i])))
+        }
+        host = HostContext(request: request, requestPath: segments)
+        self.hooks = hooks
+        captures = [Value](repeating: .null, count: max(program.captureSlots, 1))
+        requestSegmentCount = segments.count
+        trace = explain ? [] : nil
+        locals.reserveCapacity(32)
+    }
+
+    // MARK: Decision
+
+    mutating func decide() -> RulesDecision {
+        let method = host.request.method
+        if method == .list, program.version < 2 {
+            hooks.warnOnce(.listUnderV1, "list requests are always denied under rules_version '1'; declare rules_version = '2'")
+            return RulesDecision(allowed: false, explanation: trace == nil ? nil :
+                "denied: list operations are only allowed for rules_version = '2'")
+        }
+        let wanted = MethodSet(method)
+        if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
+        if method == .list {
+            // rules.md §2.6 (b): a list of P also counts as a request for "P/<child>", where the child may only be
+            // taken by a wildcard, which is then unbound (using it is an error).
+            childMarker = true
+            if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
+        }
+        guard var trace else { return RulesDecision(allowed: false) }
+        let target = "/" + host.requestPath.joined(separator: "/")
+        if completeMatches == 0 {
+            trace.insert("denied: no match block completely matches \(target)", at: 0)
+        } else if trace.isEmpty {
+            trace.insert("denied: \(completeMatches) match block(s) match \(target) but none has an allow for '\(method.rawValue)'", at: 0)
+        } else {
+            trace.insert("denied: no allow statement for '\(method.rawValue)' on \(target) evaluated to true", at: 0)
+        }
+        return RulesDecision(allowed: false, explanation: trace.joined(separator: "\n  "))
+    }
+
+    private func granted() -> RulesDecision {
+        guard let trace, let last = trace.last else { return RulesDecision(allowed: true) }
+        return RulesDecision(allowed: true, explanation: "allowed: " + last)
+    }
+
+    private var totalSegments: Int { requestSegmentCount + (childMarker ? 1 : 0) }
+
+    private func isMarker(_ i: Int) -> Bool { childMarker && i == requestSegmentCount }
+
+    private mutating func walk(_ blocks: [MatchBlock], from position: Int, wanted: MethodSet) -> Bool {
+        for block in blocks where match(block, segment: 0, position: position, wanted: wanted) { return true }
+        return false
+    }
+
+    /// Tries to consume request segments with `block`'s pattern from `segment`; on a full pattern, evaluates
+    /// the block's allows when all segments are consumed, and descends into nested blocks.
+    private mutating func match(_ block: MatchBlock, segment k: Int, position: Int, wanted: MethodSet) -> Bool {
+        if k == block.segments.count {
+            if position == totalSegments, evaluateAllows(block, wanted: wanted) { return true }
+            return walk(block.children, from: position, wanted: wanted)
+        }
+        switch block.segments[k] {
+        case .literal(let text):
+            guard position < totalSegments, !isMarker(position), host.requestPath[position] == text else { return false }
+            return match(block, segment: k + 1, position: position + 1, wanted: wanted)
+        case .single(let slot, _):
+            guard position < totalSegments else { return false }
+            captures[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
+            return match(block, segment: k + 1, position: position + 1, wanted: wanted)
+        case .multi(let slot, _):
+            let minimum = program.version < 2 ? 1 : 0
+            guard position + minimum <= totalSegments else { return false }
+            for end in (position + minimum)...totalSegments {
+                if childMarker, end > requestSegmentCount {
+                    captures[slot] = .unbound
+                } else {
+                    captures[slot] = .path(Array(host.requestPath[position..<end]))
+                }
+                if match(block, segment: k + 1, position: end, wanted: wanted) { return true }
+            }
+            return false
+        }
+    }
+
+    private mutating func evaluateAllows(_ block: MatchBlock, wanted: MethodSet) -> Bool {
+        completeMatches += 1
+        for allow in block.allows where !allow.methods.isDisjoint(with: wanted) {
+            let result: Value = allow.condition.map { evaluateTop($0) } ?? .bool(true)
+            if trace != nil {
+                let outcome: String = switch result {
+                case .bool(let b): "evaluated to \(b)"
+                case .error(let e): "failed: \(e.message)"
+                default: "evaluated to a non-boolean (\(result.typeName))"
+                }
+                trace!.append("'\(allow.text)' at \(program.fileName):\(allow.pos) in match \(block.fullPattern) \(outcome)")
+            }
+            if case .bool(true) = result { return true }
+        }
+        return false
+    }
+
+    mutating func evaluateTop(_ e: Expr) -> Value {
+        locals.removeAll(keepingCapacity: true)
+        frameBase = 0
+        callDepth = 0
+        return eval(e)
+    }
+
+    // MARK: Expressions
+
+    mutating func eval(_ e: Expr) -> Value {
+        evaluated += 1
+        if evaluated > Limits.maxExpressionsPerRequest {
+            return .fail("evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
+        }
+        switch e {
+        case .literal(let v):
+            return v
+        case .local(let slot):
+            return locals[frameBase + slot]
+        case .capture(let slot, let name):
+            if case .unbound = captures[slot] {
+                return .fail("wildcard '\(name)' has no value in a list request")
+            }
+            return captures[slot]
+        case .request:
+            return .host(.request)
+        case .resource:
+            return host.request.resource == nil ? .null : .host(.resource(proposed: false))
+        case .list(let items):
+            var out: [Value] = []
+            out.reserveCapacity(items.count)
+            for item in items {
+                let v0 = eval(item)
+                let v = concrete(v0)
+                if v.isError { return v }
+                out.append(v)
+            }
+            return .list(out)
+        case .map(let entries):
+            var out: [String: Value] = [:]
+            for (ke, ve) in entries {
+                let k = eval(ke)
+                if k.isError { return k }
+                guard case .string(let key) = k else { return .fail("map keys must be strings, got \(k.typeName)") }
+                let v0 = eval(ve)
+                let v = concrete(v0)
+                if v.isError { return v }
+                out[key] = v
+            }
+            return .map(out)
+        case .path(let parts):
+            var segments: [String] = []
+            for part in parts {
+                switch part {
+                case .text(let t): segments.append(t)
+                case .expr(let x):
+                    switch eval(x) {
+                    case .string(let s): segments.append(contentsOf: s.split(separator: "/").map(String.init))
+                    case .int(let i): segments.append(String(i))
+                    case .path(let p): segments.append(contentsOf: p)
+                    case .error(let err): return .error(err)
+                    case let other: return .fail("cannot interpolate a \(other.typeName) into a path")
+                    }
+                }
+            }
+            return .path(segments)
+        case .not(let x):
+            switch eval(x) {
+            case .bool(let b): return .bool(!b)
+            case .error(let err): return .error(err)
+            case let v: return .unsupported("!", v)
+            }
+        case .negate(let x):
+            return Operators.negate(eval(x))
+        case .binary(let op, let a, let b):
+            let l = eval(a)
+            let r = eval(b)
+            if case .error = l { return l }
+            if case .error = r { return r }
+            return binary(op, l, r)
+        case .and(let a, let b):
+            let l = eval(a)
+            if case .bool(false) = l { return l }
+            let r = eval(b)
+            if case .bool(false) = r { return r }
+            if case .error = l { return l }
+            if case .error = r { return r }
+            guard case .bool = l else { return .unsupported("&&", l, r) }
+            guard case .bool = r else { return .unsupported("&&", l, r) }
+            return .bool(true)
+        case .or(let a, let b):
+            let l = eval(a)
+            if case .bool(true) = l { return l }
+            let r = eval(b)
+            if case .bool(true) = r { return r }
+            if case .error = l { return l }
+            if case .error = r { return r }
+            guard case .bool = l else { return .unsupported("||", l, r) }
+            guard case .bool = r else { return .unsupported("||", l, r) }
+            return .bool(false)
+        case .ternary(let c, let a, let b):
+            switch eval(c) {
+            case .bool(true): return eval(a)
+            case .bool(false): return eval(b)
+            case .error(let err): return .error(err)
+            case let v: return .fail("the condition of '?:' must be a bool, got \(v.typeName)")
+            }
+        case .isType(let x, let type):
+            let v = eval(x)
+            if v.isError { return v }
+            return .bool(Operators.isType(v, type))
+        case .member(let x, let name, let field):
+            let base = eval(x)
+            return member(base, name, field)
+        case .index(let x, let i):
+            let base = eval(x)
+            let key = eval(i)
+            if base.isError { return base }
+            if key.isError { return key }
+            return index(base, key)
+        case .range(let x, let lo, let hi):
+            let base0 = eval(x)
+            let base = concrete(base0)
+            let l = lo.map { eval($0) }
+            let h = hi.map { eval($0) }
+            if base.isError { return base }
+            if let l, l.isError { return l }
+            if let h, h.isError { return h }
+            return Operators.range(base, l, h)
+        case .method(let x, .get, let args, _) where args.count == 2:
+            // `request.auth.token.get(k, d)` / `resource.metadata.get(k, d)`: look up without building the map.
+            let receiver0 = eval(x)
+            guard case .host(let h) = receiver0 else { return callMethod(receiver0, .get, args, nil) }
+            let dflt = eval(args[1])
+            let key = eval(args[0])
+            if key.isError { return key }
+            if dflt.isError { return dflt }
+            guard case .string(let k) = key else {
+                return Library.method(.get, host.materialize(receiver0), [concrete(key), concrete(dflt)], nil)
+            }
+            return host.field(h, k) ?? concrete(dflt)
+        case .method(let x, let method, let args, let regex):
+            let receiver0 = eval(x)
+            return callMethod(receiver0, method, args, regex)
+        case .unknownMethod(let x, let name):
+            let receiver = eval(x)
+            if receiver.isError { return receiver }
+            return .fail("Function not found error: Name: [\(name)].")
+        case .call(let index, let args):
+            return call(index, args)
+        case .builtin(let builtin, let args):
+            var values = [Value](repeating: .null, count: args.count)
+            for i in args.indices.reversed() {
+                let v0 = eval(args[i])
+                let v = concrete(v0)
+                if v.isError { return v }
+                values[i] = v
+            }
+            switch builtin {
+            case .debug:
+                hooks.debug(values[0].rendered)
+                return values[0]
+            case .firestoreGet, .firestoreExists:
+                hooks.warnOnce(.firestore, "\(builtin.rawValue)() is not supported by this gateway; statements using it deny")
+                return .fail("\(builtin.rawValue)() is not supported by this gateway")
+            default:
+                return Library.builtin(builtin, values)
+            }
+        }
+    }
+
+    private mutating func callMethod(_ receiver0: Value, _ method: Method, _ args: [Expr], _ regex: CompiledRegex?) -> Value {
+        let receiver = concrete(receiver0)
+        if receiver.isError { return receiver }
+        var values = [Value](repeating: .null, count: args.count)
+        for i in args.indices.reversed() {
+            let v0 = eval(args[i])
+            let v = concrete(v0)
+            if v.isError { return v }
+            values[i] = v
+        }
+        return Library.method(method, receiver, values, regex)
+    }
+
+    /// Host values become plain maps before generic operations see them.
+    @inline(__always) func concrete(_ v: Value) -> Value {
+        if case .host = v { return host.materialize(v) }
+        return v
+    }
+
+    private mutating func call(_ index: Int, _ args: [Expr]) -> Value {
+        guard callDepth < Limits.maxCallDepth else {
+            return .fail("function call depth exceeds \(Limits.maxCallDepth)")
+        }
+        let function = program.functions[index]
+        let newBase = locals.count
+        locals.append(contentsOf: repeatElement(Value.null, count: function.frameSize))
+        defer { locals.removeLast(function.frameSize) }
+        for i in args.indices.reversed() {
+            let v = eval(args[i])
+            if v.isError { return v }
+            locals[newBase + i] = v
+        }
+        let savedBase = frameBase
+        frameBase = newBase
+        callDepth += 1
+        defer {
+            frameBase = savedBase
+            callDepth -= 1
+        }
+        for (i, letExpr) in function.lets.enumerated() {
+            locals[newBase + function.parameterCount + i] = eval(letExpr)
+        }
+        return eval(function.body)
+    }
+
+    // MARK: Member and index access
+
+    func member(_ base: Value, _ name: String, _ field: HostField? = nil) -> Value {
+        switch base {
+        case .host(let h):
+            if let v = host.field(h, name, field ?? HostField(rawValue: name)) { return v }
+            return .fail("Property \(name) is undefined on object \(h.name).")
+        case .map(let m):
+            if let v = m[name] { return v }
+            return .fail("Property \(name) is undefined on object.")
+        case .null:
+            return .fail("Null value error. Cannot read property '\(name)' of null.")
+        case .error:
+            return base
+        default:
+            return .fail("Property \(name) is undefined on a value of type \(base.typeName).")
+        }
+    }
+
+    func index(_ base: Value, _ key: Value) -> Value {
+        switch (base, key) {
+        case (.host, .string(let k)), (.map, .string(let k)):
+            return member(base, k)
+        case (.host, _), (.map, _):
+            return .fail("map index must be a string, got \(key.typeName)")
+        default:
+            return Operators.index(base, key)
+        }
+    }
+
+    /// `==` without materializing host objects unless the other side is a map too
+    /// (`request.auth != null` and `resource == null` are the most common conditions).
+    func equals(_ l: Value, _ r: Value) -> Bool {
+        switch (l, r) {
+        case (.host, .host), (.host, .map), (.map, .host): return Value.looseEquals(concrete(l), concrete(r))
+        case (.host, _), (_, .host): return false
+        default: return Value.looseEquals(l, r)
+        }
+    }
+
+    func binary(_ op: BinaryOp, _ l: Value, _ r: Value) -> Value {
+        switch op {
+        case .eq: return .bool(equals(l, r))
+        case .ne: return .bool(!equals(l, r))
+        case .in:
+            if case .host(let h) = r {
+                guard case .string(let k) = l else { return .bool(false) }
+                return .bool(host.field(h, k) != nil)
+            }
+            return Operators.contains(concrete(r), concrete(l))
+        default:
+            return Operators.arithmetic(op, concrete(l), concrete(r))
+        }
+    }
+}

@@ -1,0 +1,140 @@
+internal import PortcullisCore
+
+/// A lazily-read part of the request: fields are looked up on access instead of building maps per request.
+enum HostRef: Sendable {
+    case request
+    case auth
+    case token
+    /// `resource` (false) or `request.resource` (true).
+    case resource(proposed: Bool)
+    case metadata(proposed: Bool)
+
+    var name: String {
+        switch self {
+        case .request: "request"
+        case .auth: "request.auth"
+        case .token: "request.auth.token"
+        case .resource(let p): p ? "request.resource" : "resource"
+        case .metadata(let p): p ? "request.resource.metadata" : "resource.metadata"
+        }
+    }
+
+    /// Fields of `resource` (rules.md §3.2).
+    static let resourceFields = [
+        "name", "bucket", "generation", "metageneration", "size", "timeCreated", "updated", "md5Hash", "crc32c",
+        "etag", "contentDisposition", "contentEncoding", "contentLanguage", "contentType", "metadata",
+    ]
+    static let requestFields = ["auth", "path", "time", "resource", "method", "params"]
+}
+
+/// Field names of `request`, `request.auth` and the resource objects, resolved at compile time so the hot
+/// path switches on an integer instead of comparing strings.
+enum HostField: String, Sendable {
+    case auth, path, time, resource, method, params
+    case uid, token
+    case name, bucket, generation, metageneration, size, timeCreated, updated, md5Hash, crc32c, etag
+    case contentDisposition, contentEncoding, contentLanguage, contentType, metadata
+}
+
+/// Read access to the request for host values; shared by the evaluator and materialization.
+///
+/// Holds a pointer to the caller's `RulesRequest` (valid for the synchronous evaluation that created it) so a
+/// decision does not retain and release every string of the request and its metadata.
+struct HostContext {
+    private let pointer: UnsafePointer<RulesRequest>
+    let requestPath: [String]
+
+    init(request: UnsafePointer<RulesRequest>, requestPath: [String]) {
+        self.pointer = request
+        self.requestPath = requestPath
+    }
+
+    var request: RulesRequest { _read { yield pointer.pointee } }
+
+    func field(_ host: HostRef, _ name: String) -> Value? {
+        field(host, name, HostField(rawValue: name))
+    }
+
+    /// `known` is `HostField(rawValue: name)`, pre-computed by the compiler for member accesses.
+    func field(_ host: HostRef, _ name: String, _ known: HostField?) -> Value? {
+        switch host {
+        case .request:
+            switch known {
+            case .auth: return request.auth == nil ? .null : .host(.auth)
+            case .path: return .path(requestPath)
+            case .time: return .timestamp(Int128(request.time.nanosecondsSinceEpoch))
+            case .resource: return request.requestResource == nil ? .null : .host(.resource(proposed: true))
+            case .method: return .string(request.method.rawValue)
+            case .params: return .map([:])
+            default: return nil
+            }
+        case .auth:
+            guard let auth = request.auth else { return nil }
+            switch known {
+            case .uid: return .string(auth.uid)
+            case .token: return .host(.token)
+            default: return nil
+            }
+        case .token:
+            return request.auth?.claims[name].map(HostContext.value(fromJSON:))
+        case .resource(let proposed):
+            guard let m = proposed ? request.requestResource : request.resource, let known else { return nil }
+            switch known {
+            case .name: return .string(m.name)
+            case .bucket: return .string(m.bucket)
+            case .size: return .int(m.size)
+            case .md5Hash: return m.md5Hash.map(Value.string)
+            case .crc32c: return m.crc32c.map(Value.string)
+            case .contentDisposition: return m.contentDisposition.map(Value.string)
+            case .contentEncoding: return m.contentEncoding.map(Value.string)
+            case .contentLanguage: return m.contentLanguage.map(Value.string)
+            case .contentType: return m.contentType.map(Value.string)
+            case .metadata: return .host(.metadata(proposed: proposed))
+            // Server-assigned fields are absent from request.resource (rules.md §3.3).
+            case .generation: return proposed ? nil : .int(m.generation)
+            case .metageneration: return proposed ? nil : .int(m.metageneration)
+            case .timeCreated: return proposed ? nil : .timestamp(Int128(m.timeCreated.nanosecondsSinceEpoch))
+            case .updated: return proposed ? nil : .timestamp(Int128(m.updated.nanosecondsSinceEpoch))
+            case .etag: return proposed ? nil : .string(m.etag)
+            default: return nil
+            }
+        case .metadata(let proposed):
+            guard let m = proposed ? request.requestResource : request.resource else { return nil }
+            return m.customMetadata[name].map(Value.string)
+        }
+    }
+
+    func keys(_ host: HostRef) -> [String] {
+        switch host {
+        case .request: return HostRef.requestFields
+        case .auth: return ["uid", "token"]
+        case .token: return Array(request.auth?.claims.keys ?? [:].keys)
+        case .resource(let proposed):
+            return HostRef.resourceFields.filter { field(.resource(proposed: proposed), $0) != nil }
+        case .metadata(let proposed):
+            return Array((proposed ? request.requestResource : request.resource)?.customMetadata.keys ?? [:].keys)
+        }
+    }
+
+    /// The host object as a plain map (deeply), for equality, `keys()`, `diff()` and the like.
+    func materialize(_ v: Value) -> Value {
+        guard case .host(let h) = v else { return v }
+        var out: [String: Value] = [:]
+        for k in keys(h) {
+            if let f = field(h, k) { out[k] = materialize(f) }
+        }
+        return .map(out)
+    }
+
+    static func value(fromJSON json: JSONValue) -> Value {
+        switch json {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .int(i)
+        case .double(let d): .float(d)
+        case .string(let s): .string(s)
+        case .array(let a): .list(a.map(value(fromJSON:)))
+        case .object(let o): .map(o.mapValues(value(fromJSON:)))
+        }
+    }
+}

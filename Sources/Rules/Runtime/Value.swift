@@ -1,0 +1,177 @@
+/// A run-time value of the rules language (rules.md §4.1).
+///
+/// Errors are values too (`.error`): they propagate through operators until `&&`/`||` absorb them or the
+/// statement's condition ends up not being `true`. `.host` is a lazily-read view of the request (see
+/// `HostRef`), turned into a plain map only when an operation needs the whole object.
+enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Double)
+    case string(String)
+    case bytes([UInt8])
+    case list([Value])
+    case map([String: Value])
+    /// Elements are unique (by strict equality); order is insertion order.
+    case set([Value])
+    case mapDiff(MapDiffValue)
+    case path([String])
+    /// Nanoseconds since the Unix epoch (Int128: the valid range, years 1–9999, exceeds Int64 nanoseconds).
+    case timestamp(Int128)
+    /// Nanoseconds.
+    case duration(Int128)
+    case latlng(Double, Double)
+    case host(HostRef)
+    /// A list-request wildcard whose segment is unknown (rules.md §2.6); reading it is an error.
+    case unbound
+    case error(EvalError)
+
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .string: "string"
+        case .bytes: "bytes"
+        case .list: "list"
+        case .map, .host: "map"
+        case .set: "set"
+        case .mapDiff: "map_diff"
+        case .path: "path"
+        case .timestamp: "timestamp"
+        case .duration: "duration"
+        case .latlng: "latlng"
+        case .unbound: "unbound"
+        case .error: "error"
+        }
+    }
+
+    var isError: Bool { if case .error = self { true } else { false } }
+
+    static func fail(_ message: String) -> Value { .error(EvalError(message: message)) }
+
+    static func unsupported(_ op: String, _ operands: Value...) -> Value {
+        .fail("Unsupported operation error. Received: \(operands.map(\.typeName).joined(separator: " \(op) "))")
+    }
+}
+
+/// Why an expression did not produce a value.
+struct EvalError: Sendable, Error, Equatable {
+    var message: String
+}
+
+/// Result of `map.diff(other)`: receiver is "new", argument is "old".
+struct MapDiffValue: Sendable {
+    var new: [String: Value]
+    var old: [String: Value]
+}
+
+// MARK: Equality and ordering
+
+extension Value {
+    /// `==` at the top level: values of different types are unequal, except int and float which compare
+    /// numerically. Inside lists and maps comparison is strict (`[1] == [1.0]` is false; rules.md §2.3).
+    static func looseEquals(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.int(let x), .float(let y)): return Double(x) == y
+        case (.float(let x), .int(let y)): return x == Double(y)
+        default: return strictEquals(a, b)
+        }
+    }
+
+    static func strictEquals(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.float(let x), .float(let y)): return x == y
+        case (.string(let x), .string(let y)): return x == y
+        case (.bytes(let x), .bytes(let y)): return x == y
+        case (.list(let x), .list(let y)):
+            guard x.count == y.count else { return false }
+            for i in x.indices where !strictEquals(x[i], y[i]) { return false }
+            return true
+        case (.map(let x), .map(let y)):
+            guard x.count == y.count else { return false }
+            for (k, v) in x {
+                guard let w = y[k], strictEquals(v, w) else { return false }
+            }
+            return true
+        case (.set(let x), .set(let y)):
+            guard x.count == y.count else { return false }
+            return x.allSatisfy { e in y.contains { strictEquals(e, $0) } }
+        case (.path(let x), .path(let y)): return x == y
+        case (.timestamp(let x), .timestamp(let y)): return x == y
+        case (.duration(let x), .duration(let y)): return x == y
+        case (.latlng(let a1, let b1), .latlng(let a2, let b2)): return a1 == a2 && b1 == b2
+        default: return false
+        }
+    }
+
+    /// Ordering for `<` etc.: numbers (mixed allowed), strings (UTF-16 order, like Java), timestamps,
+    /// durations. Returns nil for anything else (an error for the caller).
+    static func compare(_ a: Value, _ b: Value) -> Int? {
+        func cmp<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x == y ? 0 : 1) }
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return cmp(x, y)
+        case (.int(let x), .float(let y)): return y.isNaN ? nil : cmp(Double(x), y)
+        case (.float(let x), .int(let y)): return x.isNaN ? nil : cmp(x, Double(y))
+        case (.float(let x), .float(let y)): return x.isNaN || y.isNaN ? nil : cmp(x, y)
+        case (.string(let x), .string(let y)):
+            if x == y { return 0 }
+            return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : 1
+        case (.timestamp(let x), .timestamp(let y)): return cmp(x, y)
+        case (.duration(let x), .duration(let y)): return cmp(x, y)
+        default: return nil
+        }
+    }
+
+    /// Appends `element` to a set's storage unless an equal element is present.
+    static func setInsert(_ element: Value, into elements: inout [Value]) {
+        if !elements.contains(where: { strictEquals($0, element) }) { elements.append(element) }
+    }
+}
+
+// MARK: Rendering (debug(), explain, string())
+
+extension Value {
+    /// A readable rendering used by `debug()` and explanations.
+    var rendered: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .float(let d): return Value.formatFloat(d)
+        case .string(let s): return "'" + s + "'"
+        case .bytes(let b): return "b'" + b.map { String(format2hex: $0) }.joined() + "'"
+        case .list(let l): return "[" + l.map(\.rendered).joined(separator: ", ") + "]"
+        case .set(let l): return "set(" + l.map(\.rendered).joined(separator: ", ") + ")"
+        case .map(let m):
+            return "{" + m.keys.sorted().map { "'\($0)': \(m[$0]!.rendered)" }.joined(separator: ", ") + "}"
+        case .mapDiff: return "map_diff"
+        case .path(let p): return "path('/" + p.joined(separator: "/") + "')"
+        case .timestamp(let t): return "timestamp(" + TimeMath.format(t) + ")"
+        case .duration(let d): return "duration(\(TimeMath.formatDuration(d)))"
+        case .latlng(let a, let b): return "latlng(\(a), \(b))"
+        case .host(let h): return "<\(h.name)>"
+        case .unbound: return "<unbound>"
+        case .error(let e): return "error(\(e.message))"
+        }
+    }
+
+    /// Java-like `Double.toString` for the common cases: `2.0`, `0.5`, `1.0E20`.
+    static func formatFloat(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        if d == d.rounded(), abs(d) < 1e7 { return String(Int64(d)) + ".0" }
+        return "\(d)"
+    }
+}
+
+extension String {
+    init(format2hex byte: UInt8) {
+        let digits = Array("0123456789ABCDEF")
+        self = String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+    }
+}

@@ -1,0 +1,241 @@
+public import PortcullisCore
+
+/// The default backend (`file:DIR`): a SQLite index (WAL) of objects and metadata, with each generation's
+/// bytes in an immutable blob file under `DIR/blobs/`. Several buckets may share one directory.
+///
+/// Atomicity: a write streams into a temp file while hashing, fsyncs it, renames it to its blob name, fsyncs
+/// the directory, calls `beforeCommit`, and then checks preconditions and upserts the row in one
+/// transaction; the previous generation's blob is unlinked after the commit. A crash at any point leaves the
+/// old object or the new one; start-up removes the orphans. Readers hold an open descriptor
+/// (`FileRegion`), so an overwrite or delete never disturbs a read in progress.
+///
+/// Threads: SQLite calls run on the store's writer lane (serialised) and reader lanes; file I/O on its I/O
+/// pool. Nothing here blocks the cooperative pool.
+public final class EmbeddedBackend: StorageBackend, ResumableStaging {
+    public let bucket: String
+    /// The canonical directory path.
+    public var directory: String { store.layout.root }
+    let store: EmbeddedStore
+    private var blobs: BlobStore { store.blobs }
+
+    /// Opens (creating if needed) the embedded store in `directory` and serves `bucket` from it. Backends of
+    /// the same directory share one database and I/O pool. The first open of a directory in a process
+    /// removes orphaned files (all of them when no other process has the directory open). Blocking: call at
+    /// start-up.
+    public static func open(directory: String, bucket: String,
+                            options: EmbeddedOptions = EmbeddedOptions()) throws(StorageError) -> EmbeddedBackend {
+        guard !bucket.isEmpty else { throw .invalidArgument("bucket name is empty") }
+        let store = try EmbeddedStore.shared(directory: directory, options: options)
+        try store.writer.runSync { (db) throws(StorageError) in
+            try ObjectIndex.registerBucket(db, bucket, now: .now())
+        }
+        try FileSystem.makeDirectory(store.layout.blobDirectory(bucket: bucket))
+        return EmbeddedBackend(store: store, bucket: bucket)
+    }
+
+    init(store: EmbeddedStore, bucket: String) {
+        self.store = store
+        self.bucket = bucket
+    }
+
+    // MARK: - Reads
+
+    public func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        try check(object)
+        return try await fetch(object).metadata
+    }
+
+    public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
+        try check(object)
+        // The blob may vanish between the index read and the open when a concurrent overwrite or delete
+        // commits in between; then the index is asked again and names the newer state.
+        for _ in 0..<4 {
+            let stored = try await fetch(object)
+            let size = stored.metadata.size
+            var resolved: ResolvedRange?
+            if let range {
+                if let satisfiable = range.resolve(size: size) {
+                    resolved = satisfiable
+                } else if size == 0, case .fromTo(first: 0, _) = range {
+                    resolved = nil
+                } else {
+                    throw .rangeNotSatisfiable(size: size)
+                }
+            }
+            let offset = resolved?.offset ?? 0, length = resolved?.length ?? size
+            if let region = try await blobs.open(bucket: bucket, blobID: stored.blobID, offset: offset, length: length) {
+                return ObjectRead(metadata: stored.metadata, range: resolved, body: .file(region))
+            }
+        }
+        throw .internalError("blob of \(object) keeps disappearing")
+    }
+
+    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
+        guard request.bucket == bucket else { throw .bucketNotFound(request.bucket) }
+        guard (1...1000).contains(request.maxResults) else {
+            throw .invalidArgument("maxResults must be between 1 and 1000")
+        }
+        let cursor = try request.cursor.map { (text) throws(StorageError) -> ListCursor in try ListCursor(decoding: text) }
+        let scanner = ListScanner(prefix: request.prefix, delimiter: request.delimiter, maxResults: request.maxResults)
+        let bucket = self.bucket
+        return try await store.reader().run { (db) throws(StorageError) -> ListPage in
+            try db.transaction(immediate: false) { () throws(StorageError) -> ListPage in
+                var names = try IndexNameCursor(database: db, bucket: bucket, upperBound: scanner.upperBound)
+                return try scanner.page(after: cursor, names: &names)
+            }
+        }
+    }
+
+    public func isReady() async -> Bool { true }
+
+    // MARK: - Writes
+
+    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        try check(object)
+        if options.preconditions != .none {
+            // Fail fast before taking the body; re-checked at commit.
+            let current = try await fetchIfPresent(object)
+            guard options.preconditions.isSatisfied(by: current?.metadata) else {
+                body.cancel()
+                throw .preconditionFailed
+            }
+        }
+        let received = try await blobs.receive(body, expectedSize: options.expectedSize)
+        do throws(StorageError) {
+            try verify(received.checksums, options: options)
+        } catch {
+            await blobs.remove(received.tempPath)
+            throw error
+        }
+        return try await commit(object, source: received.tempPath, keepSource: false, checksums: received.checksums,
+                                attributes: attributes, options: options, stagingID: nil)
+    }
+
+    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
+                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+        try check(object)
+        return try await store.writer.run { (db) throws(StorageError) -> ObjectMetadata in
+            try db.transaction(immediate: true) { () throws(StorageError) -> ObjectMetadata in
+                guard let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
+                    throw .notFound
+                }
+                guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
+                let updated = patch.applied(to: current.metadata, now: .now())
+                try ObjectIndex.upsert(db, StoredObject(metadata: updated, blobID: current.blobID))
+                return updated
+            }
+        }
+    }
+
+    public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
+        try check(object)
+        let blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
+            try db.transaction(immediate: true) { () throws(StorageError) -> Int64 in
+                guard let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
+                    throw .notFound
+                }
+                guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
+                try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
+                return current.blobID
+            }
+        }
+        await blobs.removeBlob(bucket: bucket, blobID: blobID)
+    }
+
+    // MARK: - Shared commit path (write and finalize)
+
+    /// Publishes `source` as a blob, asks `beforeCommit`, then commits the row in one transaction. Every
+    /// failure removes the published blob; on success the replaced generation's blob is unlinked.
+    func commit(_ object: ObjectPath, source: String, keepSource: Bool, checksums: ObjectChecksums,
+                attributes: ObjectAttributes, options: WriteOptions,
+                stagingID: String?) async throws(StorageError) -> ObjectMetadata {
+        let blobID: Int64
+        do throws(StorageError) {
+            blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
+                try db.transaction(immediate: true) { () throws(StorageError) -> Int64 in
+                    try ObjectIndex.allocateGeneration(db, now: .now())
+                }
+            }
+        } catch {
+            if !keepSource { await blobs.remove(source) }
+            throw error
+        }
+        let blobPath: String
+        do throws(StorageError) {
+            blobPath = try await blobs.publish(source, bucket: bucket, blobID: blobID, keepSource: keepSource)
+        } catch {
+            if !keepSource { await blobs.remove(source) }
+            throw error
+        }
+        let now = Timestamp.now()
+        let proposed = ObjectMetadata(
+            bucket: object.bucket, name: object.name, generation: blobID, metageneration: 1, size: checksums.size,
+            timeCreated: now, updated: now, md5Hash: checksums.md5Base64, crc32c: checksums.crc32cBase64,
+            contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
+            contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
+            cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
+            downloadTokens: attributes.downloadTokens)
+        do throws(StorageError) {
+            if let beforeCommit = options.beforeCommit {
+                do {
+                    try await beforeCommit(proposed)
+                } catch {
+                    throw StorageError.rejected(error)
+                }
+            }
+            let preconditions = options.preconditions
+            let (committed, replaced) = try await store.writer.run {
+                (db) throws(StorageError) -> (ObjectMetadata, Int64?) in
+                try db.transaction(immediate: true) { () throws(StorageError) -> (ObjectMetadata, Int64?) in
+                    let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
+                    guard preconditions.isSatisfied(by: current?.metadata) else { throw .preconditionFailed }
+                    var final = proposed
+                    if let current, current.metadata.generation >= final.generation {
+                        // A writer that allocated later committed first: stay strictly increasing.
+                        final.generation = try ObjectIndex.allocateGeneration(db, now: .now())
+                    }
+                    if let stagingID {
+                        guard try StagingArea.close(db, id: stagingID, state: .final, generation: final.generation,
+                                                    now: now) else {
+                            throw .invalidArgument("The upload is no longer active.")
+                        }
+                    }
+                    try ObjectIndex.upsert(db, StoredObject(metadata: final, blobID: blobID))
+                    return (final, current?.blobID)
+                }
+            }
+            if let replaced, replaced != blobID { await blobs.removeBlob(bucket: bucket, blobID: replaced) }
+            return committed
+        } catch {
+            await blobs.remove(blobPath)
+            throw error
+        }
+    }
+
+    // MARK: - Helpers
+
+    func check(_ object: ObjectPath) throws(StorageError) {
+        guard object.bucket == bucket else { throw .bucketNotFound(object.bucket) }
+    }
+
+    private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
+        try await store.reader().run { (db) throws(StorageError) -> StoredObject? in
+            try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
+        }
+    }
+
+    private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {
+        guard let stored = try await fetchIfPresent(object) else { throw .notFound }
+        return stored
+    }
+
+    func verify(_ checksums: ObjectChecksums, options: WriteOptions) throws(StorageError) {
+        if let expected = options.expectedSize, expected != checksums.size {
+            throw .sizeMismatch(expected: expected, actual: checksums.size)
+        }
+        if let expected = options.expectedMD5, expected != checksums.md5Base64 {
+            throw .checksumMismatch(expected: expected, actual: checksums.md5Base64)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+public import PortcullisCore
+
+/// Tuning of an embedded (`file:DIR`) store. One set of options applies per directory: the first
+/// `EmbeddedBackend.open` of a directory in a process creates the shared store with its options; later opens
+/// of the same directory (other buckets) share it and their options are ignored.
+public struct EmbeddedOptions: Sendable {
+    /// SQLite reader connections (each on its own serial queue); reads run concurrently with the writer.
+    public var readerConnections: Int
+    /// Threads for blocking file I/O (open, write, fsync, rename, unlink).
+    public var ioThreads: Int
+    /// How long a SQLite call waits for another process's write lock before failing as `.unavailable`.
+    public var busyTimeoutMilliseconds: Int
+    /// Ceiling on the bytes of all active resumable uploads in the directory; an append beyond it fails with
+    /// `.unavailable` (retry later) and stores nothing.
+    public var maxStagedBytes: Int64
+    /// A resumable upload untouched for this long is discarded (its handle then answers `.notFound`).
+    public var stagingIdleExpirySeconds: Int64
+    /// How often expired uploads and stale temp files are swept while running.
+    public var sweepIntervalSeconds: Int64
+    /// When another process has the directory open, start-up and periodic sweeps only remove files at least
+    /// this old (they could be that process's in-flight writes). A sole owner removes every orphan at once.
+    public var orphanGracePeriodSeconds: Int64
+    public var logger: Logger
+
+    public init(readerConnections: Int = 2, ioThreads: Int = 2, busyTimeoutMilliseconds: Int = 5000,
+                maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
+                sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
+                logger: Logger = .disabled) {
+        self.readerConnections = readerConnections
+        self.ioThreads = ioThreads
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.maxStagedBytes = maxStagedBytes
+        self.stagingIdleExpirySeconds = stagingIdleExpirySeconds
+        self.sweepIntervalSeconds = sweepIntervalSeconds
+        self.orphanGracePeriodSeconds = orphanGracePeriodSeconds
+        self.logger = logger
+    }
+}

@@ -1,0 +1,113 @@
+import Dispatch
+import Synchronization
+import PortcullisCore
+
+/// Everything one embedded directory shares between the buckets (and backends) that use it: the SQLite
+/// connections and their lanes, the file I/O pool, the directory lock and the maintenance timer.
+///
+/// One store per directory per process (`EmbeddedStore.shared`): SQLite wants one writer connection, and the
+/// store's in-flight staging reservation must see every upload. The registry holds stores weakly, so a
+/// store closes (connections, lock, timer) when its last backend is released.
+final class EmbeddedStore: Sendable {
+    let layout: DirectoryLayout
+    let options: EmbeddedOptions
+    let writer: DatabaseLane
+    private let readers: [DatabaseLane]
+    private let nextReader = Atomic<Int>(0)
+    let blobs: BlobStore
+    /// Bytes being appended to staged uploads right now, not yet counted in the index.
+    let stagingInFlight = Atomic<Int64>(0)
+    private let lockDescriptor: Int32
+    private let maintenance: DispatchQueue
+    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
+
+    private static let registry = Mutex<[String: WeakStore]>([:])
+
+    private struct WeakStore: @unchecked Sendable { weak var store: EmbeddedStore? }
+
+    /// The store of `directory`, opening (and garbage-collecting) it when no live store exists. Blocking:
+    /// call at start-up, not from the cooperative pool on a hot path.
+    static func shared(directory: String, options: EmbeddedOptions) throws(StorageError) -> EmbeddedStore {
+        try FileSystem.makeDirectories(directory)
+        let root = FileSystem.canonicalPath(directory) ?? directory
+        let result: Result<EmbeddedStore, StorageError> = registry.withLock { stores in
+            if let existing = stores[root]?.store { return .success(existing) }
+            do throws(StorageError) {
+                let store = try EmbeddedStore(root: root, options: options)
+                stores[root] = WeakStore(store: store)
+                return .success(store)
+            } catch {
+                return .failure(error)
+            }
+        }
+        let store = try result.get()
+        store.startTimer()
+        return store
+    }
+
+    private init(root: String, options: EmbeddedOptions) throws(StorageError) {
+        layout = DirectoryLayout(root: root)
+        self.options = options
+        for directory in [layout.tmp, layout.blobs, layout.staging] { try FileSystem.makeDirectory(directory) }
+        lockDescriptor = try FileSystem.create(layout.lockFile, exclusive: false)
+        // Sole owner (nobody else holds the shared lock): every orphan is garbage. Otherwise only old ones.
+        let soleOwner = FileSystem.tryLock(lockDescriptor, exclusive: true)
+        let timeout = Int32(clamping: options.busyTimeoutMilliseconds)
+        do throws(StorageError) {
+            let writerConnection = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: timeout)
+            try writerConnection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+            try writerConnection.execute(ObjectIndex.schema + StagingArea.schema)
+            writer = DatabaseLane(label: "portcullis.embedded.writer", connection: writerConnection)
+            var readers = [DatabaseLane]()
+            for index in 0..<max(1, options.readerConnections) {
+                let connection = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: timeout)
+                try connection.execute("PRAGMA query_only=1;")
+                readers.append(DatabaseLane(label: "portcullis.embedded.reader.\(index)", connection: connection))
+            }
+            self.readers = readers
+        } catch {
+            FileSystem.close(lockDescriptor)
+            throw error
+        }
+        blobs = BlobStore(layout: layout, pool: BlockingPool(label: "portcullis.embedded.io", laneCount: options.ioThreads))
+        maintenance = DispatchQueue(label: "portcullis.embedded.maintenance", qos: .utility)
+        let collector = GarbageCollector(store: self)
+        do throws(StorageError) {
+            try collector.collect(graceSeconds: soleOwner ? 0 : options.orphanGracePeriodSeconds, includeBlobs: true)
+        } catch {
+            options.logger.warning("embedded start-up cleanup failed", [("error", .string("\(error)"))])
+        }
+        // From now on this process is one of possibly several users of the directory.
+        FileSystem.lock(lockDescriptor, exclusive: false)
+    }
+
+    deinit {
+        timer.withLock { $0?.cancel() }
+        FileSystem.close(lockDescriptor)
+    }
+
+    /// The next reader lane (round robin).
+    func reader() -> DatabaseLane {
+        readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+    }
+
+    private func startTimer() {
+        timer.withLock { timer in
+            guard timer == nil else { return }
+            let interval = max(1, options.sweepIntervalSeconds)
+            let source = DispatchSource.makeTimerSource(queue: maintenance)
+            source.schedule(deadline: .now() + .seconds(Int(interval)), repeating: .seconds(Int(interval)))
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                do throws(StorageError) {
+                    try GarbageCollector(store: self).collect(graceSeconds: self.options.orphanGracePeriodSeconds,
+                                                              includeBlobs: false)
+                } catch {
+                    self.options.logger.warning("embedded sweep failed", [("error", .string("\(error)"))])
+                }
+            }
+            source.resume()
+            timer = source
+        }
+    }
+}

@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import PortcullisCore
+
+/// Thin throwing wrappers over the POSIX calls of the embedded backend.
+///
+/// Every function blocks: call them only from a `BlockingPool` lane (or at start-up), never from the
+/// cooperative pool. Errors become `StorageError` here, keeping `strerror` text for logs; a full disk is
+/// `.unavailable` (an operator problem the client may retry), anything else `.internalError`.
+enum FileSystem {
+    static func failure(_ operation: String, _ path: String, code: Int32 = errno) -> StorageError {
+        let message = "\(operation) \(path): \(String(cString: strerror(code)))"
+        if code == ENOSPC || code == EDQUOT { return .unavailable(reason: message, retryAfter: nil) }
+        return .internalError(message)
+    }
+
+    /// Creates `path` (one level) unless it exists.
+    static func makeDirectory(_ path: String) throws(StorageError) {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw failure("mkdir", path) }
+    }
+
+    /// Creates `path` and any missing parents (`mkdir -p`).
+    static func makeDirectories(_ path: String) throws(StorageError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            try makeDirectory(prefix)
+            prefix += "/"
+        }
+    }
+
+    /// Creates a new file for writing; `exclusive` refuses an existing file.
+    static func create(_ path: String, exclusive: Bool) throws(StorageError) -> Int32 {
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0)
+        let fd = open(path, flags, 0o600)
+        if fd < 0 { throw failure("open", path) }
+        return fd
+    }
+
+    /// Opens an existing file read-only; nil when it does not exist.
+    static func openForReading(_ path: String) throws(StorageError) -> Int32? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw failure("open", path)
+        }
+        return fd
+    }
+
+    /// Writes every byte at `offset` (retrying short writes and EINTR).
+    static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(StorageError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + Int64(done)))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("write", path)
+            }
+            done += n
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at end of file).
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+                     path: String) throws(StorageError) -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+            if n >= 0 { return n }
+            if errno != EINTR { throw failure("read", path) }
+        }
+    }
+
+    static func close(_ fd: Int32) { _ = posixClose(fd) }
+
+    static func sync(_ fd: Int32, path: String) throws(StorageError) {
+        if fsync(fd) != 0 { throw failure("fsync", path) }
+    }
+
+    /// Makes a rename or unlink inside `path` durable.
+    static func syncDirectory(_ path: String) throws(StorageError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw failure("open", path) }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw failure("fsync", path) }
+    }
+
+    static func rename(_ from: String, to: String) throws(StorageError) {
+        if posixRename(from, to) != 0 { throw failure("rename", from) }
+    }
+
+    /// A second name for the same bytes (used to publish a staged upload without copying it).
+    static func link(_ from: String, to: String) throws(StorageError) {
+        if posixLink(from, to) != 0 { throw failure("link", from) }
+    }
+
+    /// Removes `path`; a missing file is not an error. Returns whether a file was removed.
+    @discardableResult
+    static func remove(_ path: String) -> Bool {
+        unlink(path) == 0
+    }
+
+    static func truncate(_ fd: Int32, to size: Int64, path: String) throws(StorageError) {
+        if ftruncate(fd, off_t(size)) != 0 { throw failure("ftruncate", path) }
+    }
+
+    static func size(of fd: Int32, path: String) throws(StorageError) -> Int64 {
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw failure("fstat", path) }
+        return Int64(info.st_size)
+    }
+
+    /// Seconds since the epoch of the last modification, nil when the file is gone.
+    static func modificationTime(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec)
+    }
+
+    /// Entry names of a directory, without `.` and `..`; empty when it does not exist.
+    static func entries(of path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names = [String]()
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Tries to take an advisory lock without waiting. Returns false when another holder conflicts.
+    static func tryLock(_ fd: Int32, exclusive: Bool) -> Bool {
+        flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0
+    }
+
+    static func lock(_ fd: Int32, exclusive: Bool) {
+        while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR {}
+    }
+
+    static func unlock(_ fd: Int32) { flock(fd, LOCK_UN) }
+
+    /// The absolute, symlink-free form of an existing path (the registry key of a directory).
+    static func canonicalPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A random 128-bit identifier in lowercase hex (temp file names, staging ids).
+    static func randomIdentifier() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        return hex(high) + hex(low)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+// Module-level aliases: inside `FileSystem`, `rename`/`link` name the static methods.
+private func posixRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+private func posixLink(_ from: String, _ to: String) -> Int32 { link(from, to) }
+private func posixClose(_ fd: Int32) -> Int32 { close(fd) }

@@ -1,0 +1,131 @@
+import PortcullisCore
+
+/// The SQL of the object index: schema, row ↔ `ObjectMetadata` mapping, and the statements every operation
+/// uses. Stateless; every function runs on the connection it is given (reader or writer lane).
+///
+/// Names are stored as BLOBs of their UTF-8 bytes: SQLite compares BLOBs with `memcmp`, so the primary key
+/// `(bucket, name)` of the `WITHOUT ROWID` table orders each bucket's names in UTF-8 byte order, and a list
+/// page is a range scan of that key.
+enum ObjectIndex {
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS buckets (
+            name TEXT PRIMARY KEY NOT NULL,
+            time_created INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS counters (
+            key TEXT PRIMARY KEY NOT NULL,
+            value INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS objects (
+            bucket TEXT NOT NULL,
+            name BLOB NOT NULL,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            md5 TEXT,
+            crc32c TEXT,
+            storage_class TEXT NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_disposition TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            custom_metadata TEXT NOT NULL,
+            download_tokens TEXT NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            blob_id INTEGER NOT NULL,
+            PRIMARY KEY (bucket, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS objects_by_blob ON objects (blob_id);
+        """
+
+    private static let columns = """
+        generation, metageneration, size, md5, crc32c, storage_class, content_type, content_encoding, \
+        content_disposition, content_language, cache_control, custom_metadata, download_tokens, time_created, \
+        updated, blob_id
+        """
+
+    /// The current row of `bucket`/`name`, if any.
+    static func fetch(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) -> StoredObject? {
+        let statement = try db.statement("SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2")
+        try statement.bind(1, bucket)
+        try statement.bind(2, blob: Array(name.utf8))
+        guard try statement.step() else { return nil }
+        let metadata = ObjectMetadata(
+            bucket: bucket, name: name,
+            generation: statement.int64(0), metageneration: statement.int64(1), size: statement.int64(2),
+            timeCreated: Timestamp(nanosecondsSinceEpoch: statement.int64(13)),
+            updated: Timestamp(nanosecondsSinceEpoch: statement.int64(14)),
+            md5Hash: statement.text(3), crc32c: statement.text(4),
+            storageClass: statement.text(5) ?? "STANDARD",
+            contentType: statement.text(6), contentEncoding: statement.text(7),
+            contentDisposition: statement.text(8), contentLanguage: statement.text(9),
+            cacheControl: statement.text(10),
+            customMetadata: MetadataCoding.decodeMap(statement.text(11)),
+            downloadTokens: MetadataCoding.decodeList(statement.text(12)))
+        return StoredObject(metadata: metadata, blobID: statement.int64(15))
+    }
+
+    /// Inserts or replaces the row of `object.metadata.bucket`/`name`.
+    static func upsert(_ db: SQLiteDatabase, _ object: StoredObject) throws(StorageError) {
+        let statement = try db.statement("""
+            INSERT OR REPLACE INTO objects (bucket, name, \(columns))
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+            """)
+        let m = object.metadata
+        try statement.bind(1, m.bucket)
+        try statement.bind(2, blob: Array(m.name.utf8))
+        try statement.bind(3, m.generation)
+        try statement.bind(4, m.metageneration)
+        try statement.bind(5, m.size)
+        try statement.bind(6, m.md5Hash)
+        try statement.bind(7, m.crc32c)
+        try statement.bind(8, m.storageClass)
+        try statement.bind(9, m.contentType)
+        try statement.bind(10, m.contentEncoding)
+        try statement.bind(11, m.contentDisposition)
+        try statement.bind(12, m.contentLanguage)
+        try statement.bind(13, m.cacheControl)
+        try statement.bind(14, MetadataCoding.encode(m.customMetadata))
+        try statement.bind(15, MetadataCoding.encode(m.downloadTokens))
+        try statement.bind(16, m.timeCreated.nanosecondsSinceEpoch)
+        try statement.bind(17, m.updated.nanosecondsSinceEpoch)
+        try statement.bind(18, object.blobID)
+        try statement.run()
+    }
+
+    static func remove(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) {
+        let statement = try db.statement("DELETE FROM objects WHERE bucket = ?1 AND name = ?2")
+        try statement.bind(1, bucket)
+        try statement.bind(2, blob: Array(name.utf8))
+        try statement.run()
+    }
+
+    /// Whether any object row points at blob file `blobID` (orphan detection).
+    static func isReferenced(_ db: SQLiteDatabase, blobID: Int64) throws(StorageError) -> Bool {
+        let statement = try db.statement("SELECT 1 FROM objects WHERE blob_id = ?1 LIMIT 1")
+        try statement.bind(1, blobID)
+        return try statement.step()
+    }
+
+    /// Allocates a generation strictly greater than every generation handed out in this directory, and at
+    /// least the current time in microseconds (the scale production Firebase uses). Must run inside a write
+    /// transaction, so processes sharing the directory never hand out the same number.
+    static func allocateGeneration(_ db: SQLiteDatabase, now: Timestamp) throws(StorageError) -> Int64 {
+        let read = try db.statement("SELECT value FROM counters WHERE key = 'generation'")
+        let previous = try read.step() ? read.int64(0) : 0
+        let generation = max(now.nanosecondsSinceEpoch / 1000, previous + 1)
+        let write = try db.statement("INSERT OR REPLACE INTO counters (key, value) VALUES ('generation', ?1)")
+        try write.bind(1, generation)
+        try write.run()
+        return generation
+    }
+
+    static func registerBucket(_ db: SQLiteDatabase, _ bucket: String, now: Timestamp) throws(StorageError) {
+        let statement = try db.statement("INSERT OR IGNORE INTO buckets (name, time_created) VALUES (?1, ?2)")
+        try statement.bind(1, bucket)
+        try statement.bind(2, now.nanosecondsSinceEpoch)
+        try statement.run()
+    }
+}

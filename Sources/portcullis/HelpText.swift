@@ -1,0 +1,55 @@
+import Gateway
+
+/// `--help` output, generated from `ConfigurationOption.all` so it always lists every option.
+enum HelpText {
+    static let usage = """
+        portcullis — a self-hosted gateway speaking the Cloud Storage for Firebase REST protocol
+
+        Usage:
+          portcullis serve [OPTIONS]                      run the gateway
+          portcullis rules check FILE                     compile a rules file; print file:line:col errors
+          portcullis rules test FILE CASES.json [--explain]
+                                                          run rules test cases; print failures and a summary
+          portcullis token (--key FILE | --hmac-secret FILE) [OPTIONS]
+                                                          mint a development JWT
+          portcullis --help | --version
+
+        Exit status: 0 success, 1 failed check or test, 2 usage or configuration error.
+        """
+
+    static var full: String {
+        usage + "\n\n" + serve + "\n" + TokenCommand.help
+    }
+
+    static var serve: String {
+        var out = """
+            portcullis serve [OPTIONS]
+
+            Every option is also an environment variable; a flag wins over its variable. Flags take
+            `--flag VALUE` or `--flag=VALUE`.
+
+            Options:
+
+            """
+        for option in ConfigurationOption.all {
+            out += "  --\(option.flag) \(option.valueName)"
+            if option.repeatable { out += " (repeatable)" }
+            out += "\n      env \(option.environment)"
+            out += "   default: " + (option.defaultText ?? "none")
+            out += "\n      \(option.summary.replacingBackticks())\n"
+        }
+        out += """
+
+            Endpoints: GET /healthz (alive), GET /readyz (503 while starting, draining or a backend is down),
+            GET /metrics (Prometheus), and the v0 API under /v0/b/{bucket}/o.
+            Signals: SIGTERM/SIGINT drain in-flight requests (up to --drain-timeout) then exit 0; a second
+            signal exits at once. SIGHUP reloads the rules file.
+
+            """
+        return out
+    }
+}
+
+extension String {
+    fileprivate func replacingBackticks() -> String { split(separator: "`", omittingEmptySubsequences: false).joined() }
+}

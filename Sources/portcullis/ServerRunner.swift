@@ -1,0 +1,105 @@
+import Dispatch
+import Gateway
+import HTTPServer
+import PortcullisCore
+import Storage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Builds the running gateway from a validated configuration, starts it, and waits for signals.
+///
+/// Order matters: everything that can fail on bad input (key files, rules, backends, the bind) happens before
+/// readiness turns 200, and each such failure exits with a one-line message.
+enum ServerRunner {
+    static func run(config: GatewayConfiguration, secrets: ServeSecrets, rulesSource: String?, logger: Logger) async
+        -> Never
+    {
+        let registry = MetricsRegistry()
+        ProcessMetrics.register(in: registry)
+        let httpMetrics = HTTPMetrics(registry: registry)
+
+        let backends = BackendFactory.make(config: config, logger: logger)
+        if secrets.signingKeyIsRandom {
+            logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
+        }
+        if let adminKey = secrets.adminKey, adminKey.count < 16 {
+            logger.warning("the admin key is shorter than 16 bytes; use a long random value")
+        }
+        let rules = RulesLoader(config: config, logger: logger)
+        rules.loadAtStart(source: rulesSource)
+        let authorizer = RulesAuthorizer(store: rules.store)
+
+        let signer = CapabilitySigner(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
+        let api = V0API(
+            configuration: V0Configuration(
+                publicURL: config.publicURL, maxObjectBytes: config.maxObjectBytes,
+                corsOrigins: corsList(config.corsOrigins),
+                uploadIdleTimeoutSeconds: Int(config.uploadIdleTimeout.components.seconds)),
+            backends: backends, signer: signer, authorizer: { authorizer }, metrics: registry, logger: logger)
+        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, registry: registry,
+                                                        logger: logger)
+
+        let readiness = Readiness {
+            for backend in backends.values where await !backend.isReady() { return false }
+            return true
+        }
+        let responder = GatewayResponder(
+            ops: OpsEndpoints(readiness: readiness, registry: registry), api: api, authentication: authentication,
+            metrics: httpMetrics, accessLog: AccessLog(format: config.logFormat),
+            cors: CORSPolicy(origins: corsList(config.corsOrigins)))
+
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                host: config.listen.host, port: config.listen.port,
+                timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
+                maxConnections: config.maxConnections),
+            responder: responder, logger: logger)
+        httpMetrics.trackOpenConnections { server.openConnections }
+        registry.gauge("portcullis_stream_buffered_bytes", help: "Response bytes buffered in user space.") {
+            Double(server.bufferedResponseBytes)
+        }
+
+        let signals = SignalHandling(logger: logger)
+        signals.onReload = { rules.reload() }
+        signals.onShutdown = {
+            readiness.markDraining()
+            logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
+            Task {
+                await server.drain(deadline: config.drainTimeout)
+                logger.info("drained; exiting")
+                exit(0)
+            }
+        }
+        signals.install()
+
+        let port: Int
+        do {
+            port = try server.start()
+        } catch {
+            if case .invalidAddress = error { Terminal.fail("--listen \(config.listen): \(error.description)") }
+            Terminal.fail("cannot listen on \(config.listen): \(error.description)", code: 1)
+        }
+        readiness.markServing()
+        let bound = ListenAddress(host: config.listen.host, port: port)
+        let shownHost = ["0.0.0.0", "::"].contains(config.listen.host) ? "127.0.0.1" : bound.description
+            .dropLast(String(port).count + 1)
+        let url = "http://\(shownHost):\(port)"
+        logger.info("portcullis ready", [
+            ("address", .string(bound.description)), ("url", .string(url)),
+            ("buckets", .string(config.buckets.map(\.description).joined(separator: ","))),
+            ("version", .string(PortcullisVersion.current)),
+        ])
+        if let first = config.buckets.first {
+            logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
+        }
+        await SignalHandling.waitForever()
+    }
+
+    private static func corsList(_ origins: CORSOrigins) -> [String] {
+        switch origins {
+        case .any: ["*"]
+        case .only(let list): list
+        }
+    }
+}

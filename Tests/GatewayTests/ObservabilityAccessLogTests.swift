@@ -1,0 +1,114 @@
+import HTTPServer
+import PortcullisCore
+import Synchronization
+import Testing
+@testable import Gateway
+
+/// Collects access-log lines in memory.
+final class CapturedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    var joined: String { all.joined() }
+    func append(_ bytes: [UInt8]) { lines.withLock { $0.append(String(decoding: bytes, as: UTF8.self)) } }
+}
+
+@Suite struct ObservabilityAccessLogTests {
+    private func sampleEntry() -> AccessLogEntry {
+        AccessLogEntry(
+            time: Timestamp(millisecondsSinceEpoch: 1_700_000_000_123), requestID: "req-1", remoteAddress: "127.0.0.1:5000",
+            method: "GET", route: "/v0/b/{bucket}/o/{object}", target: "/v0/b/b/o/a%2Fb.txt?alt=media&token=REDACTED",
+            bucket: "b", object: "a/b.txt", status: 206, bytesIn: 0, bytesOut: 100, durationNanos: 1_234_567,
+            timeToFirstByteNanos: 456_000, upstreamNanos: 0, principalUID: "alice", decision: "allow",
+            range: "0-99", userAgent: "curl/8 \"x\"", traceID: "4bf92f3577b34da6a3ce929d0e0e4736")
+    }
+
+    @Test func jsonLineHasEveryField() throws {
+        let line = String(decoding: sampleEntry().rendered(.json), as: UTF8.self)
+        #expect(line.hasSuffix("}\n"))
+        #expect(line.filter { $0 == "\n" }.count == 1)
+        let object = try #require(try JSONValue.parse(String(line.dropLast())).objectValue)
+        for key in ["time", "request_id", "remote_addr", "method", "route", "path", "bucket", "object", "status",
+                    "bytes_in", "bytes_out", "duration_ms", "ttfb_ms", "upstream_ms", "uid", "decision", "range",
+                    "user_agent", "trace_id"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        #expect(object["status"]?.int64Value == 206)
+        #expect(object["duration_ms"] == .double(1.234) || object["duration_ms"]?.int64Value == nil)
+        #expect(object["user_agent"]?.stringValue == "curl/8 \"x\"")
+        #expect(object["time"]?.stringValue == "2023-11-14T22:13:20.123Z")
+    }
+
+    @Test func absentFieldsAreNull() throws {
+        let entry = AccessLogEntry(time: .now(), requestID: "r", remoteAddress: "", method: "GET", route: "unmatched",
+                                   target: "/x", status: 404)
+        let object = try #require(try JSONValue.parse(String(decoding: entry.rendered(.json).dropLast(), as: UTF8.self)).objectValue)
+        #expect(object["uid"] == .null && object["ttfb_ms"] == .null && object["trace_id"] == .null)
+    }
+
+    @Test func textLineIsOneLine() {
+        var entry = sampleEntry()
+        entry.userAgent = "evil\nagent"
+        let line = String(decoding: entry.rendered(.text), as: UTF8.self)
+        #expect(line.hasSuffix("\n"))
+        #expect(line.dropLast().contains("\n") == false)
+        #expect(line.contains(" 206 GET "))
+        #expect(line.contains("rid=req-1") && line.contains("uid=alice") && line.contains("decision=allow"))
+        #expect(line.contains("1.234ms"))
+    }
+
+    @Test func redactionKeepsOnlyHarmlessQueryValues() {
+        #expect(AccessLog.redactedTarget("/v0/b/x/o/y") == "/v0/b/x/o/y")
+        #expect(AccessLog.redactedTarget("/v0/b/x/o/y?alt=media&token=secret") == "/v0/b/x/o/y?alt=media&token=REDACTED")
+        #expect(AccessLog.redactedTarget("/o?signature=abc&expires=1&uploadType=resumable&upload_id=zz")
+            == "/o?signature=REDACTED&expires=REDACTED&uploadType=resumable&upload_id=REDACTED")
+        #expect(AccessLog.redactedTarget("/o?secret&delete_token=t1") == "/o?REDACTED&delete_token=REDACTED")
+        #expect(!AccessLog.redactedTarget("/o?Token=secret&x=secret").contains("secret"))
+    }
+
+    @Test func secretsNeverReachTheLog() async throws {
+        let captured = CapturedLines()
+        let log = AccessLog(format: .json, output: captured.append)
+        let registry = MetricsRegistry()
+        let responder = GatewayResponder(
+            ops: OpsEndpoints(readiness: Readiness(), registry: registry), api: EchoAPI(),
+            authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry), accessLog: log)
+        for format in [LogFormat.json, .text] {
+            let textLog = AccessLog(format: format, output: captured.append)
+            let r = GatewayResponder(ops: responder.ops, api: EchoAPI(), authentication: PermissiveAuthentication(),
+                                     metrics: responder.metrics, accessLog: textLog)
+            for auth in ["Bearer secret", "Firebase secret", "Bearer bad-secret"] {
+                let request = HTTPRequest(method: .get, target: "/v0/b/bkt/o/file?alt=media&token=secret&sig=secret",
+                                          headers: ["Authorization": auth, "User-Agent": "ua"])
+                let response = await r.respond(to: request)
+                response.onComplete?(ExchangeSummary(status: response.status, bytesIn: 0, bytesOut: 10,
+                                                     completed: true, durationNanos: 1000, timeToFirstByteNanos: 10))
+            }
+        }
+        let output = captured.joined
+        #expect(captured.all.count == 6)
+        #expect(!output.contains("secret"))
+        #expect(output.contains("token=REDACTED"))
+    }
+}
+
+/// Accepts `Bearer secret`/`Firebase secret` as user `u1`, rejects other credentials.
+struct PermissiveAuthentication: RequestAuthenticating {
+    func authenticate(authorization: String?) async throws(GatewayError) -> Principal? {
+        guard let authorization else { return nil }
+        if authorization.hasSuffix(" secret") { return Principal(uid: "u1", claims: [:]) }
+        throw GatewayError(status: 401, message: "Invalid token.",
+                           headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+    }
+}
+
+/// Answers every `/v0/` request with 200 and the principal's uid, filling the context like the real API.
+struct EchoAPI: APIHandling {
+    func matches(_ request: HTTPRequest) -> Bool { request.path.hasPrefix("/v0/") }
+    func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+        context.routeTemplate = "/v0/b/{bucket}/o/{object}"
+        context.bucket = "bkt"
+        context.objectName = "file"
+        context.decision = "allow"
+        return HTTPResponse(status: 200, body: .bytes(Array((principal?.uid ?? "anonymous").utf8)))
+    }
+}

@@ -1,0 +1,112 @@
+import PortcullisCore
+import Storage
+import Synchronization
+import Testing
+
+/// The behaviour every `StorageBackend` (and `ResumableStaging`) must show, as reusable async checks.
+///
+/// Each check takes a backend serving an EMPTY bucket `bucket` and throws or records an `#expect` failure when
+/// the backend breaks the contract. Run them one per fresh bucket (`Check.allCases`); the embedded suite is
+/// `EmbeddedContractTests`, and GCS/S3 suites call the same checks against their backends.
+struct BackendContract: Sendable {
+    let backend: any StorageBackend
+    let staging: (any ResumableStaging)?
+    let bucket: String
+
+    init(backend: any StorageBackend, staging: (any ResumableStaging)? = nil, bucket: String) {
+        self.backend = backend
+        self.staging = staging
+        self.bucket = bucket
+    }
+
+    /// Every check, by name (use as `@Test(arguments: BackendContract.Check.allCases)`).
+    enum Check: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case metadataRoundtrip, readRanges, overwriteCreatesNewGeneration, oldGenerationReaderKeepsReading
+        case updateMetadataMerge, preconditions, deleteAndNotFound
+        case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
+        case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
+        case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
+
+        var testDescription: String { rawValue }
+
+        /// Whether the check needs `ResumableStaging`.
+        var needsStaging: Bool { rawValue.hasPrefix("resumable") }
+    }
+
+    func run(_ check: Check) async throws {
+        switch check {
+        case .metadataRoundtrip: try await metadataRoundtrip()
+        case .readRanges: try await readRanges()
+        case .overwriteCreatesNewGeneration: try await overwriteCreatesNewGeneration()
+        case .oldGenerationReaderKeepsReading: try await oldGenerationReaderKeepsReading()
+        case .updateMetadataMerge: try await updateMetadataMerge()
+        case .preconditions: try await preconditions()
+        case .deleteAndNotFound: try await deleteAndNotFound()
+        case .listDelimiterAndPrefixes: try await listDelimiterAndPrefixes()
+        case .listInvalidNamesFiltered: try await listInvalidNamesFiltered()
+        case .listPagination: try await listPagination()
+        case .listCursorResume: try await listCursorResume()
+        case .expectedMD5Mismatch: try await expectedMD5Mismatch()
+        case .expectedSizeMismatch: try await expectedSizeMismatch()
+        case .beforeCommitRejects: try await beforeCommitRejects()
+        case .bodyFailureMidway: try await bodyFailureMidway()
+        case .unusualNames: try await unusualNames()
+        case .resumableLifecycle: try await resumableLifecycle()
+        case .resumableOffsetMismatch: try await resumableOffsetMismatch()
+        case .resumableCancel: try await resumableCancel()
+        case .resumableSizeMismatch: try await resumableSizeMismatch()
+        }
+    }
+
+    // MARK: - Helpers
+
+    func path(_ name: String) throws -> ObjectPath { try ObjectPath(bucket: bucket, name: name) }
+
+    @discardableResult
+    func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes = ObjectAttributes(),
+             options: WriteOptions = WriteOptions()) async throws -> ObjectMetadata {
+        try await backend.write(path(name), body: BufferByteStream(bytes), attributes: attributes, options: options)
+    }
+
+    func get(_ name: String, range: ByteRangeSpec? = nil) async throws -> (ObjectRead, [UInt8]) {
+        let read = try await backend.read(path(name), range: range)
+        return (read, try await readAll(read.body))
+    }
+
+    func expectNotFound(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        do {
+            _ = try await backend.metadata(of: path(name))
+            Issue.record("\(name) should not exist", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.isNotFound, "expected notFound, got \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Every entry of a listing, page by page, checking each page's size bound.
+    func listAll(prefix: String, delimiter: String?, pageSize: Int) async throws -> (items: [String], prefixes: [String], order: [String]) {
+        var items = [String](), prefixes = [String](), order = [String]()
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let page = try await backend.list(ListRequest(bucket: bucket, prefix: prefix, delimiter: delimiter,
+                                                          maxResults: pageSize, cursor: cursor))
+            #expect(page.items.count + page.prefixes.count <= pageSize)
+            items += page.items
+            prefixes += page.prefixes
+            order += (page.items + page.prefixes).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            cursor = page.nextCursor
+            pages += 1
+            if pages > 100_000 { Issue.record("listing does not terminate"); break }
+        } while cursor != nil
+        return (items, prefixes, order)
+    }
+
+    static func byteOrder(_ a: String, _ b: String) -> Bool { Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) }
+}
+
+/// Captures what `beforeCommit` saw.
+final class SeenMetadata: Sendable {
+    private let stored = Mutex<ObjectMetadata?>(nil)
+    var value: ObjectMetadata? { stored.withLock { $0 } }
+    func set(_ metadata: ObjectMetadata) { stored.withLock { $0 = metadata } }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import PortcullisCore
+import Testing
+@testable import Storage
+
+/// Embedded-only behaviour: crash leftovers, concurrency, persistence of staging state, limits.
+@Suite struct EmbeddedBackendTests {
+    static let bucket = "embedded-bucket"
+
+    static func path(_ name: String) throws -> ObjectPath { try ObjectPath(bucket: bucket, name: name) }
+
+    static func openBackend(_ directory: TemporaryDirectory,
+                     options: EmbeddedOptions = EmbeddedOptions()) throws -> EmbeddedBackend {
+        try EmbeddedBackend.open(directory: directory.path, bucket: bucket, options: options)
+    }
+
+    static func put(_ backend: EmbeddedBackend, _ name: String, _ bytes: [UInt8]) async throws -> ObjectMetadata {
+        try await backend.write(path(name), body: BufferByteStream(bytes), attributes: ObjectAttributes(),
+                                options: WriteOptions())
+    }
+
+    static func files(in directory: String) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+    }
+
+    /// Everything a crash can leave behind is removed by the next start-up, and nothing else is.
+    @Test func startUpRemovesCrashLeftovers() async throws {
+        let directory = TemporaryDirectory()
+        let layout = DirectoryLayout(root: FileSystem.canonicalPath(directory.path)!)
+        let blobDirectory = layout.blobDirectory(bucket: Self.bucket)
+        var activeHandle = ""
+        do {
+            let backend = try Self.openBackend(directory)
+            _ = try await Self.put(backend, "keep", Array("kept".utf8))
+            activeHandle = try await backend.startUpload(Self.path("staged"), attributes: ObjectAttributes(), declaredSize: nil)
+            _ = try await backend.appendChunk(activeHandle, object: Self.path("staged"), offset: 0,
+                                              body: BufferByteStream(Array("abc".utf8)))
+        }
+        // Crash leftovers: a half-received temp file, a published blob whose commit never happened, a staging
+        // file without a session, and a row written in a transaction that never committed.
+        _ = FileManager.default.createFile(atPath: layout.tmp + "/0123", contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: blobDirectory + "/999", contents: Data([4]))
+        _ = FileManager.default.createFile(atPath: layout.stagingFile("ffffffffffffffffffffffffffffffff"), contents: Data([5]))
+        _ = FileManager.default.createFile(atPath: blobDirectory + "/1000", contents: Data([6]))
+        do {
+            let raw = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: 1000)
+            try raw.execute("BEGIN IMMEDIATE")
+            let metadata = ObjectMetadata(bucket: Self.bucket, name: "uncommitted", generation: 1000, size: 1,
+                                          timeCreated: .now(), updated: .now())
+            try ObjectIndex.upsert(raw, StoredObject(metadata: metadata, blobID: 1000))
+            raw.releaseStatements()
+            // Closing with the transaction open is what a crash does: SQLite rolls it back.
+        }
+        let blobsBefore = Self.files(in: blobDirectory)
+        #expect(blobsBefore.count == 3)
+
+        let reopened = try Self.openBackend(directory)
+        #expect(Self.files(in: layout.tmp).isEmpty)
+        #expect(Self.files(in: blobDirectory).count == 1, "only the committed object's blob remains")
+        #expect(Self.files(in: layout.staging) == [activeHandle], "only the active session's bytes remain")
+        #expect(try await readAll(reopened.read(Self.path("keep"), range: nil).body) == Array("kept".utf8))
+        await #expect(throws: StorageError.self) { _ = try await reopened.metadata(of: Self.path("uncommitted")) }
+        // The staging session survived the restart with its bytes.
+        #expect(try await reopened.stagedSize(activeHandle, object: Self.path("staged")) == 3)
+        let staged = try await reopened.finalizeUpload(activeHandle, object: Self.path("staged"),
+                                                       attributes: ObjectAttributes(), options: WriteOptions())
+        #expect(staged.size == 3)
+        #expect(Self.files(in: layout.staging).isEmpty)
+    }
+
+    /// While another process has the directory open, only orphans older than the grace period are removed:
+    /// fresh ones may be that process's writes in flight.
+    @Test func sharedDirectoryKeepsFreshFiles() async throws {
+        let directory = TemporaryDirectory()
+        let layout = DirectoryLayout(root: FileSystem.canonicalPath(directory.path)!)
+        do { _ = try Self.openBackend(directory) }
+        _ = FileManager.default.createFile(atPath: layout.tmp + "/fresh", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: layout.tmp + "/old", contents: Data([1]))
+        let old = Date(timeIntervalSinceNow: -7200)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: layout.tmp + "/old")
+        // Stand-in for another process: a shared lock on the directory's lock file.
+        let other = Glibc.open(layout.lockFile, O_RDWR)
+        #expect(flock(other, LOCK_SH) == 0)
+        defer { close(other) }
+        _ = try Self.openBackend(directory)
+        #expect(Self.files(in: layout.tmp) == ["fresh"])
+    }
+
+    /// 20 writers race on one name: the survivor is exactly one of the writes, with matching checksums, the
+    /// highest generation handed out, and no other blob left on disk.
+    @Test func concurrentWritersToOneName() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory)
+        let bodies = (0..<20).map { testBytes(150_000 + $0 * 1000, seed: UInt64($0 + 1)) }
+        let results = try await withThrowingTaskGroup(of: ObjectMetadata.self) { group in
+            for body in bodies { group.addTask { try await Self.put(backend, "contended", body) } }
+            var all = [ObjectMetadata]()
+            for try await result in group { all.append(result) }
+            return all
+        }
+        #expect(Set(results.map(\.generation)).count == 20, "every write got its own generation")
+        let read = try await backend.read(Self.path("contended"), range: nil)
+        let content = try await readAll(read.body)
+        let winner = try #require(results.max { $0.generation < $1.generation })
+        #expect(read.metadata == winner, "the last commit (highest generation) wins")
+        #expect(md5Base64(content) == winner.md5Hash)
+        #expect(bodies.contains(content))
+        #expect(Int64(content.count) == winner.size)
+        let blobDirectory = backend.store.layout.blobDirectory(bucket: Self.bucket)
+        #expect(Self.files(in: blobDirectory).count == 1, "replaced generations' blobs are unlinked")
+        #expect(Self.files(in: backend.store.layout.tmp).isEmpty)
+    }
+
+    /// Generations stay strictly increasing across restarts (the counter is in the index).
+    @Test func generationsIncreaseAcrossRestarts() async throws {
+        let directory = TemporaryDirectory()
+        var last: Int64 = 0
+        for round in 0..<3 {
+            let backend = try Self.openBackend(directory)
+            let metadata = try await Self.put(backend, "g", [UInt8(round)])
+            #expect(metadata.generation > last)
+            last = metadata.generation
+        }
+    }
+
+    /// Staged bytes are bounded per directory; a refused chunk stores nothing.
+    @Test func stagingCeiling() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory, options: EmbeddedOptions(maxStagedBytes: 3 << 20))
+        let a = try await backend.startUpload(Self.path("a"), attributes: ObjectAttributes(), declaredSize: nil)
+        let b = try await backend.startUpload(Self.path("b"), attributes: ObjectAttributes(), declaredSize: nil)
+        _ = try await backend.appendChunk(a, object: Self.path("a"), offset: 0, body: BufferByteStream(testBytes(2 << 20, seed: 1)))
+        do {
+            _ = try await backend.appendChunk(b, object: Self.path("b"), offset: 0,
+                                              body: BufferByteStream(testBytes(2 << 20, seed: 2)))
+            Issue.record("a chunk past the staging ceiling must be refused")
+        } catch {
+            guard case .unavailable? = asStorageError(error) else { Issue.record("got \(error)"); return }
+        }
+        #expect(try await backend.stagedSize(b, object: Self.path("b")) == 0)
+        #expect(backend.store.stagingInFlight.load(ordering: .relaxed) == 0)
+        // Finishing the first upload frees its share.
+        _ = try await backend.finalizeUpload(a, object: Self.path("a"), attributes: ObjectAttributes(), options: WriteOptions())
+        #expect(try await backend.appendChunk(b, object: Self.path("b"), offset: 0,
+                                              body: BufferByteStream(testBytes(2 << 20, seed: 2))) == 2 << 20)
+    }
+
+    /// Idle sessions expire: their handle becomes unknown and their bytes are removed.
+    @Test func idleUploadsExpire() async throws {
+        let directory = TemporaryDirectory()
+        var handle = ""
+        do {
+            let backend = try Self.openBackend(directory)
+            handle = try await backend.startUpload(Self.path("idle"), attributes: ObjectAttributes(), declaredSize: nil)
+            _ = try await backend.appendChunk(handle, object: Self.path("idle"), offset: 0, body: BufferByteStream([1, 2]))
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        let backend = try Self.openBackend(directory, options: EmbeddedOptions(stagingIdleExpirySeconds: 0))
+        do {
+            _ = try await backend.stagedSize(handle, object: Self.path("idle"))
+            Issue.record("an expired upload must be unknown")
+        } catch {
+            #expect(error.isNotFound)
+        }
+        #expect(Self.files(in: backend.store.layout.staging).isEmpty)
+    }
+
+    /// A read is a file region of exactly the requested bytes; nothing is loaded into memory.
+    @Test func readsAreFileRegions() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory)
+        let body = testBytes(3 << 20, seed: 5)
+        _ = try await Self.put(backend, "region", body)
+        let read = try await backend.read(Self.path("region"), range: .fromTo(first: 1 << 20, last: (2 << 20) - 1))
+        guard case .file(let region) = read.body else { Issue.record("expected a file region"); return }
+        #expect(region.offset == 1 << 20)
+        #expect(region.length == 1 << 20)
+        #expect(try await readAll(read.body) == Array(body[(1 << 20)..<(2 << 20)]))
+    }
+
+    /// Object names never become paths: a `../` name writes nothing outside the directory.
+    @Test func namesNeverTouchTheFileSystem() async throws {
+        let parent = TemporaryDirectory()
+        let directory = parent.path + "/store"
+        let backend = try EmbeddedBackend.open(directory: directory, bucket: Self.bucket)
+        _ = try await Self.put(backend, "../escape", [1])
+        _ = try await Self.put(backend, "../../escape2", [2])
+        #expect(Self.files(in: parent.path) == ["store"])
+        #expect(Self.files(in: directory) == ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock", "tmp", "blobs", "staging"])
+    }
+
+    /// Bytes a crashed append wrote past the recorded size are never part of the object: the next append
+    /// overwrites them, and finalize publishes exactly the recorded size.
+    @Test func bytesOfACrashedAppendAreDiscarded() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory, options: EmbeddedOptions())
+        let object = try Self.path("nested/dir/upload")
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(testBytes(100, seed: 1)))
+        let stagingFile = backend.store.layout.stagingFile(handle)
+        let junk = try #require(FileHandle(forWritingAtPath: stagingFile))
+        try junk.seekToEnd()
+        try junk.write(contentsOf: Data(repeating: 0xEE, count: 5000))
+        try junk.close()
+        #expect(try await backend.stagedSize(handle, object: object) == 100)
+        _ = try await backend.appendChunk(handle, object: object, offset: 100, body: BufferByteStream(testBytes(10, seed: 2)))
+        let again = try #require(FileHandle(forWritingAtPath: stagingFile))
+        try again.seekToEnd()
+        try again.write(contentsOf: Data(repeating: 0xEE, count: 7000))
+        try again.close()
+        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                        options: WriteOptions())
+        let expected = testBytes(100, seed: 1) + testBytes(10, seed: 2)
+        #expect(metadata.size == 110)
+        #expect(metadata.md5Hash == md5Base64(expected))
+        #expect(try await readAll(backend.read(object, range: nil).body) == expected)
+        let blob = backend.store.layout.blobFile(bucket: Self.bucket, blobID: metadata.generation)
+        let attributes = try FileManager.default.attributesOfItem(atPath: blob)
+        #expect((attributes[.size] as? NSNumber)?.intValue == 110)
+    }
+
+    /// A directory that does not exist yet is created with its parents.
+    @Test func opensANestedNewDirectory() async throws {
+        let parent = TemporaryDirectory()
+        let backend = try EmbeddedBackend.open(directory: parent.path + "/a/b/c", bucket: Self.bucket)
+        _ = try await Self.put(backend, "x", [1])
+        #expect(backend.directory.hasSuffix("/a/b/c"))
+    }
+
+    /// `.` and `..` are whole object names here (GCS refuses them, so they are not in the shared contract).
+    @Test func dotNamesAreOrdinaryNames() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory)
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() {
+            #expect(try await readAll(backend.read(Self.path(name), range: nil).body) == [UInt8(index)])
+        }
+        let page = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
+        #expect(page.items == [".", ".."])
+        #expect(page.prefixes == ["../", "./"])
+    }
+}

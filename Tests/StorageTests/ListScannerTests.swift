@@ -1,0 +1,126 @@
+import PortcullisCore
+import Testing
+@testable import Storage
+
+/// The list algorithm over an in-memory index that counts how many rows it hands out, so "O(page), not
+/// O(bucket)" is checked exactly rather than timed.
+struct ArrayNameCursor: NameCursor {
+    let names: [[UInt8]]
+    var position = 0
+    var rowsRead = 0
+    var seeks = 0
+
+    init(_ names: [String]) {
+        self.names = names.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    mutating func seek(_ key: [UInt8]) {
+        seeks += 1
+        var low = 0, high = names.count
+        while low < high {
+            let mid = (low + high) / 2
+            if names[mid].lexicographicallyPrecedes(key) { low = mid + 1 } else { high = mid }
+        }
+        position = low
+    }
+
+    mutating func next() -> [UInt8]? {
+        guard position < names.count else { return nil }
+        defer { position += 1 }
+        rowsRead += 1
+        return names[position]
+    }
+}
+
+@Suite struct ListScannerTests {
+    @Test func subPrefixesAreSkippedBySeekingNotScanning() throws {
+        var names = [String]()
+        for folder in 0..<50 { for file in 0..<1000 { names.append("root/d\(folder + 100)/f\(file)") } }
+        names.append("root/zz")
+        var cursor = ArrayNameCursor(names)
+        let page = try ListScanner(prefix: "root/", delimiter: "/", maxResults: 1000).page(after: nil, names: &cursor)
+        #expect(page.prefixes.count == 50)
+        #expect(page.items == ["root/zz"])
+        #expect(page.nextCursor == nil)
+        #expect(cursor.rowsRead == 51, "one row per emitted entry, not one per name")
+    }
+
+    @Test func pageCostDoesNotGrowWithPosition() throws {
+        let names = (0..<100_000).map { "n/\(String($0 + 1_000_000).dropFirst())" }
+        var cursor = ArrayNameCursor(names)
+        let scanner = ListScanner(prefix: "n/", delimiter: "/", maxResults: 1000)
+        let first = try scanner.page(after: nil, names: &cursor)
+        let firstRows = cursor.rowsRead
+        var late = ArrayNameCursor(names)
+        let lastPage = try scanner.page(after: try ListCursor(decoding: "i:n/098999"), names: &late)
+        #expect(first.items.count == 1000)
+        #expect(lastPage.items.count == 1000)
+        #expect(lastPage.items.first == "n/099000")
+        #expect(lastPage.nextCursor == nil)
+        #expect(late.rowsRead <= firstRows)
+    }
+
+    @Test func prefixCursorResumesAfterTheWholePrefix() throws {
+        var cursor = ArrayNameCursor(["a/b/1", "a/b/2", "a/b0", "a/c"])
+        let scanner = ListScanner(prefix: "a/", delimiter: "/", maxResults: 1)
+        let first = try scanner.page(after: nil, names: &cursor)
+        #expect(first.prefixes == ["a/b/"])
+        let second = try scanner.page(after: try ListCursor(decoding: try #require(first.nextCursor)), names: &cursor)
+        #expect(second.items == ["a/b0"])
+        let third = try scanner.page(after: try ListCursor(decoding: try #require(second.nextCursor)), names: &cursor)
+        #expect(third.items == ["a/c"])
+        #expect(third.nextCursor == nil)
+    }
+
+    @Test func hiddenNamesAreDroppedBeforeCounting() throws {
+        var cursor = ArrayNameCursor(["p/", "p//x", "p/a//", "p/b", "p/c/", "p/d"])
+        let page = try ListScanner(prefix: "p/", delimiter: "/", maxResults: 3).page(after: nil, names: &cursor)
+        #expect(page.prefixes == ["p/a/", "p/c/"])
+        #expect(page.items == ["p/b"])
+        let next = try #require(page.nextCursor)
+        let rest = try ListScanner(prefix: "p/", delimiter: "/", maxResults: 3).page(after: ListCursor(decoding: next), names: &cursor)
+        #expect(rest.items == ["p/d"])
+        #expect(rest.nextCursor == nil)
+    }
+
+    @Test func aLongRunOfHiddenNamesEndsThePageEarly() throws {
+        var names = (0..<500).map { "h//\($0 + 1000)" }
+        names.append("h/visible")
+        var cursor = ArrayNameCursor(names)
+        var scanner = ListScanner(prefix: "h/", delimiter: nil, maxResults: 10)
+        scanner.scanBudget = 100
+        var items = [String]()
+        var token: String?
+        var pages = 0
+        repeat {
+            let page = try scanner.page(after: try token.map { try ListCursor(decoding: $0) }, names: &cursor)
+            #expect(cursor.rowsRead <= 101 * (pages + 1))
+            items += page.items
+            token = page.nextCursor
+            pages += 1
+        } while token != nil
+        #expect(items == ["h/visible"])
+        #expect(pages == 6)
+    }
+
+    @Test func cursorsMustLieUnderThePrefix() {
+        var cursor = ArrayNameCursor(["a/1"])
+        #expect(throws: StorageError.self) {
+            _ = try ListScanner(prefix: "a/", delimiter: "/", maxResults: 5).page(after: .afterItem(Array("b/1".utf8)), names: &cursor)
+        }
+        #expect(throws: StorageError.self) { _ = try ListCursor(decoding: "garbage") }
+    }
+
+    @Test func aPrefixWithAnEmptySegmentListsNothing() throws {
+        var cursor = ArrayNameCursor(["a//b", "a//c/d"])
+        let page = try ListScanner(prefix: "a//", delimiter: "/", maxResults: 5).page(after: nil, names: &cursor)
+        #expect(page.items.isEmpty && page.prefixes.isEmpty)
+    }
+
+    @Test func successor() {
+        #expect(ListScanner.successor(of: Array("a/".utf8)) == Array("a0".utf8))
+        #expect(ListScanner.successor(of: [0x61, 0xFF]) == [0x62])
+        #expect(ListScanner.successor(of: [0xFF]) == nil)
+        #expect(ListScanner.successor(of: []) == nil)
+    }
+}

@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""`make bench` / `make bench-quick`: Portcullis against nginx on the same machine, in the same run (issue 7).
+
+Standard library only (plus the `openssl`, `wrk`, `nginx` and `dd` commands). Steps: start Portcullis (embedded
+backend, RS256 JWKS, bench/typical.rules) and nginx (bench/nginx.conf.template) serving the same bytes; warm up;
+run every scenario alternating peer and Portcullis for N rounds; print one table of medians and write the same as
+JSON under bench/results/<timestamp>.json.
+
+Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted):
+  S1 /healthz req/s + p99 vs nginx `return 200`          target ≥ 0.8×
+  S2 metadata GET, JWT + rules `get` vs nginx JSON file    target ≥ 0.6×
+  S3 4 KiB alt=media, JWT + rules vs nginx 4 KiB file      target ≥ 0.6×
+  S4 1 GiB alt=media, 4 connections, MB/s vs nginx         target ≥ 0.9×
+  S5 1000-item list page in a 100k-object bucket, p50/p99  target p99 ≤ 25 ms
+  S6 64 MiB resumable upload in 8 MiB chunks vs dd fsync   target ≥ 0.6×
+  S7 10,000 idle keep-alive connections, RSS/connection    target ≤ 2× nginx
+  S8 start-up to /readyz 200                               target ≤ 150 ms
+  S9 in-process micro-benchmarks (.build/release/portcullis-microbench, when it exists)
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import concurrent.futures
+import datetime
+import hashlib
+import http.client
+import json
+import os
+import platform
+import re
+import resource
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUCKET = "bench-bucket"
+ISSUER = "https://portcullis.bench"
+AUDIENCE = "portcullis-bench"
+
+
+def log(message: str) -> None:
+    print(f"==> {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def http_request(method: str, url: str, body=None, headers=None, timeout: float = 120) -> tuple[int, dict, bytes]:
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body=body,
+                     headers=headers or {})
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        conn.close()
+
+
+def wait_ready(url: str, process: subprocess.Popen | None, timeout: float = 30) -> float:
+    """Poll until GET url is 200; returns the seconds it took."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before {url} was ready")
+        try:
+            if http_request("GET", url, timeout=1)[0] == 200:
+                return time.monotonic() - start
+        except OSError:
+            pass
+        time.sleep(0.001)
+    raise RuntimeError(f"{url} not ready after {timeout}s")
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+# --- keys and tokens ------------------------------------------------------------------------------------------
+
+@dataclass
+class KeySet:
+    private_pem: Path
+    jwks: Path
+    kid: str = "bench-rs256-1"
+
+    @classmethod
+    def create(cls, directory: Path) -> "KeySet":
+        private = directory / "jwt-private.pem"
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                        "-out", str(private)], check=True, capture_output=True)
+        modulus = subprocess.run(["openssl", "rsa", "-in", str(private), "-noout", "-modulus"], check=True,
+                                 capture_output=True, text=True).stdout.strip().split("=", 1)[1]
+        keyset = cls(private, directory / "jwks.json")
+        keyset.jwks.write_text(json.dumps({"keys": [{
+            "kty": "RSA", "alg": "RS256", "use": "sig", "kid": keyset.kid,
+            "n": b64url(bytes.fromhex(modulus)), "e": "AQAB"}]}))
+        return keyset
+
+    def token(self, uid: str, **claims: object) -> str:
+        now = int(time.time())
+        header = {"alg": "RS256", "typ": "JWT", "kid": self.kid}
+        payload = {"iss": ISSUER, "aud": AUDIENCE, "sub": uid, "user_id": uid, "iat": now, "exp": now + 6 * 3600,
+                   **claims}
+        signing_input = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(payload).encode())}"
+        signature = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(self.private_pem)],
+                                   input=signing_input.encode(), check=True, capture_output=True).stdout
+        return f"{signing_input}.{b64url(signature)}"
+
+
+# --- processes ------------------------------------------------------------------------------------------------
+
+class Portcullis:
+    def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None) -> None:
+        self.binary = binary
+        self.rules = rules or ROOT / "bench" / "typical.rules"
+        self.workdir = workdir
+        self.data = workdir / "data"
+        self.signing = workdir / "signing.key"
+        self.signing.write_text("bench:" + base64.b64encode(secrets.token_bytes(32)).decode() + "\n")
+        self.keys = keys
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self, port: int) -> list[str]:
+        return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", "--bucket", f"{BUCKET}=file:{self.data}",
+                "--rules", str(self.rules), "--jwt-keys", str(self.keys.jwks),
+                "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--signing-key", str(self.signing),
+                "--max-connections", "20000", "--log-format", "json"]
+
+    def start(self) -> float:
+        self.port = free_port()
+        log_file = open(self.workdir / "portcullis.log", "ab")
+        started = time.monotonic()
+        self.process = subprocess.Popen(self.command(self.port), cwd=self.workdir, stdout=log_file,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=raise_nofile)
+        log_file.close()
+        wait_ready(self.url + "/readyz", self.process)
+        return time.monotonic() - started
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Nginx:
+    def __init__(self, static: Path) -> None:
+        self.prefix = Path(tempfile.mkdtemp(prefix="pc-bench-nginx-"))
+        self.prefix.chmod(0o755)
+        self.port = free_port()
+        text = (ROOT / "bench" / "nginx.conf.template").read_text()
+        for key, value in {"PREFIX": str(self.prefix), "PORT": str(self.port), "STATIC": str(static)}.items():
+            text = text.replace(f"@{key}@", value)
+        if os.geteuid() == 0:
+            text = "user www-data;\n" + text
+        (self.prefix / "nginx.conf").write_text(text)
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.process = subprocess.Popen([binary, "-p", str(self.prefix), "-c", str(self.prefix / "nginx.conf")],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        preexec_fn=raise_nofile)
+        wait_ready(self.url + "/healthz", self.process)
+
+    def worker_pids(self) -> list[int]:
+        assert self.process is not None
+        return children(self.process.pid)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(3)  # SIGQUIT: graceful
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+def raise_nofile() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+
+
+# --- wrk ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class WrkResult:
+    requests_per_second: float
+    p50_ms: float
+    p99_ms: float
+    megabytes_per_second: float
+    errors: int
+    non_2xx: int
+
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+BYTES = {"B": 1 / 1e6, "KB": 1024 / 1e6, "MB": 1024 ** 2 / 1e6, "GB": 1024 ** 3 / 1e6}
+
+
+def wrk(url: str, seconds: int, connections: int = 64, threads: int = 2, headers: dict | None = None) -> WrkResult:
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
+    for name, value in (headers or {}).items():
+        command += ["-H", f"{name}: {value}"]
+    out = subprocess.run(command + [url], capture_output=True, text=True, timeout=seconds + 60).stdout
+
+    def latency(percent: str) -> float:
+        match = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.MULTILINE)
+        return float(match[1]) * UNITS[match[2]] if match else float("nan")
+
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    transfer = re.search(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if not rps:
+        raise RuntimeError(f"wrk output not understood:\n{out}")
+    return WrkResult(float(rps[1]), latency("50"), latency("99"),
+                     float(transfer[1]) * BYTES[transfer[2]] if transfer else 0.0,
+                     sum(int(x) for x in errors.groups()) if errors else 0, int(non2xx[1]) if non2xx else 0)
+
+
+# --- scenarios ------------------------------------------------------------------------------------------------
+
+@dataclass
+class Scenario:
+    key: str
+    title: str
+    unit: str
+    target: str
+    portcullis: list[float] = field(default_factory=list)
+    peer: list[float] = field(default_factory=list)
+    extra: dict[str, list[float]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add_extra(self, name: str, value: float) -> None:
+        self.extra.setdefault(name, []).append(value)
+
+    def median(self, values: list[float]) -> float | None:
+        return statistics.median(values) if values else None
+
+
+def verdict(scenario: Scenario) -> tuple[str, str]:
+    ours, peer = scenario.median(scenario.portcullis), scenario.median(scenario.peer)
+    target = scenario.target
+    if ours is None:
+        return "", "n/a"
+    if target.startswith("≥") and target.endswith("×") and peer:
+        ratio = ours / peer
+        return f"{ratio:.2f}×", "PASS" if ratio >= float(target[1:-1]) else "MISS"
+    if target.startswith("≤") and target.endswith("× nginx") and peer:
+        ratio = ours / peer
+        return f"{ratio:.2f}×", "PASS" if ratio <= float(target[1:].split("×")[0]) else "MISS"
+    if target.startswith("≤"):
+        limit = float(re.findall(r"[\d.]+", target)[0])
+        return "", "PASS" if ours <= limit else "MISS"
+    return "", "n/a"
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.quick = args.quick
+        self.seconds = args.duration or (5 if args.quick else 10)
+        self.rounds = args.rounds
+        self.workdir = Path(tempfile.mkdtemp(prefix="pc-bench-"))
+        self.static = self.workdir / "static"
+        self.static.mkdir()
+        self.static.chmod(0o755)
+        self.workdir.chmod(0o755)
+        self.keys = KeySet.create(self.workdir)
+        self.token = self.keys.token("benchuser", role="bench")
+        self.auth = {"Authorization": f"Bearer {self.token}"}
+        self.portcullis = Portcullis(args.binary, self.workdir, self.keys, Path(args.rules))
+        self.nginx = Nginx(self.static)
+        self.scenarios: list[Scenario] = []
+
+    # preparation ---------------------------------------------------------------------------------------------
+
+    def upload(self, name: str, body, content_type: str = "application/octet-stream", length: int | None = None) -> dict:
+        headers = {"Content-Type": content_type, **self.auth}
+        if length is not None:
+            headers["Content-Length"] = str(length)
+        status, _, data = http_request("POST", f"{self.portcullis.url}/v0/b/{BUCKET}/o?"
+                                       + urllib.parse.urlencode({"name": name}), body=body, headers=headers)
+        if status != 200:
+            raise RuntimeError(f"upload {name}: {status} {data[:300]!r}")
+        return json.loads(data)
+
+    def object_url(self, name: str, **query: str) -> str:
+        url = f"{self.portcullis.url}/v0/b/{BUCKET}/o/{urllib.parse.quote(name, safe='')}"
+        return url + ("?" + urllib.parse.urlencode(query) if query else "")
+
+    def prepare(self) -> None:
+        log("preparing objects")
+        small = os.urandom(4096)
+        (self.static / "4k.bin").write_bytes(small)
+        self.upload("bench/4k.bin", small)
+        meta = self.upload("bench/meta.json", b'{"hello":"world"}', "application/json")
+        # nginx serves the very JSON document Portcullis answers for S2.
+        status, _, body = http_request("GET", self.object_url("bench/meta.json"), headers=self.auth)
+        assert status == 200, body
+        (self.static / "meta.json").write_bytes(body)
+        del meta
+        if not self.quick:
+            big = self.static / "1g.bin"
+            with open(big, "wb") as out:
+                chunk = os.urandom(1 << 20)
+                for i in range(1024):
+                    out.write(chunk[i % 7:] + chunk[:i % 7])
+            with open(big, "rb") as body_file:
+                self.upload("bench/1g.bin", body_file, length=big.stat().st_size)
+            self.fill_bucket(100_000)
+        for path in self.static.iterdir():
+            path.chmod(0o644)
+
+    def fill_bucket(self, count: int) -> None:
+        log(f"filling the bucket with {count} objects for S5")
+        names = [f"bench/list/{i:07d}" for i in range(count)]
+
+        def put(batch: list[str]) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", self.portcullis.port, timeout=60)
+            for name in batch:
+                conn.request("POST", f"/v0/b/{BUCKET}/o?" + urllib.parse.urlencode({"name": name}), body=b"x",
+                             headers={"Content-Type": "text/plain", **self.auth})
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"fill: {response.status}")
+            conn.close()
+
+        batches = [names[i:i + 500] for i in range(0, count, 500)]
+        started = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, batches))
+        log(f"filled in {time.monotonic() - started:.1f}s")
+
+    # runs ----------------------------------------------------------------------------------------------------
+
+    def pair(self, scenario: Scenario, ours, peer, rounds: int) -> None:
+        """Alternate peer and Portcullis runs (order flips every round) and collect both."""
+        for round_index in range(rounds):
+            order = [("peer", peer), ("portcullis", ours)]
+            if round_index % 2:
+                order.reverse()
+            for who, run in order:
+                if run is None:
+                    continue
+                value = run()
+                (scenario.peer if who == "peer" else scenario.portcullis).append(value)
+                log(f"{scenario.key} round {round_index + 1} {who}: {value:.2f} {scenario.unit}")
+
+    def wrk_rps(self, scenario: Scenario, url: str, headers: dict | None = None, connections: int = 64):
+        def run() -> float:
+            result = wrk(url, self.seconds, connections=connections, headers=headers)
+            if result.errors or result.non_2xx:
+                scenario.notes.append(f"{url.split('?')[0]}: {result.errors} socket errors, {result.non_2xx} non-2xx")
+            key = "portcullis" if url.startswith(self.portcullis.url) else "peer"
+            scenario.add_extra(f"{key}_p99_ms", result.p99_ms)
+            return result.requests_per_second
+        return run
+
+    def s1(self) -> None:
+        scenario = Scenario("S1", "/healthz", "req/s", "≥0.8×")
+        self.pair(scenario, self.wrk_rps(scenario, self.portcullis.url + "/healthz"),
+                  self.wrk_rps(scenario, self.nginx.url + "/healthz"), self.rounds)
+        self.scenarios.append(scenario)
+
+    def s2(self) -> None:
+        scenario = Scenario("S2", "metadata GET + JWT + rules", "req/s", "≥0.6×")
+        self.pair(scenario, self.wrk_rps(scenario, self.object_url("bench/meta.json"), self.auth),
+                  self.wrk_rps(scenario, self.nginx.url + "/static/meta.json", self.auth), self.rounds)
+        self.scenarios.append(scenario)
+
+    def s3(self) -> None:
+        scenario = Scenario("S3", "4 KiB alt=media + JWT + rules", "req/s", "≥0.6×")
+        self.pair(scenario, self.wrk_rps(scenario, self.object_url("bench/4k.bin", alt="media"), self.auth),
+                  self.wrk_rps(scenario, self.nginx.url + "/static/4k.bin", self.auth), self.rounds)
+        self.scenarios.append(scenario)
+
+    def s4(self) -> None:
+        scenario = Scenario("S4", "1 GiB alt=media, 4 conns", "MB/s", "≥0.9×")
+
+        def throughput(url: str, headers: dict | None):
+            def run() -> float:
+                return wrk(url, max(self.seconds, 10), connections=4, headers=headers).megabytes_per_second
+            return run
+
+        self.pair(scenario, throughput(self.object_url("bench/1g.bin", alt="media"), self.auth),
+                  throughput(self.nginx.url + "/static/1g.bin", None), self.rounds)
+        self.scenarios.append(scenario)
+
+    def s5(self) -> None:
+        scenario = Scenario("S5", "list 1000 of 100k (p99)", "ms", "≤25 ms")
+        # The last page of the bucket: walk the cursors once, then hammer that page.
+        query = {"prefix": "bench/list/", "maxResults": "1000"}
+        token = None
+        last_url = first_url = f"{self.portcullis.url}/v0/b/{BUCKET}/o?" + urllib.parse.urlencode(query)
+        while True:
+            url = f"{self.portcullis.url}/v0/b/{BUCKET}/o?" + urllib.parse.urlencode(
+                {**query, **({"pageToken": token} if token else {})})
+            status, _, body = http_request("GET", url, headers=self.auth)
+            assert status == 200, body[:300]
+            page = json.loads(body)
+            token = page.get("nextPageToken")
+            if not token:
+                break
+            last_url = f"{self.portcullis.url}/v0/b/{BUCKET}/o?" + urllib.parse.urlencode({**query, "pageToken": token})
+        for _ in range(self.rounds):
+            first = wrk(first_url, self.seconds, connections=4, threads=2, headers=self.auth)
+            last = wrk(last_url, self.seconds, connections=4, threads=2, headers=self.auth)
+            scenario.portcullis.append(last.p99_ms)
+            scenario.add_extra("last_page_p50_ms", last.p50_ms)
+            scenario.add_extra("first_page_p50_ms", first.p50_ms)
+            scenario.add_extra("first_page_p99_ms", first.p99_ms)
+            log(f"S5 first page p50 {first.p50_ms:.2f} ms p99 {first.p99_ms:.2f} ms; last page p50 "
+                f"{last.p50_ms:.2f} ms p99 {last.p99_ms:.2f} ms")
+        self.scenarios.append(scenario)
+
+    def s6(self) -> None:
+        scenario = Scenario("S6", "64 MiB resumable, 8 MiB chunks", "MB/s", "≥0.6×")
+        payload = os.urandom(64 * 1024 * 1024)
+        source = self.workdir / "64m.bin"
+        source.write_bytes(payload)
+        chunk = 8 * 1024 * 1024
+
+        def ours() -> float:
+            name = f"bench/upload-{secrets.token_hex(4)}"
+            started = time.monotonic()
+            status, headers, body = http_request(
+                "POST", f"{self.portcullis.url}/v0/b/{BUCKET}/o?" + urllib.parse.urlencode({"name": name}),
+                body=json.dumps({"name": name}).encode(),
+                headers={"Content-Type": "application/json", "X-Goog-Upload-Protocol": "resumable",
+                         "X-Goog-Upload-Command": "start", **self.auth,
+                         "X-Goog-Upload-Header-Content-Length": str(len(payload))})
+            assert status == 200, body
+            session = headers["x-goog-upload-url"]
+            for offset in range(0, len(payload), chunk):
+                last = offset + chunk >= len(payload)
+                status, _, body = http_request("POST", session, body=payload[offset:offset + chunk], headers={
+                    "X-Goog-Upload-Command": "upload, finalize" if last else "upload",
+                    "X-Goog-Upload-Offset": str(offset)})
+                assert status == 200, body
+            elapsed = time.monotonic() - started
+            assert json.loads(body)["md5Hash"] == base64.b64encode(hashlib.md5(payload).digest()).decode()
+            return len(payload) / elapsed / 1e6
+
+        def peer() -> float:
+            target = self.portcullis.data / f"dd-{secrets.token_hex(4)}.bin"
+            started = time.monotonic()
+            subprocess.run(["dd", f"if={source}", f"of={target}", "bs=8M", "conv=fsync"], check=True,
+                           capture_output=True)
+            elapsed = time.monotonic() - started
+            target.unlink()
+            return len(payload) / elapsed / 1e6
+
+        self.pair(scenario, ours, peer, self.rounds)
+        self.scenarios.append(scenario)
+
+    def s7(self) -> None:
+        scenario = Scenario("S7", "10k idle keep-alive conns", "KiB/conn", "≤2× nginx")
+        count = self.args.idle_connections
+
+        def idle(port: int, pids) -> float:
+            before = sum(rss_bytes(pid) for pid in pids())
+            sockets = []
+            try:
+                for _ in range(count):
+                    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+                    sockets.append(sock)
+                for sock in sockets:  # every connection has been served once and is now idle
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        data += sock.recv(4096)
+                time.sleep(1)  # let RSS settle
+                after = sum(rss_bytes(pid) for pid in pids())
+            finally:
+                for sock in sockets:
+                    sock.close()
+            return (after - before) / count / 1024
+
+        raise_nofile()
+        self.pair(scenario, lambda: idle(self.portcullis.port, lambda: [self.portcullis.process.pid]),
+                  lambda: idle(self.nginx.port, self.nginx.worker_pids), 1 if self.quick else self.rounds)
+        self.scenarios.append(scenario)
+
+    def s8(self) -> None:
+        scenario = Scenario("S8", "start-up to /readyz 200", "ms", "≤150 ms")
+        for _ in range(5):
+            probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys, Path(self.args.rules))
+            probe.workdir.mkdir(exist_ok=True)
+            probe.data = self.portcullis.data.parent / "startup-data"
+            try:
+                scenario.portcullis.append(probe.start() * 1000)
+            finally:
+                probe.stop()
+        self.scenarios.append(scenario)
+
+    def s9(self) -> None:
+        micro = Path(self.args.binary).parent / "portcullis-microbench"
+        if not micro.exists():
+            return
+        scenario = Scenario("S9", "micro-benchmarks", "µs/op", "see lines")
+        out = subprocess.run([str(micro)], capture_output=True, text=True, timeout=600)
+        scenario.notes += [line for line in out.stdout.splitlines() if line.strip()]
+        self.scenarios.append(scenario)
+
+    # output --------------------------------------------------------------------------------------------------
+
+    def report(self) -> dict:
+        rows = []
+        print()
+        header = f"{'scenario':<34} {'Portcullis':>14} {'peer':>14} {'ratio':>7} {'target':>10}  verdict"
+        print(header)
+        print("-" * len(header))
+        for scenario in self.scenarios:
+            ours, peer = scenario.median(scenario.portcullis), scenario.median(scenario.peer)
+            ratio, result = verdict(scenario)
+            fmt = (lambda v: "—" if v is None else f"{v:,.1f} {scenario.unit}")
+            print(f"{scenario.key + ' ' + scenario.title:<34} {fmt(ours):>14} {fmt(peer):>14} {ratio:>7} "
+                  f"{scenario.target:>10}  {result}")
+            for name, values in scenario.extra.items():
+                print(f"{'':<6}{name}: median {statistics.median(values):,.2f}")
+            for note in dict.fromkeys(scenario.notes):
+                print(f"{'':<6}{note}")
+            rows.append({"scenario": scenario.key, "title": scenario.title, "unit": scenario.unit,
+                         "portcullis_median": ours, "peer_median": peer, "ratio": ratio, "target": scenario.target,
+                         "verdict": result, "portcullis_runs": scenario.portcullis, "peer_runs": scenario.peer,
+                         "extra": {k: {"median": statistics.median(v), "runs": v} for k, v in scenario.extra.items()},
+                         "notes": list(dict.fromkeys(scenario.notes))})
+        return {"rows": rows}
+
+    def run(self) -> int:
+        self.nginx.start()
+        self.portcullis.start()
+        try:
+            self.prepare()
+            log("warming up")
+            for url, headers in ((self.portcullis.url + "/healthz", None), (self.nginx.url + "/healthz", None),
+                                 (self.object_url("bench/meta.json"), self.auth),
+                                 (self.object_url("bench/4k.bin", alt="media"), self.auth)):
+                wrk(url, 2, headers=headers)
+            wanted = self.args.scenarios or (["S1", "S2", "S3"] if self.quick else
+                                             ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9"])
+            for key in wanted:
+                try:
+                    getattr(self, key.lower())()
+                except Exception as error:  # noqa: BLE001 — one broken scenario must not hide the others
+                    log(f"{key} failed: {error!r}")
+                    failed = Scenario(key, "FAILED", "", "")
+                    failed.notes.append(repr(error)[:300])
+                    self.scenarios.append(failed)
+        finally:
+            self.portcullis.stop()
+            self.nginx.stop()
+        result = self.report()
+        result.update({
+            "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                                     text=True).stdout.strip(),
+            "mode": "quick" if self.quick else "full", "rounds": self.rounds, "seconds_per_run": self.seconds,
+            "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+        })
+        out_dir = ROOT / "bench" / "results"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        out = out_dir / (datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + ".json")
+        out.write_text(json.dumps(result, indent=2))
+        print(f"\nresults written to {out.relative_to(ROOT)}")
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="S1-S3 only, 5 s runs (~2 minutes)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=0, help="seconds per wrk run")
+    parser.add_argument("--scenarios", nargs="*", help="e.g. S1 S4")
+    parser.add_argument("--idle-connections", type=int, default=10_000)
+    parser.add_argument("--rules", default=str(ROOT / "bench" / "typical.rules"),
+                        help="ruleset; its rules must let uid 'benchuser' with claim role=bench read/write bench/**")
+    parser.add_argument("--binary", default=os.environ.get("PORTCULLIS_BIN", str(ROOT / ".build/release/portcullis")))
+    return Bench(parser.parse_args()).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

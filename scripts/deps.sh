@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install what a command needs, idempotently: quiet and offline when everything is already there.
+# Usage: scripts/deps.sh build|run|test|bench|all
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+case "${1:-all}" in
+    build)      pc_ensure_apt "${PC_APT_BUILD[@]}" ;;
+    run)        pc_ensure_apt "${PC_APT_BUILD[@]}" curl openssl ;;
+    bench)      pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl ;;
+    test|all)   pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl
+                pc_ensure_venv tools
+                pc_ensure_venv pyrebase
+                pc_ensure_venv emulators ;;
+    *) pc_die "usage: $0 build|run|test|bench|all" ;;
+esac

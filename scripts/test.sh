@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# make test — what CI runs (.ci/run). Installs what the tests need (apt + pinned venvs), builds, runs
+# `swift test`, starts the upstream emulators, runs lint and every black-box suite, stops what it started, and
+# ends with ONE line "N passed, N failed[, N skipped]" over all of them. Exit status: 0 only if nothing failed.
+#
+# A step that fails without reporting a test failure (a build error, a crashed runner) counts as one failure,
+# so a red build can never print "0 failed".
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PC_ROOT"
+
+results="$PC_ROOT/.build/test-results"
+rm -rf "$results" && mkdir -p "$results"
+steps="$results/steps.tsv"
+: >"$steps"
+started=$SECONDS
+
+# step NAME [XML] -- CMD... : run CMD, record its exit status (and the junit file it writes, if any).
+step() {
+    local name="$1" xml="$2"; shift 3
+    local t=$SECONDS rc=0
+    pc_log "$name: $*"
+    "$@" || rc=$?
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t))" "$xml" >>"$steps"
+    return "$rc"
+}
+# skipped NAME WHY : a step that could not run because an earlier one failed (counts as a failure).
+skipped() { printf '%s\t%s\t0\t\n' "$1" "not run: $2" >>"$steps"; pc_log "$1: not run ($2)"; }
+
+scripts/deps.sh test || pc_die "installing test dependencies failed"
+
+if step build-debug "" -- swift build --build-tests; then
+    step swift-test "$results/swift.xml" -- swift test --skip-build --xunit-output "$results/swift.xml"
+else
+    skipped swift-test "debug build failed"
+fi
+
+have_release=0
+if step build-release "" -- scripts/build-release.sh; then
+    have_release=1
+    PORTCULLIS_BIN="$(pc_release_bin)"
+    export PORTCULLIS_BIN
+fi
+
+# Real upstreams (fake-gcs-server, moto) for the tests that need them; stopped on any exit.
+if [[ -x scripts/emulators.sh ]]; then
+    export PC_EMULATORS_VENV="$PC_ROOT/.venv-emulators"
+    if emu_env="$(scripts/emulators.sh start)"; then
+        trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true' EXIT
+        eval "$emu_env"
+    else
+        skipped emulators "scripts/emulators.sh start failed"
+    fi
+fi
+
+export PYTHONDONTWRITEBYTECODE=1
+pytest_common=(-p no:cacheprovider -o console_output_style=classic -rfE)
+step lint "$results/lint.xml" -- \
+    .venv-tools/bin/pytest "${pytest_common[@]}" tests/blackbox/lint --junitxml="$results/lint.xml"
+
+if ((have_release)); then
+    step blackbox "$results/blackbox.xml" -- \
+        .venv-tools/bin/pytest "${pytest_common[@]}" tests/blackbox \
+        --ignore=tests/blackbox/lint --ignore=tests/blackbox/pyrebase --junitxml="$results/blackbox.xml"
+    step pyrebase "$results/pyrebase.xml" -- \
+        .venv-pyrebase/bin/pytest "${pytest_common[@]}" tests/blackbox/pyrebase --junitxml="$results/pyrebase.xml"
+else
+    skipped blackbox "release build failed"
+    skipped pyrebase "release build failed"
+fi
+
+pc_log "make test took $((SECONDS - started)) s"
+"$(pc_python)" scripts/summarize.py "$results"
