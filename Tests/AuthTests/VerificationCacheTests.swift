@@ -1,4 +1,5 @@
 import Testing
+import Synchronization
 import Crypto
 import PortcullisCore
 @testable import Auth
@@ -51,21 +52,23 @@ import PortcullisCore
         for _ in 0..<5 { #expect(try await auth.authenticate(authorization: "Bearer \(token)")?.uid == "user-1") }
         #expect(auth.cachedTokenCount == 1)
         #expect(metrics.render().contains("portcullis_auth_cache_hits_total 4\n"))
-        // A token valid for 1 more second (exp = now - leeway + 1) is cached, then refused once it lapses.
-        let now = Timestamp.now().secondsSinceEpoch
+        // A cached token still expires: with the clock moved past exp + leeway, the entry is dropped and the
+        // cold check refuses the token.
+        let clock = Mutex(Timestamp.now())
+        let controlled = Authenticator(configuration: auth.configuration, keySource: auth.keySource, metrics: MetricsRegistry(),
+                                       logger: .disabled, clock: { clock.withLock { $0 } })
+        let now = clock.withLock { $0 }.secondsSinceEpoch
         var claims = TokenFactory.claims(now: now)
-        claims["exp"] = .int(now - 60 + 1)
+        claims["exp"] = .int(now + 10)
         let short = TokenFactory.rsa(kid: "rsa-1", payload: claims)
-        #expect(try await auth.authenticate(authorization: "Bearer \(short)") != nil)
-        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
-        var refused = false
-        while !refused && MonotonicClock.nanoseconds() < deadline {
-            do { _ = try await auth.authenticate(authorization: "Bearer \(short)") } catch {
-                #expect(error.reason == .expired)
-                refused = true
-            }
-            if !refused { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(try await controlled.authenticate(authorization: "Bearer \(short)") != nil)
+        clock.withLock { $0 = Timestamp(nanosecondsSinceEpoch: (now + 69) * 1_000_000_000) }
+        #expect(try await controlled.authenticate(authorization: "Bearer \(short)") != nil)
+        #expect(controlled.cachedTokenCount == 1)
+        clock.withLock { $0 = Timestamp(nanosecondsSinceEpoch: (now + 70) * 1_000_000_000) }
+        await #expect(throws: AuthError(.expired, "token expired")) {
+            try await controlled.authenticate(authorization: "Bearer \(short)")
         }
-        #expect(refused)
+        #expect(controlled.cachedTokenCount == 0)
     }
 }

@@ -180,9 +180,9 @@ private struct JSONParser {
     }
 
     mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
-        let w = Array(word.utf8)
-        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("invalid literal") }
-        i += w.count
+        let count = word.utf8.count
+        guard i + count <= bytes.count, bytes[i..<(i + count)].elementsEqual(word.utf8) else { throw fail("invalid literal") }
+        i += count
         return value
     }
 
@@ -209,6 +209,12 @@ private struct JSONParser {
             while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }
             guard i > expStart else { throw fail("digits expected in exponent") }
         }
+        if isInteger, i - intStart <= 18 {
+            // Fast path: at most 18 digits always fit in Int64; no String round trip.
+            var value: Int64 = 0
+            for k in intStart..<i { value = value &* 10 &+ Int64(bytes[k] &- 48) }
+            return .int(bytes[start] == UInt8(ascii: "-") ? -value : value)
+        }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw fail("number out of range") }
@@ -217,6 +223,34 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1  // opening quote
+        // Fast path: a string without escapes becomes a String straight from the input bytes (no scratch buffer).
+        let start = i
+        var high: UInt8 = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+            high |= bytes[i]
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\""), high < 0x80 {
+            let end = i
+            i += 1
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            // Decoding repairs invalid UTF-8; the result equals the input bytes exactly when they were valid.
+            // (Non-generic, so no runtime metadata lookups per string.)
+            let end = i
+            let string = bytes.withUnsafeBufferPointer { buffer -> String? in
+                let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                let decoded = String(decoding: slice, as: UTF8.self)
+                let same = decoded.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(slice) }
+                    ?? decoded.utf8.elementsEqual(slice)
+                return same ? decoded : nil
+            }
+            guard let string else { throw fail("invalid UTF-8 in string") }
+            i += 1
+            return string
+        }
+        i = start
         var out = [UInt8]()
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
