@@ -98,6 +98,38 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func requestBodyIsReadOnlyWhileTheResponderPulls() async throws {
+        let total = 32 << 20
+        let resume = Box<Bool>()
+        try await blocking {
+            let server = try TestServer { request in
+                var received = 0
+                do {
+                    if let first = try await request.body.next(maxLength: 65536) { received += first.count }
+                    // Stop pulling: the server must stop reading the socket.
+                    while resume.current == nil { try await Task.sleep(for: .milliseconds(5)) }
+                    while let chunk = try await request.body.next(maxLength: 65536) { received += chunk.count }
+                } catch {
+                    return HTTPResponse(status: 500)
+                }
+                return HTTPResponse(status: 200, body: .bytes(Array("\(received)".utf8)))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            let body = [UInt8](repeating: 0x61, count: total)
+            try client.send("PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: \(total)\r\n\r\n")
+            var sent = client.sendUntilFull(body)
+            usleep(100_000)
+            sent += client.sendUntilFull(Array(body[sent...]))
+            // Only what the kernel buffers hold (a few MiB) was accepted; the server is not reading.
+            #expect(sent < total / 2)
+            resume.set(true)
+            try client.send(Array(body[sent...]))
+            let response = try client.readResponse()
+            #expect(response.text == "\(total)")
+        }
+    }
+
     @Test func chunkedRequestBody() async throws {
         try await blocking {
             let server = try TestServer(handler: echoHandler)

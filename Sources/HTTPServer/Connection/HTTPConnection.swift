@@ -57,14 +57,16 @@ final class HTTPConnection: @unchecked Sendable {
     private var processingHeads = false
     private var headsPending = false
 
-    private let readSource: any DispatchSourceRead
-    private let writeSource: any DispatchSourceWrite
-    private let timer: any DispatchSourceTimer
-    private var readSourceActive = false
+    let readSource: any DispatchSourceRead
+    /// Created on the first write that would block: an armed-but-suspended write source on an always
+    /// writable socket costs the Dispatch manager a wake-up per read event, so most connections never have one.
+    var writeSource: (any DispatchSourceWrite)?
+    let timer: any DispatchSourceTimer
+    var readSourceActive = false
     private var wantReading = false
     private var deferReadSourceUpdates = false
-    private(set) var writeSourceActive = false
-    private var sourcesToCancel = 2
+    var writeSourceActive = false
+    private var sourcesToCancel = 1
 
     private var readDeadlineKind = ReadDeadline.none
     private var readDeadline: UInt64 = .max
@@ -79,34 +81,19 @@ final class HTTPConnection: @unchecked Sendable {
         self.parser = HTTPRequestParser(limits: context.configuration.limits)
         queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
     /// Starts serving. Called once, right after accept.
     func start() {
         readSource.setEventHandler { [unowned self] in self.handleReadable() }
-        writeSource.setEventHandler { [unowned self] in self.handleWritable() }
         timer.setEventHandler { [unowned self] in self.handleTimer() }
-        // The descriptor is closed only after both sources are cancelled, so Dispatch never watches a
-        // descriptor number that was reused.
-        let cancelled: @Sendable () -> Void = { [self] in
-            self.sourcesToCancel -= 1
-            if self.sourcesToCancel == 0 {
-                Glibc.close(self.fd)
-                self.context.connectionClosed(self)
-            }
-        }
-        readSource.setCancelHandler(handler: cancelled)
-        writeSource.setCancelHandler(handler: cancelled)
+        readSource.setCancelHandler { [self] in self.sourceCancelled() }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
         readSource.activate()
-        writeSource.activate()
         readSourceActive = true
         wantReading = true
-        writeSourceActive = true
-        suspendWriting()
         // A new connection must deliver its first head within the header timeout (silently closed if it
         // sends nothing at all); only between requests does the longer idle timeout apply.
         setReadDeadline(.header)
@@ -140,15 +127,34 @@ final class HTTPConnection: @unchecked Sendable {
     func resumeWriting() {
         guard !writeSourceActive, phase != .closed else { return }
         writeSourceActive = true
-        writeSource.resume()
+        if let writeSource {
+            writeSource.resume()
+        } else {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in self.handleWritable() }
+            source.setCancelHandler { [self] in self.sourceCancelled() }
+            sourcesToCancel += 1
+            writeSource = source
+            source.activate()
+        }
         setWriteDeadline(active: true)
     }
 
     func suspendWriting() {
-        guard writeSourceActive else { return }
+        guard writeSourceActive, let writeSource else { return }
         writeSourceActive = false
         writeSource.suspend()
         setWriteDeadline(active: false)
+    }
+
+    /// The descriptor is closed only after every source on it is cancelled, so Dispatch never watches a
+    /// descriptor number that was reused.
+    private func sourceCancelled() {
+        sourcesToCancel -= 1
+        if sourcesToCancel == 0 {
+            Glibc.close(fd)
+            context.connectionClosed(self)
+        }
     }
 
     // MARK: - Deadlines
@@ -354,102 +360,6 @@ final class HTTPConnection: @unchecked Sendable {
             // A pipelined request is already buffered.
             setReadDeadline(.header)
             processHeads()
-        }
-    }
-
-    // MARK: - Errors the server answers itself
-
-    /// Answers a malformed or timed-out request with the JSON error shape and `Connection: close`, then
-    /// closes (after lingering so the client reads the response rather than a reset).
-    func respondWithError(_ error: HTTPParseError) {
-        guard phase != .closed else { return }
-        if let exchange, !exchange.reported {
-            exchange.report(completed: false)
-        }
-        phase = .closingAfterWrite
-        suspendReading()
-        setReadDeadline(.none)
-        let body = ResponseHead.errorBody(status: error.status, message: error.message)
-        output.removeAll(keepingCapacity: true)
-        outputOffset = 0
-        output.append(contentsOf: ResponseHead.statusLine(error.status))
-        output.append(contentsOf: dateHeader.current())
-        output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
-        output.append(contentsOf: ResponseHead.contentLengthPrefix)
-        ResponseHead.appendDecimal(Int64(body.count), to: &output)
-        output.append(contentsOf: [0x0D, 0x0A])
-        output.append(contentsOf: ResponseHead.connectionClose)
-        output.append(contentsOf: [0x0D, 0x0A])
-        output.append(contentsOf: body)
-        _ = flushOutput()
-        if phase == .closingAfterWrite && outputOffset == output.count { closeGracefully() }
-    }
-
-    // MARK: - Closing
-
-    /// Shuts down our side, then reads and discards until the peer closes or the linger time passes.
-    func closeGracefully() {
-        guard phase != .closed, phase != .lingering else { return }
-        if let exchange { abandonExchange(exchange) }
-        phase = .lingering
-        suspendWriting()
-        shutdown(fd, Int32(SHUT_WR))
-        input.consume(input.readableCount)
-        if peerClosed { close(); return }
-        setReadDeadline(.linger)
-        resumeReading()
-    }
-
-    /// Closes with a reset, so a client reading a close-delimited or partial body sees an error, not an end.
-    func abort() {
-        guard phase != .closed else { return }
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        close()
-    }
-
-    /// Releases everything; the descriptor is closed once both sources are cancelled.
-    func close() {
-        guard phase != .closed else { return }
-        if let exchange { abandonExchange(exchange) }
-        phase = .closed
-        exchange = nil
-        output = []
-        reportBuffered(0)
-        timer.cancel()
-        if !readSourceActive { readSourceActive = true; readSource.resume() }
-        if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
-        readSource.cancel()
-        writeSource.cancel()
-    }
-
-    /// Ends an exchange that cannot complete: fails a pending body pull, cancels the responder and any
-    /// response stream, and reports `completed: false` (unless it was already reported).
-    private func abandonExchange(_ exchange: Exchange) {
-        failPendingPull(exchange, ByteStreamError.truncated(
-            expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived))
-        if case .open = exchange.body { exchange.body = .failed(ByteStreamError.cancelled) }
-        if case .stream(let stream, _, _, _) = exchange.writer {
-            stream.cancel()
-            exchange.writer = .buffered
-        }
-        if exchange.status == 0 {
-            // The responder has not answered yet; its response will be reported when it arrives.
-            exchange.responderTask?.cancel()
-        } else {
-            exchange.report(completed: false)
-        }
-    }
-
-    /// Called by the server when it starts draining: idle connections close now, busy ones after their
-    /// current exchange (which is told `Connection: close` if its head is not written yet).
-    func beginDrain() {
-        guard phase != .closed else { return }
-        draining = true
-        if phase == .awaitingHead && parser.isAtMessageBoundary && input.isEmpty {
-            close()
-        } else if let exchange, !exchange.responseStarted {
-            exchange.closeAfter = true
         }
     }
 

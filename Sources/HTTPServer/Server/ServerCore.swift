@@ -82,7 +82,9 @@ final class ServerCore: @unchecked Sendable {
         acceptQueue.sync {
             listenFD = fd
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
-            source.setEventHandler { [unowned self] in self.acceptConnections() }
+            // Strong on purpose: the core lives while it accepts; `stopAccepting` cancels the source, which
+            // releases this handler and the cycle with it.
+            source.setEventHandler { [self] in self.acceptConnections() }
             source.setCancelHandler { Glibc.close(fd) }
             acceptSource = source
             accepting = true

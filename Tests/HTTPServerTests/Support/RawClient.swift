@@ -75,6 +75,19 @@ final class RawClient: @unchecked Sendable {
         }
     }
 
+    /// Sends without blocking until the socket refuses more; returns how many bytes were accepted.
+    func sendUntilFull(_ bytes: [UInt8]) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            guard n > 0 else { break }
+            offset += n
+        }
+        return offset
+    }
+
     /// Reads more bytes into the buffer; false at EOF or reset.
     @discardableResult
     func fill(max: Int = 65536) throws -> Bool {
