@@ -42,4 +42,4 @@ for _ in $(seq 1 100); do
 done
 if [[ -z "$port" ]]; then cat "$work/server.log"; echo "gateway did not start" >&2; exit 1; fi
 
-st --config-file "$root/openapi/schemathesis.toml" run "$root/openapi/portcullis.yaml" --url "http://127.0.0.1:$port" --checks all "$@"
+st --config-file "$root/schemathesis.toml" run "$root/openapi/portcullis.yaml" --url "http://127.0.0.1:$port" --checks all "$@"
