@@ -37,6 +37,13 @@ let package = Package(
                 .product(name: "Rules", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
+        // Rules evaluation cost (µs per decision) for `make bench`; see README.md.
+        .executableTarget(
+            name: "rules-bench",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",

@@ -6,16 +6,13 @@ final class Program: Sendable {
     let functions: [CompiledFunction]
     /// Capture slots needed by the deepest nest of matches.
     let captureSlots: Int
-    let usesFirestore: Bool
 
-    init(version: Int, fileName: String, blocks: [MatchBlock], functions: [CompiledFunction], captureSlots: Int,
-         usesFirestore: Bool) {
+    init(version: Int, fileName: String, blocks: [MatchBlock], functions: [CompiledFunction], captureSlots: Int) {
         self.version = version
         self.fileName = fileName
         self.blocks = blocks
         self.functions = functions
         self.captureSlots = captureSlots
-        self.usesFirestore = usesFirestore
     }
 }
 

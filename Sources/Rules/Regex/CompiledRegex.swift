@@ -4,6 +4,7 @@ final class CompiledRegex: Sendable {
     enum Inst: Sendable {
         case char(UInt32)
         case set(Int)
+        case unicode(Int)
         case any
         case anyNotNewline
         case split(Int, Int)
@@ -14,14 +15,16 @@ final class CompiledRegex: Sendable {
 
     let program: [Inst]
     let sets: [[ClosedRange<UInt32>]]
+    let unicodeClasses: [UnicodeClass]
 
     static let maxProgram = 20_000
     /// Upper bound on VM steps (input positions × program size) for one search.
     static let maxWork = 20_000_000
 
-    private init(program: [Inst], sets: [[ClosedRange<UInt32>]]) {
+    private init(program: [Inst], sets: [[ClosedRange<UInt32>]], unicodeClasses: [UnicodeClass]) {
         self.program = program
         self.sets = sets
+        self.unicodeClasses = unicodeClasses
     }
 
     static func compile(_ pattern: String) -> Result<CompiledRegex, RegexError> {
@@ -31,7 +34,7 @@ final class CompiledRegex: Sendable {
             var b = Builder()
             try b.emit(node)
             b.program.append(.match)
-            return .success(CompiledRegex(program: b.program, sets: b.sets))
+            return .success(CompiledRegex(program: b.program, sets: b.sets, unicodeClasses: b.unicodeClasses))
         } catch {
             return .failure(error)
         }
@@ -40,6 +43,7 @@ final class CompiledRegex: Sendable {
     private struct Builder {
         var program: [Inst] = []
         var sets: [[ClosedRange<UInt32>]] = []
+        var unicodeClasses: [UnicodeClass] = []
 
         mutating func check() throws(RegexError) {
             if program.count > CompiledRegex.maxProgram { throw RegexError(message: "pattern too large") }
@@ -57,6 +61,9 @@ final class CompiledRegex: Sendable {
                     sets.append(ranges)
                     program.append(.set(sets.count - 1))
                 }
+            case .unicodeClass(let u):
+                unicodeClasses.append(u)
+                program.append(.unicode(unicodeClasses.count - 1))
             case .any(let nl): program.append(nl ? .any : .anyNotNewline)
             case .assertion(let a): program.append(.assert(a))
             case .concat(let items): for item in items { try emit(item) }
@@ -111,8 +118,11 @@ final class CompiledRegex: Sendable {
                 n += 1
             }
             let input = UnsafeBufferPointer(rebasing: buffer[0..<n])
-            guard let r = search(input, from: 0, anchored: true, requireEnd: true) else { return nil }
-            return r.found != nil
+            switch search(input, from: 0, anchored: true, requireEnd: true) {
+            case .found: return true
+            case .notFound: return false
+            case .tooCostly: return nil
+            }
         }
     }
 
@@ -127,9 +137,13 @@ final class CompiledRegex: Sendable {
         var parts: [String] = []
         var pieceStart = 0
         var pos = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             if end == start {
                 if start >= input.count { break }
                 if start > 0 {
@@ -158,14 +172,21 @@ final class CompiledRegex: Sendable {
 
     private func replaceAll(_ input: UnsafeBufferPointer<UInt32>, with replacement: String) -> String? {
         var out = String.UnicodeScalarView()
+        let replacementCount = replacement.unicodeScalars.count
         var pos = 0
         var copied = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        var produced = 0
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             for c in input[copied..<start] { out.append(Unicode.Scalar(c)!) }
             out.append(contentsOf: replacement.unicodeScalars)
-            if out.count > Limits.maxStringBytes { return nil }
+            produced += start - copied + replacementCount
+            if produced > Limits.maxStringBytes { return nil }
             if end == start {
                 if start < input.count { out.append(Unicode.Scalar(input[start])!) }
                 copied = min(start + 1, input.count)
@@ -214,10 +235,17 @@ final class CompiledRegex: Sendable {
 
     /// Leftmost-first search from `from`. Returns nil when the work bound is exceeded.
     /// Scratch space (two thread lists, marks, the follow stack) lives in one temporary allocation.
-    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> (found: (Int, Int)?, Void)? {
+    private enum SearchResult {
+        case found(Int, Int)
+        case notFound
+        /// Input length × program size exceeds `maxWork`.
+        case tooCostly
+    }
+
+    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> SearchResult {
         let n = input.count
         let size = program.count
-        if (n - from + 1) * size > CompiledRegex.maxWork { return nil }
+        if (n - from + 1) * size > CompiledRegex.maxWork { return .tooCostly }
         return withUnsafeTemporaryAllocation(of: Int.self, capacity: 7 * size + 2) { scratch in
             scratch.initialize(repeating: -1)
             let currentPcs = scratch.baseAddress!
@@ -278,10 +306,11 @@ final class CompiledRegex: Sendable {
                     case .match:
                         if requireEnd && pos != n { continue }
                         found = (start, pos)
-                        if requireEnd { return (found, ()) }
+                        if requireEnd { return .found(start, pos) }
                         break stepLoop  // lower-priority threads are cut
                     case .char(let c): advance = pos < n && input[pos] == c
                     case .set(let k): advance = pos < n && inSet(k, input[pos])
+                    case .unicode(let k): advance = pos < n && unicodeClasses[k].contains(input[pos])
                     case .any: advance = pos < n
                     case .anyNotNewline: advance = pos < n && input[pos] != 0x0A
                     default: advance = false
@@ -294,7 +323,8 @@ final class CompiledRegex: Sendable {
                 lists = (lists.3, lists.4, lists.5, lists.0, lists.1, 0)
                 if lists.2 == 0 { break }
             }
-            return (found, ())
+            if let (start, end) = found { return .found(start, end) }
+            return .notFound
         }
     }
 }
