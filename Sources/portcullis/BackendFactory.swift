@@ -1,10 +1,13 @@
 import Gateway
 import PortcullisCore
 import Storage
+import Upstream
 
 /// One `StorageBackend` per configured bucket, chosen by URL scheme (DESIGN §4). Failures exit with status 2.
 enum BackendFactory {
-    static func make(config: GatewayConfiguration, logger: Logger) -> [String: any StorageBackend] {
+    static func make(config: GatewayConfiguration, client: UpstreamClient, logger: Logger)
+        -> [String: any StorageBackend]
+    {
         var backends: [String: any StorageBackend] = [:]
         for binding in config.buckets {
             switch binding.backend {

@@ -3,6 +3,7 @@ import Gateway
 import HTTPServer
 import PortcullisCore
 import Storage
+import Upstream
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,9 @@ enum ServerRunner {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
+        let upstream = UpstreamClient(metrics: registry, logger: logger)
 
-        let backends = BackendFactory.make(config: config, logger: logger)
+        let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
             logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
         }
@@ -38,7 +40,8 @@ enum ServerRunner {
                 corsOrigins: corsList(config.corsOrigins),
                 uploadIdleTimeoutSeconds: Int(config.uploadIdleTimeout.components.seconds)),
             backends: backends, signer: signer, authorizer: { authorizer }, metrics: registry, logger: logger)
-        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, registry: registry,
+        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
+                                                        registry: registry,
                                                         logger: logger)
 
         let readiness = Readiness {
