@@ -16,6 +16,9 @@ let package = Package(
         .library(name: "PortcullisCore", targets: ["PortcullisCore"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "StorageClient", targets: ["StorageClient"]),
+        .library(name: "Crypto", targets: ["Crypto"]),
+        .library(name: "Auth", targets: ["Auth"]),
+        .library(name: "Rules", targets: ["Rules"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.

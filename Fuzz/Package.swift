@@ -14,6 +14,36 @@ let package = Package(
         .executableTarget(
             name: "FuzzHTTPParser",
             dependencies: [.product(name: "HTTPServer", package: "Portcullis")]),
+        // libFuzzer target: arbitrary bytes as bearer tokens through both signature engines (see README.md).
+        .executableTarget(
+            name: "FuzzTokenDecode",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
+        .executableTarget(
+            name: "auth-bench",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // libFuzzer target for the rules compiler (and evaluator on whatever compiles); see README.md.
+        .executableTarget(
+            name: "FuzzRulesParser",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // Rules evaluation cost (µs per decision) for `make bench`; see README.md.
+        .executableTarget(
+            name: "rules-bench",
+            dependencies: [
+                .product(name: "Rules", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",

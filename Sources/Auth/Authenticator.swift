@@ -16,8 +16,16 @@ public final class Authenticator: Sendable {
     private let cacheHits: Counter
     private let adminKeyDigest: [UInt8]?
     private let logger: Logger
+    /// Wall clock for claim checks and cache expiry (tests substitute a controllable one).
+    private let clock: @Sendable () -> Timestamp
 
-    public init(configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger) {
+    public convenience init(configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger) {
+        self.init(configuration: configuration, keySource: keySource, metrics: metrics, logger: logger, clock: { .now() })
+    }
+
+    init(configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger,
+         clock: @escaping @Sendable () -> Timestamp) {
+        self.clock = clock
         self.configuration = configuration
         self.keySource = keySource
         self.logger = logger
@@ -47,23 +55,34 @@ public final class Authenticator: Sendable {
 
     /// nil/absent (or blank) header → nil (anonymous). Accepts the schemes `Firebase` and `Bearer`
     /// (case-insensitive); anything else is `unsupportedScheme`.
+    ///
+    /// The cached path works on the header's UTF-8 in place: no copy of the token, one SHA-256, one LRU lookup.
     public func authenticate(authorization: String?) async throws(AuthError) -> Principal? {
-        guard let authorization else { return nil }
-        let header = authorization.trimmingSpaces()
-        if header.isEmpty { return nil }
-        let schemeEnd = header.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? header.endIndex
-        let scheme = header[..<schemeEnd].lowercased()
-        let credential = header[schemeEnd...].trimmingSpaces()
-        guard scheme == "bearer" || scheme == "firebase" else {
-            throw fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme"))
+        guard var header = authorization else { return nil }
+        let parsed = header.withUTF8 { AuthorizationHeader.parse($0) }
+        let credential: Range<Int>
+        let isBearer: Bool
+        switch parsed {
+        case .anonymous: return nil
+        case .unsupportedScheme: throw fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme"))
+        case .emptyCredential: throw fail(AuthError(.malformed, "empty credential"))
+        case .credential(let range, let bearer):
+            credential = range
+            isBearer = bearer
         }
-        guard !credential.isEmpty else { throw fail(AuthError(.malformed, "empty credential")) }
-        let bytes = Array(credential.utf8)
-        let digest = SHA256.hash(bytes)
-        if scheme == "bearer", let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) {
-            return .admin
+        let digest = header.withUTF8 { SHA256.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[credential]))) }
+        if isBearer, let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .admin }
+        guard credential.count <= configuration.maxTokenBytes else {
+            throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
         }
-        return try await verify(bytes, digest: digest)
+        let key = TokenDigest(digest)
+        let now = clock()
+        if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
+            cacheHits.increment()
+            return hit.principal
+        }
+        let bytes = header.withUTF8 { Array($0[credential]) }
+        return try await verifyUncached(bytes, key: key, now: now)
     }
 
     /// Verifies a bare token (no scheme, no admin key), using the cache.
@@ -75,7 +94,8 @@ public final class Authenticator: Sendable {
     /// Number of cached verified tokens (observability, tests).
     public var cachedTokenCount: Int { cache.count }
 
-    private func verify(_ token: [UInt8], digest: [UInt8], now: Timestamp = .now()) async throws(AuthError) -> Principal {
+    private func verify(_ token: [UInt8], digest: [UInt8]) async throws(AuthError) -> Principal {
+        let now = clock()
         guard token.count <= configuration.maxTokenBytes else {
             throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
         }
@@ -84,6 +104,10 @@ public final class Authenticator: Sendable {
             cacheHits.increment()
             return hit.principal
         }
+        return try await verifyUncached(token, key: key, now: now)
+    }
+
+    private func verifyUncached(_ token: [UInt8], key: TokenDigest, now: Timestamp) async throws(AuthError) -> Principal {
         let keys = keySource?.current ?? .empty
         do {
             let verified = try verifier.verify(token, keys: keys, now: now)
@@ -110,5 +134,48 @@ public final class Authenticator: Sendable {
         failures[error.reason]?.increment()
         logger.debug("authentication failed", [("reason", .string(error.reason.rawValue)), ("detail", .string(error.message))])
         return error
+    }
+}
+
+/// The `Authorization` header split into scheme and credential, on raw UTF-8 (RFC 7235: `scheme SP credential`).
+enum AuthorizationHeader: Equatable {
+    case anonymous
+    case unsupportedScheme
+    case emptyCredential
+    /// Byte range of the credential within the header, and whether the scheme was `Bearer` (else `Firebase`).
+    case credential(Range<Int>, bearer: Bool)
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> AuthorizationHeader {
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+        var lo = 0, hi = bytes.count
+        while lo < hi, isSpace(bytes[lo]) { lo += 1 }
+        while hi > lo, isSpace(bytes[hi - 1]) { hi -= 1 }
+        guard lo < hi else { return .anonymous }
+        var schemeEnd = lo
+        while schemeEnd < hi, !isSpace(bytes[schemeEnd]) { schemeEnd += 1 }
+        let scheme = UnsafeBufferPointer(rebasing: bytes[lo..<schemeEnd])
+        let bearer: Bool
+        if equalsASCIILowercase(scheme, "bearer") {
+            bearer = true
+        } else if equalsASCIILowercase(scheme, "firebase") {
+            bearer = false
+        } else {
+            return .unsupportedScheme
+        }
+        var start = schemeEnd
+        while start < hi, isSpace(bytes[start]) { start += 1 }
+        guard start < hi else { return .emptyCredential }
+        return .credential(start..<hi, bearer: bearer)
+    }
+
+    private static func equalsASCIILowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        let expected = word.utf8Start
+        for i in 0..<bytes.count {
+            var b = bytes[i]
+            if b >= 0x41 && b <= 0x5A { b |= 0x20 }
+            if b != expected[i] { return false }
+        }
+        return true
     }
 }

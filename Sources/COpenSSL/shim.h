@@ -104,6 +104,24 @@ static inline EVP_PKEY *pc_pkey_from_certificate(const unsigned char *pem, size_
     return pkey;
 }
 
+/// A new RSA key of `bits` bits (EVP_PKEY_Q_keygen is variadic).
+static inline EVP_PKEY *pc_pkey_generate_rsa(size_t bits) { return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", bits); }
+
+/// A new EC key on curve 0 = P-256, 1 = P-384, 2 = P-521.
+static inline EVP_PKEY *pc_pkey_generate_ec(int curve) {
+    static const char *const groups[] = { "P-256", "P-384", "P-521" };
+    if (curve < 0 || curve > 2) return NULL;
+    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", groups[curve]);
+}
+
+/// Writes `pkey` as unencrypted PKCS#8 PEM into a new memory BIO (caller frees), NULL on failure.
+static inline BIO *pc_pkey_private_pem(EVP_PKEY *pkey) {
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio == NULL) return NULL;
+    if (PEM_write_bio_PrivateKey(bio, pkey, NULL, NULL, 0, NULL, NULL) != 1) { BIO_free(bio); return NULL; }
+    return bio;
+}
+
 /// 1 = RSA, 2 = EC, 0 = anything else.
 static inline int pc_pkey_kind(const EVP_PKEY *pkey) {
     switch (EVP_PKEY_get_base_id(pkey)) {

@@ -18,7 +18,7 @@ enum HelpText {
         """
 
     static var full: String {
-        usage + "\n" + serve + "\n" + TokenCommand.help
+        usage + "\n\n" + serve + "\n" + TokenCommand.help
     }
 
     static var serve: String {

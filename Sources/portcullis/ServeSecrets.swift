@@ -1,3 +1,4 @@
+import Auth
 import Gateway
 import PortcullisCore
 
@@ -27,6 +28,15 @@ struct ServeSecrets {
         }
         if let path = config.jwtHMACSecretFile {
             secrets.jwtHMACSecret = secret(path, option: .jwtHMACSecret)
+        }
+        if let spec = config.jwtKeys, !spec.lowercased().hasPrefix("http://"), !spec.lowercased().hasPrefix("https://") {
+            // A key file is checked now so a typo fails at start; the key source re-reads it when it changes.
+            do {
+                let keys = try KeySet.parse(document: read(spec, option: .jwtKeys))
+                if keys.keys.isEmpty { Terminal.fail("--jwt-keys \(spec): no usable keys") }
+            } catch {
+                Terminal.fail("--jwt-keys \(spec): \(error.message)")
+            }
         }
         return secrets
     }

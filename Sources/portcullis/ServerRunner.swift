@@ -15,6 +15,7 @@ enum ServerRunner {
     static func run(config: GatewayConfiguration, secrets: ServeSecrets, rulesSource: String?, logger: Logger) async
         -> Never
     {
+        raiseDescriptorLimit(wanted: config.maxConnections, logger: logger)
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
@@ -94,6 +95,22 @@ enum ServerRunner {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// Raises the soft open-file limit to the hard limit (as Go's runtime does): each connection is a
+    /// descriptor, and the usual soft limit of 1024 is below the default `--max-connections`.
+    private static func raiseDescriptorLimit(wanted: Int, logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        if limit.rlim_cur < rlim_t(Int.max), Int(limit.rlim_cur) < wanted + 64 {
+            logger.warning("open-file limit is below --max-connections; extra connections will wait for descriptors",
+                           [("limit", .int(Int64(limit.rlim_cur))), ("max_connections", .int(Int64(wanted)))])
+        }
     }
 
     private static func corsList(_ origins: CORSOrigins) -> [String] {

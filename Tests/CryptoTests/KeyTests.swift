@@ -106,3 +106,18 @@ import Crypto
         }
     }
 }
+
+@Suite struct KeyGenerationTests {
+    @Test func generatedKeysRoundTripThroughPEM() throws {
+        let data = Array("payload".utf8)
+        for (key, alg) in [(try PrivateKey.generateRSA(), SigningAlgorithm.rs256), (try PrivateKey.generateEC(curve: .p256), .es256),
+                           (try PrivateKey.generateEC(curve: .p384), .es384)] {
+            let reloaded = try PrivateKey(pem: key.privateKeyPEM())
+            #expect(try key.privateKeyPEM().hasPrefix("-----BEGIN PRIVATE KEY-----"))
+            #expect(reloaded.kind == key.kind)
+            let pub = try PublicKey(pem: key.publicKeyPEM())
+            #expect(pub.verify(signature: try reloaded.sign(data, algorithm: alg), data: data, algorithm: alg))
+        }
+        #expect(throws: CryptoError.self) { try PrivateKey.generateRSA(bits: 1024) }
+    }
+}

@@ -48,10 +48,16 @@ import Testing
         (["serve"], ["PORTCULLIS_LOG_FORMAT": "xml"]),
         (["serve", "--rules", "/nonexistent/storage.rules"], [:]),
         (["serve", "--admin-key", "/nonexistent/admin.key"], [:]),
+        (["serve", "--jwt-keys", "/nonexistent/keys.pem"], [:]),
+        (["serve", "--signing-key", "short.key"], [:]),
+        (["serve", "--jwt-keys", "short.key"], [:]),
+        (["serve", "--rules", "short.key"], [:]),
+        (["serve", "--bucket", "b=file:short.key"], [:]),
     ] as [([String], [String: String])])
     func badConfigurationExits2WithOneLine(arguments: [String], environment: [String: String]) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
+        try "tiny\n".write(to: directory.appendingPathComponent("short.key"), atomically: true, encoding: .utf8)
         let outcome = try CLI.run(arguments + ["--listen=127.0.0.1:0"].filter { _ in !arguments.contains("--listen") },
                                   environment: environment, in: directory)
         #expect(outcome.status == 2, "\(arguments): \(outcome.stderr)")

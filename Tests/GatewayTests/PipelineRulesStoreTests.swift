@@ -45,3 +45,41 @@ struct FakeRules: CompiledRules {
         #expect(text.contains(#"portcullis_rules_decisions_total{method="create",decision="deny"} 1"#))
     }
 }
+
+/// The store with the real Rules compiler: AccessRequest → RulesRequest conversion and diagnostics.
+@Suite struct PipelineRulesetStoreTests {
+    @Test func realRulesDecideAndBadReloadKeepsThem() {
+        let store = RulesStore(logger: .disabled)
+        let authorizer = RulesAuthorizer(store: store)
+        let source = """
+            rules_version = '2';
+            service firebase.storage {
+              match /b/{bucket}/o {
+                match /users/{uid}/{file=**} {
+                  allow read: if request.auth != null && request.auth.uid == uid;
+                  allow create: if request.resource.size < 10;
+                }
+              }
+            }
+            """
+        #expect((try? store.load(source: source, fileName: "s.rules").get()) != nil)
+        let alice = Principal(uid: "alice", claims: ["sub": .string("alice")])
+        #expect(authorizer.authorize(AccessRequest(method: .get, bucket: "b", path: "users/alice/x", principal: alice)).allowed)
+        #expect(!authorizer.authorize(AccessRequest(method: .get, bucket: "b", path: "users/bob/x", principal: alice)).allowed)
+        var small = ObjectMetadata(bucket: "b", name: "users/alice/x", generation: 1, metageneration: 1, size: 5,
+                                   timeCreated: .now(), updated: .now())
+        #expect(authorizer.authorize(AccessRequest(method: .create, bucket: "b", path: "users/alice/x", principal: nil,
+                                                   requestResource: small)).allowed)
+        small.size = 50
+        #expect(!authorizer.authorize(AccessRequest(method: .create, bucket: "b", path: "users/alice/x", principal: nil,
+                                                    requestResource: small)).allowed)
+
+        guard case .failure(let failure) = store.load(source: "rules_version = '2';\nservice firebase.storage {\n  match",
+                                                      fileName: "s.rules") else {
+            Issue.record("a broken file compiled")
+            return
+        }
+        #expect(failure.messages.first?.hasPrefix("s.rules:3:") == true)
+        #expect(authorizer.authorize(AccessRequest(method: .get, bucket: "b", path: "users/alice/x", principal: alice)).allowed)
+    }
+}

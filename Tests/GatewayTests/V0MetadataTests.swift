@@ -145,3 +145,23 @@ extension V0Harness {
         try await send(method, target + query, principal: principal)
     }
 }
+
+@Suite struct V0PyrebaseShapeTests {
+    /// The request shapes pyrebase4's Storage class sends (stack-notes): raw POST with an unencoded name and no
+    /// Content-Type, metadata for the token, `alt=media&token=`, `DELETE /o?name=`.
+    @Test func pyrebaseFlow() async throws {
+        let h = try V0Harness(authorizer: ScriptedAuthorizer { $0.principal != nil })
+        let put = try await h.send("POST", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", body: [9, 8, 7],
+                                   principal: alice)
+        #expect(put.status == 200)
+        #expect(put.json?["contentType"] == .string("application/octet-stream"))
+        let token = try #require(put.json?["downloadTokens"]?.stringValue)
+        let url = "/v0/b/default-bucket/o/images%2Fcat%20photo.jpg?alt=media&token=\(token)"
+        let get = try await h.send("GET", url)
+        #expect(get.status == 200)
+        #expect(get.body == [9, 8, 7])
+        #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg").status == 403)
+        #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", principal: alice).status == 204)
+        #expect(try await h.send("GET", url).status == 403)
+    }
+}

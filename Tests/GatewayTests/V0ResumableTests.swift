@@ -161,11 +161,12 @@ import Storage
         var tampered = url
         let index = tampered.index(tampered.endIndex, offsetBy: -30)
         tampered.replaceSubrange(index...index, with: tampered[index] == "A" ? "B" : "A")
-        #expect(try await command(h, tampered, "query").status == 400)
-        #expect(try await command(h, Self.base + "?upload_id=nonsense", "query").status == 400)
+        #expect(try await command(h, tampered, "query").status == 404)
+        #expect(try await command(h, Self.base + "?upload_id=nonsense", "query").status == 404)
         #expect(try await h.send("PUT", Self.base).status == 400)  // missing upload_id
-        // Resumable without start.
-        #expect(try await h.send("POST", Self.base + "?name=x", headers: [("X-Goog-Upload-Protocol", "resumable")]).status == 400)
+        // A resumable command other than start without an upload_id names no upload.
+        #expect(try await h.send("POST", Self.base + "?name=x", headers: [("X-Goog-Upload-Protocol", "resumable"),
+                                                                          ("X-Goog-Upload-Command", "upload")]).status == 404)
     }
 
     @Test func rulesDenialAtStartAndAtFinalize() async throws {

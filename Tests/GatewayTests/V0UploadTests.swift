@@ -77,10 +77,11 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         #expect(try await h.send("POST", Self.base + "?name=j", headers: [("X-Goog-Upload-Protocol", "multipart"),
                                                                           ("Content-Type", "multipart/related")],
                                  body: badJSON).status == 400)
-        // Name only in the JSON part.
+        // The name comes from the path or ?name=, never from the JSON part (as in the emulator).
         let named = multipartBody(boundary: "BB", json: #"{"name":"from-json.txt"}"#, contentType: "text/plain", data: [65])
-        let r = try await h.send("POST", Self.base, headers: headers, body: named)
-        #expect(r.json?["name"] == .string("from-json.txt"))
+        #expect(try await h.send("POST", Self.base, headers: headers, body: named).status == 400)
+        let r = try await h.send("POST", Self.base + "/from-path.txt", headers: headers, body: named)
+        #expect(r.json?["name"] == .string("from-path.txt"))
         #expect(r.json?["contentType"] == .string("text/plain"))
     }
 

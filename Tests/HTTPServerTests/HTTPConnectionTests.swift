@@ -53,6 +53,20 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func burstOfPipelinedRequestsOnTheImmediatePath() async throws {
+        try await blocking {
+            let server = try TestServer(responder: ImmediateResponder { request in
+                HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
+            })
+            defer { server.server.stop() }
+            let client = try server.client()
+            let count = 2000
+            try client.send((0..<count).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+            let bodies = try (0..<count).map { _ in try client.readResponse().text }
+            #expect(bodies == (0..<count).map { "/\($0)" })
+        }
+    }
+
     @Test func expectContinueIsSentWhenTheBodyIsPulled() async throws {
         try await blocking {
             let server = try TestServer(handler: echoHandler)
@@ -81,6 +95,38 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             #expect(response.status == 413)
             #expect(response.header("Connection") == "close")
             #expect(try client.isClosedByPeer())
+        }
+    }
+
+    @Test func requestBodyIsReadOnlyWhileTheResponderPulls() async throws {
+        let total = 32 << 20
+        let resume = Box<Bool>()
+        try await blocking {
+            let server = try TestServer { request in
+                var received = 0
+                do {
+                    if let first = try await request.body.next(maxLength: 65536) { received += first.count }
+                    // Stop pulling: the server must stop reading the socket.
+                    while resume.current == nil { try await Task.sleep(for: .milliseconds(5)) }
+                    while let chunk = try await request.body.next(maxLength: 65536) { received += chunk.count }
+                } catch {
+                    return HTTPResponse(status: 500)
+                }
+                return HTTPResponse(status: 200, body: .bytes(Array("\(received)".utf8)))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            let body = [UInt8](repeating: 0x61, count: total)
+            try client.send("PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: \(total)\r\n\r\n")
+            var sent = client.sendUntilFull(body)
+            usleep(100_000)
+            sent += client.sendUntilFull(Array(body[sent...]))
+            // Only what the kernel buffers hold (a few MiB) was accepted; the server is not reading.
+            #expect(sent < total / 2)
+            resume.set(true)
+            try client.send(Array(body[sent...]))
+            let response = try client.readResponse()
+            #expect(response.text == "\(total)")
         }
     }
 
@@ -286,6 +332,15 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    @Test func silentNewConnectionIsClosedAfterTheHeaderTimeout() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            defer { server.server.stop() }
+            let client = try server.client()
+            #expect(try client.readToEnd().isEmpty)
+        }
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
         try await blocking {
             let server = try TestServer(configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
@@ -477,6 +532,43 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         #expect(elapsed >= 0.29 && elapsed < 2)
         #expect(server.server.openConnections == 0)
         #expect(try await blocking { summary.wait() }?.completed == false)
+    }
+
+    @Test func stalledReaderIsAbortedAfterTheWriteTimeout() async throws {
+        let summary = Box<ExchangeSummary>()
+        let stream = CountingStream(total: nil)
+        try await blocking {
+            let server = try TestServer(configure: { $0.timeouts.write = .milliseconds(300) }) { _ in
+                HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
+            }
+            defer { server.server.stop() }
+            let client = try server.client(receiveBuffer: 16 * 1024)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let start = MonotonicClock.nanoseconds()
+            let reported = try #require(summary.wait(timeout: 3))
+            let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
+            #expect(reported.completed == false)
+            #expect(elapsed >= 0.29 && elapsed < 2)
+        }
+    }
+
+    @Test func maxConnectionsDefersFurtherAccepts() async throws {
+        try await blocking {
+            let server = try TestServer(configure: { $0.maxConnections = 1 }, handler: okHandler)
+            defer { server.server.stop() }
+            let first = try server.client()
+            try first.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try first.readResponse().text == "/1")
+            // The second connection completes in the kernel backlog but is not served while the first is open.
+            let second = try RawClient(port: server.port, timeout: 0.3)
+            try second.send("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestFailure.self) { _ = try second.readResponse() }
+            first.reset()
+            // Once the first is gone the waiting connection is accepted and answered.
+            var answer: RawResponse?
+            for _ in 0..<10 where answer == nil { answer = try? second.readResponse() }
+            #expect(answer?.text == "/2")
+        }
     }
 
     @Test func ipv6LoopbackLiteral() async throws {

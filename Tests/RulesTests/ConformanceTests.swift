@@ -30,6 +30,17 @@ import Testing
         #expect(result.passed == cases.count)
     }
 
+    /// The benchmark ruleset (used for the µs/decision figure) is also a correct ruleset with expected outcomes.
+    @Test func benchmarkRulesetPassesItsCases() throws {
+        let dir = Bundle.module.url(forResource: "Fixtures", withExtension: nil)!.appendingPathComponent("bench")
+        let source = try String(contentsOf: dir.appendingPathComponent("storage.rules"), encoding: .utf8)
+        let ruleset = try Ruleset.compile(source, fileName: "bench/storage.rules")
+        let cases = try RulesTestFile.parse(Array(try Data(contentsOf: dir.appendingPathComponent("CASES.json"))))
+        let result = RulesTestRunner.run(ruleset, cases: cases, explain: true)
+        #expect(result.failed == 0, "\(result.lines.joined(separator: "\n"))")
+        #expect(result.passed == 19)
+    }
+
     @Test func totalCaseCountIs48() throws {
         var total = 0
         for name in Self.rulesetNames {

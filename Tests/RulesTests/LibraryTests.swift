@@ -99,7 +99,9 @@ import Testing
     @Test(arguments: [
         ("int('2')", "2"), ("int('-17')", "-17"), ("int(2.9)", "2"), ("int(-2.9)", "-2"), ("int('x')", "error"), ("int(1e30)", "error"),
         ("int(true)", "error"), ("float('1.5')", "1.5"), ("float(2)", "2.0"), ("float('x')", "error"), ("string(2.0)", "'2.0'"),
-        ("string(null)", "'null'"), ("string(true)", "'true'"), ("string(12)", "'12'"), ("string([1])", "error"),
+        ("string(null)", "'null'"), ("string(1e7)", "'1.0E7'"), ("string(0.0001)", "'1.0E-4'"),
+        ("string(-1.5e-7)", "'-1.5E-7'"), ("string(123456789.5)", "'1.234567895E8'"), ("string(0.001)", "'0.001'"),
+        ("string(1e300 * 10)", "'1.0E301'"), ("string(true)", "'true'"), ("string(12)", "'12'"), ("string([1])", "error"),
         ("bool('true')", "true"), ("bool('false')", "false"), ("bool('yes')", "error"), ("path('a/b') == /a/b", "true"),
     ])
     func conversions(_ expr: String, _ expected: String) { #expect(TS.eval(expr) == expected, "\(expr)") }

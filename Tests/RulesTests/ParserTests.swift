@@ -85,6 +85,12 @@ import Testing
         #expect(TS.eval("/a/b/c / 2") == "error")  // a path is not a number
     }
 
+    @Test func byteOrderMarkAndCRLFAreAccepted() throws {
+        let r = try Ruleset.compile("\u{FEFF}rules_version = '2';\r\nservice firebase.storage {\r\n  match /b/{b}/o/{x} { allow read; }\r\n}\r\n", fileName: "f")
+        #expect(r.evaluate(TS.request(.get, "a")).allowed)
+        #expect(TS.diagnostics("\u{FEFF}service firebase.storage { match /b { allow read: if y; } }") == ["1:54: unknown identifier 'y'"])
+    }
+
     @Test func allowTextIsRecordedForExplain() throws {
         let r = try Ruleset.compile(TS.wrap("request.auth  !=\n   null"), fileName: "f")
         #expect(r.program.blocks[0].allows[0].text == "allow read: if request.auth != null")
@@ -206,8 +212,10 @@ import Testing
     @Test func warningsForRuntimeOnlyProblems() throws {
         let r = try Ruleset.compile(TS.wrap("'x'.matches('(a') || firestore.exists(/databases/x) || 'a'.frobnicate()"), fileName: "w.rules")
         let text = r.warnings.map(\.description).joined(separator: "\n")
-        #expect(text.contains("w.rules:4:32: warning: invalid regular expression '(a'"))
+        #expect(text.contains("w.rules:4:32: invalid regular expression '(a'"))
         #expect(text.contains("firestore.exists() is not supported"))
         #expect(text.contains("no type has a method 'frobnicate'"))
+        let overlap = try Ruleset.compile("service firebase.storage { match /b/{b}/o/{x} { allow read; allow get, create: if true; allow update; } }", fileName: "o")
+        #expect(overlap.warnings.map(\.description) == ["o:1:61: methods overlap with an earlier allow in this match block (harmless: any one granting allows)"])
     }
 }

@@ -13,8 +13,8 @@ import Testing
                         "downloadTokens": "t1,t2", "somethingNew": 1},
            "requestResource": null, "time": "2026-01-15T12:00:00Z", "expect": "allow", "extra": "ignored"},
           {"name": "firebase user_id", "method": "create", "bucket": "b1", "path": "x", "auth": {"user_id": "u9"},
-           "resource": null, "requestResource": {"size": 10, "contentType": "image/png"}, "time": "2026-01-15T12:00:00Z",
-           "expect": "deny"}
+           "resource": null, "requestResource": {"size": 10}, "time": "2026-01-15T12:00:00Z",
+           "expect": "DENY"}
         ]}
         """
 
@@ -39,8 +39,12 @@ import Testing
         #expect(c.request.requestResource == nil)
         #expect(cases[1].request.auth?.uid == "u9")
         #expect(cases[1].request.requestResource?.size == 10)
+        #expect(cases[1].request.requestResource?.contentType == "application/octet-stream")
+        #expect(!cases[1].expectAllow)
         #expect(cases[1].request.requestResource?.name == "x")
         #expect(cases[1].request.requestResource?.bucket == "b1")
+        #expect(cases[0].request.resource?.contentType == "text/plain")
+        #expect(c.request.requestResource?.contentType == nil)
         // The converted values reach the rules as ints and timestamps.
         #expect(TS.eval("resource.size == 2048 && resource.timeCreated < request.time && resource.metadata.owner == request.auth.uid"
                         + " && request.auth.token.email == 'a@b.c'", request: c.request) == "true")

@@ -41,10 +41,12 @@ enum TS {
             """
         let ruleset = try Ruleset.compile(source, fileName: "test.rules")
         let block = ruleset.program.blocks[0]
-        var evaluator = Evaluator(program: ruleset.program, request: request, hooks: hooks, explain: false)
-        evaluator.captures[0] = .string(request.bucket)
-        evaluator.captures[1] = .path(request.path.split(separator: "/").map(String.init))
-        return evaluator.concrete(evaluator.evaluateTop(block.allows[0].condition!))
+        return withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: ruleset.program, request: pointer, hooks: hooks, explain: false)
+            evaluator.captures[0] = .string(request.bucket)
+            evaluator.captures[1] = .path(request.path.split(separator: "/").map(String.init))
+            return evaluator.concrete(evaluator.evaluateTop(block.allows[0].condition!))
+        }
     }
 
     /// The value rendered (`3`, `'x'`, `[1, 2]`), or `error` for any error.

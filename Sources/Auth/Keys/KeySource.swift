@@ -37,6 +37,8 @@ public final class KeySource: Sendable {
     private let fetcher: (any KeyDocumentFetcher)?
     private let logger: Logger
     private let options: KeySourceOptions
+    /// A `fixed(_:)` source: never fetched or refreshed.
+    private let isStatic: Bool
 
     private struct State {
         var keys: KeySet?
@@ -50,11 +52,18 @@ public final class KeySource: Sendable {
 
     private let state = Mutex(State())
 
-    public init(location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger, options: KeySourceOptions = .init()) {
+    public convenience init(location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger,
+                            options: KeySourceOptions = .init()) {
+        self.init(location: location, fetcher: fetcher, logger: logger, options: options, isStatic: false)
+    }
+
+    private init(location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger, options: KeySourceOptions,
+                 isStatic: Bool) {
         self.location = location
         self.fetcher = fetcher
         self.logger = logger
         self.options = options
+        self.isStatic = isStatic
     }
 
     /// `spec` starting with `http://` or `https://` is a URL, anything else a file path.
@@ -67,7 +76,8 @@ public final class KeySource: Sendable {
 
     /// A key source that never changes (tests, embedded use).
     public static func fixed(_ keys: KeySet) -> KeySource {
-        let source = KeySource(location: .file(path: "<fixed>"), fetcher: nil, logger: .disabled)
+        let source = KeySource(location: .file(path: "<fixed>"), fetcher: nil, logger: .disabled, options: .init(),
+                               isStatic: true)
         source.state.withLock { $0.keys = keys }
         return source
     }
@@ -88,10 +98,16 @@ public final class KeySource: Sendable {
     /// succeeds) and starts the background refresh. Idempotent.
     public func start() async {
         let alreadyStarted = state.withLock { $0.refreshTask != nil }
-        guard !alreadyStarted, fetcher != nil || isFile else { return }
-        _ = await refresh()
+        guard !alreadyStarted, canFetch else { return }
+        let loaded = await refresh()
         // The loop holds the source weakly between steps so dropping the source ends it (deinit cancels).
-        let initialDelay = nextDelay(), initialRetry = options.retrySeconds
+        // After a failed initial load, retry soon rather than after a whole refresh period.
+        let initialDelay: Double, initialRetry: Double
+        if case .success = loaded {
+            (initialDelay, initialRetry) = (nextDelay(), options.retrySeconds)
+        } else {
+            (initialDelay, initialRetry) = (options.retrySeconds, min(options.retrySeconds * 2, options.maximumRetrySeconds))
+        }
         let task = Task.detached { [weak self] in
             var delay = initialDelay, retry = initialRetry
             while !Task.isCancelled {
@@ -130,7 +146,7 @@ public final class KeySource: Sendable {
     /// Called when a token names an unknown `kid`: refetches unless the last fetch was less than
     /// `unknownKeyRefetchSeconds` ago. Returns the new key set when a fetch happened and succeeded.
     func refetchForUnknownKey() async -> KeySet? {
-        guard fetcher != nil || isFile, state.withLock({ $0.refreshTask != nil || $0.keys != nil }) else { return nil }
+        guard canFetch, state.withLock({ $0.refreshTask != nil || $0.keys != nil }) else { return nil }
         let now = MonotonicClock.nanoseconds()
         let allowed = state.withLock { s -> Bool in
             if s.inflight != nil { return true }
@@ -148,7 +164,11 @@ public final class KeySource: Sendable {
         state.withLock { $0.listeners.append(listener) }
     }
 
-    private var isFile: Bool { if case .file = location { true } else { false } }
+    private var canFetch: Bool {
+        guard !isStatic else { return false }
+        if case .file = location { return true }
+        return fetcher != nil
+    }
 
     private func fetchAndInstall() async -> Result<KeySet, AuthError> {
         state.withLock { $0.lastFetchNanos = MonotonicClock.nanoseconds() }

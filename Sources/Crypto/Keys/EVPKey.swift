@@ -34,6 +34,16 @@ final class EVPKey: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 
+    /// The private key as unencrypted PKCS#8 PEM.
+    func privatePEM() throws(CryptoError) -> String {
+        guard let bio = pc_pkey_private_pem(pkey) else { throw OpenSSL.error(.operationFailed, "writing a private key") }
+        defer { BIO_free(bio) }
+        var data: UnsafePointer<CChar>?
+        let length = pc_bio_mem_data(bio, &data)
+        guard let data, length > 0 else { throw OpenSSL.error(.operationFailed, "writing a private key") }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
     func check(_ algorithm: SigningAlgorithm) throws(CryptoError) {
         switch (kind, algorithm.ecCurve) {
         case (.rsa, nil): return

@@ -18,6 +18,25 @@ public final class PrivateKey: Sendable {
         key = try EVPKey(taking: pkey, context: "reading a PEM private key")
     }
 
+    private init(key: EVPKey) { self.key = key }
+
+    /// A fresh RSA key (tests, dev setups: `portcullis token` users without a key file).
+    public static func generateRSA(bits: Int = 2048) throws(CryptoError) -> PrivateKey {
+        guard bits >= 2048, bits <= 16384, let pkey = pc_pkey_generate_rsa(bits) else {
+            throw OpenSSL.error(.operationFailed, "generating an RSA key")
+        }
+        return PrivateKey(key: try EVPKey(taking: pkey, context: "generating an RSA key"))
+    }
+
+    /// A fresh EC key on `curve`.
+    public static func generateEC(curve: ECCurve) throws(CryptoError) -> PrivateKey {
+        guard let pkey = pc_pkey_generate_ec(curve.index) else { throw OpenSSL.error(.operationFailed, "generating an EC key") }
+        return PrivateKey(key: try EVPKey(taking: pkey, context: "generating an EC key"))
+    }
+
+    /// The key as unencrypted PKCS#8 PEM (to hand to a file; treat as secret).
+    public func privateKeyPEM() throws(CryptoError) -> String { try key.privatePEM() }
+
     /// The matching public key as SPKI PEM.
     public func publicKeyPEM() throws(CryptoError) -> String { try key.publicPEM() }
 

@@ -10,7 +10,6 @@ public struct CORSPolicy: Sendable {
     public let origins: [String]
     private let allowAny: Bool
 
-    public static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
     public static let allowedHeaders = [
         "Authorization", "Content-Type", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
         "If-Unmodified-Since", "If-Range", "X-Firebase-AppCheck", "X-Firebase-Storage-Version", "X-Firebase-GMPID",
@@ -42,20 +41,26 @@ public struct CORSPolicy: Sendable {
         request.method == .options && request.headers.contains("Access-Control-Request-Method")
     }
 
-    /// The answer to an OPTIONS request: a preflight gets the allow headers (or 403 for a foreign origin); a
-    /// plain OPTIONS just lists the methods.
-    public func preflight(_ request: HTTPRequest) -> HTTPResponse {
+    /// The answer to an OPTIONS request on a route serving `methods`: a preflight gets the allow headers (or
+    /// 403 for a foreign origin or a method the route does not serve); a plain OPTIONS lists the methods.
+    public func preflight(_ request: HTTPRequest, methods: [String]) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.add("Allow", Self.allowedMethods)
-        guard let origin = request.headers["Origin"], Self.isPreflight(request) else {
+        let allow = methods.joined(separator: ", ")
+        headers.add("Allow", allow)
+        guard let requestedMethod = request.headers["Access-Control-Request-Method"] else {
             return HTTPResponse(status: 204, headers: headers)
         }
+        let requested = requestedMethod.trimmingSpaces()
+        guard methods.contains(requested) else {
+            return GatewayError.forbidden("Method \(requested) is not allowed here.").response(requestID: nil)
+        }
+        guard let origin = request.headers["Origin"] else { return HTTPResponse(status: 204, headers: headers) }
         guard allows(origin: origin) else {
             return GatewayError.forbidden("Origin \(origin) is not allowed.").response(requestID: nil)
         }
         headers.add("Access-Control-Allow-Origin", origin)
         headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
-        headers.add("Access-Control-Allow-Methods", Self.allowedMethods)
+        headers.add("Access-Control-Allow-Methods", allow)
         headers.add("Access-Control-Allow-Headers", allowHeaders(for: request.headers["Access-Control-Request-Headers"]))
         headers.add("Access-Control-Max-Age", "3600")
         if let pna = request.headers["Access-Control-Request-Private-Network"],

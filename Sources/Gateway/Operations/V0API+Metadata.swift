@@ -87,12 +87,12 @@ extension V0API {
 
     static let maxSignedURLSeconds: Int64 = 7 * 24 * 3600
 
-    /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}`. The caller
+    /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}` (a body not
+    /// declared as JSON is ignored: GET for an hour). The caller
     /// needs the permission the URL grants (rules `get` or `delete` on the object, judged now).
     func signURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let backend = try backend(object.bucket)
-        let body = try await collectJSONBody(call)
-        let fields = try MetadataJSON.parseObject(body) ?? [:]
+        let fields = Self.bodyIsJSON(call) ? try MetadataJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
         let method: String
         switch fields["method"] {
         case nil: method = "GET"

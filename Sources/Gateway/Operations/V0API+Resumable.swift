@@ -6,20 +6,20 @@ import Storage
 /// `UploadCapability` (bucket, object, starter identity, declared size and attributes, staging handle), so
 /// chunk, query, cancel and finalize requests need no `Authorization` and may land on any instance.
 extension V0API {
-    func resumableStart(_ call: V0Call, bucket: String, name: String?) async throws -> HTTPResponse {
+    /// Longest upload URL handed out: below the HTTP server's 8 KiB request line with room for the method.
+    static let maxUploadURLBytes = 7 * 1024
+
+    func resumableStart(_ call: V0Call, bucket: String, name objectName: String) async throws -> HTTPResponse {
         let backend = try backend(bucket)
         guard let staging = backend as? any ResumableStaging else {
             throw GatewayError(status: 501, message: "This bucket's storage does not support resumable uploads.")
         }
-        let fields = try MetadataJSON.decodeUpload(try await collectJSONBody(call))
-        guard let objectName = name ?? fields.name else { throw GatewayError.badRequest("Missing object name.") }
+        let fields = Self.bodyIsJSON(call) ? try MetadataJSON.decodeUpload(try await collectJSONBody(call))
+            : MetadataJSON.UploadFields()
         let object = try V0Router.objectPath(bucket, objectName)
-        call.context.objectName = objectName
+        try checkDeclaredLength(call, allowance: Int64(configuration.maxJSONBodyBytes))
         let declaredSize = try Self.int64Header(call.headers, "X-Goog-Upload-Header-Content-Length",
                                                 "X-Goog-Upload-Content-Length")
-        if let declaredSize, declaredSize > configuration.maxObjectBytes {
-            throw GatewayError.payloadTooLarge(limit: configuration.maxObjectBytes)
-        }
         let headerType = call.headers["X-Goog-Upload-Header-Content-Type"] ?? call.headers["X-Goog-Upload-Content-Type"]
         if let headerType { try MetadataJSON.checkHeaderSafe(headerType, "X-Goog-Upload-Header-Content-Type") }
         let attributes = completeAttributes(fields.attributes, contentType: headerType)
@@ -41,6 +41,11 @@ extension V0API {
         let url = baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
             + PercentDecoding.encodeComponent(objectName) + "&upload_id=" + capability.seal(signer)
             + "&upload_protocol=resumable"
+        // The URL carries the whole capability; it must fit the server's request-line limit (8 KiB).
+        guard url.utf8.count <= Self.maxUploadURLBytes else {
+            try? await staging.cancelUpload(handle, object: object)
+            throw GatewayError.badRequest("The upload's metadata and credentials are too large for a resumable upload URL.")
+        }
         var headers = HTTPHeaders()
         headers.add("X-Goog-Upload-Status", "active")
         headers.add("X-Goog-Upload-URL", url)
@@ -53,10 +58,9 @@ extension V0API {
         let capability: UploadCapability
         do {
             capability = try UploadCapability.open(signer, token: uploadID)
-        } catch .unknownKey {
-            throw GatewayError.notFound("Unknown upload_id.")
         } catch {
-            throw GatewayError.badRequest("Invalid upload_id.")
+            // Edited, foreign or from a rotated-out key: to the client it is an unknown upload (§5.9: 404).
+            throw GatewayError.notFound("Unknown upload_id.")
         }
         guard capability.bucket == bucket else { throw GatewayError.badRequest("The upload_id belongs to another bucket.") }
         let backend = try backend(bucket)

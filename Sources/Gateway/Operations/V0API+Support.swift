@@ -47,7 +47,7 @@ extension V0API {
     /// A signed-URL grant for this request, if it carries `signature=` (DESIGN §7). A present but invalid
     /// signature is an error, never a fallback to rules: 400 when malformed, 403 otherwise.
     func signedGrant(_ call: V0Call, _ object: ObjectPath) throws(GatewayError) -> Bool {
-        guard let token = call.query["signature"] else { return false }
+        guard let token = call.query["signature"], !token.isEmpty else { return false }
         do {
             _ = try SignedURLGrant.open(signer, token: token, method: call.request.method.rawValue,
                                         bucket: object.bucket, name: object.name, now: .now())
@@ -130,6 +130,13 @@ extension V0API {
         headers.add("Content-Type", "application/json; charset=utf-8")
         for (name, value) in extra { headers.add(name, value) }
         return HTTPResponse(status: status, headers: headers, body: .bytes(body))
+    }
+
+    /// Whether the body is declared as JSON (or not declared at all): only then is it parsed as JSON metadata
+    /// (resumable start, signed-URL requests); other bodies are ignored.
+    static func bodyIsJSON(_ call: V0Call) -> Bool {
+        guard let type = call.headers["Content-Type"] else { return true }
+        return type.lowercased().contains("json")
     }
 
     /// The request body as JSON bytes, refusing more than `maxJSONBodyBytes` (413).

@@ -40,10 +40,18 @@ extension V0API {
                             beforeCommit: check)
     }
 
-    /// Refuses a body the `Content-Length` already shows is too large, before reading it (413).
+    /// Refuses a body the `Content-Length` already shows is too large, before reading it (413), and checks the
+    /// resumable size/offset headers on every upload request: a malformed value is 400, a declared size or
+    /// offset beyond the ceiling 413 — also on upload kinds that do not use them, so no request carrying
+    /// nonsense is silently accepted.
     func checkDeclaredLength(_ call: V0Call, allowance: Int64 = 0) throws(GatewayError) {
         if let length = call.request.body.expectedLength, length > configuration.maxObjectBytes + allowance {
             throw .payloadTooLarge(limit: configuration.maxObjectBytes)
+        }
+        for name in ["X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Content-Length", "X-Goog-Upload-Offset"] {
+            if let value = try Self.int64Header(call.headers, name), value > configuration.maxObjectBytes {
+                throw .payloadTooLarge(limit: configuration.maxObjectBytes)
+            }
         }
     }
 
@@ -70,7 +78,8 @@ extension V0API {
         return Self.json(MetadataJSON.encode(meta), headers: [("ETag", Self.etag(meta))])
     }
 
-    func uploadMultipart(_ call: V0Call, bucket: String, name: String?, boundary: String) async throws -> HTTPResponse {
+    func uploadMultipart(_ call: V0Call, bucket: String, name objectName: String, boundary: String) async throws
+        -> HTTPResponse {
         let backend = try backend(bucket)
         try checkDeclaredLength(call, allowance: Int64(configuration.maxJSONBodyBytes) + 64 * 1024)
         let preconditions = try queryPreconditions(call)
@@ -79,9 +88,7 @@ extension V0API {
             guard try await reader.nextPartHeaders() != nil else { throw MultipartError.unexpectedPartCount }
             let json = try await reader.collectPart(limit: configuration.maxJSONBodyBytes)
             let fields = try MetadataJSON.decodeUpload(json)
-            guard let objectName = name ?? fields.name else { throw GatewayError.badRequest("Missing object name.") }
             let object = try V0Router.objectPath(bucket, objectName)
-            call.context.objectName = objectName
             guard let mediaHeaders = try await reader.nextPartHeaders() else { throw MultipartError.unexpectedPartCount }
             let partType = mediaHeaders.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
             if let partType { try MetadataJSON.checkHeaderSafe(partType, "Content-Type") }

@@ -43,7 +43,14 @@ public final class V0API: Sendable {
         var response: HTTPResponse
         if request.method == .options {
             context.routeTemplate = V0Router.template(for: request)
-            response = cors.preflight(request)
+            let methods = context.routeTemplate == V0Router.collectionTemplate ? V0Router.collectionMethods
+                : V0Router.objectMethods
+            do {
+                try router.validateTarget(request)
+                response = cors.preflight(request, methods: methods)
+            } catch {
+                response = error.response(requestID: context.requestID)
+            }
         } else {
             do {
                 let routed = try router.route(request)

@@ -17,10 +17,10 @@ public enum Operation: Sendable, Equatable {
     case delete(ObjectPath)
     /// `POST /o?name=` with the object bytes as the body (§5.7).
     case uploadMedia(ObjectPath)
-    /// `POST /o?name=` with a `multipart/related` body (§5.8). The name may also come from the JSON part.
-    case uploadMultipart(bucket: String, name: String?, boundary: String)
+    /// `POST /o?name=` with a `multipart/related` body (§5.8).
+    case uploadMultipart(bucket: String, name: String, boundary: String)
     /// `POST /o?name=` with `X-Goog-Upload-Protocol: resumable` and command `start` (§5.9).
-    case resumableStart(bucket: String, name: String?)
+    case resumableStart(bucket: String, name: String)
     /// Any request to an upload URL (`?upload_id=`): upload, finalize, query, cancel.
     case resumableContinue(bucket: String, uploadID: String)
     /// `POST /o/{object}?create_token=true` (admin).

@@ -12,8 +12,8 @@ public struct V0Router: Sendable {
 
     public static let collectionTemplate = "/v0/b/{bucket}/o"
     public static let objectTemplate = "/v0/b/{bucket}/o/{object}"
-    static let objectMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    static let collectionMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
+    public static let objectMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    public static let collectionMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
 
     public init(buckets: Set<String>) { self.buckets = buckets }
 
@@ -35,6 +35,24 @@ public struct V0Router: Sendable {
         return "/v0/unmatched"
     }
 
+    /// Checks what an OPTIONS request addresses (bucket and object name) without choosing an operation.
+    public func validateTarget(_ request: HTTPRequest) throws(GatewayError) {
+        let path = request.path
+        guard path.hasPrefix("/v0/b/") else { throw .notFound("Not Found.") }
+        let rest = path.dropFirst("/v0/b/".count)
+        guard let slash = rest.firstIndex(of: "/"),
+              let bucket = PercentDecoding.decode(rest[..<slash], plusIsSpace: false) else { throw .notFound("Not Found.") }
+        let after = rest[slash...]
+        guard after == "/o" || after.hasPrefix("/o/") else { throw .notFound("Not Found.") }
+        guard buckets.contains(bucket) else { throw .notFound("Bucket \(bucket) not found.") }
+        if after != "/o" {
+            guard let name = PercentDecoding.decode(after.dropFirst(3), plusIsSpace: false) else {
+                throw .badRequest("Malformed percent-encoding in the object name.")
+            }
+            _ = try Self.objectPath(bucket, name)
+        }
+    }
+
     public func route(_ request: HTTPRequest) throws(GatewayError) -> RoutedRequest {
         let path = request.path
         guard path.hasPrefix("/v0/b/") else { throw .notFound("Not Found.") }
@@ -45,8 +63,10 @@ public struct V0Router: Sendable {
         }
         let after = rest[slash...]
         var rawObject: Substring?
-        if after == "/o" || after == "/o/" {
+        if after == "/o" {
             rawObject = nil
+        } else if after == "/o/" {
+            throw .badRequest("Missing object name after /o/.")
         } else if after.hasPrefix("/o/") {
             rawObject = after.dropFirst(3)
         } else {
@@ -88,7 +108,9 @@ public struct V0Router: Sendable {
         case "DELETE":
             return .delete(object)
         case "PUT", "POST":
-            if let uploadID = query["upload_id"] { return .resumableContinue(bucket: object.bucket, uploadID: uploadID) }
+            if let uploadID = query["upload_id"], !uploadID.isEmpty {
+                return .resumableContinue(bucket: object.bucket, uploadID: uploadID)
+            }
             if method == "PUT", let override = headers["X-HTTP-Method-Override"],
                HTTPHeaders.equalsIgnoringCase(override.trimmingSpaces(), "PATCH") {
                 return .updateMetadata(object)
@@ -114,7 +136,9 @@ public struct V0Router: Sendable {
         case "GET", "HEAD":
             return .list(bucket: bucket)
         case "POST", "PUT":
-            if let uploadID = query["upload_id"] { return .resumableContinue(bucket: bucket, uploadID: uploadID) }
+            if let uploadID = query["upload_id"], !uploadID.isEmpty {
+                return .resumableContinue(bucket: bucket, uploadID: uploadID)
+            }
             if method == "PUT" { throw .badRequest("Missing upload_id.") }
             return try uploadOperation(bucket: bucket, name: query["name"], query: query, headers: headers)
         case "DELETE":
@@ -125,28 +149,37 @@ public struct V0Router: Sendable {
         }
     }
 
-    /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9).
+    /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9). The
+    /// name comes from the path or `?name=` (as in the emulator; the SDKs always send it), never from JSON.
     private func uploadOperation(bucket: String, name: String?, query: QueryParameters,
                                  headers: HTTPHeaders) throws(GatewayError) -> Operation {
         let proto = (headers["X-Goog-Upload-Protocol"] ?? query["uploadType"] ?? "").trimmingSpaces().lowercased()
+        if let command = headers["X-Goog-Upload-Command"] {
+            let words = command.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
+            guard !words.isEmpty, words.allSatisfy({ ["start", "upload", "finalize", "query", "cancel"].contains($0) }) else {
+                throw .badRequest("Unsupported X-Goog-Upload-Command \(command).")
+            }
+        }
         let contentType = headers["Content-Type"] ?? ""
         switch proto {
         case "resumable":
-            let command = (headers["X-Goog-Upload-Command"] ?? "").trimmingSpaces().lowercased()
-            guard command == "start" else {
-                throw .badRequest("A resumable upload must be started with X-Goog-Upload-Command: start.")
-            }
-            if let name { _ = try Self.objectPath(bucket, name) }
+            // `start` (or no command) begins an upload; any other command needs the upload URL's upload_id.
+            let command = (headers["X-Goog-Upload-Command"] ?? "start").trimmingSpaces().lowercased()
+            guard command == "start" else { throw .notFound("Unknown upload: the request has no upload_id.") }
+            guard let name else { throw .badRequest("Missing object name (?name=).") }
+            _ = try Self.objectPath(bucket, name)
             return .resumableStart(bucket: bucket, name: name)
         case "multipart":
             guard let boundary = MultipartReader.boundary(contentType: contentType) else {
                 throw GatewayError.badRequest(MultipartError.badContentType(contentType).description)
             }
-            if let name { _ = try Self.objectPath(bucket, name) }
+            guard let name else { throw .badRequest("Missing object name (?name=).") }
+            _ = try Self.objectPath(bucket, name)
             return .uploadMultipart(bucket: bucket, name: name, boundary: boundary)
         case "", "media", "raw":
             if proto.isEmpty, let boundary = MultipartReader.boundary(contentType: contentType) {
-                if let name { _ = try Self.objectPath(bucket, name) }
+                guard let name else { throw .badRequest("Missing object name (?name=).") }
+                _ = try Self.objectPath(bucket, name)
                 return .uploadMultipart(bucket: bucket, name: name, boundary: boundary)
             }
             guard let name else { throw .badRequest("Missing object name (?name=).") }

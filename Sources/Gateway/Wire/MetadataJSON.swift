@@ -167,9 +167,14 @@ public enum MetadataJSON {
         return value
     }
 
+    /// Longest value (in Unicode code points, as JSON Schema's `maxLength` counts) of a field sent back as a
+    /// response header.
+    public static let maxHeaderFieldLength = 1024
+
     static func checkHeaderSafe(_ value: String, _ key: String) throws(GatewayError) {
-        guard value.utf8.count <= 2048, !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-            throw .badRequest("\(key) must be at most 2048 bytes without control characters.")
+        guard value.unicodeScalars.count <= maxHeaderFieldLength,
+              !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw .badRequest("\(key) must be at most \(maxHeaderFieldLength) characters without control characters.")
         }
     }
 

@@ -61,13 +61,15 @@ final class Exchange: @unchecked Sendable {
     }
 
     /// Reports the summary once; later calls do nothing.
-    func report(completed: Bool, now: UInt64) {
+    func report(completed: Bool) {
         guard !reported else { return }
         reported = true
-        onComplete?(ExchangeSummary(
+        guard let onComplete else { return }
+        let now = MonotonicClock.nanoseconds()
+        onComplete(ExchangeSummary(
             status: status, bytesIn: bytesIn, bytesOut: bytesOut, completed: completed,
             durationNanos: now &- receivedAt, timeToFirstByteNanos: firstByteAt.map { $0 &- receivedAt }))
-        onComplete = nil
+        self.onComplete = nil
     }
 }
 

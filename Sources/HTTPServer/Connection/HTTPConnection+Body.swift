@@ -28,8 +28,9 @@ extension HTTPConnection {
             // The responder wants the body: now, and only now, invite the client to send it.
             exchange.continueSent = true
             output.append(contentsOf: ResponseHead.continueResponse)
-            guard flushOutput() else { return }
-            suspendWriting()
+            // If the socket is full the write source finishes the interim response; reading goes on.
+            if flushOutput() { suspendWriting() }
+            guard phase == .exchanging else { return }
         }
         serviceBodyPull()
     }

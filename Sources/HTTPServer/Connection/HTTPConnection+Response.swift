@@ -13,7 +13,7 @@ extension HTTPConnection {
         guard exchange === self.exchange, phase == .exchanging else {
             // The connection went away while the responder worked.
             if case .stream(let stream, _) = response.body { stream.cancel() }
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
+            exchange.report(completed: false)
             return
         }
         let head = exchange.head
@@ -58,7 +58,7 @@ extension HTTPConnection {
         }
 
         output.append(contentsOf: ResponseHead.statusLine(status))
-        output.append(contentsOf: DateHeader.current())
+        output.append(contentsOf: dateHeader.current())
         for (name, value) in response.headers.fields {
             if Self.isFramingField(name) { continue }
             guard ResponseHead.isSafeField(name: name, value: value) else {
@@ -165,33 +165,37 @@ extension HTTPConnection {
                 // With the declared length reached, one more pull must confirm the end of the stream.
                 let maxLength = remaining.map { max(1, Int(clamping: min($0, Int64(context.configuration.responseChunkBytes)))) }
                     ?? context.configuration.responseChunkBytes
-                Task { [self] in
-                    let result: Result<[UInt8]?, any Error>
-                    do { result = .success(try await stream.next(maxLength: maxLength)) } catch { result = .failure(error) }
-                    self.queue.async { self.streamChunkArrived(exchange, result) }
+                let (_, inline) = AsyncBridge<Result<[UInt8]?, any Error>>.start(on: queue) {
+                    do { return .success(try await stream.next(maxLength: maxLength)) } catch { return .failure(error) }
+                } deliver: { [self] result in
+                    if self.applyChunk(exchange, result) { self.pumpResponse() }
                 }
-                return
+                // A chunk produced synchronously is handled in this loop (no recursion, however long the stream).
+                guard let inline else { return }
+                guard applyChunk(exchange, inline) else { return }
             }
         }
     }
 
-    private func streamChunkArrived(_ exchange: Exchange, _ result: Result<[UInt8]?, any Error>) {
+    /// Frames a pulled chunk into the output buffer. Returns false when the exchange is over (stale chunk,
+    /// or the connection was aborted); true when the caller should keep pumping.
+    private func applyChunk(_ exchange: Exchange, _ result: Result<[UInt8]?, any Error>) -> Bool {
         guard exchange === self.exchange, phase == .exchanging,
               case .stream(let stream, let remaining, let chunked, _) = exchange.writer
-        else { return }
+        else { return false }
         switch result {
         case .failure(let error):
             // Never end the body cleanly: the client must see a truncated response.
             context.logger.warning("response stream failed, aborting connection",
                                    [("error", .string("\(error)")), ("remote", .string(remoteAddress))])
             abort()
-            return
+            return false
         case .success(nil):
             if let remaining, remaining > 0 {
                 context.logger.warning("response stream ended before its declared length, aborting connection",
                                        [("missing", .int(remaining)), ("remote", .string(remoteAddress))])
                 abort()
-                return
+                return false
             }
             if chunked { output.append(contentsOf: ResponseHead.lastChunk) }
             exchange.writer = .buffered
@@ -204,7 +208,7 @@ extension HTTPConnection {
                                            [("remote", .string(remoteAddress))])
                     stream.cancel()
                     abort()
-                    return
+                    return false
                 }
                 output.append(contentsOf: bytes)
                 exchange.writer = .stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false)
@@ -222,7 +226,7 @@ extension HTTPConnection {
                 exchange.writer = .stream(stream, remaining: nil, chunked: chunked, pulling: false)
             }
         }
-        pumpResponse()
+        return true
     }
 
     /// Sends buffered output. Returns true when all of it is in the kernel; false when the socket is full

@@ -13,10 +13,11 @@ import Glibc
 /// never while a response is outstanding, so pipelined requests wait in the kernel buffer and are answered
 /// strictly in order.
 ///
-/// The Dispatch→async bridge: once a head is complete, the responder runs in a new `Task` (Swift's global
-/// executor); its `HTTPResponse` is handed back with `queue.async` and written here. The request body stream
-/// and streamed response bodies bridge the same way: each `next` is one hop in each direction, so neither
-/// side ever runs ahead of the other.
+/// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
+/// task on this queue; a response produced without suspending is written at once, otherwise it is handed
+/// back with `queue.async` when ready. Streamed response chunks are pulled the same way, and each request
+/// body `next` hops onto the queue and resumes its continuation from there, so neither side ever runs ahead
+/// of the other.
 final class HTTPConnection: @unchecked Sendable {
     enum Phase {
         /// Waiting for (the rest of) a request head.
@@ -52,13 +53,20 @@ final class HTTPConnection: @unchecked Sendable {
     var lingerDiscarded = 0
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     var accountedBufferedBytes = 0
+    var dateHeader = DateHeaderCache()
+    private var processingHeads = false
+    private var headsPending = false
 
-    private let readSource: any DispatchSourceRead
-    private let writeSource: any DispatchSourceWrite
-    private let timer: any DispatchSourceTimer
-    private var readSourceActive = false
-    private(set) var writeSourceActive = false
-    private var sourcesToCancel = 2
+    let readSource: any DispatchSourceRead
+    /// Created on the first write that would block: an armed-but-suspended write source on an always
+    /// writable socket costs the Dispatch manager a wake-up per read event, so most connections never have one.
+    var writeSource: (any DispatchSourceWrite)?
+    let timer: any DispatchSourceTimer
+    var readSourceActive = false
+    private var wantReading = false
+    private var deferReadSourceUpdates = false
+    var writeSourceActive = false
+    private var sourcesToCancel = 1
 
     private var readDeadlineKind = ReadDeadline.none
     private var readDeadline: UInt64 = .max
@@ -66,91 +74,108 @@ final class HTTPConnection: @unchecked Sendable {
     /// When the timer is set to fire (it is re-armed lazily: only when a deadline moves earlier).
     private var timerFiresAt: UInt64 = .max
 
-    init(fd: Int32, remoteAddress: String, context: ServerCore) {
+    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: DispatchQueue) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.context = context
         self.parser = HTTPRequestParser(limits: context.configuration.limits)
-        queue = DispatchQueue(label: "portcullis.http.connection")
+        queue = DispatchQueue(label: "portcullis.http.connection", target: loop)
         readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        writeSource = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         timer = DispatchSource.makeTimerSource(queue: queue)
     }
 
     /// Starts serving. Called once, right after accept.
     func start() {
         readSource.setEventHandler { [unowned self] in self.handleReadable() }
-        writeSource.setEventHandler { [unowned self] in self.handleWritable() }
         timer.setEventHandler { [unowned self] in self.handleTimer() }
-        // The descriptor is closed only after both sources are cancelled, so Dispatch never watches a
-        // descriptor number that was reused.
-        let cancelled: @Sendable () -> Void = { [self] in
-            self.sourcesToCancel -= 1
-            if self.sourcesToCancel == 0 {
-                Glibc.close(self.fd)
-                self.context.connectionClosed(self)
-            }
-        }
-        readSource.setCancelHandler(handler: cancelled)
-        writeSource.setCancelHandler(handler: cancelled)
+        readSource.setCancelHandler { [self] in self.sourceCancelled() }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
         readSource.activate()
-        writeSource.activate()
         readSourceActive = true
-        writeSourceActive = true
-        suspendWriting()
-        setReadDeadline(.idle)
+        wantReading = true
+        // A new connection must deliver its first head within the header timeout (silently closed if it
+        // sends nothing at all); only between requests does the longer idle timeout apply.
+        setReadDeadline(.header)
     }
 
     // MARK: - Source control
 
     func resumeReading() {
-        guard !readSourceActive, phase != .closed, !peerClosed else { return }
-        readSourceActive = true
-        readSource.resume()
+        guard phase != .closed, !peerClosed else { return }
+        wantReading = true
+        if !deferReadSourceUpdates { applyReadState() }
     }
 
     func suspendReading() {
-        guard readSourceActive else { return }
-        readSourceActive = false
-        readSource.suspend()
+        wantReading = false
+        if !deferReadSourceUpdates { applyReadState() }
+    }
+
+    /// Brings the read source in line with `wantReading`. Inside the read handler this is deferred to its
+    /// end, so an exchange answered inline (suspend, respond, resume) touches the source not at all.
+    private func applyReadState() {
+        if wantReading && !readSourceActive {
+            readSourceActive = true
+            readSource.resume()
+        } else if !wantReading && readSourceActive {
+            readSourceActive = false
+            readSource.suspend()
+        }
     }
 
     func resumeWriting() {
         guard !writeSourceActive, phase != .closed else { return }
         writeSourceActive = true
-        writeSource.resume()
+        if let writeSource {
+            writeSource.resume()
+        } else {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [unowned self] in self.handleWritable() }
+            source.setCancelHandler { [self] in self.sourceCancelled() }
+            sourcesToCancel += 1
+            writeSource = source
+            source.activate()
+        }
         setWriteDeadline(active: true)
     }
 
     func suspendWriting() {
-        guard writeSourceActive else { return }
+        guard writeSourceActive, let writeSource else { return }
         writeSourceActive = false
         writeSource.suspend()
         setWriteDeadline(active: false)
+    }
+
+    /// The descriptor is closed only after every source on it is cancelled, so Dispatch never watches a
+    /// descriptor number that was reused.
+    private func sourceCancelled() {
+        sourcesToCancel -= 1
+        if sourcesToCancel == 0 {
+            Glibc.close(fd)
+            context.connectionClosed(self)
+        }
     }
 
     // MARK: - Deadlines
 
     func setReadDeadline(_ kind: ReadDeadline) {
         readDeadlineKind = kind
-        let timeouts = context.configuration.timeouts
-        let duration: Duration?
+        let duration: UInt64
         switch kind {
-        case .none: duration = nil
-        case .idle: duration = timeouts.idle
-        case .header: duration = timeouts.headerRead
-        case .body: duration = timeouts.bodyRead
-        case .linger: duration = timeouts.lingeringClose
+        case .none: duration = .max
+        case .idle: duration = context.idleNanos
+        case .header: duration = context.headerReadNanos
+        case .body: duration = context.bodyReadNanos
+        case .linger: duration = context.lingerNanos
         }
-        readDeadline = duration.map { MonotonicClock.nanoseconds() &+ $0.nanoseconds } ?? .max
+        readDeadline = duration == .max ? .max : MonotonicClock.nanoseconds() &+ duration
         armTimer()
     }
 
     /// Starts or refreshes (on progress) the write stall deadline, or clears it.
     func setWriteDeadline(active: Bool) {
-        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.configuration.timeouts.write.nanoseconds : .max
+        writeDeadline = active ? MonotonicClock.nanoseconds() &+ context.writeNanos : .max
         armTimer()
     }
 
@@ -194,6 +219,11 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func handleReadable() {
         guard phase != .closed else { return }
+        deferReadSourceUpdates = true
+        defer {
+            deferReadSourceUpdates = false
+            if phase != .closed { applyReadState() }
+        }
         let minimum: Int
         if phase == .exchanging, let pull = exchange?.pendingPull {
             minimum = min(max(pull.maxLength, 4096), 64 * 1024)
@@ -229,7 +259,23 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
+    ///
+    /// Re-entrant calls (an exchange answered inline finishes and finds a pipelined head buffered) are
+    /// turned into another turn of this loop, so a burst of pipelined requests never deepens the stack.
     func processHeads() {
+        if processingHeads {
+            headsPending = true
+            return
+        }
+        processingHeads = true
+        defer { processingHeads = false }
+        repeat {
+            headsPending = false
+            processOneHead()
+        } while headsPending && phase == .awaitingHead
+    }
+
+    private func processOneHead() {
         let (consumed, event) = parser.parse(input.readable)
         input.consume(consumed)
         switch event {
@@ -270,16 +316,23 @@ final class HTTPConnection: @unchecked Sendable {
             versionMinor: head.versionMinor, headers: head.headers, body: body,
             remoteAddress: remoteAddress, receivedAt: now)
         let responder = context.responder
-        exchange.responderTask = Task { [self] in
-            let response = await responder.respond(to: request)
-            self.queue.async { self.responseReady(exchange, response) }
+        if let response = responder.immediateResponse(to: request) {
+            responseReady(exchange, response)
+            return
         }
+        let (task, inline) = AsyncBridge<HTTPResponse>.start(on: queue) {
+            await responder.respond(to: request)
+        } deliver: { [self] response in
+            self.responseReady(exchange, response)
+        }
+        exchange.responderTask = task
+        if let inline { responseReady(exchange, inline) }
     }
 
     /// After a response is complete: drain what is left of the request body, then serve the next request.
     func exchangeFinished() {
         guard let exchange else { return }
-        exchange.report(completed: true, now: MonotonicClock.nanoseconds())
+        exchange.report(completed: true)
         if exchange.closeAfter || draining {
             closeGracefully()
             return
@@ -307,102 +360,6 @@ final class HTTPConnection: @unchecked Sendable {
             // A pipelined request is already buffered.
             setReadDeadline(.header)
             processHeads()
-        }
-    }
-
-    // MARK: - Errors the server answers itself
-
-    /// Answers a malformed or timed-out request with the JSON error shape and `Connection: close`, then
-    /// closes (after lingering so the client reads the response rather than a reset).
-    func respondWithError(_ error: HTTPParseError) {
-        guard phase != .closed else { return }
-        if let exchange, !exchange.reported {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
-        }
-        phase = .closingAfterWrite
-        suspendReading()
-        setReadDeadline(.none)
-        let body = ResponseHead.errorBody(status: error.status, message: error.message)
-        output.removeAll(keepingCapacity: true)
-        outputOffset = 0
-        output.append(contentsOf: ResponseHead.statusLine(error.status))
-        output.append(contentsOf: DateHeader.current())
-        output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
-        output.append(contentsOf: ResponseHead.contentLengthPrefix)
-        ResponseHead.appendDecimal(Int64(body.count), to: &output)
-        output.append(contentsOf: [0x0D, 0x0A])
-        output.append(contentsOf: ResponseHead.connectionClose)
-        output.append(contentsOf: [0x0D, 0x0A])
-        output.append(contentsOf: body)
-        _ = flushOutput()
-        if phase == .closingAfterWrite && outputOffset == output.count { closeGracefully() }
-    }
-
-    // MARK: - Closing
-
-    /// Shuts down our side, then reads and discards until the peer closes or the linger time passes.
-    func closeGracefully() {
-        guard phase != .closed, phase != .lingering else { return }
-        if let exchange { abandonExchange(exchange) }
-        phase = .lingering
-        suspendWriting()
-        shutdown(fd, Int32(SHUT_WR))
-        input.consume(input.readableCount)
-        if peerClosed { close(); return }
-        setReadDeadline(.linger)
-        resumeReading()
-    }
-
-    /// Closes with a reset, so a client reading a close-delimited or partial body sees an error, not an end.
-    func abort() {
-        guard phase != .closed else { return }
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        close()
-    }
-
-    /// Releases everything; the descriptor is closed once both sources are cancelled.
-    func close() {
-        guard phase != .closed else { return }
-        if let exchange { abandonExchange(exchange) }
-        phase = .closed
-        exchange = nil
-        output = []
-        reportBuffered(0)
-        timer.cancel()
-        if !readSourceActive { readSourceActive = true; readSource.resume() }
-        if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
-        readSource.cancel()
-        writeSource.cancel()
-    }
-
-    /// Ends an exchange that cannot complete: fails a pending body pull, cancels the responder and any
-    /// response stream, and reports `completed: false` (unless it was already reported).
-    private func abandonExchange(_ exchange: Exchange) {
-        failPendingPull(exchange, ByteStreamError.truncated(
-            expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived))
-        if case .open = exchange.body { exchange.body = .failed(ByteStreamError.cancelled) }
-        if case .stream(let stream, _, _, _) = exchange.writer {
-            stream.cancel()
-            exchange.writer = .buffered
-        }
-        if exchange.status == 0 {
-            // The responder has not answered yet; its response will be reported when it arrives.
-            exchange.responderTask?.cancel()
-        } else {
-            exchange.report(completed: false, now: MonotonicClock.nanoseconds())
-        }
-    }
-
-    /// Called by the server when it starts draining: idle connections close now, busy ones after their
-    /// current exchange (which is told `Connection: close` if its head is not written yet).
-    func beginDrain() {
-        guard phase != .closed else { return }
-        draining = true
-        if phase == .awaitingHead && parser.isAtMessageBoundary && input.isEmpty {
-            close()
-        } else if let exchange, !exchange.responseStarted {
-            exchange.closeAfter = true
         }
     }
 

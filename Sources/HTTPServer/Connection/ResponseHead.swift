@@ -1,4 +1,3 @@
-import Synchronization
 import PortcullisCore
 
 /// Pre-rendered pieces of response heads, so the hot path only copies bytes.
@@ -116,18 +115,19 @@ enum ResponseHead {
     }
 }
 
-/// The `Date:` field line, rendered at most once per second and shared by every connection.
-enum DateHeader {
-    private static let cache = Mutex<(second: Int64, line: [UInt8])>((-1, []))
+/// The `Date:` field line, rendered at most once per second per connection (a per-connection cache needs
+/// no lock: connections on different threads never contend for it).
+struct DateHeaderCache {
+    private var second: Int64 = -1
+    private var line: [UInt8] = []
 
-    static func current() -> [UInt8] {
+    mutating func current() -> [UInt8] {
         let now = Timestamp.now()
-        let second = now.secondsSinceEpoch
-        return cache.withLock { cached in
-            if cached.second != second {
-                cached = (second, Array("Date: \(now.httpDate)\r\n".utf8))
-            }
-            return cached.line
+        let nowSecond = now.secondsSinceEpoch
+        if nowSecond != second {
+            second = nowSecond
+            line = Array("Date: \(now.httpDate)\r\n".utf8)
         }
+        return line
     }
 }

@@ -167,4 +167,14 @@ public struct HTTPResponse: Sendable {
 /// The one-method seam between the server and the application.
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest) async -> HTTPResponse
+
+    /// Optional synchronous fast path, asked first on the connection's queue before `respond(to:)`.
+    /// Return a response only for work that is trivially cheap and never blocks or awaits (canned ops
+    /// endpoints such as `/healthz`); return nil (the default) to go through `respond(to:)`. It skips the
+    /// task `respond(to:)` needs (a small saving; `respond(to:)` already starts without a thread hop).
+    func immediateResponse(to request: HTTPRequest) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    public func immediateResponse(to request: HTTPRequest) -> HTTPResponse? { nil }
 }

@@ -29,6 +29,8 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
 /// bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
 /// `sendfile`, and the limits and timeouts of `HTTPServerConfiguration`.
 ///
+/// A started server runs until `drain(deadline:)` or `stop()`, even if this object is released.
+///
 /// Starting the server ignores `SIGPIPE` process-wide: `sendfile` has no `MSG_NOSIGNAL`, and a server
 /// must never be killed by a client that hangs up.
 public final class HTTPServer: Sendable {

@@ -1,7 +1,8 @@
 /// The timeouts a connection enforces. Each is measured on the monotonic clock.
 public struct HTTPServerTimeouts: Sendable, Hashable {
-    /// Time allowed for a complete request head once its first byte arrived (slowloris defence). On expiry
-    /// the server answers `408` and closes. Default 10 s.
+    /// Time allowed for a complete request head, counted from its first byte (or, for the first request,
+    /// from the accept): the slowloris defence. On expiry the server answers `408` and closes (silently when
+    /// no byte arrived at all). Default 10 s.
     public var headerRead: Duration
     /// Time a keep-alive connection may sit idle between requests before it is closed silently. Default 60 s.
     public var idle: Duration

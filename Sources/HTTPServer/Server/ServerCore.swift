@@ -35,7 +35,14 @@ final class ServerCore: @unchecked Sendable {
     let responder: any HTTPResponder
     let logger: Logger
     let statistics = ServerStatistics()
+    /// The timeouts in nanoseconds, converted once (read on every request).
+    let idleNanos, headerReadNanos, bodyReadNanos, writeNanos, lingerNanos: UInt64
     let acceptQueue = DispatchQueue(label: "portcullis.http.accept")
+    /// One serial "event loop" queue per core; each connection's queue targets one of them, round-robin.
+    /// Without this every connection queue would get a thread of its own (Dispatch's overcommit default),
+    /// and a few hundred threads would spend their time in futex hand-offs.
+    let loops: [DispatchQueue]
+    private var nextLoop = 0
 
     private struct Registry {
         var connections: [ObjectIdentifier: HTTPConnection] = [:]
@@ -54,6 +61,14 @@ final class ServerCore: @unchecked Sendable {
         self.configuration = configuration
         self.responder = responder
         self.logger = logger
+        let timeouts = configuration.timeouts
+        idleNanos = timeouts.idle.nanoseconds
+        headerReadNanos = timeouts.headerRead.nanoseconds
+        bodyReadNanos = timeouts.bodyRead.nanoseconds
+        writeNanos = timeouts.write.nanoseconds
+        lingerNanos = timeouts.lingeringClose.nanoseconds
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        loops = (0..<cores).map { DispatchQueue(label: "portcullis.http.loop.\($0)", target: .global()) }
     }
 
     var openConnections: Int { registry.withLock { $0.connections.count } }
@@ -67,7 +82,9 @@ final class ServerCore: @unchecked Sendable {
         acceptQueue.sync {
             listenFD = fd
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
-            source.setEventHandler { [unowned self] in self.acceptConnections() }
+            // Strong on purpose: the core lives while it accepts; `stopAccepting` cancels the source, which
+            // releases this handler and the cycle with it.
+            source.setEventHandler { [self] in self.acceptConnections() }
             source.setCancelHandler { Glibc.close(fd) }
             acceptSource = source
             accepting = true
@@ -141,7 +158,9 @@ final class ServerCore: @unchecked Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let connection = HTTPConnection(fd: fd, remoteAddress: SocketAddress.describe(storage), context: self)
+            nextLoop = (nextLoop + 1) % loops.count
+            let connection = HTTPConnection(fd: fd, remoteAddress: SocketAddress.describe(storage), context: self,
+                                            loop: loops[nextLoop])
             registry.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
             statistics.acceptedConnections.add(1, ordering: .relaxed)
             connection.queue.async { connection.start() }

@@ -209,6 +209,12 @@ private struct JSONParser {
             while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 { i += 1 }
             guard i > expStart else { throw fail("digits expected in exponent") }
         }
+        if isInteger, i - intStart <= 18 {
+            // Fast path: at most 18 digits always fit in Int64; no String round trip.
+            var value: Int64 = 0
+            for k in intStart..<i { value = value &* 10 &+ Int64(bytes[k] &- 48) }
+            return .int(bytes[start] == UInt8(ascii: "-") ? -value : value)
+        }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw fail("number out of range") }
@@ -217,6 +223,17 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1  // opening quote
+        // Fast path: a string without escapes becomes a String straight from the input bytes (no scratch buffer).
+        let start = i
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            guard let string = String(validating: bytes[start..<i], as: UTF8.self) else {
+                throw fail("invalid UTF-8 in string")
+            }
+            i += 1
+            return string
+        }
+        i = start
         var out = [UInt8]()
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }

@@ -53,7 +53,7 @@ public enum RulesTestFile {
         guard let bucket = c["bucket"]?.stringValue, !bucket.isEmpty else { throw fail("\"bucket\" must be a non-empty string") }
         guard let path = c["path"]?.stringValue else { throw fail("\"path\" must be a string") }
         let expectAllow: Bool
-        switch c["expect"]?.stringValue {
+        switch c["expect"]?.stringValue?.lowercased() {
         case "allow": expectAllow = true
         case "deny": expectAllow = false
         default: throw fail("\"expect\" must be \"allow\" or \"deny\"")
@@ -90,7 +90,8 @@ public enum RulesTestFile {
     }
 
     /// v0 wire metadata → `ObjectMetadata`. Numbers may be decimal strings or JSON numbers; timestamps are
-    /// RFC 3339. Missing `name`/`bucket` default to the case's path and bucket.
+    /// RFC 3339. Missing `name`/`bucket` default to the case's path and bucket, a missing `contentType` to
+    /// `application/octet-stream` (what the gateway stores for an upload without one).
     public static func metadata(_ value: JSONValue?, bucket: String, name: String) throws -> ObjectMetadata? {
         guard let value, !value.isNull else { return nil }
         guard let o = value.objectValue else { throw RulesTestFileError(message: "metadata must be an object or null") }
@@ -131,7 +132,7 @@ public enum RulesTestFile {
             generation: try int("generation", 1), metageneration: try int("metageneration", 1),
             size: try int("size", 0), timeCreated: try time("timeCreated"), updated: try time("updated"),
             md5Hash: string("md5Hash"), crc32c: string("crc32c"), storageClass: string("storageClass") ?? "STANDARD",
-            contentType: string("contentType"), contentEncoding: string("contentEncoding"),
+            contentType: string("contentType") ?? "application/octet-stream", contentEncoding: string("contentEncoding"),
             contentDisposition: string("contentDisposition"), contentLanguage: string("contentLanguage"),
             cacheControl: string("cacheControl"), customMetadata: custom, downloadTokens: tokens)
     }

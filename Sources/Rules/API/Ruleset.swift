@@ -6,7 +6,8 @@ public struct Ruleset: Sendable {
     let program: Program
     var hooks: RulesetHooks
 
-    /// Non-fatal findings of the compiler (e.g. `firestore.get` use, invalid regex literals), `file:line:col`.
+    /// Non-fatal findings of the compiler (e.g. `firestore.get` use, invalid regex literals, overlapping
+    /// methods), each at `file:line:col`; the message carries no "warning:" prefix (callers add their own).
     public let warnings: [RulesDiagnostic]
 
     /// Compiles `source`; `fileName` is used in diagnostics. Throws every problem found, each with a position.
@@ -34,35 +35,38 @@ public struct Ruleset: Sendable {
     }
 
     /// A ruleset that denies everything (what the gateway uses when no rules file is configured).
-    public static var denyAll: Ruleset {
-        // swiftlint:disable:next force_try
-        try! compile("rules_version = '2';\nservice firebase.storage {}\n", fileName: "<deny-all>")
-    }
+    public static let denyAll = Ruleset(
+        program: Program(version: 2, fileName: "<deny-all>", blocks: [], functions: [], captureSlots: 0),
+        hooks: RulesetHooks(), warnings: [])
 
     /// The declared `rules_version` (1 when absent).
     public var version: Int { program.version }
 
     /// Decides a request. Errors inside conditions deny (only) the statement they occur in.
     public func evaluate(_ request: RulesRequest) -> RulesDecision {
-        var evaluator = Evaluator(program: program, request: request, hooks: hooks, explain: false)
-        return evaluator.decide()
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: false)
+            return evaluator.decide()
+        }
     }
 
     /// Decides a request and explains the decision: the granting `allow` (with its match and position), or
     /// why nothing granted (no complete match, no statement for the method, each condition's outcome).
     public func explain(_ request: RulesRequest) -> RulesDecision {
-        var evaluator = Evaluator(program: program, request: request, hooks: hooks, explain: true)
-        return evaluator.decide()
+        withUnsafePointer(to: request) { pointer in
+            var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: true)
+            return evaluator.decide()
+        }
     }
 
-    /// A copy that sends `debug()` output (prefixed `debug: `) to `handler`.
+    /// A copy that sends `debug()` output (the argument rendered, e.g. `'x'`, `[1, 2]`) to `handler`.
     public func with(debugHandler handler: @escaping @Sendable (String) -> Void) -> Ruleset {
         var copy = self
         copy.hooks.debugHandler = handler
         return copy
     }
 
-    /// A copy that sends one-time run-time warnings (prefixed `warning: `) to `handler`: `firestore.*` calls,
+    /// A copy that sends one-time run-time warnings to `handler`: `firestore.*` calls,
     /// list requests under rules_version 1.
     public func with(warningHandler handler: @escaping @Sendable (String) -> Void) -> Ruleset {
         var copy = self

@@ -18,12 +18,12 @@ struct RulesetHooks: Sendable {
         self.warned = warned
     }
 
-    func debug(_ text: String) { debugHandler?("debug: " + text) }
+    func debug(_ text: String) { debugHandler?(text) }
 
     func warnOnce(_ which: OnceWarning, _ text: String) {
         guard let warningHandler else { return }
         let old = warned.bits.bitwiseOr(which.rawValue, ordering: .relaxed).oldValue
-        if old & which.rawValue == 0 { warningHandler("warning: " + text) }
+        if old & which.rawValue == 0 { warningHandler(text) }
     }
 }
 

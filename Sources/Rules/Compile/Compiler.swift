@@ -26,7 +26,6 @@ struct Compiler {
     private var functionInfo: [(name: String, pos: SourcePos, parameters: Int)] = []
     private var calls: [Set<Int>] = []
     private var maxSlots = 0
-    private var usesFirestore = false
 
     init(file: SyntaxFile, fileName: String) {
         self.file = file
@@ -38,7 +37,7 @@ struct Compiler {
     }
 
     mutating func warn(_ pos: SourcePos, _ message: String) {
-        warnings.append(RulesDiagnostic(file: fileName, line: pos.line, column: pos.column, message: "warning: " + message))
+        warnings.append(RulesDiagnostic(file: fileName, line: pos.line, column: pos.column, message: message))
     }
 
     mutating func compile() -> Program {
@@ -56,7 +55,7 @@ struct Compiler {
         return Program(
             version: file.version, fileName: fileName, blocks: blocks,
             functions: functions.map { $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null)) },
-            captureSlots: maxSlots, usesFirestore: usesFirestore)
+            captureSlots: maxSlots)
     }
 
     // MARK: Functions
@@ -189,7 +188,14 @@ struct Compiler {
         declareFunctions(m.functions, in: scope)
         let full = prefix + m.patternText
         var allows: [CompiledAllow] = []
+        var declared = MethodSet()
         for a in m.allows {
+            var mine = MethodSet()
+            for w in a.methods { mine.formUnion(MethodSet(w)) }
+            if !declared.isDisjoint(with: mine) {
+                warn(a.pos, "methods overlap with an earlier allow in this match block (harmless: any one granting allows)")
+            }
+            declared.formUnion(mine)
             var ctx = Context(scope: scope)
             let condition = a.condition.map { compileExpr($0, &ctx) }
             var methods = MethodSet()
@@ -231,7 +237,7 @@ struct Compiler {
                 error(e.pos, "'\(ns).\(name)' is a library function and must be called")
                 return .literal(.null)
             }
-            return .member(compileExpr(base, &ctx), name)
+            return .member(compileExpr(base, &ctx), name, HostField(rawValue: name))
         case .index(let a, let i):
             return .index(compileExpr(a, &ctx), compileExpr(i, &ctx))
         case .range(let a, let lo, let hi):
@@ -334,7 +340,6 @@ struct Compiler {
             error(pos, "'\(b.rawValue)' takes \(b.arity) argument\(b.arity == 1 ? "" : "s"), called with \(args.count)")
         }
         if b == .firestoreGet || b == .firestoreExists {
-            usesFirestore = true
             warn(pos, "\(b.rawValue)() is not supported by this gateway: it always evaluates to an error (deny)")
         }
         return .builtin(b, args)

@@ -6,16 +6,13 @@ final class Program: Sendable {
     let functions: [CompiledFunction]
     /// Capture slots needed by the deepest nest of matches.
     let captureSlots: Int
-    let usesFirestore: Bool
 
-    init(version: Int, fileName: String, blocks: [MatchBlock], functions: [CompiledFunction], captureSlots: Int,
-         usesFirestore: Bool) {
+    init(version: Int, fileName: String, blocks: [MatchBlock], functions: [CompiledFunction], captureSlots: Int) {
         self.version = version
         self.fileName = fileName
         self.blocks = blocks
         self.functions = functions
         self.captureSlots = captureSlots
-        self.usesFirestore = usesFirestore
     }
 }
 
@@ -25,13 +22,22 @@ enum CompiledSegment: Sendable {
     case multi(slot: Int, name: String)
 }
 
-struct MatchBlock: Sendable {
-    var segments: [CompiledSegment]
+/// A class so that walking the tree per request retains one reference per block, not each array inside.
+final class MatchBlock: Sendable {
+    let segments: [CompiledSegment]
     /// The whole pattern from the service root, e.g. `/b/{bucket}/o/images/{id}`, for explanations.
-    var fullPattern: String
-    var pos: SourcePos
-    var allows: [CompiledAllow]
-    var children: [MatchBlock]
+    let fullPattern: String
+    let pos: SourcePos
+    let allows: [CompiledAllow]
+    let children: [MatchBlock]
+
+    init(segments: [CompiledSegment], fullPattern: String, pos: SourcePos, allows: [CompiledAllow], children: [MatchBlock]) {
+        self.segments = segments
+        self.fullPattern = fullPattern
+        self.pos = pos
+        self.allows = allows
+        self.children = children
+    }
 }
 
 /// Bit set over `RulesMethod`.
@@ -70,11 +76,18 @@ struct MethodSet: OptionSet, Sendable {
     }
 }
 
-struct CompiledAllow: Sendable {
-    var methods: MethodSet
-    var condition: Expr?
-    var pos: SourcePos
-    var text: String
+final class CompiledAllow: Sendable {
+    let methods: MethodSet
+    let condition: Expr?
+    let pos: SourcePos
+    let text: String
+
+    init(methods: MethodSet, condition: Expr?, pos: SourcePos, text: String) {
+        self.methods = methods
+        self.condition = condition
+        self.pos = pos
+        self.text = text
+    }
 }
 
 final class CompiledFunction: Sendable {
@@ -115,7 +128,7 @@ indirect enum Expr: Sendable {
     case or(Expr, Expr)
     case ternary(Expr, Expr, Expr)
     case isType(Expr, TypeTest)
-    case member(Expr, String)
+    case member(Expr, String, HostField?)
     case index(Expr, Expr)
     case range(Expr, Expr?, Expr?)
     /// Receiver, method, arguments, and the regex pre-compiled from a literal first argument (if any).

@@ -4,20 +4,6 @@ internal import Glibc
 internal import Darwin
 #endif
 
-enum MathShim {
-    static func pow(_ x: Double, _ y: Double) -> Double {
-        #if canImport(Glibc) || canImport(Darwin)
-        return Foundation_pow(x, y)
-        #else
-        return .nan
-        #endif
-    }
-}
-
-#if canImport(Glibc) || canImport(Darwin)
-@inline(__always) private func Foundation_pow(_ x: Double, _ y: Double) -> Double { pow(x, y) }
-#endif
-
 extension Library {
     static func stringMethod(_ m: Method, _ s: String, _ args: [Value], _ pre: CompiledRegex?) -> Value {
         switch m {

@@ -4,6 +4,7 @@ final class CompiledRegex: Sendable {
     enum Inst: Sendable {
         case char(UInt32)
         case set(Int)
+        case unicode(Int)
         case any
         case anyNotNewline
         case split(Int, Int)
@@ -14,14 +15,16 @@ final class CompiledRegex: Sendable {
 
     let program: [Inst]
     let sets: [[ClosedRange<UInt32>]]
+    let unicodeClasses: [UnicodeClass]
 
     static let maxProgram = 20_000
     /// Upper bound on VM steps (input positions × program size) for one search.
     static let maxWork = 20_000_000
 
-    private init(program: [Inst], sets: [[ClosedRange<UInt32>]]) {
+    private init(program: [Inst], sets: [[ClosedRange<UInt32>]], unicodeClasses: [UnicodeClass]) {
         self.program = program
         self.sets = sets
+        self.unicodeClasses = unicodeClasses
     }
 
     static func compile(_ pattern: String) -> Result<CompiledRegex, RegexError> {
@@ -31,7 +34,7 @@ final class CompiledRegex: Sendable {
             var b = Builder()
             try b.emit(node)
             b.program.append(.match)
-            return .success(CompiledRegex(program: b.program, sets: b.sets))
+            return .success(CompiledRegex(program: b.program, sets: b.sets, unicodeClasses: b.unicodeClasses))
         } catch {
             return .failure(error)
         }
@@ -40,6 +43,7 @@ final class CompiledRegex: Sendable {
     private struct Builder {
         var program: [Inst] = []
         var sets: [[ClosedRange<UInt32>]] = []
+        var unicodeClasses: [UnicodeClass] = []
 
         mutating func check() throws(RegexError) {
             if program.count > CompiledRegex.maxProgram { throw RegexError(message: "pattern too large") }
@@ -57,6 +61,9 @@ final class CompiledRegex: Sendable {
                     sets.append(ranges)
                     program.append(.set(sets.count - 1))
                 }
+            case .unicodeClass(let u):
+                unicodeClasses.append(u)
+                program.append(.unicode(unicodeClasses.count - 1))
             case .any(let nl): program.append(nl ? .any : .anyNotNewline)
             case .assertion(let a): program.append(.assert(a))
             case .concat(let items): for item in items { try emit(item) }
@@ -103,21 +110,40 @@ final class CompiledRegex: Sendable {
 
     /// Whole-string match (`matches`). nil when the work bound is exceeded.
     func wholeMatch(_ s: String) -> Bool? {
-        let input = s.unicodeScalars.map(\.value)
-        guard let r = search(input, from: 0, anchored: true, requireEnd: true) else { return nil }
-        return r.found != nil
+        let capacity = s.utf8.count
+        return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: max(capacity, 1)) { buffer in
+            var n = 0
+            for u in s.unicodeScalars {
+                buffer[n] = u.value
+                n += 1
+            }
+            let input = UnsafeBufferPointer(rebasing: buffer[0..<n])
+            switch search(input, from: 0, anchored: true, requireEnd: true) {
+            case .found: return true
+            case .notFound: return false
+            case .tooCostly: return nil
+            }
+        }
     }
 
     /// Java/RE2J `split` semantics: trailing empty strings are removed; a zero-width match at the start does
     /// not produce a leading empty string.
     func split(_ s: String) -> [String]? {
-        let input = s.unicodeScalars.map(\.value)
+        let scalars = s.unicodeScalars.map(\.value)
+        return scalars.withUnsafeBufferPointer { input in split(input) }
+    }
+
+    private func split(_ input: UnsafeBufferPointer<UInt32>) -> [String]? {
         var parts: [String] = []
         var pieceStart = 0
         var pos = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             if end == start {
                 if start >= input.count { break }
                 if start > 0 {
@@ -140,16 +166,27 @@ final class CompiledRegex: Sendable {
 
     /// Replaces every match with `replacement` (taken literally).
     func replaceAll(_ s: String, with replacement: String) -> String? {
-        let input = s.unicodeScalars.map(\.value)
+        let scalars = s.unicodeScalars.map(\.value)
+        return scalars.withUnsafeBufferPointer { input in replaceAll(input, with: replacement) }
+    }
+
+    private func replaceAll(_ input: UnsafeBufferPointer<UInt32>, with replacement: String) -> String? {
         var out = String.UnicodeScalarView()
+        let replacementCount = replacement.unicodeScalars.count
         var pos = 0
         var copied = 0
-        while pos <= input.count {
-            guard let r = search(input, from: pos, anchored: false, requireEnd: false) else { return nil }
-            guard let (start, end) = r.found else { break }
+        var produced = 0
+        scan: while pos <= input.count {
+            let (start, end): (Int, Int)
+            switch search(input, from: pos, anchored: false, requireEnd: false) {
+            case .found(let s, let e): (start, end) = (s, e)
+            case .notFound: break scan
+            case .tooCostly: return nil
+            }
             for c in input[copied..<start] { out.append(Unicode.Scalar(c)!) }
             out.append(contentsOf: replacement.unicodeScalars)
-            if out.count > Limits.maxStringBytes { return nil }
+            produced += start - copied + replacementCount
+            if produced > Limits.maxStringBytes { return nil }
             if end == start {
                 if start < input.count { out.append(Unicode.Scalar(input[start])!) }
                 copied = min(start + 1, input.count)
@@ -163,7 +200,7 @@ final class CompiledRegex: Sendable {
         return String(out)
     }
 
-    private static func string(_ scalars: ArraySlice<UInt32>) -> String {
+    private static func string(_ scalars: Slice<UnsafeBufferPointer<UInt32>>) -> String {
         var v = String.UnicodeScalarView()
         for c in scalars { v.append(Unicode.Scalar(c)!) }
         return String(v)
@@ -173,7 +210,7 @@ final class CompiledRegex: Sendable {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F
     }
 
-    private func assertionHolds(_ a: RegexAssertion, _ input: [UInt32], _ pos: Int) -> Bool {
+    private func assertionHolds(_ a: RegexAssertion, _ input: UnsafeBufferPointer<UInt32>, _ pos: Int) -> Bool {
         switch a {
         case .beginText: return pos == 0
         case .endText: return pos == input.count
@@ -196,83 +233,98 @@ final class CompiledRegex: Sendable {
         return false
     }
 
-    /// Thread list: pcs in priority order with each thread's match start; `mark` dedups pcs per step.
-    private struct ThreadList {
-        var pcs: [Int]
-        var starts: [Int]
-        var count = 0
-        init(capacity: Int) {
-            pcs = [Int](repeating: 0, count: capacity)
-            starts = [Int](repeating: 0, count: capacity)
-        }
+    /// Leftmost-first search from `from`. Returns nil when the work bound is exceeded.
+    /// Scratch space (two thread lists, marks, the follow stack) lives in one temporary allocation.
+    private enum SearchResult {
+        case found(Int, Int)
+        case notFound
+        /// Input length × program size exceeds `maxWork`.
+        case tooCostly
     }
 
-    /// Leftmost-first search from `from`. Returns nil when the work bound is exceeded.
-    private func search(_ input: [UInt32], from: Int, anchored: Bool, requireEnd: Bool) -> (found: (Int, Int)?, Void)? {
+    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> SearchResult {
         let n = input.count
-        if (n - from + 1) * program.count > CompiledRegex.maxWork { return nil }
-        var current = ThreadList(capacity: program.count)
-        var next = ThreadList(capacity: program.count)
-        var mark = [Int](repeating: -1, count: program.count)
-        var stack: [Int] = []
-        stack.reserveCapacity(16)
-        var generation = 0
-        var found: (Int, Int)?
+        let size = program.count
+        if (n - from + 1) * size > CompiledRegex.maxWork { return .tooCostly }
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 7 * size + 2) { scratch in
+            scratch.initialize(repeating: -1)
+            let currentPcs = scratch.baseAddress!
+            let currentStarts = currentPcs + size
+            let nextPcs = currentStarts + size
+            let nextStarts = nextPcs + size
+            let mark = nextStarts + size
+            let stack = mark + size  // 2 * size + 2 slots: each pc is expanded once and pushes at most two
+            var lists = (UnsafeMutablePointer(currentPcs), UnsafeMutablePointer(currentStarts), 0,
+                         UnsafeMutablePointer(nextPcs), UnsafeMutablePointer(nextStarts), 0)
+            var generation = 0
+            var found: (Int, Int)?
 
-        func add(_ list: inout ThreadList, _ pc0: Int, _ start: Int, _ pos: Int, _ generation: Int) {
-            stack.append(pc0)
-            while let pc = stack.popLast() {
-                if mark[pc] == generation { continue }
-                mark[pc] = generation
-                switch program[pc] {
-                case .jump(let t): stack.append(t)
-                case .split(let a, let b):
-                    stack.append(b)
-                    stack.append(a)
-                case .assert(let a):
-                    if assertionHolds(a, input, pos) { stack.append(pc + 1) }
-                default:
-                    list.pcs[list.count] = pc
-                    list.starts[list.count] = start
-                    list.count += 1
+            /// Adds `pc0` and everything reachable through jumps/splits/assertions, in priority order.
+            func add(_ pcs: UnsafeMutablePointer<Int>, _ starts: UnsafeMutablePointer<Int>, _ count: inout Int,
+                     _ pc0: Int, _ start: Int, _ pos: Int) {
+                var depth = 0
+                stack[depth] = pc0
+                depth += 1
+                while depth > 0 {
+                    depth -= 1
+                    let pc = stack[depth]
+                    if mark[pc] == generation { continue }
+                    mark[pc] = generation
+                    switch program[pc] {
+                    case .jump(let t):
+                        stack[depth] = t
+                        depth += 1
+                    case .split(let a, let b):
+                        stack[depth] = b
+                        stack[depth + 1] = a
+                        depth += 2
+                    case .assert(let a):
+                        if assertionHolds(a, input, pos) {
+                            stack[depth] = pc + 1
+                            depth += 1
+                        }
+                    default:
+                        pcs[count] = pc
+                        starts[count] = start
+                        count += 1
+                    }
                 }
             }
-        }
 
-        add(&current, 0, from, from, generation)
-        var pos = from
-        while true {
-            generation += 1
-            next.count = 0
-            var i = 0
-            stepLoop: while i < current.count {
-                let pc = current.pcs[i]
-                let start = current.starts[i]
-                i += 1
-                switch program[pc] {
-                case .match:
-                    if requireEnd && pos != n { continue }
-                    found = (start, pos)
-                    if requireEnd { return (found, ()) }
-                    break stepLoop  // lower-priority threads are cut
-                case .char(let c):
-                    if pos < n, input[pos] == c { add(&next, pc + 1, start, pos + 1, generation) }
-                case .set(let k):
-                    if pos < n, inSet(k, input[pos]) { add(&next, pc + 1, start, pos + 1, generation) }
-                case .any:
-                    if pos < n { add(&next, pc + 1, start, pos + 1, generation) }
-                case .anyNotNewline:
-                    if pos < n, input[pos] != 0x0A { add(&next, pc + 1, start, pos + 1, generation) }
-                default:
-                    break
+            add(lists.0, lists.1, &lists.2, 0, from, from)
+            var pos = from
+            while true {
+                generation += 1
+                lists.5 = 0
+                var i = 0
+                stepLoop: while i < lists.2 {
+                    let pc = lists.0[i]
+                    let start = lists.1[i]
+                    i += 1
+                    let advance: Bool
+                    switch program[pc] {
+                    case .match:
+                        if requireEnd && pos != n { continue }
+                        found = (start, pos)
+                        if requireEnd { return .found(start, pos) }
+                        break stepLoop  // lower-priority threads are cut
+                    case .char(let c): advance = pos < n && input[pos] == c
+                    case .set(let k): advance = pos < n && inSet(k, input[pos])
+                    case .unicode(let k): advance = pos < n && unicodeClasses[k].contains(input[pos])
+                    case .any: advance = pos < n
+                    case .anyNotNewline: advance = pos < n && input[pos] != 0x0A
+                    default: advance = false
+                    }
+                    if advance { add(lists.3, lists.4, &lists.5, pc + 1, start, pos + 1) }
                 }
+                if pos >= n { break }
+                pos += 1
+                if found == nil, !anchored { add(lists.3, lists.4, &lists.5, 0, pos, pos) }
+                lists = (lists.3, lists.4, lists.5, lists.0, lists.1, 0)
+                if lists.2 == 0 { break }
             }
-            if pos >= n { break }
-            pos += 1
-            if found == nil, !anchored { add(&next, 0, pos, pos, generation) }
-            swap(&current, &next)
-            if current.count == 0 { break }
+            if let (start, end) = found { return .found(start, end) }
+            return .notFound
         }
-        return (found, ())
     }
 }

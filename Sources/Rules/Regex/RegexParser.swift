@@ -20,6 +20,45 @@ indirect enum RegexNode {
     case alternate([RegexNode])
     case repeating(RegexNode, min: Int, max: Int?, greedy: Bool)
     case assertion(RegexAssertion)
+    case unicodeClass(UnicodeClass)
+}
+
+/// `\p{Lu}`-style membership by Unicode general category.
+struct UnicodeCategoryItem: Sendable {
+    var categories: [Unicode.GeneralCategory]
+    var negated: Bool
+}
+
+/// A character class that needs Unicode properties: code-point ranges plus category items, optionally negated.
+struct UnicodeClass: Sendable {
+    var ranges: [ClosedRange<UInt32>]
+    var items: [UnicodeCategoryItem]
+    var negated: Bool
+
+    func contains(_ c: UInt32) -> Bool {
+        var hit = ranges.contains { $0.contains(c) }
+        if !hit, let u = Unicode.Scalar(c) {
+            let category = u.properties.generalCategory
+            hit = items.contains { $0.categories.contains(category) != $0.negated }
+        }
+        return hit != negated
+    }
+
+    static func categories(named name: String) -> [Unicode.GeneralCategory]? {
+        let all: [(String, Unicode.GeneralCategory)] = [
+            ("Lu", .uppercaseLetter), ("Ll", .lowercaseLetter), ("Lt", .titlecaseLetter), ("Lm", .modifierLetter),
+            ("Lo", .otherLetter), ("Mn", .nonspacingMark), ("Mc", .spacingMark), ("Me", .enclosingMark),
+            ("Nd", .decimalNumber), ("Nl", .letterNumber), ("No", .otherNumber), ("Pc", .connectorPunctuation),
+            ("Pd", .dashPunctuation), ("Ps", .openPunctuation), ("Pe", .closePunctuation), ("Pi", .initialPunctuation),
+            ("Pf", .finalPunctuation), ("Po", .otherPunctuation), ("Sm", .mathSymbol), ("Sc", .currencySymbol),
+            ("Sk", .modifierSymbol), ("So", .otherSymbol), ("Zs", .spaceSeparator), ("Zl", .lineSeparator),
+            ("Zp", .paragraphSeparator), ("Cc", .control), ("Cf", .format), ("Cs", .surrogate), ("Co", .privateUse),
+            ("Cn", .unassigned),
+        ]
+        if name == "Any" { return all.map(\.1) }
+        if name.count == 1 { let hits = all.filter { $0.0.hasPrefix(name) }.map(\.1); return hits.isEmpty ? nil : hits }
+        return all.first { $0.0 == name }.map { [$0.1] }
+    }
 }
 
 struct RegexFlags {
@@ -231,81 +270,6 @@ struct RegexParser {
         return .set(RegexParser.normalize(folded.map { $0...$0 }))
     }
 
-    static func caseVariants(_ c: UInt32) -> [UInt32] {
-        var out = [c]
-        if c >= 0x41, c <= 0x5A { out.append(c + 32) }
-        else if c >= 0x61, c <= 0x7A { out.append(c - 32) }
-        else if c >= 0x80, let u = Unicode.Scalar(c) {
-            for m in [u.properties.lowercaseMapping, u.properties.uppercaseMapping] {
-                let scalars = Array(m.unicodeScalars)
-                if scalars.count == 1, scalars[0].value != c { out.append(scalars[0].value) }
-            }
-        }
-        return out
-    }
-
-    static func normalize(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
-        let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
-        var out: [ClosedRange<UInt32>] = []
-        for r in sorted {
-            if let last = out.last, r.lowerBound <= last.upperBound &+ 1 {
-                out[out.count - 1] = last.lowerBound...max(last.upperBound, r.upperBound)
-            } else {
-                out.append(r)
-            }
-        }
-        return out
-    }
-
-    static func complement(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
-        var out: [ClosedRange<UInt32>] = []
-        var next: UInt32 = 0
-        for r in normalize(ranges) {
-            if r.lowerBound > next { out.append(next...(r.lowerBound - 1)) }
-            next = r.upperBound &+ 1
-            if r.upperBound == 0x10FFFF { return out }
-        }
-        out.append(next...0x10FFFF)
-        return out
-    }
-
-    static let digit: [ClosedRange<UInt32>] = [0x30...0x39]
-    static let word: [ClosedRange<UInt32>] = [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A]
-    static let space: [ClosedRange<UInt32>] = [0x09...0x0A, 0x0C...0x0D, 0x20...0x20]
-
-    static func posixClass(_ name: String) -> [ClosedRange<UInt32>]? {
-        switch name {
-        case "alnum": [0x30...0x39, 0x41...0x5A, 0x61...0x7A]
-        case "alpha": [0x41...0x5A, 0x61...0x7A]
-        case "ascii": [0x00...0x7F]
-        case "blank": [0x09...0x09, 0x20...0x20]
-        case "cntrl": [0x00...0x1F, 0x7F...0x7F]
-        case "digit": [0x30...0x39]
-        case "graph": [0x21...0x7E]
-        case "lower": [0x61...0x7A]
-        case "print": [0x20...0x7E]
-        case "punct": [0x21...0x2F, 0x3A...0x40, 0x5B...0x60, 0x7B...0x7E]
-        case "space": [0x09...0x0D, 0x20...0x20]
-        case "upper": [0x41...0x5A]
-        case "word": word
-        case "xdigit": [0x30...0x39, 0x41...0x46, 0x61...0x66]
-        default: nil
-        }
-    }
-
-    /// Perl class escapes `\d \D \w \W \s \S`, or nil.
-    static func perlClass(_ c: UInt32) -> [ClosedRange<UInt32>]? {
-        switch c {
-        case 0x64: digit
-        case 0x44: complement(digit)
-        case 0x77: word
-        case 0x57: complement(word)
-        case 0x73: space
-        case 0x53: complement(space)
-        default: nil
-        }
-    }
-
     /// A single-character escape (after `\`), shared by classes and atoms. Advances past it.
     mutating func escapedChar(_ c: UInt32) throws(RegexError) -> UInt32 {
         switch c {
@@ -386,74 +350,13 @@ struct RegexParser {
                 i += 1
             }
             return items.isEmpty ? .empty : .concat(items)
-        case 0x70, 0x50: throw fail("Unicode classes \\p / \\P are not supported by this engine")
+        case 0x70, 0x50:
+            let item = try parseUnicodeCategory(negated: c == 0x50)
+            return .unicodeClass(UnicodeClass(ranges: [], items: [item], negated: false))
         case 0x43: throw fail("\\C (any byte) is not supported")
         case 0x5A: throw fail("invalid escape sequence: \\Z (RE2 has only \\z)")
         default:
             return literal(try escapedChar(c), flags)
         }
-    }
-
-    mutating func parseClass(_ flags: RegexFlags) throws(RegexError) -> RegexNode {
-        i += 1
-        var negated = false
-        if peek() == 0x5E { negated = true; i += 1 }
-        var ranges: [ClosedRange<UInt32>] = []
-        var first = true
-        while true {
-            guard let c = peek() else { throw fail("missing closing ]") }
-            if c == 0x5D, !first { i += 1; break }
-            first = false
-            if c == 0x5B, peek(1) == 0x3A {  // [:name:]
-                var j = i + 2
-                var name = ""
-                var neg = false
-                if j < s.count, s[j] == 0x5E { neg = true; j += 1 }
-                while j < s.count, s[j] != 0x3A, let u = Unicode.Scalar(s[j]) { name.unicodeScalars.append(u); j += 1 }
-                if j + 1 < s.count, s[j] == 0x3A, s[j + 1] == 0x5D {
-                    guard let cls = RegexParser.posixClass(name) else { throw fail("invalid character class range: [:\(name):]") }
-                    ranges += neg ? RegexParser.complement(cls) : cls
-                    i = j + 2
-                    continue
-                }
-            }
-            var lo: UInt32
-            if c == 0x5C {
-                i += 1
-                guard let e = peek() else { throw fail("missing closing ]") }
-                i += 1
-                if let cls = RegexParser.perlClass(e) { ranges += cls; continue }
-                if e == 0x70 || e == 0x50 { throw fail("Unicode classes \\p / \\P are not supported by this engine") }
-                if e == 0x62 { lo = 0x08 } else { lo = try escapedChar(e) }
-            } else {
-                i += 1
-                lo = c
-            }
-            var hi = lo
-            if peek() == 0x2D, let n = peek(1), n != 0x5D {
-                i += 1
-                if n == 0x5C {
-                    i += 1
-                    guard let e = peek() else { throw fail("missing closing ]") }
-                    i += 1
-                    if RegexParser.perlClass(e) != nil { throw fail("invalid character class range") }
-                    hi = try escapedChar(e)
-                } else {
-                    i += 1
-                    hi = n
-                }
-                if hi < lo { throw fail("invalid character class range") }
-            }
-            ranges.append(lo...hi)
-        }
-        if flags.caseInsensitive {
-            var extra: [ClosedRange<UInt32>] = []
-            for r in ranges where r.count <= 2000 {
-                for c in r { for v in RegexParser.caseVariants(c) where v != c { extra.append(v...v) } }
-            }
-            ranges += extra
-        }
-        let normalized = RegexParser.normalize(ranges)
-        return .set(negated ? RegexParser.complement(normalized) : normalized)
     }
 }

@@ -16,14 +16,26 @@ struct Evaluator {
     /// Explain mode: a record of what was tried.
     var trace: [String]?
     var completeMatches = 0
-    private var requestSegmentCount: Int
-    private var childMarker = false
+    var requestSegmentCount: Int
+    var childMarker = false
 
-    init(program: Program, request: RulesRequest, hooks: RulesetHooks, explain: Bool) {
+    init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
-        var segments = ["b", request.bucket, "o"]
-        if !request.path.isEmpty {
-            for s in request.path.split(separator: "/", omittingEmptySubsequences: false) { segments.append(String(s)) }
+        let path = request.pointee.path
+        var segments = ["b", request.pointee.bucket, "o"]
+        segments.reserveCapacity(8)
+        if !path.isEmpty {
+            let utf8 = path.utf8
+            var start = utf8.startIndex
+            var i = start
+            while i != utf8.endIndex {
+                if utf8[i] == UInt8(ascii: "/") {
+                    segments.append(String(Substring(path.utf8[start..<i])))
+                    start = utf8.index(after: i)
+                }
+                i = utf8.index(after: i)
+            }
+            segments.append(String(Substring(path.utf8[start..<i])))
         }
         host = HostContext(request: request, requestPath: segments)
         self.hooks = hooks
@@ -31,103 +43,6 @@ struct Evaluator {
         requestSegmentCount = segments.count
         trace = explain ? [] : nil
         locals.reserveCapacity(32)
-    }
-
-    // MARK: Decision
-
-    mutating func decide() -> RulesDecision {
-        let method = host.request.method
-        if method == .list, program.version < 2 {
-            hooks.warnOnce(.listUnderV1, "list requests are always denied under rules_version '1'; declare rules_version = '2'")
-            return RulesDecision(allowed: false, explanation: trace == nil ? nil :
-                "denied: list operations are only allowed for rules_version = '2'")
-        }
-        let wanted = MethodSet(method)
-        if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
-        if method == .list {
-            // rules.md §2.6 (b): a list of P also counts as a request for "P/<child>", where the child may only be
-            // taken by a wildcard, which is then unbound (using it is an error).
-            childMarker = true
-            if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
-        }
-        guard var trace else { return RulesDecision(allowed: false) }
-        let target = "/" + host.requestPath.joined(separator: "/")
-        if completeMatches == 0 {
-            trace.insert("denied: no match block completely matches \(target)", at: 0)
-        } else if trace.isEmpty {
-            trace.insert("denied: \(completeMatches) match block(s) match \(target) but none has an allow for '\(method.rawValue)'", at: 0)
-        } else {
-            trace.insert("denied: no allow statement for '\(method.rawValue)' on \(target) evaluated to true", at: 0)
-        }
-        return RulesDecision(allowed: false, explanation: trace.joined(separator: "\n  "))
-    }
-
-    private func granted() -> RulesDecision {
-        guard let trace, let last = trace.last else { return RulesDecision(allowed: true) }
-        return RulesDecision(allowed: true, explanation: "allowed: " + last)
-    }
-
-    private var totalSegments: Int { requestSegmentCount + (childMarker ? 1 : 0) }
-
-    private func isMarker(_ i: Int) -> Bool { childMarker && i == requestSegmentCount }
-
-    private mutating func walk(_ blocks: [MatchBlock], from position: Int, wanted: MethodSet) -> Bool {
-        for block in blocks where match(block, segment: 0, position: position, wanted: wanted) { return true }
-        return false
-    }
-
-    /// Tries to consume request segments with `block`'s pattern from `segment`; on a full pattern, evaluates
-    /// the block's allows when all segments are consumed, and descends into nested blocks.
-    private mutating func match(_ block: MatchBlock, segment k: Int, position: Int, wanted: MethodSet) -> Bool {
-        if k == block.segments.count {
-            if position == totalSegments, evaluateAllows(block, wanted: wanted) { return true }
-            return walk(block.children, from: position, wanted: wanted)
-        }
-        switch block.segments[k] {
-        case .literal(let text):
-            guard position < totalSegments, !isMarker(position), host.requestPath[position] == text else { return false }
-            return match(block, segment: k + 1, position: position + 1, wanted: wanted)
-        case .single(let slot, _):
-            guard position < totalSegments else { return false }
-            captures[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
-            return match(block, segment: k + 1, position: position + 1, wanted: wanted)
-        case .multi(let slot, _):
-            let minimum = program.version < 2 ? 1 : 0
-            guard position + minimum <= totalSegments else { return false }
-            for end in (position + minimum)...totalSegments {
-                if childMarker, end > requestSegmentCount {
-                    captures[slot] = .unbound
-                } else {
-                    captures[slot] = .path(Array(host.requestPath[position..<end]))
-                }
-                if match(block, segment: k + 1, position: end, wanted: wanted) { return true }
-            }
-            return false
-        }
-    }
-
-    private mutating func evaluateAllows(_ block: MatchBlock, wanted: MethodSet) -> Bool {
-        completeMatches += 1
-        for allow in block.allows where !allow.methods.isDisjoint(with: wanted) {
-            let result: Value = allow.condition.map { evaluateTop($0) } ?? .bool(true)
-            if trace != nil {
-                let outcome: String = switch result {
-                case .bool(let b): "evaluated to \(b)"
-                case .error(let e): "failed: \(e.message)"
-                default: "evaluated to a non-boolean (\(result.typeName))"
-                }
-                trace!.append("'\(allow.text)' at \(program.fileName):\(allow.pos) in match \(block.fullPattern) \(outcome)")
-            }
-            if case .bool(true) = result { return true }
-        }
-        return false
-    }
-
-    mutating func evaluateTop(_ e: Expr) -> Value {
-        locals.removeAll(keepingCapacity: true)
-        frameBase = 0
-        callDepth = 0
-        return eval(e)
     }
 
     // MARK: Expressions
@@ -155,7 +70,8 @@ struct Evaluator {
             var out: [Value] = []
             out.reserveCapacity(items.count)
             for item in items {
-                let v = concrete(eval(item))
+                let v0 = eval(item)
+                let v = concrete(v0)
                 if v.isError { return v }
                 out.append(v)
             }
@@ -166,7 +82,8 @@ struct Evaluator {
                 let k = eval(ke)
                 if k.isError { return k }
                 guard case .string(let key) = k else { return .fail("map keys must be strings, got \(k.typeName)") }
-                let v = concrete(eval(ve))
+                let v0 = eval(ve)
+                let v = concrete(v0)
                 if v.isError { return v }
                 out[key] = v
             }
@@ -232,8 +149,9 @@ struct Evaluator {
             let v = eval(x)
             if v.isError { return v }
             return .bool(Operators.isType(v, type))
-        case .member(let x, let name):
-            return member(eval(x), name)
+        case .member(let x, let name, let field):
+            let base = eval(x)
+            return member(base, name, field)
         case .index(let x, let i):
             let base = eval(x)
             let key = eval(i)
@@ -241,23 +159,29 @@ struct Evaluator {
             if key.isError { return key }
             return index(base, key)
         case .range(let x, let lo, let hi):
-            let base = concrete(eval(x))
+            let base0 = eval(x)
+            let base = concrete(base0)
             let l = lo.map { eval($0) }
             let h = hi.map { eval($0) }
             if base.isError { return base }
             if let l, l.isError { return l }
             if let h, h.isError { return h }
             return Operators.range(base, l, h)
-        case .method(let x, let method, let args, let regex):
-            let receiver = concrete(eval(x))
-            if receiver.isError { return receiver }
-            var values = [Value](repeating: .null, count: args.count)
-            for i in args.indices.reversed() {
-                let v = concrete(eval(args[i]))
-                if v.isError { return v }
-                values[i] = v
+        case .method(let x, .get, let args, _) where args.count == 2:
+            // `request.auth.token.get(k, d)` / `resource.metadata.get(k, d)`: look up without building the map.
+            let receiver0 = eval(x)
+            guard case .host(let h) = receiver0 else { return callMethod(receiver0, .get, args, nil) }
+            let dflt = eval(args[1])
+            let key = eval(args[0])
+            if key.isError { return key }
+            if dflt.isError { return dflt }
+            guard case .string(let k) = key else {
+                return Library.method(.get, host.materialize(receiver0), [concrete(key), concrete(dflt)], nil)
             }
-            return Library.method(method, receiver, values, regex)
+            return host.field(h, k) ?? concrete(dflt)
+        case .method(let x, let method, let args, let regex):
+            let receiver0 = eval(x)
+            return callMethod(receiver0, method, args, regex)
         case .unknownMethod(let x, let name):
             let receiver = eval(x)
             if receiver.isError { return receiver }
@@ -267,7 +191,8 @@ struct Evaluator {
         case .builtin(let builtin, let args):
             var values = [Value](repeating: .null, count: args.count)
             for i in args.indices.reversed() {
-                let v = concrete(eval(args[i]))
+                let v0 = eval(args[i])
+                let v = concrete(v0)
                 if v.isError { return v }
                 values[i] = v
             }
@@ -282,6 +207,19 @@ struct Evaluator {
                 return Library.builtin(builtin, values)
             }
         }
+    }
+
+    private mutating func callMethod(_ receiver0: Value, _ method: Method, _ args: [Expr], _ regex: CompiledRegex?) -> Value {
+        let receiver = concrete(receiver0)
+        if receiver.isError { return receiver }
+        var values = [Value](repeating: .null, count: args.count)
+        for i in args.indices.reversed() {
+            let v0 = eval(args[i])
+            let v = concrete(v0)
+            if v.isError { return v }
+            values[i] = v
+        }
+        return Library.method(method, receiver, values, regex)
     }
 
     /// Host values become plain maps before generic operations see them.
@@ -318,10 +256,10 @@ struct Evaluator {
 
     // MARK: Member and index access
 
-    func member(_ base: Value, _ name: String) -> Value {
+    func member(_ base: Value, _ name: String, _ field: HostField? = nil) -> Value {
         switch base {
         case .host(let h):
-            if let v = host.field(h, name) { return v }
+            if let v = host.field(h, name, field ?? HostField(rawValue: name)) { return v }
             return .fail("Property \(name) is undefined on object \(h.name).")
         case .map(let m):
             if let v = m[name] { return v }
@@ -346,10 +284,20 @@ struct Evaluator {
         }
     }
 
+    /// `==` without materializing host objects unless the other side is a map too
+    /// (`request.auth != null` and `resource == null` are the most common conditions).
+    func equals(_ l: Value, _ r: Value) -> Bool {
+        switch (l, r) {
+        case (.host, .host), (.host, .map), (.map, .host): return Value.looseEquals(concrete(l), concrete(r))
+        case (.host, _), (_, .host): return false
+        default: return Value.looseEquals(l, r)
+        }
+    }
+
     func binary(_ op: BinaryOp, _ l: Value, _ r: Value) -> Value {
         switch op {
-        case .eq: return .bool(Value.looseEquals(concrete(l), concrete(r)))
-        case .ne: return .bool(!Value.looseEquals(concrete(l), concrete(r)))
+        case .eq: return .bool(equals(l, r))
+        case .ne: return .bool(!equals(l, r))
         case .in:
             if case .host(let h) = r {
                 guard case .string(let k) = l else { return .bool(false) }

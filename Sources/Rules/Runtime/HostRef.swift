@@ -24,56 +24,78 @@ enum HostRef: Sendable {
         "name", "bucket", "generation", "metageneration", "size", "timeCreated", "updated", "md5Hash", "crc32c",
         "etag", "contentDisposition", "contentEncoding", "contentLanguage", "contentType", "metadata",
     ]
-    /// `request.resource` omits the fields the server assigns (rules.md §3.3, DOC-COND set).
-    static let proposedExcluded: Set<String> = ["generation", "metageneration", "etag", "timeCreated", "updated"]
     static let requestFields = ["auth", "path", "time", "resource", "method", "params"]
 }
 
+/// Field names of `request`, `request.auth` and the resource objects, resolved at compile time so the hot
+/// path switches on an integer instead of comparing strings.
+enum HostField: String, Sendable {
+    case auth, path, time, resource, method, params
+    case uid, token
+    case name, bucket, generation, metageneration, size, timeCreated, updated, md5Hash, crc32c, etag
+    case contentDisposition, contentEncoding, contentLanguage, contentType, metadata
+}
+
 /// Read access to the request for host values; shared by the evaluator and materialization.
+///
+/// Holds a pointer to the caller's `RulesRequest` (valid for the synchronous evaluation that created it) so a
+/// decision does not retain and release every string of the request and its metadata.
 struct HostContext {
-    let request: RulesRequest
+    private let pointer: UnsafePointer<RulesRequest>
     let requestPath: [String]
 
+    init(request: UnsafePointer<RulesRequest>, requestPath: [String]) {
+        self.pointer = request
+        self.requestPath = requestPath
+    }
+
+    var request: RulesRequest { _read { yield pointer.pointee } }
+
     func field(_ host: HostRef, _ name: String) -> Value? {
+        field(host, name, HostField(rawValue: name))
+    }
+
+    /// `known` is `HostField(rawValue: name)`, pre-computed by the compiler for member accesses.
+    func field(_ host: HostRef, _ name: String, _ known: HostField?) -> Value? {
         switch host {
         case .request:
-            switch name {
-            case "auth": return request.auth == nil ? .null : .host(.auth)
-            case "path": return .path(requestPath)
-            case "time": return .timestamp(Int128(request.time.nanosecondsSinceEpoch))
-            case "resource": return request.requestResource == nil ? .null : .host(.resource(proposed: true))
-            case "method": return .string(request.method.rawValue)
-            case "params": return .map([:])
+            switch known {
+            case .auth: return request.auth == nil ? .null : .host(.auth)
+            case .path: return .path(requestPath)
+            case .time: return .timestamp(Int128(request.time.nanosecondsSinceEpoch))
+            case .resource: return request.requestResource == nil ? .null : .host(.resource(proposed: true))
+            case .method: return .string(request.method.rawValue)
+            case .params: return .map([:])
             default: return nil
             }
         case .auth:
             guard let auth = request.auth else { return nil }
-            switch name {
-            case "uid": return .string(auth.uid)
-            case "token": return .host(.token)
+            switch known {
+            case .uid: return .string(auth.uid)
+            case .token: return .host(.token)
             default: return nil
             }
         case .token:
             return request.auth?.claims[name].map(HostContext.value(fromJSON:))
         case .resource(let proposed):
-            guard let m = proposed ? request.requestResource : request.resource else { return nil }
-            if proposed, HostRef.proposedExcluded.contains(name) { return nil }
-            switch name {
-            case "name": return .string(m.name)
-            case "bucket": return .string(m.bucket)
-            case "generation": return .int(m.generation)
-            case "metageneration": return .int(m.metageneration)
-            case "size": return .int(m.size)
-            case "timeCreated": return .timestamp(Int128(m.timeCreated.nanosecondsSinceEpoch))
-            case "updated": return .timestamp(Int128(m.updated.nanosecondsSinceEpoch))
-            case "md5Hash": return m.md5Hash.map(Value.string)
-            case "crc32c": return m.crc32c.map(Value.string)
-            case "etag": return .string(m.etag)
-            case "contentDisposition": return m.contentDisposition.map(Value.string)
-            case "contentEncoding": return m.contentEncoding.map(Value.string)
-            case "contentLanguage": return m.contentLanguage.map(Value.string)
-            case "contentType": return m.contentType.map(Value.string)
-            case "metadata": return .host(.metadata(proposed: proposed))
+            guard let m = proposed ? request.requestResource : request.resource, let known else { return nil }
+            switch known {
+            case .name: return .string(m.name)
+            case .bucket: return .string(m.bucket)
+            case .size: return .int(m.size)
+            case .md5Hash: return m.md5Hash.map(Value.string)
+            case .crc32c: return m.crc32c.map(Value.string)
+            case .contentDisposition: return m.contentDisposition.map(Value.string)
+            case .contentEncoding: return m.contentEncoding.map(Value.string)
+            case .contentLanguage: return m.contentLanguage.map(Value.string)
+            case .contentType: return m.contentType.map(Value.string)
+            case .metadata: return .host(.metadata(proposed: proposed))
+            // Server-assigned fields are absent from request.resource (rules.md §3.3).
+            case .generation: return proposed ? nil : .int(m.generation)
+            case .metageneration: return proposed ? nil : .int(m.metageneration)
+            case .timeCreated: return proposed ? nil : .timestamp(Int128(m.timeCreated.nanosecondsSinceEpoch))
+            case .updated: return proposed ? nil : .timestamp(Int128(m.updated.nanosecondsSinceEpoch))
+            case .etag: return proposed ? nil : .string(m.etag)
             default: return nil
             }
         case .metadata(let proposed):

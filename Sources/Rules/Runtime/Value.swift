@@ -160,12 +160,27 @@ extension Value {
         }
     }
 
-    /// Java-like `Double.toString` for the common cases: `2.0`, `0.5`, `1.0E20`.
+    /// Java's `Double.toString` (the rules runtime is Java): `2.0`, `0.5`, `1.0E7`, `1.0E-4`, `NaN`, `Infinity`.
     static func formatFloat(_ d: Double) -> String {
         if d.isNaN { return "NaN" }
         if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
-        if d == d.rounded(), abs(d) < 1e7 { return String(Int64(d)) + ".0" }
-        return "\(d)"
+        if d == 0 { return d.sign == .minus ? "-0.0" : "0.0" }
+        let magnitude = abs(d)
+        let sign = d < 0 ? "-" : ""
+        let text = "\(magnitude)"  // shortest round-trip digits
+        if magnitude >= 1e-3, magnitude < 1e7 { return sign + text }
+        // Scientific: d.dddE<exp> from Swift's digits and exponent.
+        let parts = text.split(separator: "e")
+        let mantissa = parts[0]
+        var exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let point = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
+        var digits = Array(mantissa.filter { $0 != "." })
+        var leading = 0
+        while digits.first == "0" { digits.removeFirst(); leading += 1 }
+        while digits.count > 1, digits.last == "0" { digits.removeLast() }
+        exponent += point - 1 - leading
+        let rest = digits.count > 1 ? String(digits[1...]) : "0"
+        return sign + String(digits[0]) + "." + rest + "E" + String(exponent)
     }
 }
 

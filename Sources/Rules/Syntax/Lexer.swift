@@ -14,7 +14,14 @@ struct Lexer {
     private var line = 1
     private var lineStart = 0
 
-    init(_ source: String) { bytes = Array(source.utf8) }
+    init(_ source: String) {
+        bytes = Array(source.utf8)
+        // A UTF-8 byte-order mark (common in files saved by Windows editors) is not part of the source.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            offset = 3
+            lineStart = 3
+        }
+    }
 
     var pos: SourcePos { SourcePos(line: line, column: offset - lineStart + 1) }
 

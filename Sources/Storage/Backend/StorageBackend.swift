@@ -21,6 +21,9 @@ public protocol StorageBackend: Sendable {
     func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead
 
     /// One page of the bucket's names under `request.prefix`; see `ListRequest` for ordering and filtering.
+    /// Reading pages is consistent per page (one snapshot), not across pages: names written behind the cursor
+    /// are not seen, names written ahead of it are. Errors: `.invalidArgument` for a cursor this backend did
+    /// not produce for this prefix, or `maxResults` outside 1…1000; `.bucketNotFound` for another bucket.
     func list(_ request: ListRequest) async throws(StorageError) -> ListPage
 
     /// Writes a new generation from `body` (pulled to its end), computing MD5 and CRC32C as bytes pass.

@@ -1,12 +1,12 @@
+import Crypto
+
 /// The checksums every stored object carries, computed incrementally as its bytes pass.
 ///
-/// This is the one seam between the embedded backend and a hash implementation: `update` sees every byte
-/// in order exactly once, `finish` is called once. The implementation behind it is `MD5Digest` and
-/// `CRC32CDigest` (internal, pure Swift) until the `Crypto` target provides its own, at which point only this
-/// file changes.
+/// The one seam between the embedded backend and the hash implementations (`Crypto`'s MD5 over OpenSSL EVP
+/// and its SSE4.2 CRC32C): `update` sees every byte in order exactly once, `finish` is called once.
 struct BodyChecksum: Sendable {
-    private var md5 = MD5Digest()
-    private var crc = CRC32CDigest()
+    private var md5 = MD5()
+    private var crc = CRC32C()
     private(set) var byteCount: Int64 = 0
 
     init() {}
@@ -24,7 +24,7 @@ struct BodyChecksum: Sendable {
 
     /// The final digests; call once, after the last `update`.
     func finish() -> ObjectChecksums {
-        ObjectChecksums(md5: md5.finish(), crc32c: crc.value, size: byteCount)
+        ObjectChecksums(md5: md5.finalize(), crc32c: crc.finalize(), size: byteCount)
     }
 }
 

@@ -4,7 +4,8 @@ import PortcullisCore
 ///
 /// Memory: at most one batch (`batchSize`) plus one chunk per body is held at a time. Every failure is a
 /// `StorageError`: a producer error is `.bodyFailed`, a cancelled task `.bodyFailed(CancellationError())`,
-/// and more bytes than `limit` allows is whatever `overflow` returns (the stream is cancelled then).
+/// and more bytes than `limit` allows is whatever `overflow` returns. The stream is cancelled whenever the
+/// pump gives up before its end (overflow, sink failure, task cancellation).
 enum BodyPump {
     static let chunkSize = 256 * 1024
     static let batchSize = 1024 * 1024
@@ -37,10 +38,21 @@ enum BodyPump {
                 let full = batch
                 batch = []
                 batch.reserveCapacity(batchSize)
-                try await sink(full)
+                try await deliver(full, to: sink, abandoning: body)
             }
         }
-        if !batch.isEmpty { try await sink(batch) }
+        if !batch.isEmpty { try await deliver(batch, to: sink, abandoning: body) }
         return total
+    }
+
+    /// A sink failure (disk full, staging ceiling) abandons the rest of the body: nobody will read it.
+    private static func deliver(_ batch: [UInt8], to sink: ([UInt8]) async throws(StorageError) -> Void,
+                                abandoning body: any ByteStream) async throws(StorageError) {
+        do throws(StorageError) {
+            try await sink(batch)
+        } catch {
+            body.cancel()
+            throw error
+        }
     }
 }

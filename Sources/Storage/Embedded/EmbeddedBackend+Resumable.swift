@@ -111,6 +111,11 @@ extension EmbeddedBackend {
             if let declared = session.declaredSize, declared != session.size {
                 throw .sizeMismatch(expected: declared, actual: session.size)
             }
+            // Drop whatever a crashed append left past the recorded size: the published blob is exactly the object.
+            try await pool.run { () throws(StorageError) in
+                try FileSystem.truncate(lock.descriptor, to: session.size, path: path)
+                try lock.sync()
+            }
             let checksums = try await store.blobs.checksums(ofFile: path, size: session.size)
             try verify(checksums, options: options)
             let metadata = try await commit(object, source: path, keepSource: true, checksums: checksums,

@@ -19,30 +19,32 @@ final class EmbeddedStore: Sendable {
     let stagingInFlight = Atomic<Int64>(0)
     private let lockDescriptor: Int32
     private let maintenance: DispatchQueue
-    private let timer: Mutex<(any DispatchSourceTimer)?> = Mutex(nil)
+    /// Set once at the end of `init` (before the store is shared), read in `deinit`.
+    nonisolated(unsafe) private var timer: (any DispatchSourceTimer)?
 
-    private static let registry = Mutex<[String: WeakStore]>([:])
+    /// Live stores by canonical directory. Guarded by `registryQueue` (a serial queue rather than `Mutex`:
+    /// ThreadSanitizer understands Dispatch, while `Mutex`'s futex fast path on Linux is invisible to it).
+    nonisolated(unsafe) private static var registry: [String: WeakStore] = [:]
+    private static let registryQueue = DispatchQueue(label: "portcullis.embedded.registry")
 
     private struct WeakStore: @unchecked Sendable { weak var store: EmbeddedStore? }
 
     /// The store of `directory`, opening (and garbage-collecting) it when no live store exists. Blocking:
     /// call at start-up, not from the cooperative pool on a hot path.
     static func shared(directory: String, options: EmbeddedOptions) throws(StorageError) -> EmbeddedStore {
-        try FileSystem.makeDirectory(directory)
+        try FileSystem.makeDirectories(directory)
         let root = FileSystem.canonicalPath(directory) ?? directory
-        let result: Result<EmbeddedStore, StorageError> = registry.withLock { stores in
-            if let existing = stores[root]?.store { return .success(existing) }
+        let result: Result<EmbeddedStore, StorageError> = registryQueue.sync {
+            if let existing = registry[root]?.store { return .success(existing) }
             do throws(StorageError) {
                 let store = try EmbeddedStore(root: root, options: options)
-                stores[root] = WeakStore(store: store)
+                registry[root] = WeakStore(store: store)
                 return .success(store)
             } catch {
                 return .failure(error)
             }
         }
-        let store = try result.get()
-        store.startTimer()
-        return store
+        return try result.get()
     }
 
     private init(root: String, options: EmbeddedOptions) throws(StorageError) {
@@ -79,10 +81,11 @@ final class EmbeddedStore: Sendable {
         }
         // From now on this process is one of possibly several users of the directory.
         FileSystem.lock(lockDescriptor, exclusive: false)
+        timer = makeSweepTimer()
     }
 
     deinit {
-        timer.withLock { $0?.cancel() }
+        timer?.cancel()
         FileSystem.close(lockDescriptor)
     }
 
@@ -91,23 +94,21 @@ final class EmbeddedStore: Sendable {
         readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
     }
 
-    private func startTimer() {
-        timer.withLock { timer in
-            guard timer == nil else { return }
-            let interval = max(1, options.sweepIntervalSeconds)
-            let source = DispatchSource.makeTimerSource(queue: maintenance)
-            source.schedule(deadline: .now() + .seconds(Int(interval)), repeating: .seconds(Int(interval)))
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                do throws(StorageError) {
-                    try GarbageCollector(store: self).collect(graceSeconds: self.options.orphanGracePeriodSeconds,
-                                                              includeBlobs: false)
-                } catch {
-                    self.options.logger.warning("embedded sweep failed", [("error", .string("\(error)"))])
-                }
+    /// The periodic sweep of expired uploads and stale temp files; holds the store weakly.
+    private func makeSweepTimer() -> any DispatchSourceTimer {
+        let interval = max(1, options.sweepIntervalSeconds)
+        let source = DispatchSource.makeTimerSource(queue: maintenance)
+        source.schedule(deadline: .now() + .seconds(Int(interval)), repeating: .seconds(Int(interval)))
+        source.setEventHandler { [weak self] in
+            guard let self else { return }
+            do throws(StorageError) {
+                try GarbageCollector(store: self).collect(graceSeconds: self.options.orphanGracePeriodSeconds,
+                                                          includeBlobs: false)
+            } catch {
+                self.options.logger.warning("embedded sweep failed", [("error", .string("\(error)"))])
             }
-            source.resume()
-            timer = source
         }
+        source.resume()
+        return source
     }
 }

@@ -22,6 +22,16 @@ enum FileSystem {
         if mkdir(path, 0o755) != 0 && errno != EEXIST { throw failure("mkdir", path) }
     }
 
+    /// Creates `path` and any missing parents (`mkdir -p`).
+    static func makeDirectories(_ path: String) throws(StorageError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            try makeDirectory(prefix)
+            prefix += "/"
+        }
+    }
+
     /// Creates a new file for writing; `exclusive` refuses an existing file.
     static func create(_ path: String, exclusive: Bool) throws(StorageError) -> Int32 {
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0)

@@ -34,16 +34,19 @@ struct GarbageCollector {
         if includeBlobs {
             for bucketDirectory in FileSystem.entries(of: layout.blobs) {
                 let directory = layout.blobs + "/" + bucketDirectory
-                for name in FileSystem.entries(of: directory) {
+                let names = FileSystem.entries(of: directory)
+                // One lane hop per bucket directory, not per file.
+                let orphans = try store.writer.runSync { (db) throws(StorageError) -> [String] in
+                    var orphans = [String]()
+                    for name in names {
+                        guard let blobID = Int64(name) else { orphans.append(name); continue }
+                        if try !ObjectIndex.isReferenced(db, blobID: blobID) { orphans.append(name) }
+                    }
+                    return orphans
+                }
+                for name in orphans {
                     let path = directory + "/" + name
-                    guard let blobID = Int64(name) else {
-                        if isStale(path), FileSystem.remove(path) { removed += 1 }
-                        continue
-                    }
-                    let referenced = try store.writer.runSync { (db) throws(StorageError) -> Bool in
-                        try ObjectIndex.isReferenced(db, blobID: blobID)
-                    }
-                    if !referenced, isStale(path), FileSystem.remove(path) { removed += 1 }
+                    if isStale(path), FileSystem.remove(path) { removed += 1 }
                 }
             }
         }

@@ -52,7 +52,7 @@ final class SQLiteDatabase: @unchecked Sendable {
     func statement(_ sql: String) throws(StorageError) -> SQLiteStatement {
         if let cached = statements[sql] {
             cached.reset()
-            handedOut.append(cached)
+            markHandedOut(cached)
             return cached
         }
         var pointer: OpaquePointer?
@@ -61,14 +61,23 @@ final class SQLiteDatabase: @unchecked Sendable {
         let statement = SQLiteStatement(handle: pointer, database: self)
         if statements.count >= Self.statementCacheLimit { statements.removeAll() }
         statements[sql] = statement
-        handedOut.append(statement)
+        markHandedOut(statement)
         return statement
+    }
+
+    private func markHandedOut(_ statement: SQLiteStatement) {
+        guard !statement.isHandedOut else { return }
+        statement.isHandedOut = true
+        handedOut.append(statement)
     }
 
     /// Resets every statement used since the last call, ending their implicit read transactions. Called by
     /// the owning lane after each job and before COMMIT.
     func releaseStatements() {
-        for statement in handedOut { statement.reset() }
+        for statement in handedOut {
+            statement.reset()
+            statement.isHandedOut = false
+        }
         handedOut.removeAll(keepingCapacity: true)
     }
 

@@ -9,6 +9,8 @@ final class SQLiteStatement {
     let handle: OpaquePointer
     /// Unowned: the database caches its statements, so a strong reference would be a cycle.
     private unowned let database: SQLiteDatabase
+    /// Whether the connection's current job used this statement (see `SQLiteDatabase.releaseStatements`).
+    var isHandedOut = false
 
     init(handle: OpaquePointer, database: SQLiteDatabase) {
         self.handle = handle

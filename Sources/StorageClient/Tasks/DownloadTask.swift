@@ -11,6 +11,10 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
     private let lock = NSLock()
     private var written: Int64 = 0
     private var etag: String?
+    /// Incremented by every attempt. A paused attempt's exchange may still deliver bytes for a moment after
+    /// its cancellation; its callbacks compare their id with this under the lock and stop writing once a
+    /// newer attempt exists, so the file and the byte count never mix two exchanges.
+    private var attempt = 0
 
     init(reference: StorageReference, destination: URL) {
         self.destination = destination
@@ -40,7 +44,10 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
 
     private func attempt() async throws {
         let storage = reference.storage
-        let (offset, knownETag) = lock.withLock { (written, etag) }
+        let (offset, knownETag, attemptID) = lock.withLock { () -> (Int64, String?, Int) in
+            attempt += 1
+            return (written, etag, attempt)
+        }
         var headers: [String: String] = [:]
         if offset > 0, let knownETag {
             headers["Range"] = "bytes=\(offset)-"
@@ -48,32 +55,35 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
         }
         let request = try await storage.request("GET", storage.url(for: reference.path, query: [("alt", "media")]),
                                                 headers: headers)
-        let sink = try FileSink(url: destination, append: offset > 0)
+        let sink = try FileSink(url: destination, keepingFirst: offset)
         defer { sink.close() }
         let errorBody = LockedData()
         let response = try await StreamingCall.run(request, onResponse: { [self] response in
             let status = response.statusCode
             guard status == 200 || status == 206 else { return true }
             let length = response.expectedContentLength
-            lock.withLock {
+            let base = lock.withLock { () -> Int64? in
+                guard attempt == attemptID else { return nil }
                 if status == 200 {
                     // Fresh (or changed) object: start over.
                     written = 0
                     sink.truncate()
                 }
                 etag = response.value(forHTTPHeaderField: "ETag")
+                return written
             }
-            let base = lock.withLock { written }
+            guard let base else { return false }
             updateProgress(completed: base, total: length >= 0 ? base + length : -1)
             return true
         }, onData: { [self] chunk in
             guard sink.isOpenForBody else { return errorBody.append(chunk, limit: 64 << 10) }
-            guard sink.write(chunk) else { return false }
-            let (done, total) = lock.withLock { () -> (Int64, Int64) in
+            let done = lock.withLock { () -> Int64? in
+                guard attempt == attemptID, sink.write(chunk) else { return nil }
                 written += Int64(chunk.count)
-                return (written, progress.totalUnitCount)
+                return written
             }
-            updateProgress(completed: done, total: total)
+            guard let done else { return false }
+            updateProgress(completed: done, total: progress.totalUnitCount)
             return true
         }, bodyGate: sink)
         guard response.statusCode == 200 || response.statusCode == 206 else {
@@ -89,12 +99,15 @@ final class FileSink: @unchecked Sendable {
     private let handle: FileHandle
     private var bodyOpen = false
 
-    init(url: URL, append: Bool) throws {
-        if !append || !FileManager.default.fileExists(atPath: url.path) {
+    /// Opens `url` for writing after its first `keepingFirst` bytes (what earlier attempts wrote), dropping
+    /// anything beyond them.
+    init(url: URL, keepingFirst offset: Int64) throws {
+        if offset == 0 || !FileManager.default.fileExists(atPath: url.path) {
             _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         }
         handle = try FileHandle(forWritingTo: url)
-        if append { _ = try handle.seekToEnd() }
+        try handle.truncate(atOffset: UInt64(offset))
+        try handle.seek(toOffset: UInt64(offset))
     }
 
     func openBody() { lock.withLock { bodyOpen = true } }

@@ -133,9 +133,15 @@ public class StorageObservableTask: @unchecked Sendable {
         }
     }
 
+    /// Records progress and tells `.progress` observers — only while running: an exchange that was in
+    /// flight when `pause()` or `cancel()` returned may still complete, but a paused task reports nothing.
     func updateProgress(completed: Int64, total: Int64) {
-        lock.withLock { progressValue = StorageProgress(completedUnitCount: completed, totalUnitCount: total) }
-        fire(.progress)
+        let running = lock.withLock { () -> Bool in
+            guard state == .running else { return false }
+            progressValue = StorageProgress(completedUnitCount: completed, totalUnitCount: total)
+            return true
+        }
+        if running { fire(.progress) }
     }
 
     private func launch() {

@@ -57,13 +57,12 @@ final class RawClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard result == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect failed: errno \(errno)")
-        }
+        // No close here: the instance is fully initialised, so `deinit` runs when this init throws and closes
+        // the descriptor; closing it here too would close whatever reused the number in between.
+        guard result == 0 else { throw TestFailure("connect failed: errno \(errno)") }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
 
@@ -74,6 +73,19 @@ final class RawClient: @unchecked Sendable {
             guard n > 0 else { throw TestFailure("send failed: errno \(errno)") }
             offset += n
         }
+    }
+
+    /// Sends without blocking until the socket refuses more; returns how many bytes were accepted.
+    func sendUntilFull(_ bytes: [UInt8]) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            guard n > 0 else { break }
+            offset += n
+        }
+        return offset
     }
 
     /// Reads more bytes into the buffer; false at EOF or reset.
@@ -174,6 +186,13 @@ struct ClosureResponder: HTTPResponder {
     func respond(to request: HTTPRequest) async -> HTTPResponse { await handler(request) }
 }
 
+/// A responder answering on the synchronous fast path (`immediateResponse`).
+struct ImmediateResponder: HTTPResponder {
+    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    func respond(to request: HTTPRequest) async -> HTTPResponse { HTTPResponse(status: 500) }
+    func immediateResponse(to request: HTTPRequest) -> HTTPResponse? { handler(request) }
+}
+
 /// A server on 127.0.0.1:0 for one test.
 struct TestServer {
     let server: HTTPServer
@@ -181,10 +200,13 @@ struct TestServer {
 
     init(configure: (inout HTTPServerConfiguration) -> Void = { _ in },
          handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws {
+        try self.init(configure: configure, responder: ClosureResponder(handler: handler))
+    }
+
+    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder) throws {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
-        server = HTTPServer(configuration: configuration, responder: ClosureResponder(handler: handler),
-                            logger: .disabled)
+        server = HTTPServer(configuration: configuration, responder: responder, logger: .disabled)
         port = try server.start()
     }
 

@@ -15,12 +15,15 @@ final class TestServer: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
     static let bucket = "test-bucket"
 
-    /// Everything under `ok/` is readable and writable by anyone; nothing else is.
+    /// Everything under `ok/` and `photos/` (the README example) is readable and writable by anyone; nothing else is.
     static let rules = """
     rules_version = '2';
     service firebase.storage {
       match /b/{bucket}/o {
         match /ok/{rest=**} {
+          allow read, write: if true;
+        }
+        match /photos/{rest=**} {
           allow read, write: if true;
         }
       }

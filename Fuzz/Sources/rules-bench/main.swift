@@ -1,0 +1,38 @@
+// Rules evaluation cost for `make bench`: decisions per request shape of a typical ruleset, in thread CPU
+// time (robust against other processes on a shared machine). Usage: rules-bench FIXTURE_DIR [ITERATIONS]
+// where FIXTURE_DIR holds storage.rules and CASES.json (Tests/RulesTests/Fixtures/bench).
+import Foundation
+import PortcullisCore
+import Rules
+
+/// CPU time of this thread: robust against other processes competing for the 2 cores.
+func cpuNanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+let fixtures = URL(fileURLWithPath: CommandLine.arguments[1])
+let source = try String(contentsOf: fixtures.appendingPathComponent("storage.rules"), encoding: .utf8)
+let compileStart = cpuNanos()
+let ruleset = try Ruleset.compile(source, fileName: "storage.rules")
+let compileNs = cpuNanos() - compileStart
+let cases = try RulesTestFile.parse(Array(try Data(contentsOf: fixtures.appendingPathComponent("CASES.json"))))
+print("compile: \(Double(compileNs) / 1000) µs for \(source.utf8.count) bytes; \(cases.count) request shapes")
+let iterations = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 20_000
+var allowed = 0
+// Warm up.
+for c in cases { if ruleset.evaluate(c.request).allowed { allowed += 1 } }
+var perCase: [(String, Double)] = []
+var total: UInt64 = 0
+for c in cases {
+    let start = cpuNanos()
+    for _ in 0..<iterations { if ruleset.evaluate(c.request).allowed { allowed &+= 1 } }
+    let ns = cpuNanos() - start
+    total += ns
+    perCase.append((c.name, Double(ns) / Double(iterations) / 1000))
+}
+for (name, us) in perCase { print(String(format: "  %-28@ %6.2f µs", name as NSString, us)) }
+let mean = Double(total) / Double(iterations * cases.count) / 1000
+print(String(format: "mean (thread CPU time): %.2f µs per decision (%d decisions; max case %.2f µs)", mean, iterations * cases.count, perCase.map(\.1).max()!))
+if allowed == -1 { print(allowed) }

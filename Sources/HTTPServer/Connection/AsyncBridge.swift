@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+
+/// The bridge from a connection's Dispatch queue into async code and back.
+///
+/// `start` runs `operation` as an immediate task (`Task.immediate`): it begins synchronously on the calling
+/// thread — the connection's queue — and, when it finishes without ever suspending (a canned response, a
+/// chunk already in memory), its result is returned to the caller directly: no thread hop at all, which is
+/// what keeps small responses cheap. When it does suspend, it continues on Swift's global executor and its
+/// result is delivered with `queue.async` instead. Exactly one of the two paths delivers the result.
+///
+/// Consequence for responders: the code before a responder's first `await` runs on the connection's
+/// queue, so it must not block (the same rule as for the cooperative pool).
+final class AsyncBridge<Result: Sendable>: Sendable {
+    private enum State: Sendable {
+        case starting
+        case finishedInline(Result)
+        case detached
+    }
+
+    private let state = Mutex(State.starting)
+
+    private init() {}
+
+    /// Starts `operation`. Returns the task (for cancellation) and, when it completed synchronously, its
+    /// result; otherwise `deliver` is called later on `queue`.
+    static func start(
+        on queue: DispatchQueue,
+        _ operation: @escaping @Sendable () async -> Result,
+        deliver: @escaping @Sendable (Result) -> Void
+    ) -> (task: Task<Void, Never>, inline: Result?) {
+        let bridge = AsyncBridge<Result>()
+        let task = Task.immediate {
+            let result = await operation()
+            let handedInline = bridge.state.withLock { state -> Bool in
+                if case .starting = state {
+                    state = .finishedInline(result)
+                    return true
+                }
+                return false
+            }
+            if !handedInline { queue.async { deliver(result) } }
+        }
+        let inline = bridge.state.withLock { state -> Result? in
+            if case .finishedInline(let result) = state { return result }
+            state = .detached
+            return nil
+        }
+        return (task, inline)
+    }
+}

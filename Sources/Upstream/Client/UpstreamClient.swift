@@ -1,0 +1,170 @@
+public import PortcullisCore
+
+/// An async HTTP client over one libcurl multi handle (see `CurlEventLoop`): connection reuse, bodies
+/// streamed both ways with bounded buffers, timeouts, retries for idempotent requests and a circuit breaker
+/// per backend.
+///
+/// One client per process is the intent (it owns one event queue and one connection pool). Thread-safe.
+public final class UpstreamClient: Sendable {
+    private let loop: CurlEventLoop
+    private let configuration: UpstreamConfiguration
+    private let breaker: CircuitBreaker
+    private let metrics: UpstreamMetrics?
+    private let logger: Logger
+
+    public init(configuration: UpstreamConfiguration = .init(), metrics: MetricsRegistry? = nil,
+                logger: Logger = .disabled) {
+        let loop = CurlEventLoop(configuration: configuration)
+        self.loop = loop
+        self.configuration = configuration
+        self.breaker = CircuitBreaker(threshold: configuration.breakerThreshold,
+                                      cooldown: configuration.breakerCooldown)
+        self.metrics = metrics.map { UpstreamMetrics(registry: $0, activeTransfers: { [weak loop] in
+            Double(loop?.activeTransfers ?? 0)
+        }) }
+        self.logger = logger
+    }
+
+    /// Transfers currently holding a curl easy handle (leak checks; 0 when idle).
+    public var activeTransfers: Int { loop.activeTransfers }
+
+    /// Whether `backend`'s circuit lets requests through (closed, or due for its half-open probe): the
+    /// readiness signal for `/readyz`.
+    public func isAvailable(backend: String) -> Bool { breaker.isAvailable(backend) }
+
+    /// Sends `request` and returns as soon as the response head arrives; the body streams afterwards.
+    ///
+    /// Retries (jittered exponential backoff, `configuration.maxAttempts` in total) happen only for
+    /// idempotent requests with a replayable body that failed before the head was returned — on connection
+    /// failures, timeouts before the head, broken transfers, and `retryStatuses`. The caller must consume or
+    /// cancel `body`; dropping it also aborts the transfer.
+    public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
+        let retryable = request.idempotent && request.body.isReplayable
+        var attempt = 1
+        while true {
+            if Task.isCancelled { throw .cancelled }
+            let admission = breaker.admit(request.backend)
+            if case .rejected(let seconds) = admission {
+                metrics?.requests.labels(request.backend, request.operation, "circuit_open").increment()
+                throw .circuitOpen(retryAfter: seconds)
+            }
+            let result = await attemptOnce(request)
+            let mayRetry = retryable && attempt < configuration.maxAttempts
+            switch result {
+            case .success(let response):
+                if configuration.retryStatuses.contains(response.status) {
+                    breaker.recordFailure(request.backend)
+                    if mayRetry {
+                        response.body.cancel()
+                        try await backoff(attempt: attempt, retryAfter: response.header("retry-after"))
+                        attempt += 1
+                        continue
+                    }
+                } else {
+                    breaker.recordSuccess(request.backend)
+                }
+                return response
+            case .failure(let error):
+                if error.countsAsBackendFailure {
+                    breaker.recordFailure(request.backend)
+                } else {
+                    breaker.recordNeutral(request.backend)
+                }
+                guard mayRetry, error.countsAsBackendFailure else { throw error }
+                logger.debug("upstream attempt failed; retrying", [
+                    ("backend", .string(request.backend)), ("op", .string(request.operation)),
+                    ("attempt", .int(Int64(attempt))), ("error", .string(error.description)),
+                ])
+                try await backoff(attempt: attempt, retryAfter: nil)
+                attempt += 1
+            }
+        }
+    }
+
+    /// Sends `request` and reads the whole body, refusing more than `maxBytes` (`.tooLarge`). For small
+    /// bodies only (JSON, JWKS, XML listings).
+    public func fetch(_ request: UpstreamRequest, maxBytes: Int) async throws(UpstreamError)
+        -> (status: Int, headers: [(String, String)], body: [UInt8])
+    {
+        let response = try await send(request)
+        do {
+            let body = try await response.body.collect(limit: maxBytes)
+            return (response.status, response.headers, body)
+        } catch let error as UpstreamError {
+            throw error
+        } catch ByteStreamError.limitExceeded {
+            throw .tooLarge(limit: maxBytes)
+        } catch ByteStreamError.cancelled {
+            throw .cancelled
+        } catch {
+            throw .transfer("\(error)")
+        }
+    }
+
+    // MARK: attempts
+
+    private func attemptOnce(_ request: UpstreamRequest) async -> Result<UpstreamResponse, UpstreamError> {
+        let metrics = self.metrics
+        let breaker = self.breaker
+        let transfer = CurlTransfer(loop: loop, request: request, configuration: configuration) { outcome in
+            guard let metrics else { return Self.judgeBody(outcome, request: request, breaker: breaker) }
+            metrics.duration.labels(request.backend, request.operation)
+                .observe(Double(outcome.durationNanoseconds) / 1e9)
+            if !outcome.headDelivered {
+                let label = outcome.error?.metricLabel ?? "error"
+                metrics.requests.labels(request.backend, request.operation, label).increment()
+            } else if let error = outcome.error {
+                let reason = error == .cancelled ? "cancelled" : (error.metricLabel == "timeout" ? "timeout" : "truncated")
+                metrics.streamErrors.labels(request.backend, request.operation, reason).increment()
+            }
+            Self.judgeBody(outcome, request: request, breaker: breaker)
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in transfer.start(continuation) }
+        } onCancel: {
+            transfer.abort(.cancelled)
+        }
+        switch result {
+        case .success(let head):
+            metrics?.requests.labels(request.backend, request.operation, String(head.status)).increment()
+            return .success(UpstreamResponse(status: head.status, headers: head.headers,
+                                             body: UpstreamBody(transfer.response),
+                                             timeToHeadNanoseconds: head.elapsedNanoseconds))
+        case .failure(let error):
+            return .failure(error)
+        }
+    }
+
+    /// A body that broke after the head counts against the backend (the upstream cut it).
+    private static func judgeBody(_ outcome: TransferOutcome, request: UpstreamRequest, breaker: CircuitBreaker) {
+        if outcome.headDelivered, let error = outcome.error, error.countsAsBackendFailure {
+            breaker.recordFailure(request.backend)
+        }
+    }
+
+    private func backoff(attempt: Int, retryAfter: String?) async throws(UpstreamError) {
+        let ceiling = min(configuration.maxBackoff, configuration.baseBackoff * Double(1 << min(attempt - 1, 20)))
+        var delay = Double.random(in: 0...max(0, ceiling))
+        if let retryAfter, let seconds = Double(retryAfter), seconds >= 0, seconds <= configuration.maxBackoff {
+            delay = max(delay, seconds)
+        }
+        do {
+            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+        } catch {
+            throw .cancelled
+        }
+    }
+}
+
+/// The body handed to callers: forwards to the transfer's stream, and aborts the transfer if the caller drops
+/// it without reading to the end or cancelling (so an abandoned response never pins a connection).
+final class UpstreamBody: ByteStream {
+    private let stream: ResponseBodyStream
+    init(_ stream: ResponseBodyStream) { self.stream = stream }
+    deinit { stream.cancel() }
+    var expectedLength: Int64? { stream.expectedLength }
+    /// Bytes buffered and not yet consumed (tests check the bound).
+    var bufferedBytes: Int { stream.bufferedBytes }
+    func next(maxLength: Int) async throws -> [UInt8]? { try await stream.next(maxLength: maxLength) }
+    func cancel() { stream.cancel() }
+}

@@ -1,0 +1,43 @@
+/// Client-wide settings; one client (one curl multi handle, one event queue) serves the whole process.
+public struct UpstreamConfiguration: Sendable, Equatable {
+    /// Simultaneous connections to one host (transfers beyond it wait in curl's queue).
+    public var maxConnectionsPerHost: Int
+    /// Idle connections kept for reuse across all hosts.
+    public var maxIdleConnections: Int
+    /// Response bytes buffered per transfer before it is paused (≤ 256 KiB by design).
+    public var responseBufferBytes: Int
+    /// Request-body bytes read ahead from the producer per transfer.
+    public var requestBufferBytes: Int
+    /// Attempts in total for a retryable request (1 = no retries).
+    public var maxAttempts: Int
+    /// First backoff delay in seconds; doubles per retry, with full jitter, capped at `maxBackoff`.
+    public var baseBackoff: Double
+    public var maxBackoff: Double
+    /// Response statuses that are retried for idempotent requests (the body is discarded).
+    public var retryStatuses: Set<Int>
+    /// Consecutive backend failures that open a backend's circuit.
+    public var breakerThreshold: Int
+    /// How long an open circuit fails fast before it lets one probe through, in seconds.
+    public var breakerCooldown: Double
+    /// Verify TLS peers (turn off only for tests against self-signed emulators).
+    public var verifyTLS: Bool
+
+    public init(
+        maxConnectionsPerHost: Int = 256, maxIdleConnections: Int = 64, responseBufferBytes: Int = 256 * 1024,
+        requestBufferBytes: Int = 256 * 1024, maxAttempts: Int = 3, baseBackoff: Double = 0.05,
+        maxBackoff: Double = 1.0, retryStatuses: Set<Int> = [502, 503, 504], breakerThreshold: Int = 5,
+        breakerCooldown: Double = 5, verifyTLS: Bool = true
+    ) {
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.maxIdleConnections = maxIdleConnections
+        self.responseBufferBytes = responseBufferBytes
+        self.requestBufferBytes = requestBufferBytes
+        self.maxAttempts = maxAttempts
+        self.baseBackoff = baseBackoff
+        self.maxBackoff = maxBackoff
+        self.retryStatuses = retryStatuses
+        self.breakerThreshold = breakerThreshold
+        self.breakerCooldown = breakerCooldown
+        self.verifyTLS = verifyTLS
+    }
+}

@@ -1,2 +1,0 @@
-// Upstream: filled in by its issue (see DESIGN §2).
-enum UpstreamPlaceholder {}
