@@ -329,7 +329,21 @@ class Bench:
         url = f"{self.portcullis.url}/v0/b/{BUCKET}/o/{urllib.parse.quote(name, safe='')}"
         return url + ("?" + urllib.parse.urlencode(query) if query else "")
 
+    def wait_for_keys(self) -> None:
+        """/readyz can answer 200 before the JWT key source has loaded (the authenticator starts in a
+        background task): wait until a bearer token is no longer refused for lack of keys, and say so."""
+        started = time.monotonic()
+        while time.monotonic() - started < 10:
+            status, _, body = http_request("GET", self.object_url("bench/absent"), headers=self.auth)
+            if not (status == 401 and b"noKeys" in body):
+                break
+            time.sleep(0.005)
+        waited = (time.monotonic() - started) * 1000
+        if waited > 5:
+            log(f"note: JWT keys were loaded {waited:.0f} ms after /readyz answered 200")
+
     def prepare(self) -> None:
+        self.wait_for_keys()
         log("preparing objects")
         small = os.urandom(4096)
         (self.static / "4k.bin").write_bytes(small)
@@ -421,7 +435,11 @@ class Bench:
 
         def throughput(url: str, headers: dict | None):
             def run() -> float:
-                return wrk(url, max(self.seconds, 10), connections=4, headers=headers).megabytes_per_second
+                result = wrk(url, max(self.seconds, 10), connections=4, headers=headers)
+                if result.errors or result.non_2xx:
+                    scenario.notes.append(f"{url.split('?')[0]}: {result.errors} socket errors, "
+                                          f"{result.non_2xx} non-2xx")
+                return result.megabytes_per_second
             return run
 
         self.pair(scenario, throughput(self.object_url("bench/1g.bin", alt="media"), self.auth),
@@ -525,9 +543,9 @@ class Bench:
 
     def s8(self) -> None:
         scenario = Scenario("S8", "start-up to /readyz 200", "ms", "≤150 ms")
+        (self.workdir / "startup").mkdir(exist_ok=True)
         for _ in range(5):
             probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys, Path(self.args.rules))
-            probe.workdir.mkdir(exist_ok=True)
             probe.data = self.portcullis.data.parent / "startup-data"
             try:
                 scenario.portcullis.append(probe.start() * 1000)

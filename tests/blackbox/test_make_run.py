@@ -36,8 +36,15 @@ def test_make_run_serves_and_prints_working_curl_lines(tmp_path) -> None:
         # Run the printed upload line (token or admin key) through a shell, exactly as a user would.
         lines = text.replace("\\\n", " ").splitlines()
         upload = next(line.strip() for line in lines if "name=public/hello.txt" in line)
-        result = subprocess.run(["bash", "-c", upload + " -o /dev/null -w '%{http_code}'"], cwd=ROOT,
-                                capture_output=True, text=True, timeout=60)
+        # /readyz may answer before the JWT key file has been loaded (the authenticator starts in a background
+        # task); a person typing the line never sees that, so allow a short bounded wait for a 401 only.
+        deadline = time.monotonic() + 5
+        while True:
+            result = subprocess.run(["bash", "-c", upload + " -o /dev/null -w '%{http_code}'"], cwd=ROOT,
+                                    capture_output=True, text=True, timeout=60)
+            if result.stdout != "401" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         token_available = "has no 'portcullis token'" not in text
         if token_available:
             assert result.stdout == "200", (upload, result.stdout, result.stderr)

@@ -126,7 +126,12 @@ def test_upstream_metrics_with_gcs_backend(tmp_path, servers) -> None:
     server = Server(workdir=tmp_path / "gcs", args=["--bucket", f"gcs-bucket=gs://{bucket}", "--rules", str(rules),
                                                     "--signing-key", str(key)], name="metrics-gcs")
     servers.append(server)
-    server.start()
+    try:
+        server.start()
+    except RuntimeError as error:
+        if "not available in this build" in str(error):
+            pytest.skip("this build has no GCS backend")
+        raise
     assert request("POST", upload_url(server.url, "gcs-bucket", "a/b.txt"), body=b"hello",
                    headers={"Content-Type": "text/plain"}).status == 200
     assert request("GET", object_url(server.url, "gcs-bucket", "a/b.txt", alt="media")).body == b"hello"
