@@ -109,6 +109,14 @@ service firebase.storage {
       allow read;
       allow create: if request.resource.size > 0;
     }
+    match /lists/{uid}/{name} {
+      allow read: if request.auth != null && request.auth.uid == uid;
+    }
+    match /meta/{name} {
+      allow read, create;
+      allow update: if request.resource.contentType == 'text/ok' && request.resource.size == resource.size;
+      allow delete: if resource.size < 5;
+    }
     match /private/{name} {
       allow read: if resource.metadata.public == 'yes';
       allow write;
@@ -935,3 +943,22 @@ def test_rules_decisions_counted_once_per_upload(rsrv: RulesServer) -> None:
     denied_before = counter("create", "deny")
     assert_error(put_media(rsrv.url, "images/count.pdf", b"c", "application/pdf"), 403)
     assert counter("create", "deny") - denied_before == 1
+
+
+def test_rules_list_through_single_segment_wildcard(rsrv: RulesServer) -> None:
+    """rules.md §2.6 / firebase-tools#3533: `match /lists/{uid}/{name} { allow read }` permits
+    listAll('lists/<uid>/') for that user."""
+    assert list_(rsrv.url, "lists/alice/", headers=rsrv.auth("alice")).status_code == 200
+    assert_error(list_(rsrv.url, "lists/alice/", headers=rsrv.auth("bob")), 403)
+
+
+def test_rules_update_and_delete_see_the_right_resources(rsrv: RulesServer) -> None:
+    assert put_media(rsrv.url, "meta/a.txt", b"1234567", "text/plain").status_code == 200
+    # update: request.resource = current metadata with the patch applied (size unchanged).
+    assert requests.patch(obj(rsrv.url, "meta/a.txt"), json={"contentType": "text/ok"}).status_code == 200
+    assert_error(requests.patch(obj(rsrv.url, "meta/a.txt"), json={"contentType": "text/no"}), 403)
+    # delete: resource = current object (7 bytes → denied); a missing object → resource null → 403, not 404.
+    assert_error(requests.delete(obj(rsrv.url, "meta/a.txt")), 403)
+    assert_error(requests.delete(obj(rsrv.url, "meta/missing.txt")), 403)
+    assert put_media(rsrv.url, "meta/b.txt", b"12", "text/plain").status_code == 200
+    assert requests.delete(obj(rsrv.url, "meta/b.txt")).status_code == 204
