@@ -962,3 +962,26 @@ def test_rules_update_and_delete_see_the_right_resources(rsrv: RulesServer) -> N
     assert_error(requests.delete(obj(rsrv.url, "meta/missing.txt")), 403)
     assert put_media(rsrv.url, "meta/b.txt", b"12", "text/plain").status_code == 200
     assert requests.delete(obj(rsrv.url, "meta/b.txt")).status_code == 204
+
+
+def test_list_cursor_skips_a_whole_prefix_and_keeps_neighbours(srv: Server) -> None:
+    """Keys sorting around a prefix (`d0-x` < `d0/` < `d00` < `d0é`) survive pagination at every page size."""
+    names = ["s/d0-x", "s/d0/x", "s/d0/y", "s/d00", "s/d0", "s/d0/z/w", "s/d0é", "s/d0/é", "s/e"]
+    for name in names:
+        assert put_media(srv.url, name, b"x").status_code == 200
+    for page_size in (1, 2, 3, 1000):
+        items: list[str] = []
+        prefixes: list[str] = []
+        token = None
+        while True:
+            params: dict[str, object] = {"maxResults": page_size}
+            if token:
+                params["pageToken"] = token
+            body = list_(srv.url, "s/", **params).json()
+            items += [i["name"] for i in body["items"]]
+            prefixes += body["prefixes"]
+            token = body.get("nextPageToken")
+            if token is None:
+                break
+        assert items == ["s/d0", "s/d0-x", "s/d00", "s/d0é", "s/e"], (page_size, items)
+        assert prefixes == ["s/d0/"], (page_size, prefixes)
