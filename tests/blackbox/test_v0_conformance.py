@@ -985,3 +985,13 @@ def test_list_cursor_skips_a_whole_prefix_and_keeps_neighbours(srv: Server) -> N
                 break
         assert items == ["s/d0", "s/d0-x", "s/d00", "s/d0é", "s/e"], (page_size, items)
         assert prefixes == ["s/d0/"], (page_size, prefixes)
+
+
+def test_head_content_length_is_the_get_length(srv: Server) -> None:
+    """RFC 9110 §9.3.2: a HEAD answer carries the Content-Length a GET would (metadata JSON and errors too)."""
+    put_media(srv.url, "head/m.txt", b"m")
+    for url in (obj(srv.url, "head/m.txt"), obj(srv.url, "head/missing.txt")):
+        got = requests.get(url)
+        head = requests.head(url)
+        assert head.status_code == got.status_code and head.content == b""
+        assert head.headers["Content-Length"] == str(len(got.content)), (url, head.headers)
