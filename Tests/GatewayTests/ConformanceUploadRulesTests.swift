@@ -14,6 +14,7 @@ import Storage
         service firebase.storage {
           match /b/{bucket}/o {
             match /hashed/{name} {
+              allow get;
               allow create: if request.resource.md5Hash == request.resource.metadata.expectedMd5;
             }
             match /nonempty/{name} {

@@ -28,6 +28,9 @@ extension V0API {
             downloadTokens: a.downloadTokens)
     }
 
+    /// Most custom-metadata values tried as the MD5 by `precheckCreate`; with more keys it defers instead.
+    static let maxPrecheckMetadataVariants = 16
+
     /// The early rules check of an upload, made before any byte is read so a denied upload is refused without
     /// streaming it. It only sees what is declared (size, maybe an `md5Hash`; never the crc32c), so a denial is
     /// final only when it does not hinge on those unknowns: with an unknown size the check is skipped, and the
@@ -36,6 +39,7 @@ extension V0API {
     /// request.resource.metadata.md5`). Any variant allowing it defers the decision to `beforeCommit`, which
     /// sees the true size and hashes. Decisions here are not counted in `portcullis_rules_decisions_total`
     /// unless they end the request, so every upload is counted once (by its final decision).
+    ///
     /// `sizes` are the possible sizes (empty when unknown; a multipart body's media size depends on whether it
     /// ends with a CRLF).
     func precheckCreate(_ call: V0Call, _ object: ObjectPath, _ attributes: ObjectAttributes, sizes: [Int64],
@@ -59,6 +63,8 @@ extension V0API {
             variants.append(same)
         }
         if md5 == nil {
+            // Bounded work per request: with many custom keys the early check defers to the final one.
+            guard attributes.customMetadata.count <= Self.maxPrecheckMetadataVariants else { return }
             for value in attributes.customMetadata.values {
                 var declared = base
                 declared.md5Hash = value
