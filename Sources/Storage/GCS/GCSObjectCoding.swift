@@ -16,8 +16,7 @@ enum GCSObjectCoding {
         var custom = [String: String]()
         var tokens = [String]()
         for (key, value) in json["metadata"]?.objectValue ?? [:] {
-            // Null or empty = absent: GCS deletes a key patched with null; emulators store "" instead.
-            guard let value = value.stringValue, !value.isEmpty else { continue }
+            guard let value = value.stringValue else { continue }
             if key == ObjectMetadata.downloadTokensKey {
                 tokens = value.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
             } else {
