@@ -38,8 +38,14 @@ enum BackendFactory {
                 } catch {
                     Terminal.fail("--bucket \(binding): \(error)")
                 }
-            case .s3:
-                Terminal.fail("--bucket \(binding): s3 backends are not available in this build yet")
+            case .s3(let bucket):
+                do {
+                    let configuration = try S3BackendConfiguration.fromEnvironment(ProcessEnvironment.current(),
+                                                                                   bucket: bucket)
+                    backends[binding.name] = S3Backend(configuration: configuration, client: client)
+                } catch {
+                    Terminal.fail("--bucket \(binding): \(error)")
+                }
             }
         }
         return backends
