@@ -40,9 +40,10 @@ enum ServerRunner {
                 corsOrigins: corsList(config.corsOrigins),
                 uploadIdleTimeoutSeconds: Int(config.uploadIdleTimeout.components.seconds)),
             backends: backends, signer: signer, authorizer: { authorizer }, metrics: registry, logger: logger)
+        let keysAttempted = StartupGate()
         let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
-                                                        registry: registry,
-                                                        logger: logger)
+                                                        registry: registry, logger: logger,
+                                                        keysAttempted: keysAttempted)
 
         let readiness = Readiness {
             for backend in backends.values where await !backend.isReady() { return false }
@@ -84,7 +85,11 @@ enum ServerRunner {
             if case .invalidAddress = error { Terminal.fail("--listen \(config.listen): \(error.description)") }
             Terminal.fail("cannot listen on \(config.listen): \(error.description)", code: 1)
         }
-        readiness.markServing()
+        // Ready once listening and the first JWT key load has finished (tokens would be refused before).
+        Task {
+            await keysAttempted.wait()
+            readiness.markServing()
+        }
         let bound = ListenAddress(host: config.listen.host, port: port)
         let shownHost = ["0.0.0.0", "::"].contains(config.listen.host) ? "127.0.0.1" : bound.description
             .dropLast(String(port).count + 1)
