@@ -63,7 +63,10 @@ PY
 stop)
   for name in gcs s3 s3auth; do
     if [[ -f "$state/$name.pid" ]]; then
-      kill "$(cat "$state/$name.pid")" 2>/dev/null || true
+      pid=$(cat "$state/$name.pid")
+      kill "$pid" 2>/dev/null || true
+      for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      kill -9 "$pid" 2>/dev/null || true
       rm -f "$state/$name.pid"
     fi
   done
