@@ -254,6 +254,7 @@ public final class S3Backend: StorageBackend {
         headers.append(("x-amz-copy-source", "/\(configuration.bucket)/\(AWSSigV4.percentEncode(object.name, keepSlash: true))"))
         headers.append(("x-amz-metadata-directive", "REPLACE"))
         if let etag { headers.append(("x-amz-copy-source-if-match", etag)) }
+        headers.append(("x-amz-content-sha256", SHA256.hash([UInt8]()).map { String(format2: $0) }.joined()))
         _ = try await exchange("PUT", url(object.name), headers: headers, op: "copy", idempotent: true)
         return try await metadata(of: object)
     }
