@@ -119,7 +119,9 @@ public final class S3Backend: StorageBackend {
             generation: own["portcullis-generation"].flatMap { Int64($0) } ?? modified.nanosecondsSinceEpoch / 1000,
             metageneration: own["portcullis-metageneration"].flatMap { Int64($0) } ?? 1,
             size: headers.first(ignoringCase: "content-length").flatMap { Int64($0) } ?? 0,
-            timeCreated: created, updated: modified,
+            timeCreated: created,
+            updated: own["portcullis-updated"].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
+                ?? modified,
             md5Hash: own["portcullis-md5"], crc32c: own["portcullis-crc32c"],
             contentType: text("content-type"), contentEncoding: text("content-encoding"),
             contentDisposition: text("content-disposition"), contentLanguage: text("content-language"),
@@ -143,6 +145,7 @@ public final class S3Backend: StorageBackend {
         headers.append(("x-amz-meta-portcullis-generation", String(metadata.generation)))
         headers.append(("x-amz-meta-portcullis-metageneration", String(metadata.metageneration)))
         headers.append(("x-amz-meta-portcullis-created", String(metadata.timeCreated.nanosecondsSinceEpoch / 1000)))
+        headers.append(("x-amz-meta-portcullis-updated", String(metadata.updated.nanosecondsSinceEpoch / 1000)))
         if let md5 = metadata.md5Hash { headers.append(("x-amz-meta-portcullis-md5", md5)) }
         if let crc = metadata.crc32c { headers.append(("x-amz-meta-portcullis-crc32c", crc)) }
         return headers
@@ -222,7 +225,8 @@ public final class S3Backend: StorageBackend {
         if let expected = options.expectedMD5, expected != sums.md5Base64 {
             throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
         }
-        let now = Timestamp.now()
+        // Microsecond precision: what the metadata headers store.
+        let now = Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000)
         var generation = now.nanosecondsSinceEpoch / 1000
         if let current, generation <= current.generation { generation = current.generation + 1 }
         let metadata = ObjectMetadata(
@@ -245,11 +249,12 @@ public final class S3Backend: StorageBackend {
                                preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
         let (current, etag) = try await head(object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
-        let next = patch.applied(to: current, now: .now())
+        let next = patch.applied(to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
         var headers = headers(for: next)
         headers.append(("x-amz-copy-source", "/\(configuration.bucket)/\(AWSSigV4.percentEncode(object.name, keepSlash: true))"))
         headers.append(("x-amz-metadata-directive", "REPLACE"))
         if let etag { headers.append(("x-amz-copy-source-if-match", etag)) }
+        headers.append(("x-amz-content-sha256", SHA256.hash([UInt8]()).map { String(format2: $0) }.joined()))
         _ = try await exchange("PUT", url(object.name), headers: headers, op: "copy", idempotent: true)
         return try await metadata(of: object)
     }
@@ -314,13 +319,18 @@ enum S3MetadataKey {
 
     static func encodeValue(_ value: String) -> String {
         let printable = value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-        if printable && !value.hasPrefix("=?UTF-8?B?") && value.first != " " && value.last != " " { return value }
+        // Empty values are encoded too: curl sends `Name;` for an empty header, which SigV4 verifiers reject.
+        if printable && !value.isEmpty && !value.hasPrefix("=?UTF-8?B?") && value.first != " " && value.last != " " {
+            return value
+        }
         return "=?UTF-8?B?" + Base64.encode(Array(value.utf8)) + "?="
     }
 
     static func decodeValue(_ value: String) -> String {
-        guard value.hasPrefix("=?UTF-8?B?"), value.hasSuffix("?="),
-              let bytes = Base64.decode(value.dropFirst(10).dropLast(2)) else { return value }
+        guard value.hasPrefix("=?UTF-8?B?"), value.hasSuffix("?=") else { return value }
+        let encoded = value.dropFirst(10).dropLast(2)
+        if encoded.isEmpty { return "" }
+        guard let bytes = Base64.decode(encoded) else { return value }
         return String(decoding: bytes, as: UTF8.self)
     }
 }
