@@ -38,7 +38,10 @@ let package = Package(
             name: "Gateway",
             dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
             swiftSettings: strict),
-        .executableTarget(name: "portcullis", dependencies: ["Gateway"], swiftSettings: strict),
+        .executableTarget(
+            name: "portcullis",
+            dependencies: ["Gateway", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
+            swiftSettings: strict),
         // The client SDK depends on Core only, so apps and ops tools link no server code.
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
         .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient"], swiftSettings: strict),

@@ -44,6 +44,15 @@ let package = Package(
                 .product(name: "Rules", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
+        // S9 of `make bench`: cold/cached JWT verification and rules decision cost (µs/op); see README.md.
+        .executableTarget(
+            name: "portcullis-microbench",
+            dependencies: [
+                .product(name: "Auth", package: "Portcullis"),
+                .product(name: "Crypto", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+                .product(name: "Rules", package: "Portcullis"),
+            ]),
         // A canned-response server for wrk comparisons against nginx.
         .executableTarget(
             name: "http-bench-server",

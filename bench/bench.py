@@ -15,7 +15,7 @@ Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted):
   S6 64 MiB resumable upload in 8 MiB chunks vs dd fsync   target ≥ 0.6×
   S7 10,000 idle keep-alive connections, RSS/connection    target ≤ 2× nginx
   S8 start-up to /readyz 200                               target ≤ 150 ms
-  S9 in-process micro-benchmarks (.build/release/portcullis-microbench, when it exists)
+  S9 in-process micro-benchmarks (Fuzz/.build/release/portcullis-microbench): ≤ 60 / 3 / 5 µs
 """
 from __future__ import annotations
 
@@ -554,13 +554,24 @@ class Bench:
         self.scenarios.append(scenario)
 
     def s9(self) -> None:
-        micro = Path(self.args.binary).parent / "portcullis-microbench"
+        micro = Path(self.args.microbench)
         if not micro.exists():
-            return
-        scenario = Scenario("S9", "micro-benchmarks", "µs/op", "see lines")
-        out = subprocess.run([str(micro)], capture_output=True, text=True, timeout=600)
-        scenario.notes += [line for line in out.stdout.splitlines() if line.strip()]
-        self.scenarios.append(scenario)
+            raise RuntimeError(f"{micro} not built (scripts/bench.sh builds it: cd Fuzz && swift build -c release "
+                               "--product portcullis-microbench)")
+        out = subprocess.run([str(micro), str(ROOT / "Tests" / "RulesTests" / "Fixtures" / "bench")],
+                             capture_output=True, text=True, timeout=900)
+        if out.returncode != 0:
+            raise RuntimeError(f"portcullis-microbench exited {out.returncode}: {out.stderr[-300:]}")
+        titles = {"cold_rs256": "S9a cold RS256 verify", "cached_verify": "S9b cached verify",
+                  "rules_decision": "S9c rules decision"}
+        for line in out.stdout.splitlines():
+            log(f"S9 {line}")
+            fields = line.split()
+            if len(fields) == 4 and fields[0] == "RESULT":
+                key, title = titles.get(fields[1], fields[1]).split(" ", 1)
+                scenario = Scenario(key, title + " (CPU)", "µs", f"≤{fields[3]} µs")
+                scenario.portcullis.append(float(fields[2]))
+                self.scenarios.append(scenario)
 
     # output --------------------------------------------------------------------------------------------------
 
@@ -573,7 +584,7 @@ class Bench:
         for scenario in self.scenarios:
             ours, peer = scenario.median(scenario.portcullis), scenario.median(scenario.peer)
             ratio, result = verdict(scenario)
-            fmt = (lambda v: "—" if v is None else f"{v:,.1f} {scenario.unit}")
+            fmt = (lambda v: "—" if v is None else f"{v:,.2f} {scenario.unit}" if v < 10 else f"{v:,.1f} {scenario.unit}")
             print(f"{scenario.key + ' ' + scenario.title:<34} {fmt(ours):>14} {fmt(peer):>14} {ratio:>7} "
                   f"{scenario.target:>10}  {result}")
             for name, values in scenario.extra.items():
@@ -597,7 +608,7 @@ class Bench:
                                  (self.object_url("bench/meta.json"), self.auth),
                                  (self.object_url("bench/4k.bin", alt="media"), self.auth)):
                 wrk(url, 2, headers=headers)
-            wanted = self.args.scenarios or (["S1", "S2", "S3"] if self.quick else
+            wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
                                              ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9"])
             for key in wanted:
                 try:
@@ -629,7 +640,7 @@ class Bench:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="S1-S3 only, 5 s runs (~2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="S1-S3 and S9 only, 5 s runs (~2 minutes)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=int, default=0, help="seconds per wrk run")
     parser.add_argument("--scenarios", nargs="*", help="e.g. S1 S4")
@@ -637,6 +648,9 @@ def main() -> int:
     parser.add_argument("--rules", default=str(ROOT / "bench" / "typical.rules"),
                         help="ruleset; its rules must let uid 'benchuser' with claim role=bench read/write bench/**")
     parser.add_argument("--binary", default=os.environ.get("PORTCULLIS_BIN", str(ROOT / ".build/release/portcullis")))
+    parser.add_argument("--microbench", default=os.environ.get(
+        "PORTCULLIS_MICROBENCH", str(ROOT / "Fuzz/.build/release/portcullis-microbench")),
+                        help="S9 binary (the Fuzz package's portcullis-microbench product)")
     return Bench(parser.parse_args()).run()
 
 

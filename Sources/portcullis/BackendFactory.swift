@@ -1,10 +1,13 @@
 import Gateway
 import PortcullisCore
 import Storage
+import Upstream
 
 /// One `StorageBackend` per configured bucket, chosen by URL scheme (DESIGN §4). Failures exit with status 2.
 enum BackendFactory {
-    static func make(config: GatewayConfiguration, logger: Logger) -> [String: any StorageBackend] {
+    static func make(config: GatewayConfiguration, client: UpstreamClient, logger: Logger)
+        -> [String: any StorageBackend]
+    {
         var backends: [String: any StorageBackend] = [:]
         for binding in config.buckets {
             switch binding.backend {
@@ -17,8 +20,32 @@ enum BackendFactory {
                 } catch {
                     Terminal.fail("--bucket \(binding): cannot open the embedded store: \(error)")
                 }
-            case .gcs, .s3:
-                Terminal.fail("--bucket \(binding): \(binding.backend.kind) backends are not available in this build")
+            case .gcs(let bucket):
+                let environment = ProcessEnvironment.current()
+                var credentials: [UInt8]?
+                if environment["STORAGE_EMULATOR_HOST"]?.isEmpty ?? true,
+                   let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
+                    switch Terminal.readFile(path, limit: 1 << 20) {
+                    case .success(let bytes): credentials = bytes
+                    case .failure(let failure):
+                        Terminal.fail("--bucket \(binding): GOOGLE_APPLICATION_CREDENTIALS \(path): \(failure.reason)")
+                    }
+                }
+                do {
+                    let configuration = try GCSBackendConfiguration.fromEnvironment(environment, bucket: bucket,
+                                                                                    credentialsJSON: credentials)
+                    backends[binding.name] = try GCSBackend(configuration: configuration, client: client)
+                } catch {
+                    Terminal.fail("--bucket \(binding): \(error)")
+                }
+            case .s3(let bucket):
+                do {
+                    let configuration = try S3BackendConfiguration.fromEnvironment(ProcessEnvironment.current(),
+                                                                                   bucket: bucket)
+                    backends[binding.name] = S3Backend(configuration: configuration, client: client)
+                } catch {
+                    Terminal.fail("--bucket \(binding): \(error)")
+                }
             }
         }
         return backends

@@ -3,6 +3,7 @@ import Gateway
 import HTTPServer
 import PortcullisCore
 import Storage
+import Upstream
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,9 @@ enum ServerRunner {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
+        let upstream = UpstreamClient(metrics: registry, logger: logger)
 
-        let backends = BackendFactory.make(config: config, logger: logger)
+        let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
             logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
         }
@@ -38,8 +40,10 @@ enum ServerRunner {
                 corsOrigins: corsList(config.corsOrigins),
                 uploadIdleTimeoutSeconds: Int(config.uploadIdleTimeout.components.seconds)),
             backends: backends, signer: signer, authorizer: { authorizer }, metrics: registry, logger: logger)
-        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, registry: registry,
-                                                        logger: logger)
+        let keysAttempted = StartupGate()
+        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
+                                                        registry: registry, logger: logger,
+                                                        keysAttempted: keysAttempted)
 
         let readiness = Readiness {
             for backend in backends.values where await !backend.isReady() { return false }
@@ -81,7 +85,11 @@ enum ServerRunner {
             if case .invalidAddress = error { Terminal.fail("--listen \(config.listen): \(error.description)") }
             Terminal.fail("cannot listen on \(config.listen): \(error.description)", code: 1)
         }
-        readiness.markServing()
+        // Ready once listening and the first JWT key load has finished (tokens would be refused before).
+        Task {
+            await keysAttempted.wait()
+            readiness.markServing()
+        }
         let bound = ListenAddress(host: config.listen.host, port: port)
         let shownHost = ["0.0.0.0", "::"].contains(config.listen.host) ? "127.0.0.1" : bound.description
             .dropLast(String(port).count + 1)

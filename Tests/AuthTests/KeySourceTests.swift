@@ -36,7 +36,7 @@ import PortcullisCore
         let keys = TestKeys.shared
         let server = try LoopbackKeyServer(maxAge: 1)
         try server.write("jwks.json", Self.jwks([(keys.rsaPublic, "k1")]))
-        let fetcher = URLSessionKeyFetcher()
+        let fetcher = CountingKeyFetcher()
         let sink = CapturingLogSink()
         let source = KeySource.from(spec: server.url("jwks.json"), fetcher: fetcher, logger: Logger(sink: sink),
                                     options: Self.fastOptions())
@@ -81,7 +81,7 @@ import PortcullisCore
         let keys = TestKeys.shared
         let server = try LoopbackKeyServer(maxAge: 3600)
         try server.write("jwks.json", Self.jwks([(keys.rsaPublic, "k1")]))
-        let fetcher = URLSessionKeyFetcher()
+        let fetcher = CountingKeyFetcher()
         var options = Self.fastOptions()
         options.unknownKeyRefetchSeconds = 60
         let source = KeySource.from(spec: server.url("jwks.json"), fetcher: fetcher, logger: .disabled, options: options)
@@ -105,7 +105,7 @@ import PortcullisCore
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("keys.pem").path
         try Data(keys.rsaPublic.utf8).write(to: URL(fileURLWithPath: path))
-        let source = KeySource.from(spec: path, fetcher: URLSessionKeyFetcher(), logger: .disabled, options: Self.fastOptions())
+        let source = KeySource.from(spec: path, fetcher: CountingKeyFetcher(), logger: .disabled, options: Self.fastOptions())
         #expect(source.location == .file(path: path))
         let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
         await auth.start()
@@ -120,6 +120,18 @@ import PortcullisCore
         #expect(await Self.accepts(auth, t1))
     }
 
+    @Test func upstreamFetcherReadsBodyAndMaxAge() async throws {
+        let server = try LoopbackKeyServer(maxAge: 1234)
+        let document = Self.jwks([(TestKeys.shared.ecPublic, "e1")])
+        try server.write("jwks.json", document)
+        let (body, maxAge) = try await CountingKeyFetcher().fetch(server.url("jwks.json"))
+        #expect(body == Array(document.utf8))
+        #expect(maxAge == 1234)
+        let crossCheck = try await URLSessionKeyFetcher().fetch(server.url("jwks.json"))
+        #expect(crossCheck.body == body && crossCheck.maxAgeSeconds == 1234)
+        await #expect(throws: (any Error).self) { try await CountingKeyFetcher().fetch(server.url("missing.json")) }
+    }
+
     @Test func cacheControlParsing() {
         #expect(CacheControl.maxAge("public, max-age=19462, must-revalidate, no-transform") == 19462)
         #expect(CacheControl.maxAge("max-age=0") == 0)
@@ -130,7 +142,7 @@ import PortcullisCore
     }
 
     @Test func specDetection() {
-        let fetcher = URLSessionKeyFetcher()
+        let fetcher = CountingKeyFetcher()
         #expect(KeySource.from(spec: "HTTPS://example.test/jwks", fetcher: fetcher, logger: .disabled).location == .url("HTTPS://example.test/jwks"))
         #expect(KeySource.from(spec: "./keys.pem", fetcher: fetcher, logger: .disabled).location == .file(path: "./keys.pem"))
     }
@@ -139,7 +151,7 @@ import PortcullisCore
 extension KeySourceTests {
     @Test func failedInitialLoadIsRetriedSoon() async throws {
         let server = try LoopbackKeyServer(maxAge: 3600)
-        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: URLSessionKeyFetcher(), logger: .disabled,
+        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: CountingKeyFetcher(), logger: .disabled,
                                     options: Self.fastOptions())
         let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
         await auth.start()

@@ -23,7 +23,7 @@ public struct CORSPolicy: Sendable {
         "X-Firebase-Storage-Version", "X-Goog-Upload-Status", "X-Goog-Upload-URL", "X-Goog-Upload-Size-Received",
         "X-Goog-Upload-Chunk-Granularity", "X-Goog-Upload-Command", "X-Goog-Upload-Control-URL",
         "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type", "X-Goog-Upload-Protocol",
-        "X-GUploader-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration", "x-goog-storage-class",
+        "X-GUploader-UploadID", "X-GUpload-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration", "x-goog-storage-class",
     ].joined(separator: ", ")
 
     public init(origins: [String]) {

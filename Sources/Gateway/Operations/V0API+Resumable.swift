@@ -26,9 +26,8 @@ extension V0API {
         let preconditions = try queryPreconditions(call)
 
         let existing = try await existingMetadata(call, backend, object)
-        try authorize(call, .create, bucket: bucket, path: objectName, principal: call.principal, resource: existing,
-                      requestResource: Self.proposedMetadata(object, attributes, size: declaredSize ?? 0,
-                                                             md5: fields.md5Hash, existing: existing))
+        try precheckCreate(call, object, attributes, sizes: declaredSize.map { [$0] } ?? [], md5: fields.md5Hash,
+                           existing: existing)
         if let existing, !preconditions.isSatisfied(by: existing) { throw GatewayError.preconditionFailed() }
 
         let handle = try await storage(call) {
@@ -173,7 +172,12 @@ private struct ResumableSession {
         let ceiling = capability.declaredSize ?? api.configuration.maxObjectBytes
         let room = ceiling - offset
         if let length = call.request.body.expectedLength, length > max(0, room) {
-            guard case .active? = try await state() else { throw try await inactive() }
+            guard case .active(let current)? = try await state() else { throw try await inactive() }
+            // A wrong offset is reported as such (with the persisted size, so the client resumes from it), even
+            // when the misplaced chunk would also overrun the declared size.
+            if offset != current {
+                throw GatewayError(StorageError.offsetMismatch(current: current)).withUploadStatus("active")
+            }
             if capability.declaredSize != nil {
                 throw GatewayError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
                     .withUploadStatus("active")

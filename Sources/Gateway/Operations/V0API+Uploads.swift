@@ -28,6 +28,60 @@ extension V0API {
             downloadTokens: a.downloadTokens)
     }
 
+    /// Most custom-metadata values tried as the MD5 by `precheckCreate`; with more keys it defers instead.
+    static let maxPrecheckMetadataVariants = 16
+
+    /// The early rules check of an upload, made before any byte is read so a denied upload is refused without
+    /// streaming it. It only sees what is declared (size, maybe an `md5Hash`; never the crc32c), so a denial is
+    /// final only when it does not hinge on those unknowns: with an unknown size the check is skipped, and the
+    /// proposal is re-judged with the hashes absent, with placeholder hashes, with the existing object's hashes
+    /// and with each custom-metadata value as the MD5 (rules such as `request.resource.md5Hash ==
+    /// request.resource.metadata.md5`). Any variant allowing it defers the decision to `beforeCommit`, which
+    /// sees the true size and hashes. Decisions here are not counted in `portcullis_rules_decisions_total`
+    /// unless they end the request, so every upload is counted once (by its final decision).
+    ///
+    /// `sizes` are the possible sizes (empty when unknown; a multipart body's media size depends on whether it
+    /// ends with a CRLF).
+    func precheckCreate(_ call: V0Call, _ object: ObjectPath, _ attributes: ObjectAttributes, sizes: [Int64],
+                        md5: String?, existing: ObjectMetadata?) throws(GatewayError) {
+        guard call.principal?.isAdmin != true, let size = sizes.first else { return }
+        let base = Self.proposedMetadata(object, attributes, size: size, md5: md5, existing: existing)
+        var variants = [base]
+        for other in sizes.dropFirst() {
+            var resized = base
+            resized.size = other
+            variants.append(resized)
+        }
+        var placeholder = base
+        placeholder.md5Hash = md5 ?? "AAAAAAAAAAAAAAAAAAAAAA=="
+        placeholder.crc32c = "AAAAAA=="
+        variants.append(placeholder)
+        if let existing {
+            var same = base
+            same.md5Hash = md5 ?? existing.md5Hash
+            same.crc32c = existing.crc32c
+            variants.append(same)
+        }
+        if md5 == nil {
+            // Bounded work per request: with many custom keys the early check defers to the final one.
+            guard attributes.customMetadata.count <= Self.maxPrecheckMetadataVariants else { return }
+            for value in attributes.customMetadata.values {
+                var declared = base
+                declared.md5Hash = value
+                variants.append(declared)
+            }
+        }
+        let authorizer = currentAuthorizer()
+        for proposal in variants {
+            let decision = authorizer.authorize(AccessRequest(
+                method: .create, bucket: object.bucket, path: object.name, principal: call.principal,
+                resource: existing, requestResource: proposal, time: .now()))
+            if decision.allowed { return }
+        }
+        try authorize(call, .create, bucket: object.bucket, path: object.name, principal: call.principal,
+                      resource: existing, requestResource: base)
+    }
+
     /// Write options whose `beforeCommit` runs rules `create` (overwrites included, §5.8) for `principal`
     /// against the metadata the backend is about to commit.
     func createOptions(_ call: V0Call, _ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,
@@ -66,9 +120,8 @@ extension V0API {
         }
         attributes = completeAttributes(attributes, contentType: nil)
         let existing = try await existingMetadata(call, backend, object)
-        try authorize(call, .create, bucket: object.bucket, path: object.name, principal: call.principal,
-                      resource: existing, requestResource: Self.proposedMetadata(
-                        object, attributes, size: call.request.body.expectedLength ?? 0, md5: nil, existing: existing))
+        try precheckCreate(call, object, attributes, sizes: call.request.body.expectedLength.map { [$0] } ?? [],
+                           md5: nil, existing: existing)
         let body = LimitedByteStream(call.request.body, limit: configuration.maxObjectBytes)
         let options = createOptions(call, object, principal: call.principal, existing: existing,
                                     preconditions: preconditions, expectedMD5: nil, expectedSize: nil)
@@ -95,12 +148,14 @@ extension V0API {
             let attributes = completeAttributes(fields.attributes, contentType: partType)
 
             let existing = try await existingMetadata(call, backend, object)
-            let estimate = call.request.body.expectedLength.map {
-                max(0, $0 - reader.consumedBytes - Int64(boundary.utf8.count + 6))
-            } ?? 0
-            try authorize(call, .create, bucket: bucket, path: objectName, principal: call.principal,
-                          resource: existing, requestResource: Self.proposedMetadata(
-                            object, attributes, size: estimate, md5: fields.md5Hash, existing: existing))
+            // The media part's size if the body ends the way the SDKs end it (`CRLF--boundary--`), or with one
+            // more CRLF after it (curl, most MIME writers).
+            var sizes: [Int64] = []
+            if let length = call.request.body.expectedLength {
+                let estimate = max(0, length - reader.consumedBytes - Int64(boundary.utf8.count + 6))
+                sizes = [estimate, max(0, estimate - 2)]
+            }
+            try precheckCreate(call, object, attributes, sizes: sizes, md5: fields.md5Hash, existing: existing)
             let body = LimitedByteStream(reader.partStream(lastPart: true), limit: configuration.maxObjectBytes)
             let options = createOptions(call, object, principal: call.principal, existing: existing,
                                         preconditions: preconditions, expectedMD5: fields.md5Hash, expectedSize: nil)

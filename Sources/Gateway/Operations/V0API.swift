@@ -59,7 +59,7 @@ public final class V0API: Sendable {
                 context.objectName = routed.operation.objectName
                 let call = V0Call(request: request, routed: routed, principal: principal, context: context)
                 response = try await perform(call)
-                if routed.isHead { response.body = .empty }
+                if routed.isHead { Self.stripForHead(&response) }
             } catch {
                 if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
                 let gatewayError = GatewayError(any: error)
@@ -69,7 +69,7 @@ public final class V0API: Sendable {
                                                        ("error", .string("\(error)"))])
                 }
                 response = gatewayError.response(requestID: context.requestID)
-                if request.method == .head { response.body = .empty }
+                if request.method == .head { Self.stripForHead(&response) }
             }
         }
         cors.decorate(&response, for: request)
@@ -94,6 +94,14 @@ public final class V0API: Sendable {
         case .deleteToken(let object, let token): return try await manageToken(call, object, delete: token)
         case .signURL(let object): return try await signURL(call, object)
         }
+    }
+
+    /// A HEAD answer: no body, but the `Content-Length` the GET would have (RFC 9110 §9.3.2), not 0.
+    static func stripForHead(_ response: inout HTTPResponse) {
+        if case .bytes(let bytes) = response.body, !response.headers.contains("Content-Length") {
+            response.headers.add("Content-Length", String(bytes.count))
+        }
+        response.body = .empty
     }
 
     func backend(_ bucket: String) throws(GatewayError) -> any StorageBackend {

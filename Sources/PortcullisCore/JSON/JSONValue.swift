@@ -180,9 +180,9 @@ private struct JSONParser {
     }
 
     mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
-        let w = Array(word.utf8)
-        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("invalid literal") }
-        i += w.count
+        let count = word.utf8.count
+        guard i + count <= bytes.count, bytes[i..<(i + count)].elementsEqual(word.utf8) else { throw fail("invalid literal") }
+        i += count
         return value
     }
 
@@ -225,11 +225,28 @@ private struct JSONParser {
         i += 1  // opening quote
         // Fast path: a string without escapes becomes a String straight from the input bytes (no scratch buffer).
         let start = i
-        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+        var high: UInt8 = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+            high |= bytes[i]
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\""), high < 0x80 {
+            let end = i
+            i += 1
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        }
         if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
-            guard let string = String(validating: bytes[start..<i], as: UTF8.self) else {
-                throw fail("invalid UTF-8 in string")
+            // Decoding repairs invalid UTF-8; the result equals the input bytes exactly when they were valid.
+            // (Non-generic, so no runtime metadata lookups per string.)
+            let end = i
+            let string = bytes.withUnsafeBufferPointer { buffer -> String? in
+                let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                let decoded = String(decoding: slice, as: UTF8.self)
+                let same = decoded.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(slice) }
+                    ?? decoded.utf8.elementsEqual(slice)
+                return same ? decoded : nil
             }
+            guard let string else { throw fail("invalid UTF-8 in string") }
             i += 1
             return string
         }

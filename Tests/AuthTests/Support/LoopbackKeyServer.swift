@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
+import Upstream
 @testable import Auth
 
 /// A real HTTP server on 127.0.0.1:<free port> (Python's http.server) serving one directory, adding
@@ -73,13 +74,21 @@ final class LoopbackKeyServer: @unchecked Sendable {
     }
 }
 
-/// A `KeyDocumentFetcher` for tests over URLSession; counts requests.
-final class URLSessionKeyFetcher: KeyDocumentFetcher {
+/// The production fetcher (UpstreamKeyFetcher over libcurl), counting requests.
+final class CountingKeyFetcher: KeyDocumentFetcher {
     private let counter = Mutex(0)
+    private let inner = UpstreamKeyFetcher(client: UpstreamClient())
     var requests: Int { counter.withLock { $0 } }
 
     func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?) {
         counter.withLock { $0 += 1 }
+        return try await inner.fetch(url)
+    }
+}
+
+/// A second, independent HTTP client (Foundation's URLSession) for cross-checking the fetcher.
+final class URLSessionKeyFetcher: KeyDocumentFetcher {
+    func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let session = URLSession(configuration: configuration)

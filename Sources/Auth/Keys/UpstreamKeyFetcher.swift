@@ -1,0 +1,29 @@
+public import Upstream
+
+/// The production `KeyDocumentFetcher`: a buffered GET through the shared `UpstreamClient` (libcurl), with
+/// the metric/circuit-breaker label `jwks`, a size cap, and `Cache-Control: max-age` read from the response.
+public struct UpstreamKeyFetcher: KeyDocumentFetcher {
+    private let client: UpstreamClient
+    private let maxBytes: Int
+    private let timeouts: UpstreamTimeouts
+
+    /// Key documents are small (Google's certificate map is ~4 KiB); `maxBytes` bounds a hostile one.
+    public init(client: UpstreamClient, maxBytes: Int = 1 << 20,
+                timeouts: UpstreamTimeouts = UpstreamTimeouts(connect: 5, firstByte: 10, idle: 10)) {
+        self.client = client
+        self.maxBytes = maxBytes
+        self.timeouts = timeouts
+    }
+
+    public func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?) {
+        let request = UpstreamRequest(
+            method: "GET", url: url, headers: [("Accept", "application/json, application/x-pem-file, */*")],
+            timeouts: timeouts, backend: "jwks", operation: "jwks")
+        let (status, headers, body) = try await client.fetch(request, maxBytes: maxBytes)
+        guard (200..<300).contains(status) else {
+            throw AuthError(.noKeys, "key document request answered HTTP \(status)")
+        }
+        let cacheControl = headers.last { $0.0.lowercased() == "cache-control" }?.1
+        return (body, CacheControl.maxAge(cacheControl))
+    }
+}

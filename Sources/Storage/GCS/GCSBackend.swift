@@ -1,0 +1,238 @@
+public import PortcullisCore
+public import Upstream
+
+/// A bucket served from Google Cloud Storage through its JSON API (`gs://BUCKET`), over the shared
+/// `UpstreamClient`.
+///
+/// Mapping (DESIGN §4): GCS generations and metagenerations are ours; custom metadata maps 1:1, download tokens
+/// live in `metadata.firebaseStorageDownloadTokens`. Reads pin the generation they resolved the range against
+/// and stream the upstream body (206 passed through, never re-buffered). Writes go through a GCS resumable
+/// session: chunks of `uploadChunkBytes` are sent as they fill, the last one is held until every byte is in
+/// and checksummed, so `beforeCommit`, `expectedMD5` and `expectedSize` are judged before GCS commits the
+/// object. Preconditions are passed to GCS (`ifGenerationMatch`, `ifMetagenerationMatch`) and also checked
+/// here first, because emulators do not enforce them.
+public final class GCSBackend: StorageBackend {
+    let configuration: GCSBackendConfiguration
+    let client: UpstreamClient
+    private let tokens: GCSTokenSource?
+    /// Metric label and circuit-breaker key for this bucket.
+    let backendLabel: String
+
+    public init(configuration: GCSBackendConfiguration, client: UpstreamClient) throws(StorageError) {
+        self.configuration = configuration
+        self.client = client
+        self.backendLabel = "gcs:\(configuration.bucket)"
+        switch configuration.credentials {
+        case .none:
+            tokens = nil
+        case .serviceAccount(let email, let pem, let tokenURI):
+            tokens = try GCSTokenSource(clientEmail: email, privateKeyPEM: pem, tokenURI: tokenURI, client: client)
+        }
+    }
+
+    // MARK: URLs
+
+    var bucketPath: String { "/b/\(AWSSigV4.percentEncode(configuration.bucket))" }
+
+    func objectURL(_ name: String, query: [(String, String)] = []) -> String {
+        url("\(configuration.endpoint)/storage/v1\(bucketPath)/o/\(AWSSigV4.percentEncode(name))", query)
+    }
+
+    func url(_ base: String, _ query: [(String, String)]) -> String {
+        query.isEmpty ? base : base + "?" + query.map { "\($0.0)=\(AWSSigV4.percentEncode($0.1))" }.joined(separator: "&")
+    }
+
+    static func preconditionQuery(_ p: Preconditions) -> [(String, String)] {
+        var query = [(String, String)]()
+        if let g = p.ifGenerationMatch { query.append(("ifGenerationMatch", String(g))) }
+        if let m = p.ifMetagenerationMatch { query.append(("ifMetagenerationMatch", String(m))) }
+        return query
+    }
+
+    // MARK: calls
+
+    /// Sends one request with auth; maps transport failures to `StorageError`.
+    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
+              op: String, idempotent: Bool? = nil) async throws(StorageError) -> UpstreamResponse {
+        var headers = headers
+        if let tokens { headers.append(("Authorization", "Bearer \(try await tokens.token())")) }
+        let t = configuration.timeouts
+        let request = UpstreamRequest(method: method, url: url, headers: headers, body: body,
+                                      timeouts: UpstreamTimeouts(connect: t.connect, firstByte: t.firstByte, idle: t.idle),
+                                      idempotent: idempotent, backend: backendLabel, operation: op)
+        do {
+            return try await client.send(request)
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    /// Sends and reads a small JSON answer; non-2xx statuses become errors (404 → `.notFound`).
+    func sendJSON(_ method: String, _ url: String, json: JSONValue? = nil, headers: [(String, String)] = [],
+                  op: String, idempotent: Bool? = nil,
+                  rawBody: [UInt8]? = nil) async throws(StorageError) -> (status: Int, headers: [(String, String)], json: JSONValue?) {
+        var headers = headers
+        var body = UpstreamRequestBody.none
+        if let rawBody {
+            body = .bytes(rawBody)
+        } else if let json {
+            body = .bytes(Array(json.encoded().utf8))
+            headers.append(("Content-Type", "application/json; charset=utf-8"))
+        }
+        let response = try await send(method, url, headers: headers, body: body, op: op, idempotent: idempotent)
+        let bytes: [UInt8]
+        do { bytes = try await response.body.collect(limit: 16 << 20) } catch {
+            throw .unavailable(reason: "GCS answer broke off: \(error)", retryAfter: 1)
+        }
+        if !(200..<300).contains(response.status) && response.status != 308 {
+            throw Self.map(status: response.status, headers: response.headers, body: bytes)
+        }
+        return (response.status, response.headers, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+    }
+
+    static func map(_ error: UpstreamError) -> StorageError {
+        switch error {
+        case .circuitOpen(let retryAfter): .unavailable(reason: "GCS circuit open", retryAfter: retryAfter)
+        case .timedOut(let phase): .timedOut("GCS \(phase.rawValue)")
+        case .connectFailed(let why): .unavailable(reason: "GCS unreachable: \(why)", retryAfter: 1)
+        case .requestBodyFailed(let why): .bodyFailed(UpstreamError.requestBodyFailed(why))
+        default: .unavailable(reason: "GCS: \(error)", retryAfter: 1)
+        }
+    }
+
+    static func map(status: Int, headers: [(String, String)], body: [UInt8]) -> StorageError {
+        let message = (try? JSONValue.parse(body))?["error"]?["message"]?.stringValue
+            ?? String(decoding: body.prefix(200), as: UTF8.self)
+        switch status {
+        case 404: return .notFound
+        case 412: return .preconditionFailed
+        case 401, 403: return .upstreamDenied("GCS \(status): \(message)")
+        case 400: return .invalidArgument("GCS rejected the request: \(message)")
+        case 429, 500, 502, 503, 504:
+            return .unavailable(reason: "GCS \(status): \(message)",
+                                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+        default: return .internalError("GCS answered \(status): \(message)")
+        }
+    }
+
+    // MARK: StorageBackend
+
+    public func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        let (_, _, json) = try await sendJSON("GET", objectURL(object.name), op: "metadata")
+        guard let json else { throw .internalError("GCS metadata answer was empty") }
+        return try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
+    }
+
+    public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
+        let metadata = try await metadata(of: object)
+        var resolved: ResolvedRange?
+        if let range {
+            if metadata.size == 0, case .fromTo(0, _) = range {
+                resolved = nil
+            } else {
+                guard let r = range.resolve(size: metadata.size) else { throw .rangeNotSatisfiable(size: metadata.size) }
+                resolved = r
+            }
+        }
+        var headers = [(String, String)]()
+        if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
+        let response = try await send("GET", objectURL(object.name, query: [("alt", "media"),
+                                                                           ("generation", String(metadata.generation))]),
+                                      headers: headers, op: "read")
+        guard response.status == 200 || response.status == 206 else {
+            let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
+            throw Self.map(status: response.status, headers: response.headers, body: bytes)
+        }
+        if resolved != nil && response.status == 200 {
+            response.body.cancel()
+            throw .internalError("GCS ignored the Range header")
+        }
+        return ObjectRead(metadata: metadata, range: resolved, body: .stream(response.body))
+    }
+
+    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
+        let base = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
+        return try await UpstreamListing.page(request) { [self] (from: String, limit: Int) async throws(StorageError) in
+            var query = [("prefix", request.prefix), ("maxResults", String(limit)), ("fields", "items(name),nextPageToken")]
+            if !from.isEmpty { query.append(("startOffset", from)) }
+            let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
+            let names = (json?["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+                .filter { !$0.hasPrefix(GCSBackend.stagingPrefix) }
+            // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
+            // compensated by dropping what lies before it.
+            let ordered = names.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
+            return (ordered, json?["nextPageToken"]?.stringValue.map { !$0.isEmpty } ?? false)
+        }
+    }
+
+    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        try await checkPreconditions(object, options.preconditions)
+        let session = try await startSession(object, attributes: attributes, preconditions: options.preconditions)
+        do {
+            return try await upload(body, to: session, object: object, attributes: attributes, options: options)
+        } catch {
+            await cancelSession(session)
+            throw error
+        }
+    }
+
+    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
+                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+        let current = try await metadata(of: object)
+        guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
+        let next = patch.applied(to: current, now: .now())
+        // PATCH with merge semantics, guarded by the (meta)generation we merged against, so it is atomic on GCS.
+        var body = [String: JSONValue]()
+        func field(_ key: String, _ old: String?, _ new: String?) {
+            if old != new { body[key] = new.map { .string($0) } ?? .null }
+        }
+        field("contentType", current.contentType, next.contentType)
+        field("contentEncoding", current.contentEncoding, next.contentEncoding)
+        field("contentDisposition", current.contentDisposition, next.contentDisposition)
+        field("contentLanguage", current.contentLanguage, next.contentLanguage)
+        field("cacheControl", current.cacheControl, next.cacheControl)
+        var metadata = [String: JSONValue]()
+        for key in current.customMetadata.keys where next.customMetadata[key] == nil { metadata[key] = .null }
+        for (key, value) in next.customMetadata where current.customMetadata[key] != value { metadata[key] = .string(value) }
+        if current.downloadTokens != next.downloadTokens {
+            metadata[ObjectMetadata.downloadTokensKey] = next.downloadTokens.isEmpty
+                ? .null : .string(next.downloadTokens.joined(separator: ","))
+        }
+        if !metadata.isEmpty { body["metadata"] = .object(metadata) }
+        let query = [("ifMetagenerationMatch", String(current.metageneration)),
+                     ("ifGenerationMatch", String(current.generation))]
+        let (_, _, json) = try await sendJSON("PATCH", objectURL(object.name, query: query),
+                                              json: .object(body), op: "update", idempotent: false)
+        var updated = next
+        if let json, let answered = try? GCSObjectCoding.metadata(from: json, bucket: object.bucket) {
+            updated.generation = answered.generation
+            // Emulator quirk (fake-gcs-server does not bump it): report at least what GCS itself would.
+            updated.metageneration = max(answered.metageneration, current.metageneration + 1)
+            if answered.updated > current.updated { updated.updated = answered.updated }
+        }
+        return updated
+    }
+
+    public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
+        try await checkPreconditions(object, preconditions, mustExist: true)
+        _ = try await sendJSON("DELETE", objectURL(object.name, query: Self.preconditionQuery(preconditions)),
+                               op: "delete", idempotent: true)
+    }
+
+    public func isReady() async -> Bool { client.isAvailable(backend: backendLabel) }
+
+    /// Checks preconditions against the current generation before acting (GCS enforces them too; emulators
+    /// may not).
+    func checkPreconditions(_ object: ObjectPath, _ preconditions: Preconditions,
+                            mustExist: Bool = false) async throws(StorageError) {
+        guard preconditions != .none || mustExist else { return }
+        var current: ObjectMetadata?
+        do { current = try await metadata(of: object) } catch .notFound { current = nil }
+        if mustExist && current == nil { throw .notFound }
+        guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
+    }
+
+    /// Names under this prefix hold resumable-upload tails and are hidden from listings.
+    static let stagingPrefix = ".portcullis-staging/"
+}

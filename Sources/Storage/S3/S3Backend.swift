@@ -1,0 +1,336 @@
+import Crypto
+public import PortcullisCore
+public import Upstream
+
+/// A bucket served from S3 or an S3-compatible store (`s3://BUCKET`), signed with SigV4 by libcurl.
+///
+/// Mapping (DESIGN §4), documented because S3 has no generations:
+/// - custom metadata ↔ `x-amz-meta-<key>`; download tokens ↔ `x-amz-meta-firebasestoragedownloadtokens`;
+/// - `generation` = `x-amz-meta-portcullis-generation` (microseconds since the epoch at write time; for
+///   objects written by other tools, `Last-Modified` in microseconds), `metageneration` =
+///   `x-amz-meta-portcullis-metageneration` (1 on write, +1 on each metadata update), `timeCreated` =
+///   `x-amz-meta-portcullis-created`; `md5Hash`/`crc32c` = `x-amz-meta-portcullis-md5`/`-crc32c`, computed as the
+///   bytes pass.
+/// - Metadata updates are a self-copy with `x-amz-metadata-directive: REPLACE`, guarded by
+///   `x-amz-copy-source-if-match` on the ETag we merged against.
+/// - Writes are buffered up to `partBytes` in memory and sent as one PutObject after the checks and
+///   `beforeCommit` (with `Content-MD5`, verified by S3); preconditions are checked against HEAD first.
+///   Bodies larger than one part are NOT supported yet (multipart upload is future work).
+/// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 → `.upstreamDenied`, SlowDown/503 →
+/// `.unavailable(retryAfter:)`.
+public final class S3Backend: StorageBackend {
+    let configuration: S3BackendConfiguration
+    let client: UpstreamClient
+    let backendLabel: String
+    private let signer: AWSSigV4
+
+    public init(configuration: S3BackendConfiguration, client: UpstreamClient) {
+        self.configuration = configuration
+        self.client = client
+        self.backendLabel = "s3:\(configuration.bucket)"
+        signer = AWSSigV4(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
+                          sessionToken: configuration.sessionToken, region: configuration.region)
+    }
+
+    static let metaPrefix = "x-amz-meta-"
+    static let tokensHeader = "x-amz-meta-firebasestoragedownloadtokens"
+
+    /// URL of `key` (nil = the bucket) with a canonical query string (SigV4 trap 1).
+    func url(_ key: String?, query: [(String, String)] = []) -> String {
+        var base: String
+        if configuration.pathStyle {
+            base = "\(configuration.endpoint)/\(AWSSigV4.percentEncode(configuration.bucket))"
+        } else {
+            let scheme = configuration.endpoint.hasPrefix("http://") ? "http://" : "https://"
+            base = scheme + configuration.bucket + "." + configuration.endpoint.dropFirst(scheme.count)
+        }
+        base += "/" + (key.map { AWSSigV4.percentEncode($0, keepSlash: true) } ?? "")
+        return query.isEmpty ? base : base + "?" + AWSSigV4.canonicalQuery(query)
+    }
+
+    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
+              op: String, idempotent: Bool? = nil) async throws(StorageError) -> UpstreamResponse {
+        do {
+            return try await client.send(UpstreamRequest(method: method, url: url, headers: headers, body: body,
+                                                         idempotent: idempotent, awsSigV4: signer,
+                                                         backend: backendLabel, operation: op))
+        } catch {
+            throw GCSBackend.map(error)
+        }
+    }
+
+    /// Sends and reads a small answer; non-2xx become errors.
+    func exchange(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+                  op: String, idempotent: Bool? = nil) async throws(StorageError) -> (headers: [(String, String)], body: [UInt8]) {
+        let response = try await send(method, url, headers: headers, body: body.map { .bytes($0) } ?? .none, op: op,
+                                      idempotent: idempotent)
+        let bytes: [UInt8]
+        do { bytes = try await response.body.collect(limit: 16 << 20) } catch {
+            throw .unavailable(reason: "S3 answer broke off: \(error)", retryAfter: 1)
+        }
+        guard (200..<300).contains(response.status) else {
+            throw Self.map(status: response.status, headers: response.headers, body: bytes)
+        }
+        return (response.headers, bytes)
+    }
+
+    static func map(status: Int, headers: [(String, String)], body: [UInt8]) -> StorageError {
+        let document = body.isEmpty ? nil : try? S3XMLDocument.parse(body)
+        let code = document?.errorCode ?? ""
+        let message = document?.errorMessage ?? "status \(status)"
+        switch (status, code) {
+        case (404, _), (_, "NoSuchKey"): return .notFound
+        case (412, _): return .preconditionFailed
+        case (403, _), (_, "AccessDenied"), (_, "SignatureDoesNotMatch"), (_, "InvalidAccessKeyId"):
+            return .upstreamDenied("S3 \(code.isEmpty ? String(status) : code): \(message)")
+        case (503, _), (_, "SlowDown"), (500, _), (502, _), (504, _):
+            return .unavailable(reason: "S3 \(code.isEmpty ? String(status) : code): \(message)",
+                                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+        case (400, _): return .invalidArgument("S3 rejected the request: \(code) \(message)")
+        default: return .internalError("S3 answered \(status) \(code): \(message)")
+        }
+    }
+
+    // MARK: metadata mapping
+
+    func metadata(from headers: [(String, String)], object: ObjectPath) -> ObjectMetadata {
+        var custom = [String: String]()
+        var tokens = [String]()
+        var own = [String: String]()
+        for (name, value) in headers {
+            let lower = name.lowercased()
+            guard lower.hasPrefix(Self.metaPrefix) else { continue }
+            let key = String(lower.dropFirst(Self.metaPrefix.count))
+            if lower == Self.tokensHeader {
+                tokens = value.split(separator: ",").map(String.init).filter { !$0.isEmpty }
+            } else if key.hasPrefix("portcullis-") {
+                own[key] = value
+            } else {
+                custom[S3MetadataKey.decode(key)] = S3MetadataKey.decodeValue(value)
+            }
+        }
+        let modified = headers.first(ignoringCase: "last-modified").flatMap { Self.parseHTTPDate($0) }
+            ?? Timestamp(nanosecondsSinceEpoch: 0)
+        let created = own["portcullis-created"].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
+            ?? modified
+        func text(_ name: String) -> String? { headers.first(ignoringCase: name).flatMap { $0.isEmpty ? nil : $0 } }
+        return ObjectMetadata(
+            bucket: object.bucket, name: object.name,
+            generation: own["portcullis-generation"].flatMap { Int64($0) } ?? modified.nanosecondsSinceEpoch / 1000,
+            metageneration: own["portcullis-metageneration"].flatMap { Int64($0) } ?? 1,
+            size: headers.first(ignoringCase: "content-length").flatMap { Int64($0) } ?? 0,
+            timeCreated: created,
+            updated: own["portcullis-updated"].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
+                ?? modified,
+            md5Hash: own["portcullis-md5"], crc32c: own["portcullis-crc32c"],
+            contentType: text("content-type"), contentEncoding: text("content-encoding"),
+            contentDisposition: text("content-disposition"), contentLanguage: text("content-language"),
+            cacheControl: text("cache-control"), customMetadata: custom, downloadTokens: tokens)
+    }
+
+    /// The request headers that store `metadata` (everything but size).
+    func headers(for metadata: ObjectMetadata) -> [(String, String)] {
+        var headers = [(String, String)]()
+        headers.append(("Content-Type", metadata.contentType ?? "application/octet-stream"))
+        if let v = metadata.contentEncoding { headers.append(("Content-Encoding", v)) }
+        if let v = metadata.contentDisposition { headers.append(("Content-Disposition", v)) }
+        if let v = metadata.contentLanguage { headers.append(("Content-Language", v)) }
+        if let v = metadata.cacheControl { headers.append(("Cache-Control", v)) }
+        for (key, value) in metadata.customMetadata.sorted(by: { $0.key < $1.key }) {
+            headers.append((Self.metaPrefix + S3MetadataKey.encode(key), S3MetadataKey.encodeValue(value)))
+        }
+        if !metadata.downloadTokens.isEmpty {
+            headers.append((Self.tokensHeader, metadata.downloadTokens.joined(separator: ",")))
+        }
+        headers.append(("x-amz-meta-portcullis-generation", String(metadata.generation)))
+        headers.append(("x-amz-meta-portcullis-metageneration", String(metadata.metageneration)))
+        headers.append(("x-amz-meta-portcullis-created", String(metadata.timeCreated.nanosecondsSinceEpoch / 1000)))
+        headers.append(("x-amz-meta-portcullis-updated", String(metadata.updated.nanosecondsSinceEpoch / 1000)))
+        if let md5 = metadata.md5Hash { headers.append(("x-amz-meta-portcullis-md5", md5)) }
+        if let crc = metadata.crc32c { headers.append(("x-amz-meta-portcullis-crc32c", crc)) }
+        return headers
+    }
+
+    // MARK: StorageBackend
+
+    public func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        try await head(object).metadata
+    }
+
+    func head(_ object: ObjectPath) async throws(StorageError) -> (metadata: ObjectMetadata, etag: String?) {
+        let (headers, _) = try await exchange("HEAD", url(object.name), op: "head", idempotent: true)
+        return (metadata(from: headers, object: object), headers.first(ignoringCase: "etag"))
+    }
+
+    public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
+        let (metadata, etag) = try await head(object)
+        var resolved: ResolvedRange?
+        if let range, !(metadata.size == 0 && { if case .fromTo(0, _) = range { true } else { false } }()) {
+            guard let r = range.resolve(size: metadata.size) else { throw .rangeNotSatisfiable(size: metadata.size) }
+            resolved = r
+        }
+        var headers = [(String, String)]()
+        if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
+        if let etag { headers.append(("If-Match", etag)) } // the generation we resolved against
+        let response = try await send("GET", url(object.name), headers: headers, op: "get", idempotent: true)
+        guard response.status == 200 || response.status == 206 else {
+            let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
+            throw response.status == 412 ? .notFound : Self.map(status: response.status, headers: response.headers, body: bytes)
+        }
+        return ObjectRead(metadata: metadata, range: resolved, body: .stream(response.body))
+    }
+
+    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
+        try await UpstreamListing.page(request) { [self] (from: String, limit: Int) async throws(StorageError) in
+            var query = [("list-type", "2"), ("max-keys", String(limit)), ("prefix", request.prefix)]
+            // start-after is exclusive; the listing asks for names ≥ from, so start after its predecessor.
+            if !from.isEmpty { query.append(("start-after", Self.predecessor(from))) }
+            let (_, body) = try await exchange("GET", url(nil, query: query), op: "list", idempotent: true)
+            let document = try S3XMLDocument.parse(body)
+            let ordered = document.keys.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
+            return (ordered, document.isTruncated)
+        }
+    }
+
+    /// A string just below `name` in byte order, so `start-after` includes `name` itself.
+    static func predecessor(_ name: String) -> String {
+        var bytes = Array(name.utf8)
+        guard let last = bytes.popLast() else { return "" }
+        if last > 0 { bytes.append(last - 1); bytes.append(contentsOf: [UInt8](repeating: 0xEF, count: 3)) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        var current: ObjectMetadata?
+        if options.preconditions != .none {
+            do { current = try await metadata(of: object) } catch .notFound { current = nil }
+            guard options.preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
+        }
+        var bytes = [UInt8]()
+        var checksum = BodyChecksum()
+        while true {
+            let chunk: [UInt8]?
+            do { chunk = try await body.next(maxLength: 64 * 1024) } catch { throw .bodyFailed(error) }
+            guard let chunk else { break }
+            guard bytes.count + chunk.count <= configuration.partBytes else {
+                body.cancel()
+                throw .invalidArgument("objects over \(configuration.partBytes) bytes need multipart upload (not supported yet)")
+            }
+            checksum.update(chunk)
+            bytes.append(contentsOf: chunk)
+        }
+        let sums = checksum.finish()
+        if let expected = options.expectedSize, expected != sums.size { throw .sizeMismatch(expected: expected, actual: sums.size) }
+        if let expected = options.expectedMD5, expected != sums.md5Base64 {
+            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
+        }
+        // Microsecond precision: what the metadata headers store.
+        let now = Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000)
+        var generation = now.nanosecondsSinceEpoch / 1000
+        if let current, generation <= current.generation { generation = current.generation + 1 }
+        let metadata = ObjectMetadata(
+            bucket: object.bucket, name: object.name, generation: generation, size: sums.size, timeCreated: now,
+            updated: now, md5Hash: sums.md5Base64, crc32c: sums.crc32cBase64, contentType: attributes.contentType,
+            contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
+            contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
+            customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
+        if let beforeCommit = options.beforeCommit {
+            do { try await beforeCommit(metadata) } catch { throw .rejected(error) }
+        }
+        var headers = headers(for: metadata)
+        headers.append(("Content-MD5", sums.md5Base64))
+        headers.append(("x-amz-content-sha256", SHA256.hash(bytes).map { String(format2: $0) }.joined()))
+        _ = try await exchange("PUT", url(object.name), headers: headers, body: bytes, op: "put", idempotent: true)
+        return metadata
+    }
+
+    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
+                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+        let (current, etag) = try await head(object)
+        guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
+        let next = patch.applied(to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
+        var headers = headers(for: next)
+        headers.append(("x-amz-copy-source", "/\(configuration.bucket)/\(AWSSigV4.percentEncode(object.name, keepSlash: true))"))
+        headers.append(("x-amz-metadata-directive", "REPLACE"))
+        if let etag { headers.append(("x-amz-copy-source-if-match", etag)) }
+        headers.append(("x-amz-content-sha256", SHA256.hash([UInt8]()).map { String(format2: $0) }.joined()))
+        _ = try await exchange("PUT", url(object.name), headers: headers, op: "copy", idempotent: true)
+        return try await metadata(of: object)
+    }
+
+    public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
+        let current = try await metadata(of: object)
+        guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
+        _ = try await exchange("DELETE", url(object.name), op: "delete", idempotent: true)
+    }
+
+    public func isReady() async -> Bool { client.isAvailable(backend: backendLabel) }
+
+    /// IMF-fixdate (`Mon, 30 Nov 2026 10:00:00 GMT`) via the RFC 3339 parser.
+    static func parseHTTPDate(_ text: String) -> Timestamp? {
+        let parts = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, let month = months.firstIndex(of: String(parts[2])) else { return nil }
+        let day = parts[1].count == 1 ? "0" + parts[1] : String(parts[1])
+        let mm = month + 1 < 10 ? "0\(month + 1)" : "\(month + 1)"
+        return Timestamp(rfc3339: "\(parts[3])-\(mm)-\(day)T\(parts[4])Z")
+    }
+}
+
+extension String {
+    /// Two lower-case hex digits.
+    init(format2 byte: UInt8) {
+        let hex = Array("0123456789abcdef")
+        self = String([hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+    }
+}
+
+/// S3 metadata keys are case-insensitive ASCII header names: keys outside `[a-z0-9-]` are stored
+/// percent-encoded (`%XX`, with `_` for `%`), values outside printable ASCII as RFC 2047-like `=?UTF-8?B?..?=`.
+enum S3MetadataKey {
+    static func encode(_ key: String) -> String {
+        var out = ""
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "_" + String(format2: byte)
+            }
+        }
+        return out
+    }
+
+    static func decode(_ key: String) -> String {
+        var bytes = [UInt8]()
+        var utf8 = Array(key.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "_"), utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func encodeValue(_ value: String) -> String {
+        let printable = value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        // Empty values are encoded too: curl sends `Name;` for an empty header, which SigV4 verifiers reject.
+        if printable && !value.isEmpty && !value.hasPrefix("=?UTF-8?B?") && value.first != " " && value.last != " " {
+            return value
+        }
+        return "=?UTF-8?B?" + Base64.encode(Array(value.utf8)) + "?="
+    }
+
+    static func decodeValue(_ value: String) -> String {
+        guard value.hasPrefix("=?UTF-8?B?"), value.hasSuffix("?=") else { return value }
+        let encoded = value.dropFirst(10).dropLast(2)
+        if encoded.isEmpty { return "" }
+        guard let bytes = Base64.decode(encoded) else { return value }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

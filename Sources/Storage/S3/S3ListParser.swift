@@ -1,0 +1,47 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Parses ListObjectsV2 and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
+/// XML on Linux, so `parserError` is always checked.
+final class S3XMLDocument: NSObject, XMLParserDelegate {
+    private(set) var keys: [String] = []
+    private(set) var isTruncated = false
+    private(set) var errorCode: String?
+    private(set) var errorMessage: String?
+    private var path: [String] = []
+    private var text = ""
+
+    static func parse(_ bytes: [UInt8]) throws(StorageError) -> S3XMLDocument {
+        let document = S3XMLDocument()
+        let parser = XMLParser(data: Data(bytes))
+        parser.delegate = document
+        let ok = parser.parse()
+        if !ok || parser.parserError != nil {
+            throw .internalError("S3 sent malformed XML: \(parser.parserError.map { "\($0)" } ?? "parse failed")")
+        }
+        return document
+    }
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:]) {
+        path.append(elementName)
+        text = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        let parent = path.count >= 2 ? path[path.count - 2] : ""
+        switch (parent, elementName) {
+        case ("Contents", "Key"): keys.append(text)
+        case ("ListBucketResult", "IsTruncated"): isTruncated = text == "true"
+        case ("Error", "Code"): errorCode = text
+        case ("Error", "Message"): errorMessage = text
+        default: break
+        }
+        path.removeLast()
+        text = ""
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import Gateway
+import HTTPServer
+import PortcullisCore
+import Storage
+
+/// Uploads judged by real rules (v0 §5.8/§5.9, rules.md §2.1): the early check made before the body is read
+/// must never deny what the final check (true size and hashes, in `beforeCommit`) allows, and every upload is
+/// counted once in `portcullis_rules_decisions_total`.
+@Suite struct ConformanceUploadRulesTests {
+    static let rules = """
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /hashed/{name} {
+              allow get;
+              allow create: if request.resource.md5Hash == request.resource.metadata.expectedMd5;
+            }
+            match /nonempty/{name} {
+              allow create: if request.resource.size > 0;
+            }
+            match /small/{name} {
+              allow create: if request.resource.size < 10;
+            }
+            match /same/{name} {
+              allow create: if resource == null || request.resource.md5Hash == resource.md5Hash;
+            }
+          }
+        }
+        """
+
+    struct Setup {
+        let harness: V0Harness
+        let api: V0API
+        let metrics: MetricsRegistry
+
+        init() throws {
+            let store = RulesStore(logger: .disabled)
+            _ = try store.load(source: ConformanceUploadRulesTests.rules, fileName: "c.rules").get()
+            let authorizer = RulesAuthorizer(store: store)
+            harness = try V0Harness(authorizer: authorizer)
+            metrics = MetricsRegistry()
+            api = V0API(configuration: V0Configuration(publicURL: "http://gateway.test"),
+                        backends: [V0Harness.bucket: harness.backend], signer: harness.signer,
+                        authorizer: { authorizer }, metrics: metrics, logger: .disabled)
+        }
+
+        func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+                  stream: (any ByteStream)? = nil) async throws -> TestResponse {
+            try await harness.send(method, target, headers: headers, body: body, stream: stream, api: api)
+        }
+
+        func count(_ decision: String) -> Int {
+            let line = metrics.render().split(separator: "\n").first {
+                $0.hasPrefix(#"portcullis_rules_decisions_total{method="create",decision="\#(decision)"}"#)
+            }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+    }
+
+    /// base64(MD5("hash me")), computed outside the server.
+    static let hashMeMD5 = "F7Mdzpa51sbQprqV9HeW+w=="
+
+    static func multipart(_ name: String, _ data: [UInt8], metadata: String) -> (String, [UInt8]) {
+        let boundary = "1234567890987654321"
+        var body = Array("--\(boundary)\r\nContent-Type: application/json; charset=utf-8\r\n\r\n".utf8)
+        body += Array(#"{"name":"\#(name)","contentType":"text/plain","metadata":\#(metadata)}"#.utf8)
+        body += Array("\r\n--\(boundary)\r\nContent-Type: text/plain\r\n\r\n".utf8) + data
+        body += Array("\r\n--\(boundary)--".utf8)
+        return ("multipart/related; boundary=\(boundary)", body)
+    }
+
+    @Test func md5RuleIsJudgedOnTheTrueHash() async throws {
+        let s = try Setup()
+        let data = Array("hash me".utf8)
+        let meta = #"{"expectedMd5":"\#(Self.hashMeMD5)"}"#
+        // Multipart (JS uploadBytes).
+        let (type, body) = Self.multipart("hashed/a", data, metadata: meta)
+        let r = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=hashed%2Fa",
+                                 headers: [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", type)], body: body)
+        #expect(r.status == 200, "\(r.text)")
+        // Resumable: start knows no hash yet; finalize does.
+        let start = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=hashed%2Fb", headers: [
+            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ("X-Goog-Upload-Header-Content-Length", String(data.count)), ("Content-Type", "application/json")],
+            body: Array(#"{"metadata":\#(meta)}"#.utf8))
+        #expect(start.status == 200, "\(start.text)")
+        let url = String(try #require(start["X-Goog-Upload-URL"]).dropFirst("http://gateway.test".count))
+        let fin = try await s.send("POST", url, headers: [("X-Goog-Upload-Command", "upload, finalize"),
+                                                         ("X-Goog-Upload-Offset", "0")], body: data)
+        #expect(fin.status == 200, "\(fin.text)")
+        // Wrong bytes are still denied, by the final check, and leave no object.
+        let (type2, body2) = Self.multipart("hashed/c", Array("other".utf8), metadata: meta)
+        let denied = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=hashed%2Fc",
+                                      headers: [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", type2)],
+                                      body: body2)
+        #expect(denied.status == 403)
+        #expect(try await s.send("GET", V0Harness.objectPath("hashed/c")).status == 404)
+    }
+
+    @Test func unknownSizeIsJudgedOnTheTrueSize() async throws {
+        let s = try Setup()
+        // Media upload without Content-Length (chunked).
+        let chunked = ChunkedStream(Array("abcdef".utf8), piece: 3, announceLength: false)
+        let r = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=nonempty%2Fa", stream: chunked)
+        #expect(r.status == 200, "\(r.text)")
+        // Resumable start without a declared size.
+        let start = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=nonempty%2Fb", headers: [
+            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")])
+        #expect(start.status == 200, "\(start.text)")
+        // An empty upload is denied.
+        let empty = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=nonempty%2Fc", body: [])
+        #expect(empty.status == 403)
+    }
+
+    @Test func reuploadOfIdenticalBytesIsAllowed() async throws {
+        let s = try Setup()
+        let data = Array("same bytes".utf8)
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=same%2Fa", body: data).status == 200)
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=same%2Fa", body: data).status == 200)
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=same%2Fa", body: Array("x".utf8)).status
+                == 403)
+    }
+
+    @Test func earlyDenialStillRefusesBeforeReadingTheBody() async throws {
+        let s = try Setup()
+        // A declared size the rule refuses whatever the hashes: 403 at resumable start, no upload URL.
+        let start = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fa", headers: [
+            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ("X-Goog-Upload-Header-Content-Length", "100")])
+        #expect(start.status == 403)
+        #expect(start["X-Goog-Upload-URL"] == nil)
+        // A multipart body whose media part is 20 bytes, with or without a trailing CRLF.
+        let (type, body) = Self.multipart("small/b", Array(repeating: 0x61, count: 20), metadata: "{}")
+        let r = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fb",
+                                 headers: [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", type)], body: body)
+        #expect(r.status == 403)
+        // A 9-byte media part followed by a trailing CRLF is not wrongly judged as 11 bytes.
+        let (type2, body2) = Self.multipart("small/c", Array(repeating: 0x61, count: 9), metadata: "{}")
+        let ok = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fc",
+                                  headers: [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", type2)],
+                                  body: body2 + Array("\r\n".utf8))
+        #expect(ok.status == 200, "\(ok.text)")
+    }
+
+    @Test func everyUploadIsCountedOnce() async throws {
+        let s = try Setup()
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fm", body: [1, 2]).status == 200)
+        let (type, body) = Self.multipart("small/mp", [1, 2], metadata: "{}")
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fmp",
+                                 headers: [("Content-Type", type)], body: body).status == 200)
+        let start = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fr", headers: [
+            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ("X-Goog-Upload-Header-Content-Length", "2")])
+        let url = String(try #require(start["X-Goog-Upload-URL"]).dropFirst("http://gateway.test".count))
+        #expect(try await s.send("POST", url, headers: [("X-Goog-Upload-Command", "upload, finalize"),
+                                                       ("X-Goog-Upload-Offset", "0")], body: [1, 2]).status == 200)
+        #expect(s.count("allow") == 3)
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=small%2Fbig",
+                                 body: Array(repeating: 0, count: 50)).status == 403)
+        #expect(s.count("deny") == 1)
+        #expect(s.count("allow") == 3)
+    }
+}
