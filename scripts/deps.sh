@@ -8,8 +8,13 @@ case "${1:-all}" in
     run)        pc_ensure_apt "${PC_APT_BUILD[@]}" curl openssl ;;
     bench)      pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl ;;
     test|all)   pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl
-                pc_ensure_venv tools
-                pc_ensure_venv pyrebase
-                pc_ensure_venv emulators ;;
+                # The three venvs are independent: build them in parallel (mostly download and unpack time).
+                pids=()
+                for venv in tools pyrebase emulators; do
+                    pc_ensure_venv "$venv" & pids+=($!)
+                done
+                status=0
+                for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+                exit "$status" ;;
     *) pc_die "usage: $0 build|run|test|bench|all" ;;
 esac
