@@ -33,6 +33,9 @@ static inline CURLcode pc_curl_easy_setopt_read_function(CURL *handle, curl_read
 static inline CURLcode pc_curl_easy_setopt_seek_function(CURL *handle, curl_seek_callback fn) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, fn);
 }
+static inline CURLcode pc_curl_easy_setopt_xferinfo_function(CURL *handle, curl_xferinfo_callback fn) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, fn);
+}
 static inline CURLcode pc_curl_easy_setopt_closesocket_function(CURL *handle, curl_closesocket_callback fn) {
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, fn);
 }

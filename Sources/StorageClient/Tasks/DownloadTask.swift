@@ -86,9 +86,28 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
             updateProgress(completed: done, total: progress.totalUnitCount)
             return true
         }, bodyGate: sink)
+        if response.statusCode == 416, offset > 0, knownETag != nil {
+            // If-Range matched (else the server would have sent 200), so this is the same object and the
+            // offset is at or past its end: the file is complete when the sizes agree; otherwise start over.
+            let total = response.value(forHTTPHeaderField: "Content-Range")
+                .flatMap { $0.split(separator: "/").last }.flatMap { Int64($0) }
+            if total == offset {
+                updateProgressAfterCompletion(total: offset)
+                return
+            }
+            lock.withLock { written = 0; etag = nil }
+            return try await attempt()  // offset 0 now: no Range, so this cannot come back here
+
+        }
         guard response.statusCode == 200 || response.statusCode == 206 else {
             throw Storage.error(status: response.statusCode, body: errorBody.value)
         }
+    }
+}
+
+extension DownloadTask {
+    fileprivate func updateProgressAfterCompletion(total: Int64) {
+        updateProgress(completed: total, total: total)
     }
 }
 

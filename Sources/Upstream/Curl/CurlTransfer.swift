@@ -54,6 +54,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var streamSent: Int64 = 0
     private var firstByteTimer: (any DispatchSourceTimer)?
     private var firstByteArmed = false
+    /// Monotonic time of the last body byte moved either way (or of our own pause); the idle timeout counts
+    /// from here. curl's LOW_SPEED check averages over a ~5 s window, too coarse for short idle timeouts.
+    private var lastActivity: UInt64 = 0
 
     init(loop: CurlEventLoop, request: UpstreamRequest, configuration: UpstreamConfiguration,
          onEnd: @escaping @Sendable (TransferOutcome) -> Void) {
@@ -259,11 +262,26 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !headDelivered { deliverHead() }
+        lastActivity = MonotonicClock.nanoseconds()
         switch response.offer(bytes) {
         case .accepted: return bytes.count
         case .pause: return pc_curl_writefunc_pause()
         case .refused: return 0
         }
+    }
+
+    /// curl's progress callback (about once a second, and on every transfer step): enforces the idle timeout
+    /// once the response head arrived. Time spent paused by us (a slow consumer) does not count.
+    fileprivate func checkIdle() -> Int32 {
+        guard let idle = request.timeouts.idle, headDelivered, !finished else { return 0 }
+        let now = MonotonicClock.nanoseconds()
+        if response.isReceivePaused || requestBuffer?.isSendPaused == true || lastActivity == 0 {
+            lastActivity = now
+            return 0
+        }
+        guard now &- lastActivity > UInt64(idle * 1e9) else { return 0 }
+        pendingError = .timedOut(.idle)
+        return 1
     }
 
     fileprivate func provideBody(_ destination: UnsafeMutableRawBufferPointer) -> Int {
@@ -284,6 +302,7 @@ final class CurlTransfer: @unchecked Sendable {
             switch requestBuffer!.take(into: destination) {
             case .bytes(let n):
                 streamSent += Int64(n)
+                lastActivity = MonotonicClock.nanoseconds()
                 if let length, streamSent >= length { armFirstByteTimer() }
                 return n
             case .end:
@@ -345,6 +364,9 @@ final class CurlTransfer: @unchecked Sendable {
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me)
         _ = pc_curl_easy_setopt_write_function(easy, CURLOPT_HEADERFUNCTION, transferHeaderCallback)
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me)
+        _ = pc_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0)
+        _ = pc_curl_easy_setopt_xferinfo_function(easy, transferProgressCallback)
+        _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me)
         _ = pc_curl_easy_setopt_closesocket_function(easy, curlCloseSocketCallback)
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, loop.socketCloserPointer)
 
@@ -434,6 +456,10 @@ private func transfer(_ userdata: UnsafeMutableRawPointer?) -> CurlTransfer {
 
 private let transferWriteCallback: curl_write_callback = { pointer, size, count, userdata in
     transfer(userdata).receiveBody(UnsafeRawBufferPointer(start: pointer, count: size * count))
+}
+
+private let transferProgressCallback: curl_xferinfo_callback = { userdata, _, _, _, _ in
+    transfer(userdata).checkIdle()
 }
 
 private let transferHeaderCallback: curl_write_callback = { pointer, size, count, userdata in
