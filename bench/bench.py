@@ -526,8 +526,8 @@ class Bench:
     def s8(self) -> None:
         scenario = Scenario("S8", "start-up to /readyz 200", "ms", "≤150 ms")
         for _ in range(5):
+            (self.workdir / "startup").mkdir(exist_ok=True)  # before Portcullis(), which writes its signing key there
             probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys, Path(self.args.rules))
-            probe.workdir.mkdir(exist_ok=True)
             probe.data = self.portcullis.data.parent / "startup-data"
             try:
                 scenario.portcullis.append(probe.start() * 1000)
