@@ -105,6 +105,11 @@ extension V0API {
         } catch StorageError.notFound {
             read = nil
         }
+        if let read, read.metadata.downloadTokens.isEmpty {
+            // Checked before the access decision so that the general path decides (and counts) it once.
+            read.body.discard()
+            return nil
+        }
         let current = read?.metadata
         if try signedGrant(call, object) {
             // A signed URL authorizes this object's reads.
@@ -115,10 +120,6 @@ extension V0API {
                           resource: current)
         }
         guard let read else { throw GatewayError.notFound() }
-        if read.metadata.downloadTokens.isEmpty {
-            read.body.discard()
-            return nil
-        }
         if let notModified = try conditionalRead(call, read.metadata) {
             read.body.discard()
             return notModified
