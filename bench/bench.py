@@ -545,6 +545,7 @@ class Bench:
         scenario = Scenario("S8", "start-up to /readyz 200", "ms", "≤150 ms")
         (self.workdir / "startup").mkdir(exist_ok=True)
         for _ in range(5):
+            (self.workdir / "startup").mkdir(exist_ok=True)  # before Portcullis(), which writes its signing key there
             probe = Portcullis(self.args.binary, self.workdir / "startup", self.keys, Path(self.args.rules))
             probe.data = self.portcullis.data.parent / "startup-data"
             try:

@@ -51,6 +51,10 @@ extension V0API {
 
     func download(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let backend = try backend(object.bucket)
+        if backend is EmbeddedBackend, !call.routed.isHead, call.headers["Range"] == nil,
+           let response = try await downloadWhole(call, backend, object) {
+            return response
+        }
         let meta = try await readAccess(call, backend, object)
         if let notModified = try conditionalRead(call, meta) { return notModified }
 
@@ -83,6 +87,48 @@ extension V0API {
         }
 
         let read = try await storage(call) { try await backend.read(object, range: spec) }
+        return response(for: read, call)
+    }
+
+    /// The whole-object GET on the embedded backend (no `Range`, not HEAD) with ONE index lookup instead of
+    /// two: the read (index row + blob open in one lane hop) comes first, and the access check of
+    /// `readAccess` then judges exactly the metadata whose bytes would be served. Nothing is revealed before
+    /// the check passes: a denied caller gets the same 403 whether or not the object exists, and the opened
+    /// region is dropped unsent. (Only where a read is a cheap local open: an upstream backend would start a
+    /// transfer before the decision.) Returns nil — use the general path — for an object without a download
+    /// token yet, whose first read mints one.
+    private func downloadWhole(_ call: V0Call, _ backend: any StorageBackend, _ object: ObjectPath) async throws
+        -> HTTPResponse? {
+        let read: ObjectRead?
+        do {
+            read = try await storage(call) { try await backend.read(object, range: nil) }
+        } catch StorageError.notFound {
+            read = nil
+        }
+        if let read, read.metadata.downloadTokens.isEmpty {
+            // Checked before the access decision so that the general path decides (and counts) it once.
+            read.body.discard()
+            return nil
+        }
+        let current = read?.metadata
+        if try signedGrant(call, object) {
+            // A signed URL authorizes this object's reads.
+        } else if let token = call.query["token"], let current, current.downloadTokens.contains(token) {
+            call.context.decision = "token"
+        } else {
+            try authorize(call, .get, bucket: object.bucket, path: object.name, principal: call.principal,
+                          resource: current)
+        }
+        guard let read else { throw GatewayError.notFound() }
+        if let notModified = try conditionalRead(call, read.metadata) {
+            read.body.discard()
+            return notModified
+        }
+        return response(for: read, call)
+    }
+
+    /// The 200/206 answer carrying `read`'s bytes.
+    private func response(for read: ObjectRead, _ call: V0Call) -> HTTPResponse {
         var response = HTTPResponse(status: 200, headers: downloadHeaders(read.metadata))
         let length: Int64
         if let range = read.range {

@@ -28,6 +28,18 @@ public struct GatewayResponder: HTTPResponder {
         healthCounter = metrics.requestCounter(route: OpsEndpoints.healthPath, method: HTTPMethodLabel("GET"), status: 200)
     }
 
+    /// `GET /healthz` answered synchronously on the connection's queue: no task, no access-log line (as in
+    /// `respond(to:)`), just the pre-resolved counter. Everything else goes through `respond(to:)`.
+    public func immediateResponse(to request: HTTPRequest) -> HTTPResponse? {
+        guard request.method == .get, request.path == OpsEndpoints.healthPath else { return nil }
+        var response = ops.healthResponse
+        healthCounter.increment()
+        if let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) {
+            response.headers.add("X-Request-Id", callerID)
+        }
+        return response
+    }
+
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         let path = request.path
         if let opsRoute = OpsEndpoints.route(for: path) {

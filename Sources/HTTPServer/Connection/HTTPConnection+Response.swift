@@ -57,6 +57,7 @@ extension HTTPConnection {
             exchange.closeAfter = true  // HTTP/1.0: the end of the body is the end of the connection
         }
 
+        if output.capacity == 0 { output.reserveCapacity(1024) }  // released while idle: one allocation, not a growth series
         output.append(contentsOf: ResponseHead.statusLine(status))
         output.append(contentsOf: dateHeader.current())
         for (name, value) in response.headers.fields {

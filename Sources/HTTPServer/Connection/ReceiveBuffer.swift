@@ -8,11 +8,9 @@ final class ReceiveBuffer {
     private(set) var capacity: Int
     private var readIndex = 0
     private var writeIndex = 0
-    private let idleCapacity: Int
 
     init(capacity: Int = 4096) {
         self.capacity = capacity
-        idleCapacity = capacity
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
@@ -49,11 +47,12 @@ final class ReceiveBuffer {
 
     func didWrite(_ count: Int) { writeIndex += count }
 
-    /// Returns a grown buffer to its initial size once it is empty (an idle keep-alive connection holds 4 KiB).
-    func shrinkIfEmpty() {
-        guard isEmpty, capacity > idleCapacity else { return }
+    /// Frees the storage of an empty buffer (an idle keep-alive connection holds none); `writable(minimum:)`
+    /// allocates again on the next read.
+    func releaseStorage() {
+        guard isEmpty, capacity > 0 else { return }
         base.deallocate()
-        base = UnsafeMutableRawPointer.allocate(byteCount: idleCapacity, alignment: 16)
-        capacity = idleCapacity
+        base = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
+        capacity = 0
     }
 }

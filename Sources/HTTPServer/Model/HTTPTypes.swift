@@ -103,15 +103,16 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The raw (still percent-encoded) path part of the target.
+    /// (The `?` is searched in the UTF-8 view: `Character` iteration cost several % of a request's CPU.)
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<q] }
         return target[...]
     }
 
     /// The raw query string after `?`, if any.
     public var query: Substring? {
-        guard let q = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: q)...]
+        guard let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return target[target.utf8.index(after: q)...]
     }
 }
 

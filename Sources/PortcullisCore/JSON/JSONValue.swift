@@ -93,21 +93,32 @@ extension JSONValue {
 
     /// Appends `s` as a JSON string literal, escaping quotes, backslashes and control characters.
     public static func encodeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
-            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-            default: out.append(byte)
+        // Copies runs of bytes that need no escape in one append (the common case is a single run); no
+        // per-call allocation. Hot: metadata JSON and every access-log line go through here.
+        var s = s
+        s.withUTF8 { bytes in
+            out.append(UInt8(ascii: "\""))
+            var runStart = 0
+            for i in 0..<bytes.count {
+                let byte = bytes[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
+                runStart = i + 1
+                switch byte {
+                case UInt8(ascii: "\""): out.append(92); out.append(34)
+                case UInt8(ascii: "\\"): out.append(92); out.append(92)
+                case 0x0A: out.append(92); out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(92); out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(92); out.append(UInt8(ascii: "t"))
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    out.append(92); out.append(UInt8(ascii: "u")); out.append(48); out.append(48)
+                    out.append(hex.utf8Start[Int(byte >> 4)]); out.append(hex.utf8Start[Int(byte & 15)])
+                }
             }
+            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

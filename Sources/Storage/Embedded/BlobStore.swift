@@ -1,7 +1,8 @@
 import PortcullisCore
 
 /// The blob files of one directory: receiving bodies into temp files, publishing them under their final,
-/// immutable name, opening them as `FileRegion`s, and removing them. All file I/O runs on `pool`.
+/// immutable name, and removing them (reads open blobs on a reader lane, `EmbeddedBackend.read`). All file
+/// I/O here runs on `pool`.
 ///
 /// Durability order of a write: bytes → `fsync(temp)` → `rename(temp, blob)` → `fsync(blob dir)`; only then
 /// may the index row that names the blob be committed. A crash before the commit leaves a blob without a
@@ -55,16 +56,6 @@ struct BlobStore: Sendable {
             try FileSystem.syncDirectory(directory)
         }
         return target
-    }
-
-    /// Opens `length` bytes at `offset` of a blob; nil when the file is gone (a concurrent overwrite or delete
-    /// committed and unlinked it after the caller read the index).
-    func open(bucket: String, blobID: Int64, offset: Int64, length: Int64) async throws(StorageError) -> FileRegion? {
-        let path = layout.blobFile(bucket: bucket, blobID: blobID)
-        return try await pool.run { () throws(StorageError) -> FileRegion? in
-            guard let fd = try FileSystem.openForReading(path) else { return nil }
-            return FileRegion(descriptor: fd, offset: offset, length: length)
-        }
     }
 
     /// Removes a file, ignoring a missing one (best effort: garbage collection catches what this misses).

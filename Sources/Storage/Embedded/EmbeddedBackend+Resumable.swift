@@ -35,8 +35,13 @@ extension EmbeddedBackend {
             // Re-read under the lock: another process may have appended since the first look.
             let locked = try await activeSession(handle, object: object)
             guard locked.size == offset else { throw .offsetMismatch(current: locked.size) }
+            // Continue this process's running checksum when it covers exactly the bytes before `offset`.
+            let running: BodyChecksum? = offset == 0 ? BodyChecksum() : store.stagedChecksums.withLock { map in
+                map[handle].flatMap { $0.byteCount == offset ? $0 : nil }
+            }
             try await pool.run { () throws(StorageError) in
                 try FileSystem.truncate(appender.descriptor, to: offset, path: path)
+                appender.continueChecksum(running)
             }
             let staged = try await store.reader().run { (db) throws(StorageError) -> Int64 in
                 try StagingArea.activeBytes(db)
@@ -61,6 +66,15 @@ extension EmbeddedBackend {
                 try StagingArea.recordAppend(db, id: handle, oldSize: offset, newSize: newSize, now: .now())
             }
             guard recorded else { throw .invalidArgument("The upload is no longer active.") }
+            let checksum = appender.runningChecksum
+            store.stagedChecksums.withLock { map in
+                if let checksum, checksum.byteCount == newSize,
+                   map[handle] != nil || map.count < EmbeddedStore.maxTrackedChecksums {
+                    map[handle] = checksum
+                } else {
+                    map[handle] = nil
+                }
+            }
             store.stagingInFlight.subtract(reserved, ordering: .relaxed)
             await pool.runQuietly { appender.close() }
             return newSize
@@ -116,10 +130,17 @@ extension EmbeddedBackend {
                 try FileSystem.truncate(lock.descriptor, to: session.size, path: path)
                 try lock.sync()
             }
-            let checksums = try await store.blobs.checksums(ofFile: path, size: session.size)
+            let tracked = store.stagedChecksums.withLock { map in map[handle] }
+            let checksums: ObjectChecksums
+            if let tracked, tracked.byteCount == session.size {
+                checksums = tracked.finish()   // computed while the chunks were appended; no re-read
+            } else {
+                checksums = try await store.blobs.checksums(ofFile: path, size: session.size)
+            }
             try verify(checksums, options: options)
             let metadata = try await commit(object, source: path, keepSource: true, checksums: checksums,
                                             attributes: attributes, options: options, stagingID: handle)
+            store.stagedChecksums.withLock { map in map[handle] = nil }
             await pool.runQuietly {
                 FileSystem.remove(path)
                 lock.close()
@@ -137,6 +158,7 @@ extension EmbeddedBackend {
         _ = try await store.writer.run { (db) throws(StorageError) -> Bool in
             try StagingArea.close(db, id: handle, state: .cancelled, generation: nil, now: .now())
         }
+        store.stagedChecksums.withLock { map in map[handle] = nil }
         await store.blobs.remove(store.layout.stagingFile(handle))
     }
 

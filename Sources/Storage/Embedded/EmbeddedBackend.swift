@@ -47,25 +47,35 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
 
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
         try check(object)
-        // The blob may vanish between the index read and the open when a concurrent overwrite or delete
-        // commits in between; then the index is asked again and names the newer state.
+        // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
+        // blocking work; two hops — lane, then I/O pool — cost more than the open itself). The blob may vanish
+        // between the index read and the open when a concurrent overwrite or delete commits in between; then
+        // the index is asked again and names the newer state.
+        let layout = store.layout
+        let bucket = self.bucket
         for _ in 0..<4 {
-            let stored = try await fetch(object)
-            let size = stored.metadata.size
-            var resolved: ResolvedRange?
-            if let range {
-                if let satisfiable = range.resolve(size: size) {
-                    resolved = satisfiable
-                } else if size == 0, case .fromTo(first: 0, _) = range {
-                    resolved = nil
-                } else {
-                    throw .rangeNotSatisfiable(size: size)
+            let read = try await store.reader().run { (db) throws(StorageError) -> ObjectRead? in
+                guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
+                    throw .notFound
                 }
-            }
-            let offset = resolved?.offset ?? 0, length = resolved?.length ?? size
-            if let region = try await blobs.open(bucket: bucket, blobID: stored.blobID, offset: offset, length: length) {
+                let size = stored.metadata.size
+                var resolved: ResolvedRange?
+                if let range {
+                    if let satisfiable = range.resolve(size: size) {
+                        resolved = satisfiable
+                    } else if size == 0, case .fromTo(first: 0, _) = range {
+                        resolved = nil
+                    } else {
+                        throw .rangeNotSatisfiable(size: size)
+                    }
+                }
+                guard let fd = try FileSystem.openForReading(layout.blobFile(bucket: bucket, blobID: stored.blobID)) else {
+                    return nil
+                }
+                let region = FileRegion(descriptor: fd, offset: resolved?.offset ?? 0, length: resolved?.length ?? size)
                 return ObjectRead(metadata: stored.metadata, range: resolved, body: .file(region))
             }
+            if let read { return read }
         }
         throw .internalError("blob of \(object) keeps disappearing")
     }

@@ -17,6 +17,12 @@ final class EmbeddedStore: Sendable {
     let blobs: BlobStore
     /// Bytes being appended to staged uploads right now, not yet counted in the index.
     let stagingInFlight = Atomic<Int64>(0)
+    /// Running checksums of staged uploads appended by this process, by upload id: each covers exactly the
+    /// first `byteCount` bytes of its staging file, so finalize can skip re-reading the whole file. Memory
+    /// only (lost on a crash, absent for another process's appends): finalize falls back to reading the file
+    /// whenever the entry does not cover exactly the recorded size. Bounded by `maxTrackedChecksums`.
+    let stagedChecksums = Mutex<[String: BodyChecksum]>([:])
+    static let maxTrackedChecksums = 4096
     private let lockDescriptor: Int32
     private let maintenance: DispatchQueue
     /// Set once at the end of `init` (before the store is shared), read in `deinit`.

@@ -18,6 +18,12 @@ final class FileAppender: @unchecked Sendable {
         checksum = computeChecksums ? BodyChecksum() : nil
     }
 
+    /// Makes this appender continue `checksum` — the running checksum of exactly the bytes before
+    /// `position` — or compute none (nil). Call before the first `append`.
+    func continueChecksum(_ checksum: BodyChecksum?) {
+        self.checksum = checksum
+    }
+
     deinit { close() }
 
     func append(_ bytes: [UInt8]) throws(StorageError) {
@@ -31,6 +37,9 @@ final class FileAppender: @unchecked Sendable {
 
     /// Checksums of everything appended (only when created with `computeChecksums`).
     func checksums() -> ObjectChecksums? { checksum?.finish() }
+
+    /// The running (unfinished) checksum, to be continued by a later appender.
+    var runningChecksum: BodyChecksum? { checksum }
 
     func close() {
         if descriptor >= 0 {
