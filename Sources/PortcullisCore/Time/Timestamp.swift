@@ -121,8 +121,10 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     private var secondsSinceEpochFloor: Int64 { floorDivide(nanosecondsSinceEpoch, 1_000_000_000).0 }
 
-    // Howard Hinnant's civil-date algorithms: exact for the proleptic Gregorian calendar.
-    static func civilFromDays(_ z0: Int64) -> (Int64, Int64, Int64) {
+    // Howard Hinnant's civil-date algorithms: exact for the proleptic Gregorian calendar. Public so the rules
+    // library's timestamp fields use the same arithmetic.
+    /// (year, month 1…12, day 1…31) of the day `z0` days after 1970-01-01.
+    public static func civilFromDays(_ z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -134,7 +136,8 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+    /// Days from 1970-01-01 to the given civil date (negative before it).
+    public static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400

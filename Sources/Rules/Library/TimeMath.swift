@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// Calendar arithmetic for rules timestamps (ns since epoch, UTC, years 1–9999) and durations (ns).
 enum TimeMath {
     static let nanosPerSecond: Int128 = 1_000_000_000
@@ -19,27 +21,14 @@ enum TimeMath {
         return r < 0 ? (q - 1, r + b) : (q, r)
     }
 
-    // Howard Hinnant's civil-date algorithms.
+    /// Civil date of a day count since the epoch (the shared algorithm in PortcullisCore's `Timestamp`).
     static func civil(fromDays z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let (year, month, day) = Timestamp.civilFromDays(z0)
+        return (year, month, day)
     }
 
     static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        Timestamp.daysFromCivil(year: year, month: month, day: day)
     }
 
     static func isLeap(_ y: Int64) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
