@@ -27,6 +27,10 @@ public final class BatchUploader: @unchecked Sendable {
     private var running: [Int: UploadTask] = [:]
     private var cancelled = false
     private var progressHandlers: [@Sendable (Int64, Int64) -> Void] = []
+    /// Serialises handler calls: totals are computed under `lock` but delivered after it is released, so two
+    /// uploads finishing together could otherwise deliver 200 then 100. Guarded by `delivery`.
+    private let delivery = NSLock()
+    private var lastDelivered: Int64 = 0
 
     public init(maxConcurrentUploads: Int = 4) {
         self.maxConcurrentUploads = max(1, maxConcurrentUploads)
@@ -148,15 +152,25 @@ public final class BatchUploader: @unchecked Sendable {
     /// Folds one item's progress into the aggregate, keeping both per-item and aggregate figures monotonic
     /// (an upload that restarts from the server's offset must not make the bar go backwards).
     private func record(index: Int, completed: Int64) {
-        let update = lock.withLock { () -> (Int64, Int64, [@Sendable (Int64, Int64) -> Void])? in
-            guard !finished, completed > perItemCompleted[index] else { return nil }
+        let grew = lock.withLock { () -> Bool in
+            guard !finished, completed > perItemCompleted[index] else { return false }
             perItemCompleted[index] = completed
             let sum = perItemCompleted.reduce(0, +)
-            guard sum > reportedCompleted else { return nil }
+            guard sum > reportedCompleted else { return false }
             reportedCompleted = sum
-            return (sum, items.reduce(0) { $0 + $1.size }, progressHandlers)
+            return true
         }
-        guard let (done, total, handlers) = update else { return }
-        for handler in handlers { handler(done, total) }
+        guard grew else { return }
+        delivery.withLock {
+            // Read the newest total inside the delivery step: a caller that lost the race delivers the larger
+            // figure or nothing, never a smaller one after a larger.
+            let (done, total, handlers) = lock.withLock {
+                (reportedCompleted, items.reduce(Int64(0)) { $0 + $1.size }, progressHandlers)
+            }
+            guard done > lastDelivered else { return }
+            lastDelivered = done
+            for handler in handlers { handler(done, total) }
+        }
     }
+
 }
