@@ -182,6 +182,8 @@ extension V0API {
     func downloadURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let backend = try backend(object.bucket)
         let meta = try await readAccess(call, backend, object)
+        // Same generation/metageneration preconditions as a metadata read (400 when malformed, 412 when unmet).
+        try checkWritePreconditions(call, meta, try queryPreconditions(call))
         let token = meta.downloadTokens.first ?? ""
         let url = objectURL(call, object) + "?alt=media&token=" + PercentDecoding.encodeComponent(token)
         var body = Array(#"{"downloadUrl":"#.utf8)

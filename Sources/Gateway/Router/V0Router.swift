@@ -108,6 +108,7 @@ public struct V0Router: Sendable {
         case "DELETE":
             return .delete(object)
         case "PUT", "POST":
+            try Self.validateUploadProtocol(headers)
             if let uploadID = query["upload_id"], !uploadID.isEmpty {
                 return .resumableContinue(bucket: object.bucket, uploadID: uploadID)
             }
@@ -136,6 +137,7 @@ public struct V0Router: Sendable {
         case "GET", "HEAD":
             return .list(bucket: bucket)
         case "POST", "PUT":
+            try Self.validateUploadProtocol(headers)
             if let uploadID = query["upload_id"], !uploadID.isEmpty {
                 return .resumableContinue(bucket: bucket, uploadID: uploadID)
             }
@@ -146,6 +148,16 @@ public struct V0Router: Sendable {
             return .delete(try Self.objectPath(bucket, name))
         default:
             throw .methodNotAllowed(allow: Self.collectionMethods)
+        }
+    }
+
+    /// An `X-Goog-Upload-Protocol` header, when present, must name a protocol we speak — on every POST/PUT, not
+    /// only uploads, so a malformed request is refused rather than silently treated as another operation.
+    private static func validateUploadProtocol(_ headers: HTTPHeaders) throws(GatewayError) {
+        guard let value = headers["X-Goog-Upload-Protocol"] else { return }
+        let proto = value.trimmingSpaces().lowercased()
+        guard ["", "resumable", "multipart", "media", "raw"].contains(proto) else {
+            throw .badRequest("Unsupported X-Goog-Upload-Protocol \(value).")
         }
     }
 
