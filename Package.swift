@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage", "Crypto"]),
         .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import Crypto
 import Testing
 @testable import Gateway
 import HTTPServer
@@ -6,7 +7,7 @@ import Storage
 
 @Suite struct V0WireTests {
     @Test func hmacMatchesRFC4231() {
-        let mac = GatewayCrypto.hmacSHA256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        let mac = HMAC.sha256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
         let hex = mac.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         #expect(hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
@@ -22,7 +23,7 @@ import Storage
         #expect(throws: CapabilityError.unknownKey) { try after.open(purpose: .listCursor, token: token) }
         #expect(throws: CapabilityError.badSignature) { try before.open(purpose: .upload, token: token) }
         #expect(throws: CapabilityError.malformed) { try before.open(purpose: .listCursor, token: "a.b") }
-        #expect(during.seal(purpose: .upload, payload: .null).hasPrefix(GatewayCrypto.base64URLEncode(Array("new".utf8))))
+        #expect(during.seal(purpose: .upload, payload: .null).hasPrefix(Base64URL.encode(Array("new".utf8))))
     }
 
     @Test func uploadCapabilityRoundTrips() throws {

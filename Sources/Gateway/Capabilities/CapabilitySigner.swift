@@ -1,3 +1,4 @@
+import Crypto
 public import PortcullisCore
 
 /// One HMAC key for sealing capabilities. `id` travels in every sealed token so keys can rotate.
@@ -12,7 +13,7 @@ public struct SigningKey: Sendable {
 
     /// A fresh random key (for a process started without `--signing-key`, and for tests).
     public static func random(id: String = "ephemeral") -> SigningKey {
-        SigningKey(id: id, secret: GatewayCrypto.randomBytes(32))
+        SigningKey(id: id, secret: SecureRandom.bytes(32))
     }
 }
 
@@ -53,10 +54,10 @@ public final class CapabilitySigner: Sendable {
     /// Seals `payload` for `purpose`.
     public func seal(purpose: Purpose, payload: JSONValue) -> String {
         let key = keys[0]
-        let head = GatewayCrypto.base64URLEncode(Array(key.id.utf8)) + "."
-            + GatewayCrypto.base64URLEncode(Array(payload.encoded().utf8))
-        let mac = GatewayCrypto.hmacSHA256(key: key.secret, data: Self.macInput(purpose, head))
-        return head + "." + GatewayCrypto.base64URLEncode(mac)
+        let head = Base64URL.encode(Array(key.id.utf8)) + "."
+            + Base64URL.encode(Array(payload.encoded().utf8))
+        let mac = HMAC.sha256(key: key.secret, data: Self.macInput(purpose, head))
+        return head + "." + Base64URL.encode(mac)
     }
 
     /// Verifies and decodes a token sealed for `purpose`.
@@ -64,14 +65,14 @@ public final class CapabilitySigner: Sendable {
         guard token.utf8.count <= Self.maxTokenLength else { throw .malformed }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let keyIDBytes = GatewayCrypto.base64URLDecode(Substring(parts[0])),
-              let mac = GatewayCrypto.base64URLDecode(Substring(parts[2])) else { throw .malformed }
+              let keyIDBytes = Base64URL.decode(Substring(parts[0])),
+              let mac = Base64URL.decode(Substring(parts[2])) else { throw .malformed }
         let keyID = String(decoding: keyIDBytes, as: UTF8.self)
         guard let key = keys.first(where: { $0.id == keyID }) else { throw .unknownKey }
         let head = parts[0] + "." + parts[1]
-        let expected = GatewayCrypto.hmacSHA256(key: key.secret, data: Self.macInput(purpose, String(head)))
-        guard GatewayCrypto.constantTimeEquals(expected, mac) else { throw .badSignature }
-        guard let payloadBytes = GatewayCrypto.base64URLDecode(Substring(parts[1])),
+        let expected = HMAC.sha256(key: key.secret, data: Self.macInput(purpose, String(head)))
+        guard ConstantTime.equals(expected, mac) else { throw .badSignature }
+        guard let payloadBytes = Base64URL.decode(Substring(parts[1])),
               let payload = try? JSONValue.parse(payloadBytes) else { throw .malformed }
         return payload
     }

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -71,9 +72,9 @@ extension V0API {
         var patch = MetadataPatch()
         if let token {
             patch.removeDownloadTokens = [token]
-            if current.downloadTokens.allSatisfy({ $0 == token }) { patch.addDownloadTokens = [GatewayCrypto.uuid()] }
+            if current.downloadTokens.allSatisfy({ $0 == token }) { patch.addDownloadTokens = [SecureRandom.uuidString()] }
         } else {
-            patch.addDownloadTokens = [GatewayCrypto.uuid()]
+            patch.addDownloadTokens = [SecureRandom.uuidString()]
         }
         do {
             let updated = try await storage(call) {

@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -153,7 +154,7 @@ extension V0API {
     func mintFirstToken(_ call: V0Call, _ backend: any StorageBackend, _ meta: ObjectMetadata) async throws
         -> ObjectMetadata {
         var patch = MetadataPatch()
-        patch.addDownloadTokens = [GatewayCrypto.uuid()]
+        patch.addDownloadTokens = [SecureRandom.uuidString()]
         let object = try V0Router.objectPath(meta.bucket, meta.name)
         do {
             return try await storage(call) {

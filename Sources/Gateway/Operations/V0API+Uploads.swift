@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -10,7 +11,7 @@ extension V0API {
         var a = attributes
         if a.contentType == nil { a.contentType = fallback.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream" }
         if a.contentDisposition == nil { a.contentDisposition = "inline" }
-        if a.downloadTokens.isEmpty { a.downloadTokens = [GatewayCrypto.uuid()] }
+        if a.downloadTokens.isEmpty { a.downloadTokens = [SecureRandom.uuidString()] }
         return a
     }
 

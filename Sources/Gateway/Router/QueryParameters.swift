@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// Decoded query parameters of a request, in order (v0 §2.3: form semantics, `+` is a space).
 public struct QueryParameters: Sendable, Equatable {
     public private(set) var pairs: [(name: String, value: String)] = []
@@ -76,42 +78,9 @@ public enum PercentDecoding {
 
     /// `encodeURIComponent`: everything but `A–Z a–z 0–9 - _ . ! ~ * ' ( )` is percent-encoded as UTF-8, so the
     /// result survives the JS and iOS reference-URL parsers (§2.4).
-    public static func encodeComponent(_ text: String) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for c in text.utf8 {
-            switch c {
-            case 65...90, 97...122, 48...57, UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
-                 UInt8(ascii: "!"), UInt8(ascii: "~"), UInt8(ascii: "*"), UInt8(ascii: "'"), UInt8(ascii: "("),
-                 UInt8(ascii: ")"):
-                out.append(c)
-            default:
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(c >> 4)])
-                out.append(hex[Int(c & 15)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func encodeComponent(_ text: String) -> String { PercentEncoding.uriComponent.encode(text) }
 
     /// RFC 5987/8187 `attr-char` encoding for `filename*=UTF-8''…`: only `A–Z a–z 0–9 ! # $ & + - . ^ _ ` | ~`
     /// stay literal.
-    public static func encodeRFC8187(_ text: String) -> String {
-        var out = [UInt8]()
-        let hex = Array("0123456789ABCDEF".utf8)
-        for c in text.utf8 {
-            switch c {
-            case 65...90, 97...122, 48...57, UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"),
-                 UInt8(ascii: "&"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
-                 UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                out.append(c)
-            default:
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(c >> 4)])
-                out.append(hex[Int(c & 15)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func encodeRFC8187(_ text: String) -> String { PercentEncoding.rfc8187.encode(text) }
 }

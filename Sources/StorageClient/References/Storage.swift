@@ -72,11 +72,7 @@ public final class Storage: Sendable {
     }
 
     /// `encodeURIComponent`: everything but the unreserved set is percent-encoded, `/` included.
-    static func encode(_ string: String) -> String {
-        var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-_.!~*'()")
-        return string.addingPercentEncoding(withAllowedCharacters: allowed) ?? string
-    }
+    static func encode(_ string: String) -> String { PercentEncoding.uriComponent.encode(string) }
 
     func request(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
                  authorize: Bool = true) async throws(StorageError) -> URLRequest {

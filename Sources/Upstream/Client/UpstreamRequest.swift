@@ -119,23 +119,6 @@ public struct AWSSigV4: Sendable, Equatable {
     /// RFC 3986 percent-encoding of everything but unreserved characters (`A-Z a-z 0-9 - . _ ~`), upper-case hex;
     /// with `keepSlash`, `/` is kept (S3 object keys in paths).
     public static func percentEncode(_ text: String, keepSlash: Bool = false) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"):
-                out.append(byte)
-            case UInt8(ascii: "/") where keepSlash:
-                out.append(byte)
-            default:
-                out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        (keepSlash ? PercentEncoding.unreservedAndSlash : PercentEncoding.unreserved).encode(text)
     }
 }

@@ -1,0 +1,44 @@
+/// Percent-encoding of UTF-8 text with upper-case hex, parameterised by which ASCII bytes stay literal.
+///
+/// One loop for every dialect the gateway and its clients need — they differ only in their literal set:
+/// RFC 3986 unreserved (S3 keys, SigV4 canonical queries), JavaScript's `encodeURIComponent` (v0 URLs the
+/// Firebase SDKs parse back) and RFC 8187 `attr-char` (`Content-Disposition: filename*=`).
+public struct PercentEncoding: Sendable {
+    /// `literal[b]` is true for bytes written as themselves.
+    private let literal: [Bool]
+
+    /// Letters and digits stay literal, plus every byte of `extra`.
+    public init(alsoLiteral extra: String) {
+        var table = [Bool](repeating: false, count: 256)
+        for b in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(b)] = true }
+        for b in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(b)] = true }
+        for b in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(b)] = true }
+        for b in extra.utf8 { table[Int(b)] = true }
+        literal = table
+    }
+
+    /// RFC 3986 unreserved: `A–Z a–z 0–9 - . _ ~`.
+    public static let unreserved = PercentEncoding(alsoLiteral: "-._~")
+    /// RFC 3986 unreserved plus `/` (object keys in S3 request paths).
+    public static let unreservedAndSlash = PercentEncoding(alsoLiteral: "-._~/")
+    /// JavaScript `encodeURIComponent`: `A–Z a–z 0–9 - _ . ! ~ * ' ( )`.
+    public static let uriComponent = PercentEncoding(alsoLiteral: "-_.!~*'()")
+    /// RFC 8187 `attr-char`: `A–Z a–z 0–9 ! # $ & + - . ^ _ ` | ~`.
+    public static let rfc8187 = PercentEncoding(alsoLiteral: "!#$&+-.^_`|~")
+
+    public func encode(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if literal[Int(byte)] {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
