@@ -327,7 +327,7 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
             #expect(response.status == 408)
             #expect(response.header("Connection") == "close")
-            #expect(elapsed >= 0.29 && elapsed < 1.5)
+            #expect(elapsed >= 0.29 && elapsed < 5)
             #expect(try client.isClosedByPeer())
         }
     }
@@ -529,7 +529,7 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         let start = MonotonicClock.nanoseconds()
         await server.server.drain(deadline: .milliseconds(300))
         let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
-        #expect(elapsed >= 0.29 && elapsed < 2)
+        #expect(elapsed >= 0.29 && elapsed < 5)
         #expect(server.server.openConnections == 0)
         #expect(try await blocking { summary.wait() }?.completed == false)
     }
@@ -548,7 +548,7 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             let reported = try #require(summary.wait(timeout: 3))
             let elapsed = Double(MonotonicClock.nanoseconds() - start) / 1e9
             #expect(reported.completed == false)
-            #expect(elapsed >= 0.29 && elapsed < 2)
+            #expect(elapsed >= 0.29 && elapsed < 5)
         }
     }
 

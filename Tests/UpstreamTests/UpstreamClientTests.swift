@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct UpstreamClientTests {
     @Test func fetchBuffersASmallBody() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let result = try await client.fetch(UpstreamRequest(url: "\(server.base)/bytes?n=1000"), maxBytes: 4096)
         #expect(result.status == 200)
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func fetchRefusesBodiesOverTheLimit() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         await #expect(throws: UpstreamError.tooLarge(limit: 100)) {
             _ = try await client.fetch(UpstreamRequest(url: "\(server.base)/bytes?n=1000"), maxBytes: 100)
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func sendsBytesBodiesAndHeaders() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let body = expectedPattern(300_000)
         for method in ["POST", "PUT", "PATCH"] {
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func postWithoutBodySendsContentLengthZero() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let result = try await client.fetch(UpstreamRequest(method: "POST", url: "\(server.base)/echo"), maxBytes: 1024)
         #expect(result.status == 200)
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func streamsARequestBodyOfUnknownLength() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let body = expectedPattern(1_500_000)
         let stream = SlowStream(BufferByteStream(body), chunk: 100_000)
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func streamsARequestBodyOfKnownLength() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let body = expectedPattern(700_000)
         let result = try await client.fetch(UpstreamRequest(
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func headReturnsHeadersAndAnEmptyBody() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let result = try await client.fetch(UpstreamRequest(method: "HEAD", url: "\(server.base)/bytes?n=5000"),
                                             maxBytes: 10)
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func reusesConnections() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         for _ in 0..<10 {
             _ = try await client.fetch(UpstreamRequest(url: "\(server.base)/bytes?n=10"), maxBytes: 100)

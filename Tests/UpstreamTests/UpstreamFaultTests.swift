@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct UpstreamFaultTests {
     @Test func slowConsumerPausesTheTransferWithBoundedBuffering() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let size = 8 << 20
         let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(size)",
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func cancellingTheBodyAbortsTheTransfer() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(100 << 20)"))
         _ = try await response.body.next(maxLength: 1024)
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func aThousandDisconnectsMidStreamLeakNoTransfers() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<10 {
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func upstreamCuttingTheBodyIsATruncationNotACleanEnd() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let metrics = MetricsRegistry()
         let client = UpstreamClient(metrics: metrics)
         let response = try await client.send(UpstreamRequest(url: "\(server.base)/truncate?n=100000&send=1000",
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func upstreamKilledMidDownloadTruncatesTheStream() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(200 << 20)"))
         var received = 0
@@ -90,28 +90,29 @@ import Testing
     }
 
     @Test func slowHeadTimesOut() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=8",
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30",
                                                       timeouts: .init(firstByte: 0.5), idempotent: false))
         }
-        #expect(Date().timeIntervalSince(start) < 6)
+        // The server answers after 30 s; the bound is loose because a loaded CI machine delays resumption.
+        #expect(Date().timeIntervalSince(start) < 20)
     }
 
     @Test func stalledBodyTimesOut() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
-        let response = try await client.send(UpstreamRequest(url: "\(server.base)/stall?send=100&s=6",
+        let response = try await client.send(UpstreamRequest(url: "\(server.base)/stall?send=100&s=30",
                                                              timeouts: .init(idle: 1)))
         let start = Date()
         await #expect(throws: (any Error).self) { _ = try await response.body.collect(limit: 1 << 20) }
-        #expect(Date().timeIntervalSince(start) < 4)
+        #expect(Date().timeIntervalSince(start) < 20)
     }
 
     @Test func idempotentRequestsAreRetriedOnRetryableStatuses() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient(configuration: .init(baseBackoff: 0.01))
         let ok = try await client.fetch(UpstreamRequest(url: "\(server.base)/flaky?key=a&fail=2"), maxBytes: 100)
         #expect(ok.status == 200)
@@ -125,7 +126,7 @@ import Testing
     }
 
     @Test func connectionRefusedIsRetriedThenOpensTheCircuitWhichRecovers() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient(configuration: .init(maxAttempts: 2, baseBackoff: 0.001, breakerThreshold: 4,
                                                          breakerCooldown: 0.5))
         let dead = "http://127.0.0.1:\(closedPort())/x"
@@ -151,7 +152,7 @@ import Testing
     }
 
     @Test func taskCancellationAbortsAWaitingRequest() async throws {
-        let server = try TestServer()
+        let server = try await TestServer.start()
         let client = UpstreamClient()
         let task = Task {
             try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=5"))

@@ -42,6 +42,15 @@ final class TestServer: @unchecked Sendable {
     }
 
     deinit { kill() }
+
+    /// Starts a server without blocking a cooperative thread: Python takes a while to come up on a loaded
+    /// machine, and a test parked in `readData` starves every other test's continuations (the timing tests
+    /// then measure the starvation, not the client).
+    static func start() async throws -> TestServer {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try TestServer() }) }
+        }
+    }
 }
 
 enum TestServerError: Error { case noPort(String) }
