@@ -38,7 +38,9 @@ actor GCSTokenSource {
         }
     }
 
-    /// Signs the assertion and trades it for an access token.
+    /// Signs the assertion and trades it for an access token. An unreachable or failing (5xx, 429) token
+    /// endpoint is `.unavailable` (retry later); a refusal (4xx: bad key, unknown account) `.upstreamDenied`
+    /// with the endpoint's `error_description`.
     private func exchange(now: Int64) async throws -> (String, Int64) {
         let header = JSONValue.object(["alg": .string("RS256"), "typ": .string("JWT")]).encoded()
         let claims = JSONValue.object([
@@ -46,16 +48,33 @@ actor GCSTokenSource {
             "scope": .string("https://www.googleapis.com/auth/devstorage.read_write"),
         ]).encoded()
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
-        let signature = try key.sign(Array(signingInput.utf8), algorithm: .rs256)
+        let signature: [UInt8]
+        do { signature = try key.sign(Array(signingInput.utf8), algorithm: .rs256) } catch {
+            throw StorageError.internalError("signing the OAuth assertion: \(error)")
+        }
         let assertion = signingInput + "." + Base64URL.encode(signature)
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
-        let response = try await client.fetch(UpstreamRequest(
-            method: "POST", url: tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: .bytes(Array(form.utf8)), backend: "gcs-oauth", operation: "token"), maxBytes: 64 * 1024)
-        guard response.status == 200, let json = try? JSONValue.parse(response.body),
-              let token = json["access_token"]?.stringValue else {
-            throw StorageError.upstreamDenied("OAuth token endpoint answered \(response.status)")
+        let response: (status: Int, headers: [(String, String)], body: [UInt8])
+        do {
+            response = try await client.fetch(UpstreamRequest(
+                method: "POST", url: tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: .bytes(Array(form.utf8)), backend: "gcs-oauth", operation: "token"), maxBytes: 64 * 1024)
+        } catch {
+            throw StorageError.unavailable(reason: "OAuth token endpoint unreachable: \(error)", retryAfter: 1)
         }
-        return (token, now + (json["expires_in"]?.int64Value ?? 3600))
+        let json = try? JSONValue.parse(response.body)
+        guard response.status == 200 else {
+            let detail = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue
+                ?? String(decoding: response.body.prefix(200), as: UTF8.self)
+            let reason = "OAuth token endpoint answered \(response.status): \(detail)"
+            if response.status == 429 || response.status >= 500 {
+                throw StorageError.unavailable(reason: reason, retryAfter: 1)
+            }
+            throw StorageError.upstreamDenied(reason)
+        }
+        guard let token = json?["access_token"]?.stringValue, !token.isEmpty else {
+            throw StorageError.upstreamDenied("OAuth token endpoint answered without an access_token")
+        }
+        return (token, now + (json?["expires_in"]?.int64Value ?? 3600))
     }
 }

@@ -1,0 +1,208 @@
+import Foundation
+import PortcullisCore
+@testable import Storage
+import Testing
+import Upstream
+
+/// A body handing out its bytes in pieces, with or without announcing its length (chunked transfer).
+final class PiecewiseStream: ByteStream, @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8]
+    private var offset = 0
+    let expectedLength: Int64?
+
+    init(_ bytes: [UInt8], announceLength: Bool = true) {
+        self.bytes = bytes
+        expectedLength = announceLength ? Int64(bytes.count) : nil
+    }
+
+    func next(maxLength: Int) async throws -> [UInt8]? {
+        lock.withLock {
+            guard offset < bytes.count else { return nil }
+            let end = min(bytes.count, offset + min(maxLength, 50_000))
+            defer { offset = end }
+            return Array(bytes[offset..<end])
+        }
+    }
+
+    func cancel() {}
+}
+
+/// `GCSBackend` as `ResumableStaging`, beyond the shared contract: multi-MiB uploads continued by another
+/// instance, unaligned and unannounced chunk lengths, handle validation, and the emulator's quirks.
+@Suite(.enabled(if: GCSTestEnvironment.endpoint != nil, "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
+struct GCSResumableTests {
+    static let granule = 256 * 1024
+
+    /// A few MiB in 256 KiB-multiple chunks, half of them through a second backend instance (stateless: the
+    /// handle and the bucket are all it needs), finalized with the declared MD5 and read back.
+    @Test func multiMiBUploadInAlignedChunksAcrossInstances() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let sibling = try GCSBackend(configuration: backend.configuration, client: GCSTestEnvironment.client)
+        let body = testBytes(5 * (1 << 20) + 12_345, seed: 21)
+        let object = try ObjectPath(bucket: bucket, name: "videos/clip.mp4")
+        let attributes = ObjectAttributes(contentType: "video/mp4", customMetadata: ["owner": "alice"],
+                                          downloadTokens: ["tok-1"])
+        let handle = try await backend.startUpload(object, attributes: attributes, declaredSize: Int64(body.count))
+        let chunk = 3 * Self.granule
+        var offset = 0
+        var turn = 0
+        while offset < body.count {
+            let end = min(body.count, offset + chunk)
+            let staging: GCSBackend = turn % 2 == 0 ? backend : sibling
+            let staged = try await staging.appendChunk(handle, object: object, offset: Int64(offset),
+                                                       body: PiecewiseStream(Array(body[offset..<end])))
+            #expect(staged == Int64(end))
+            offset = end
+            turn += 1
+            #expect(try await sibling.uploadState(handle, object: object) == .active(stagedSize: Int64(offset)))
+        }
+        try await expectAbsent(backend, object)
+        let metadata = try await sibling.finalizeUpload(handle, object: object, attributes: attributes,
+                                                        options: WriteOptions(expectedMD5: md5Base64(body),
+                                                                              expectedSize: Int64(body.count)))
+        #expect(metadata.size == Int64(body.count))
+        #expect(metadata.md5Hash == md5Base64(body))
+        #expect(metadata.contentType == "video/mp4")
+        #expect(metadata.customMetadata == ["owner": "alice"])
+        #expect(metadata.downloadTokens == ["tok-1"])
+        let read = try await backend.read(object, range: nil)
+        #expect(try await readAll(read.body) == body)
+        #expect(try await backend.uploadState(handle, object: object)
+                == .finalized(size: Int64(body.count), generation: metadata.generation))
+        // The upload's record stays out of listings.
+        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: nil, maxResults: 100, cursor: nil))
+        #expect(page.items == ["videos/clip.mp4"])
+        #expect(page.prefixes.isEmpty)
+    }
+
+    /// Chunks that end anywhere (GCS itself only takes 256 KiB multiples before the last request) and chunks
+    /// without a length (spooled first) assemble exactly; `beforeCommit` sees the true size.
+    @Test func unalignedAndUnannouncedChunks() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let body = testBytes(1_300_000, seed: 5)
+        let object = try ObjectPath(bucket: bucket, name: "odd sizes/ünï.bin")
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        let cuts = [0, 100_000, 100_001, 400_000, 700_000, 1_048_576, 1_300_000]
+        for (index, (start, end)) in zip(cuts, cuts.dropFirst()).enumerated() {
+            let staged = try await backend.appendChunk(handle, object: object, offset: Int64(start),
+                                                       body: PiecewiseStream(Array(body[start..<end]),
+                                                                             announceLength: index % 2 == 1))
+            #expect(staged == Int64(end))
+        }
+        let seen = SeenMetadata()
+        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                        options: WriteOptions(beforeCommit: { seen.set($0) }))
+        #expect(seen.value?.size == Int64(body.count))
+        #expect(metadata.size == Int64(body.count))
+        #expect(try await readAll(backend.read(object, range: nil).body) == body)
+        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 100, cursor: nil))
+        #expect(page.items.isEmpty && page.prefixes == ["odd sizes/"])
+    }
+
+    /// `beforeCommit` refusing leaves the upload active and the object absent; a later finalize succeeds.
+    @Test func rejectedFinalizeKeepsTheUpload() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let object = try ObjectPath(bucket: bucket, name: "guarded")
+        let body = testBytes(300_000, seed: 8)
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: 300_000)
+        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: PiecewiseStream(body))
+        struct Denied: Error {}
+        do {
+            _ = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                 options: WriteOptions(beforeCommit: { _ in throw Denied() }))
+            Issue.record("a refused beforeCommit must fail the finalize")
+        } catch {
+            guard case .rejected? = asStorageError(error) else { Issue.record("got \(error)"); return }
+        }
+        try await expectAbsent(backend, object)
+        #expect(try await backend.uploadState(handle, object: object) == .active(stagedSize: 300_000))
+        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                        options: WriteOptions())
+        #expect(metadata.size == 300_000)
+    }
+
+    /// Handles are checked before any request: another host, another bucket, another object, garbage.
+    @Test func foreignHandlesAreNotFound() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let object = try ObjectPath(bucket: bucket, name: "a")
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        let parsed = try #require(GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix))
+        let endpoint = try #require(GCSTestEnvironment.endpoint)
+        var elsewhere = parsed
+        elsewhere.session = "http://127.0.0.2:9/upload/storage/v1/b/\(bucket)/o?upload_id=x"
+        var otherBucket = parsed
+        otherBucket.session = parsed.session.replacingOccurrences(of: "/b/\(bucket)/", with: "/b/other-bucket/")
+        var injected = parsed
+        injected.session = parsed.session + "\r\nX-Evil: 1"
+        var prefixTrick = parsed
+        prefixTrick.session = "\(endpoint)@127.0.0.2/upload/storage/v1/b/\(bucket)/o?x"
+        for foreign in [elsewhere.encoded, otherBucket.encoded, injected.encoded, prefixTrick.encoded,
+                        "0123456789abcdef0123456789abcdef", "gcs1.-.x." + parsed.session, ""] {
+            do {
+                _ = try await backend.uploadState(foreign, object: object)
+                Issue.record("handle \(foreign) must be refused")
+            } catch {
+                #expect(error.isNotFound, "\(error)")
+            }
+        }
+        do {
+            _ = try await backend.appendChunk(handle, object: try ObjectPath(bucket: bucket, name: "b"), offset: 0,
+                                              body: PiecewiseStream([1]))
+            Issue.record("a handle for another object must be refused")
+        } catch {
+            #expect(error.isNotFound)
+        }
+        #expect(try await backend.uploadState(handle, object: object) == .active(stagedSize: 0))
+    }
+
+    /// fake-gcs-server's resumable sessions differ from GCS's; these are why the backend keeps its own record
+    /// instead of querying the session. If one of these starts failing, the emulator changed (re-check the
+    /// backend's workarounds):
+    /// 1. a status query (`PUT`, `Content-Range: bytes */*`, empty body) FINALIZES the upload (GCS answers 308
+    ///    with the persisted `Range`);
+    /// 2. the chunk's `Content-Range` start is not checked: bytes are appended wherever the client says they go,
+    ///    and the 308's `Range` echoes the request, not what is stored;
+    /// 3. `DELETE` of a session answers 499 but leaves the session usable (GCS ends it);
+    /// 4. a finished session is forgotten (404), where GCS answers 200 with the object.
+    @Test func fakeGCSServerResumableQuirks() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let client = GCSTestEnvironment.client
+        func session(_ name: String) async throws -> String {
+            try await backend.startSession(try ObjectPath(bucket: bucket, name: name), attributes: ObjectAttributes(),
+                                           preconditions: .none)
+        }
+        func put(_ url: String, _ range: String, _ body: [UInt8]) async throws -> (status: Int, headers: [(String, String)]) {
+            let r = try await client.fetch(UpstreamRequest(method: "PUT", url: url, headers: [("Content-Range", range)],
+                                                           body: .bytes(body)), maxBytes: 1 << 20)
+            return (r.status, r.headers)
+        }
+        // 1. The query commits an empty object.
+        let queried = try await session("queried")
+        #expect(try await put(queried, "bytes */*", []).status == 200)
+        #expect(try await backend.metadata(of: ObjectPath(bucket: bucket, name: "queried")).size == 0)
+        // 4. …and the finished session is gone.
+        #expect(try await put(queried, "bytes */*", []).status == 404)
+        // 2. A chunk claiming offset 1000 on an empty session is stored at 0.
+        let misplaced = try await session("misplaced")
+        let answer = try await put(misplaced, "bytes 1000-1999/*", testBytes(1000, seed: 1))
+        #expect(answer.status == 308)
+        #expect(answer.headers.first(ignoringCase: "range") == "bytes=0-1999")
+        _ = try await put(misplaced, "bytes */1000", [])
+        #expect(try await backend.metadata(of: ObjectPath(bucket: bucket, name: "misplaced")).size == 1000)
+        // 3. DELETE answers 499, and the session still commits afterwards.
+        let deleted = try await session("deleted")
+        let cancel = try await client.fetch(UpstreamRequest(method: "DELETE", url: deleted), maxBytes: 1 << 20)
+        #expect(cancel.status == 499)
+        #expect(try await put(deleted, "bytes 0-9/10", testBytes(10, seed: 2)).status == 200)
+    }
+
+    func expectAbsent(_ backend: GCSBackend, _ object: ObjectPath, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        do {
+            _ = try await backend.metadata(of: object)
+            Issue.record("\(object.name) must not exist yet", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.isNotFound, sourceLocation: sourceLocation)
+        }
+    }
+}
