@@ -28,6 +28,25 @@ final class PiecewiseStream: ByteStream, @unchecked Sendable {
     func cancel() {}
 }
 
+/// A body announcing `length` bytes that fails after `prefix` (a client hanging up mid-chunk).
+final class BrokenAnnouncedStream: ByteStream, @unchecked Sendable {
+    private let inner: PiecewiseStream
+    let expectedLength: Int64?
+    struct Failure: Error {}
+
+    init(prefix: [UInt8], length: Int) {
+        inner = PiecewiseStream(prefix)
+        expectedLength = Int64(length)
+    }
+
+    func next(maxLength: Int) async throws -> [UInt8]? {
+        guard let piece = try await inner.next(maxLength: maxLength) else { throw Failure() }
+        return piece
+    }
+
+    func cancel() {}
+}
+
 /// `GCSBackend` as `ResumableStaging`, beyond the shared contract: multi-MiB uploads continued by another
 /// instance, unaligned and unannounced chunk lengths, handle validation, and the emulator's quirks.
 @Suite(.enabled(if: GCSTestEnvironment.endpoint != nil, "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
@@ -120,6 +139,58 @@ struct GCSResumableTests {
         let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
                                                         options: WriteOptions())
         #expect(metadata.size == 300_000)
+    }
+
+    /// A chunk whose body fails — before, inside or after its 256 KiB-aligned part — stores nothing: the aligned
+    /// PUT is held open until the unaligned rest is in memory, so the failure aborts it.
+    @Test func chunkFailingAnywhereStoresNothing() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let object = try ObjectPath(bucket: bucket, name: "flaky")
+        let body = testBytes(700_000, seed: 13)
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: 700_000)
+        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: PiecewiseStream(Array(body[..<100_000])))
+        // The chunk 100_000..<700_000 makes 524_288 aligned bytes with the tail; fail before, inside, after.
+        for failAt in [50_000, 300_000, 450_000, 599_999] {
+            do {
+                _ = try await backend.appendChunk(handle, object: object, offset: 100_000, body: BrokenAnnouncedStream(
+                    prefix: Array(body[100_000..<(100_000 + failAt)]), length: 600_000))
+                Issue.record("a body failing after \(failAt) bytes must fail the chunk")
+            } catch {
+                guard case .bodyFailed? = asStorageError(error) else { Issue.record("got \(error)"); continue }
+            }
+            #expect(try await backend.stagedSize(handle, object: object) == 100_000, "after failing at \(failAt)")
+        }
+        _ = try await backend.appendChunk(handle, object: object, offset: 100_000, body: PiecewiseStream(Array(body[100_000...])))
+        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
+                                                        options: WriteOptions(expectedMD5: md5Base64(body)))
+        #expect(metadata.size == 700_000)
+        #expect(try await readAll(backend.read(object, range: nil).body) == body)
+    }
+
+    /// A session GCS no longer knows (expired after a week; here ended behind our back) makes the upload
+    /// unknown — `.notFound`, which the Gateway answers as an expired upload — instead of a stuck one.
+    @Test func vanishedSessionMakesTheUploadUnknown() async throws {
+        let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
+        let object = try ObjectPath(bucket: bucket, name: "expired")
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        let session = try #require(GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix)).session
+        // fake-gcs-server forgets a session once it commits it (quirk 4 below).
+        _ = try await GCSTestEnvironment.client.fetch(UpstreamRequest(method: "PUT", url: session,
+                                                                      headers: [("Content-Range", "bytes */0")]),
+                                                      maxBytes: 1 << 20)
+        do {
+            _ = try await backend.appendChunk(handle, object: object, offset: 0,
+                                              body: PiecewiseStream(testBytes(Self.granule, seed: 3)))
+            Issue.record("a chunk for a vanished session must fail")
+        } catch {
+            #expect(error.isNotFound, "\(error)")
+        }
+        do {
+            _ = try await backend.uploadState(handle, object: object)
+            Issue.record("the upload must be unknown now")
+        } catch {
+            #expect(error.isNotFound)
+        }
     }
 
     /// Handles are checked before any request: another host, another bucket, another object, garbage.

@@ -20,7 +20,8 @@ extension GCSBackend: ResumableStaging {
     public func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
                             declaredSize: Int64?) async throws(StorageError) -> String {
         if let declaredSize, declaredSize < 0 { throw .invalidArgument("negative upload size") }
-        let session = try await startSession(object, attributes: attributes, preconditions: .none)
+        let session = try await startSession(object, attributes: attributes, preconditions: .none,
+                                             declaredSize: declaredSize)
         guard GCSUploadHandle.isSession(session, prefix: sessionPrefix) else {
             throw .internalError("GCS answered with an upload session outside the configured endpoint")
         }
@@ -85,8 +86,17 @@ extension GCSBackend: ResumableStaging {
         let range = tail.isEmpty ? "bytes */\(total)" : "bytes \(base)-\(total - 1)/\(total)"
         var headers = [("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream")]
         if let md5 = options.expectedMD5 { headers.append(("X-Goog-Hash", "md5=\(md5)")) }
-        let (status, _, json) = try await sendJSON("PUT", upload.session, headers: headers, op: "upload_finalize",
+        let status: Int, json: JSONValue?
+        do {
+            (status, _, json) = try await sendJSON("PUT", upload.session, headers: headers, op: "upload_finalize",
                                                    idempotent: false, rawBody: tail)
+        } catch .invalidArgument(let why) where options.expectedMD5 != nil {
+            // GCS refuses a commit whose bytes do not match `X-Goog-Hash`; the session is over.
+            try? await writeRecord(.cancelled, session: upload.session, object: object)
+            throw .checksumMismatch(expected: options.expectedMD5 ?? "", actual: "refused by GCS: \(why)")
+        } catch .notFound {
+            throw await sessionGone(upload, object)
+        }
         guard status != 308, let json else { throw .internalError("GCS did not commit the upload (\(status))") }
         let metadata = try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
         if let expected = options.expectedMD5, metadata.md5Hash != expected {
@@ -146,6 +156,7 @@ extension GCSBackend: ResumableStaging {
             throw .unavailable(reason: "GCS answer broke off: \(error)", retryAfter: 1)
         }
         guard response.status == 308 else {
+            if response.status == 404 || response.status == 410 { throw await sessionGone(upload, object) }
             if (200..<300).contains(response.status) {
                 throw .internalError("GCS committed the upload on a non-final chunk")
             }
@@ -217,6 +228,14 @@ extension GCSBackend: ResumableStaging {
         guard response.status == 200 else { throw Self.map(status: response.status, headers: response.headers, body: bytes) }
         guard let record = GCSUploadRecord(decoding: bytes) else { throw .internalError("unreadable upload record") }
         return record
+    }
+
+    /// GCS no longer knows the session (expired after a week, or ended elsewhere): the upload's record goes
+    /// too, so the upload is unknown from now on (`.notFound`, which the Gateway answers as "expired").
+    private func sessionGone(_ upload: GCSUploadHandle, _ object: ObjectPath) async -> StorageError {
+        _ = try? await sendJSON("DELETE", objectURL(GCSUploadRecord.objectName(session: upload.session)),
+                                op: "upload_record", idempotent: true)
+        return .notFound
     }
 
     /// Replaces the upload's record (one media upload: atomic on GCS).

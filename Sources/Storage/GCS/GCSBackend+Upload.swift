@@ -10,12 +10,14 @@ extension GCSBackend {
     }
 
     /// Opens a session; the session URI is the handle.
-    func startSession(_ object: ObjectPath, attributes: ObjectAttributes,
-                      preconditions: Preconditions) async throws(StorageError) -> String {
+    /// `declaredSize` set → GCS itself refuses to commit any other total (`X-Upload-Content-Length`).
+    func startSession(_ object: ObjectPath, attributes: ObjectAttributes, preconditions: Preconditions,
+                      declaredSize: Int64? = nil) async throws(StorageError) -> String {
         var query = [("uploadType", "resumable"), ("name", object.name)]
         query += Self.preconditionQuery(preconditions)
         var headers = [(String, String)]()
         if let type = attributes.contentType { headers.append(("X-Upload-Content-Type", type)) }
+        if let declaredSize { headers.append(("X-Upload-Content-Length", String(declaredSize))) }
         let (_, responseHeaders, _) = try await sendJSON(
             "POST", url("\(configuration.endpoint)/upload/storage/v1\(bucketPath)/o", query),
             json: GCSObjectCoding.resource(attributes, name: object.name), headers: headers, op: "upload_start",
