@@ -30,12 +30,8 @@ struct GCSContractTests {
     /// Checks that differ on GCS, by name:
     /// - fake-gcs-server does not bump `metageneration` on PATCH and stores `""` for a key patched with null
     ///   (real GCS does both right), so the metadata-merge and metageneration-precondition checks fail there;
-    /// - GCS assigns the generation when it commits, so `beforeCommit` cannot see the final generation number;
-    /// - GCS computes a resumable upload's MD5 only when it commits, so a wrong declared MD5 at finalize ends the
-    ///   upload (real GCS refuses the commit on `X-Goog-Hash`; fake-gcs-server ignores that header, so the
-    ///   backend deletes the generation it committed): `resumableSizeMismatch` then cannot finalize again.
-    static let knownDifferences: Set<BackendContract.Check> = [.updateMetadataMerge, .preconditions, .beforeCommitRejects,
-                                                               .resumableSizeMismatch]
+    /// - GCS assigns the generation when it commits, so `beforeCommit` cannot see the final generation number.
+    static let knownDifferences: Set<BackendContract.Check> = [.updateMetadataMerge, .preconditions, .beforeCommitRejects]
 
     /// Every other check, the resumable-staging ones included (`GCSBackend` is its own `ResumableStaging`).
     @Test(arguments: BackendContract.Check.allCases.filter { !knownDifferences.contains($0) })

@@ -114,6 +114,9 @@ struct GCSResumableTests {
                                                         options: WriteOptions(beforeCommit: { seen.set($0) }))
         #expect(seen.value?.size == Int64(body.count))
         #expect(metadata.size == Int64(body.count))
+        // The hashes were known before the commit, and are the ones GCS computed.
+        #expect(seen.value?.md5Hash == md5Base64(body) && metadata.md5Hash == md5Base64(body))
+        #expect(seen.value?.crc32c != nil && seen.value?.crc32c == metadata.crc32c)
         #expect(try await readAll(backend.read(object, range: nil).body) == body)
         let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 100, cursor: nil))
         #expect(page.items.isEmpty && page.prefixes == ["odd sizes/"])
@@ -275,5 +278,42 @@ struct GCSResumableTests {
         } catch {
             #expect(error.isNotFound, sourceLocation: sourceLocation)
         }
+    }
+}
+
+/// The resumable MD5/CRC32C the upload record carries, against `Crypto` (OpenSSL MD5, SSE4.2 CRC32C).
+@Suite struct GCSRunningChecksumTests {
+    @Test func rfc1321Vectors() {
+        for (text, hex) in [("", "d41d8cd98f00b204e9800998ecf8427e"), ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+                            ("12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+                             "57edf4a22be3c955ac49da2e2107b67a")] {
+            var md5 = ResumableMD5()
+            md5.update(Array(text.utf8))
+            #expect(md5.finalized().map { String(format: "%02x", $0) }.joined() == hex)
+        }
+    }
+
+    /// Any split of the bytes, with the state saved and restored between pieces, gives Crypto's digests.
+    @Test func resumedAcrossPiecesMatchesCrypto() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            let body = testBytes(Int.random(in: 0...300_000, using: &generator), seed: UInt64(round + 1))
+            var checksum = GCSRunningChecksum()
+            var offset = 0
+            while offset < body.count {
+                let end = min(body.count, offset + Int.random(in: 1...70_000, using: &generator))
+                checksum.update(Array(body[offset..<end]))
+                checksum = try #require(GCSRunningChecksum(encoded: checksum.encoded))
+                offset = end
+            }
+            var reference = BodyChecksum()
+            reference.update(body)
+            let expected = reference.finish()
+            #expect(checksum.digests.md5 == expected.md5Base64)
+            #expect(checksum.digests.crc32c == expected.crc32cBase64)
+            #expect(checksum.byteCount == Int64(body.count))
+        }
+        #expect(GCSRunningChecksum(encoded: "zz-AAAA") == nil)
+        #expect(ResumableMD5(state: [UInt8](repeating: 0, count: 25)) == nil, "buffered bytes must match the length")
     }
 }

@@ -8,9 +8,12 @@ import Upstream
 /// (`GCSUploadRecord`) until the next chunk or `finalize`, which sends it as the final request
 /// `bytes X-Y/TOTAL` after the size checks, the preconditions and `beforeCommit`.
 ///
-/// Limits, by GCS's design: the MD5/CRC32C of the staged bytes are known only once GCS commits, so
-/// `beforeCommit` sees them as nil; a declared MD5 is sent as `X-Goog-Hash` with the final request and checked
-/// against the committed object (a mismatch deletes that generation and ends the upload).
+/// The record also carries the running MD5/CRC32C of the staged bytes (`GCSRunningChecksum`): `finalize`
+/// checks a declared MD5 before anything is committed (the upload stays active), gives `beforeCommit` the true
+/// hashes, and asks GCS to verify them (`X-Goog-Hash` on the final request) — end-to-end integrity.
+///
+/// Not serialized across instances: two appends racing for the same offset (which the protocol's clients do
+/// not send) are not detected as such on GCS; the hash check at finalize refuses the result.
 extension GCSBackend: ResumableStaging {
     static let granularity: Int64 = 256 * 1024
 
@@ -27,7 +30,8 @@ extension GCSBackend: ResumableStaging {
         }
         let handle = GCSUploadHandle(declaredSize: declaredSize, object: object, session: session)
         do {
-            try await writeRecord(.active(base: 0, tail: []), session: session, object: object)
+            try await writeRecord(.active(base: 0, tail: [], checksum: GCSRunningChecksum()), session: session,
+                                  object: object)
         } catch {
             await cancelSession(session)
             throw error
@@ -38,13 +42,13 @@ extension GCSBackend: ResumableStaging {
     public func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
                             body: any ByteStream) async throws(StorageError) -> Int64 {
         let upload = try parse(handle, object)
-        let (base, tail) = try await activeRecord(upload, object)
-        let staged = base + Int64(tail.count)
+        let record = try await activeRecord(upload, object)
+        let staged = record.base + Int64(record.tail.count)
         guard offset == staged else { throw .offsetMismatch(current: staged) }
         guard let length = body.expectedLength else {
-            return try await appendSpooled(upload, object: object, base: base, tail: tail, body: body)
+            return try await appendSpooled(upload, object: object, record: record, body: body)
         }
-        return try await appendKnown(upload, object: object, base: base, tail: tail, body: body, length: length)
+        return try await appendKnown(upload, object: object, record: record, body: body, length: length)
     }
 
     public func stagedSize(_ handle: String, object: ObjectPath) async throws(StorageError) -> Int64 {
@@ -58,7 +62,7 @@ extension GCSBackend: ResumableStaging {
     public func uploadState(_ handle: String, object: ObjectPath) async throws(StorageError) -> UploadState {
         let upload = try parse(handle, object)
         switch try await readRecord(upload.session, object: object) {
-        case .active(let base, let tail)?: return .active(stagedSize: base + Int64(tail.count))
+        case .active(let base, let tail, _)?: return .active(stagedSize: base + Int64(tail.count))
         case .final(let size, let generation)?: return .finalized(size: size, generation: generation)
         case .cancelled?: return .cancelled
         case nil: throw .notFound
@@ -68,44 +72,46 @@ extension GCSBackend: ResumableStaging {
     public func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
                                options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
         let upload = try parse(handle, object)
-        let (base, tail) = try await activeRecord(upload, object)
+        let (base, tail, checksum) = try await activeRecord(upload, object)
         let total = base + Int64(tail.count)
         if let declared = upload.declaredSize, declared != total { throw .sizeMismatch(expected: declared, actual: total) }
         if let expected = options.expectedSize, expected != total { throw .sizeMismatch(expected: expected, actual: total) }
+        let (md5, crc32c) = checksum.digests
+        if let expected = options.expectedMD5, expected != md5 { throw .checksumMismatch(expected: expected, actual: md5) }
         try await checkPreconditions(object, options.preconditions)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
                 bucket: object.bucket, name: object.name, generation: now.nanosecondsSinceEpoch / 1000, size: total,
-                timeCreated: now, updated: now, md5Hash: nil, crc32c: nil, contentType: attributes.contentType,
+                timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c, contentType: attributes.contentType,
                 contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
                 contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
                 customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         let range = tail.isEmpty ? "bytes */\(total)" : "bytes \(base)-\(total - 1)/\(total)"
-        var headers = [("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream")]
-        if let md5 = options.expectedMD5 { headers.append(("X-Goog-Hash", "md5=\(md5)")) }
+        let headers = [("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream"),
+                       ("X-Goog-Hash", "crc32c=\(crc32c),md5=\(md5)")]
         let status: Int, json: JSONValue?
         do {
             (status, _, json) = try await sendJSON("PUT", upload.session, headers: headers, op: "upload_finalize",
                                                    idempotent: false, rawBody: tail)
-        } catch .invalidArgument(let why) where options.expectedMD5 != nil {
-            // GCS refuses a commit whose bytes do not match `X-Goog-Hash`; the session is over.
-            try? await writeRecord(.cancelled, session: upload.session, object: object)
-            throw .checksumMismatch(expected: options.expectedMD5 ?? "", actual: "refused by GCS: \(why)")
+        } catch .invalidArgument(let why) {
+            // GCS refuses a commit whose bytes do not match `X-Goog-Hash`: what it holds is not what we staged.
+            await abandon(upload, object)
+            throw .internalError("GCS refused the staged bytes: \(why)")
         } catch .notFound {
             throw await sessionGone(upload, object)
         }
         guard status != 308, let json else { throw .internalError("GCS did not commit the upload (\(status))") }
         let metadata = try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
-        if let expected = options.expectedMD5, metadata.md5Hash != expected {
+        if metadata.size != total || (metadata.md5Hash != nil && metadata.md5Hash != md5) {
             // Emulators ignore X-Goog-Hash: take the generation back; this upload is over.
             _ = try? await sendJSON("DELETE", objectURL(object.name, query: [("generation", String(metadata.generation)),
                                                                              ("ifGenerationMatch", String(metadata.generation))]),
                                     op: "delete", idempotent: true)
-            try? await writeRecord(.cancelled, session: upload.session, object: object)
-            throw .checksumMismatch(expected: expected, actual: metadata.md5Hash ?? "")
+            await abandon(upload, object)
+            throw .internalError("GCS committed other bytes than were staged (\(metadata.size) bytes, MD5 \(metadata.md5Hash ?? "-"))")
         }
         // The object is committed; a lost record only makes a later query fall back to the object itself.
         try? await writeRecord(.final(size: metadata.size, generation: metadata.generation), session: upload.session,
@@ -128,8 +134,9 @@ extension GCSBackend: ResumableStaging {
 
     /// A chunk of known length: its aligned part streams to the session in one PUT (with the old tail in
     /// front); the rest becomes the new tail.
-    private func appendKnown(_ upload: GCSUploadHandle, object: ObjectPath, base: Int64, tail: [UInt8],
+    private func appendKnown(_ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
                              body: any ByteStream, length: Int64) async throws(StorageError) -> Int64 {
+        let (base, tail, checksum) = record
         let staged = base + Int64(tail.count)
         if let declared = upload.declaredSize, staged + length > declared {
             throw .sizeMismatch(expected: declared, actual: staged + length)
@@ -143,11 +150,14 @@ extension GCSBackend: ResumableStaging {
             guard bytes.count == Int(length) else {
                 throw .bodyFailed(ByteStreamError.truncated(expected: length, received: Int64(bytes.count)))
             }
-            try await writeRecord(.active(base: base, tail: tail + bytes), session: upload.session, object: object)
+            var next = checksum
+            next.update(bytes)
+            try await writeRecord(.active(base: base, tail: tail + bytes, checksum: next), session: upload.session,
+                                  object: object)
             return staged + length
         }
         let stream = GCSChunkStream(prefix: tail, body: body, forward: aligned - Int64(tail.count),
-                                    restCount: Int(combined - aligned))
+                                    restCount: Int(combined - aligned), checksum: checksum)
         let response = try await send("PUT", upload.session,
                                       headers: [("Content-Range", "bytes \(base)-\(base + aligned - 1)/*")],
                                       body: .stream(stream, length: aligned), op: "upload_chunk", idempotent: false)
@@ -164,20 +174,20 @@ extension GCSBackend: ResumableStaging {
         }
         let persisted = Self.persisted(response.headers)
         guard persisted == base + aligned else {
-            // GCS kept a different amount than sent (real GCS may keep less): record what it holds; the
-            // client learns the size and resumes from there.
-            let held = max(base, persisted)
-            try await writeRecord(.active(base: held, tail: []), session: upload.session, object: object)
-            return held
+            // GCS kept another amount than it was sent whole; the staged bytes and their hashes no longer
+            // match, so the upload ends here rather than commit something else.
+            await abandon(upload, object)
+            throw .internalError("GCS persisted \(persisted) bytes of an upload where \(base + aligned) were sent")
         }
-        try await writeRecord(.active(base: base + aligned, tail: stream.rest), session: upload.session, object: object)
+        try await writeRecord(.active(base: base + aligned, tail: stream.rest, checksum: stream.checksum),
+                              session: upload.session, object: object)
         return staged + length
     }
 
     /// A chunk without a declared length (chunked transfer): spooled whole into a temporary object first (an
     /// atomic write, so a body failing midway stores nothing), then appended from there with its now-known
     /// length. Costs a second transfer, only for such chunks.
-    private func appendSpooled(_ upload: GCSUploadHandle, object: ObjectPath, base: Int64, tail: [UInt8],
+    private func appendSpooled(_ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
                                body: any ByteStream) async throws(StorageError) -> Int64 {
         let spool: ObjectPath
         do {
@@ -187,14 +197,19 @@ extension GCSBackend: ResumableStaging {
         do throws(StorageError) {
             let read = try await self.read(spool, range: nil)
             guard case .stream(let stream) = read.body else { throw StorageError.internalError("GCS read without a stream") }
-            let size = try await appendKnown(upload, object: object, base: base, tail: tail, body: stream,
-                                             length: written.size)
+            let size = try await appendKnown(upload, object: object, record: record, body: stream, length: written.size)
             try? await delete(spool, preconditions: .none)
             return size
         } catch {
             try? await delete(spool, preconditions: .none)
             throw error
         }
+    }
+
+    /// Ends an upload that can no longer succeed: the session is cancelled and the record says so.
+    private func abandon(_ upload: GCSUploadHandle, _ object: ObjectPath) async {
+        await cancelSession(upload.session)
+        try? await writeRecord(.cancelled, session: upload.session, object: object)
     }
 
     // MARK: - Handles and records
@@ -206,10 +221,11 @@ extension GCSBackend: ResumableStaging {
         return upload
     }
 
-    private func activeRecord(_ upload: GCSUploadHandle,
-                              _ object: ObjectPath) async throws(StorageError) -> (base: Int64, tail: [UInt8]) {
+    typealias ActiveRecord = (base: Int64, tail: [UInt8], checksum: GCSRunningChecksum)
+
+    private func activeRecord(_ upload: GCSUploadHandle, _ object: ObjectPath) async throws(StorageError) -> ActiveRecord {
         switch try await readRecord(upload.session, object: object) {
-        case .active(let base, let tail)?: return (base, tail)
+        case .active(let base, let tail, let checksum)?: return (base, tail, checksum)
         case .final?: throw .invalidArgument("The upload was already finalized.")
         case .cancelled?: throw .invalidArgument("The upload was cancelled.")
         case nil: throw .notFound

@@ -6,13 +6,15 @@ import Synchronization
 /// `restCount` bytes (less than 256 KiB, the next tail) into memory, so a client body that fails anywhere —
 /// also after the aligned part — fails this PUT before it completes, and GCS commits none of it.
 ///
-/// Never reads past the chunk: every pull from `body` is bounded by what is still owed.
+/// Never reads past the chunk: every pull from `body` is bounded by what is still owed. Every byte taken from
+/// `body` (not the prefix, already counted) goes into the running checksum.
 final class GCSChunkStream: ByteStream {
     private struct State {
         var prefix: [UInt8]
         var prefixOffset = 0
         var forwarded: Int64 = 0
         var rest: [UInt8] = []
+        var checksum: GCSRunningChecksum
     }
 
     private let state: Mutex<State>
@@ -21,8 +23,8 @@ final class GCSChunkStream: ByteStream {
     private let restCount: Int
     let expectedLength: Int64?
 
-    init(prefix: [UInt8], body: any ByteStream, forward: Int64, restCount: Int) {
-        state = Mutex(State(prefix: prefix))
+    init(prefix: [UInt8], body: any ByteStream, forward: Int64, restCount: Int, checksum: GCSRunningChecksum) {
+        state = Mutex(State(prefix: prefix, checksum: checksum))
         self.body = body
         self.forward = forward
         self.restCount = restCount
@@ -31,6 +33,8 @@ final class GCSChunkStream: ByteStream {
 
     /// The chunk's bytes after the forwarded part (complete once the stream has ended cleanly).
     var rest: [UInt8] { state.withLock { $0.rest } }
+    /// The upload's checksum through the end of the chunk (complete once the stream has ended cleanly).
+    var checksum: GCSRunningChecksum { state.withLock { $0.checksum } }
 
     func next(maxLength: Int) async throws -> [UInt8]? {
         let fromPrefix: [UInt8]? = state.withLock { s in
@@ -47,7 +51,10 @@ final class GCSChunkStream: ByteStream {
             throw ByteStreamError.truncated(expected: forward + Int64(restCount), received: forwarded)
         }
         let total = forwarded + Int64(piece.count)
-        state.withLock { $0.forwarded = total }
+        state.withLock {
+            $0.forwarded = total
+            $0.checksum.update(piece)
+        }
         if total == forward {
             // Hold the last piece until the rest of the chunk is safely in memory.
             var rest = [UInt8]()
@@ -59,7 +66,10 @@ final class GCSChunkStream: ByteStream {
                 }
                 rest += more
             }
-            state.withLock { $0.rest = rest }
+            state.withLock {
+                $0.rest = rest
+                $0.checksum.update(rest)
+            }
         }
         return piece
     }

@@ -58,14 +58,16 @@ struct GCSUploadHandle: Equatable {
 ///
 /// Why a record at all: GCS only persists non-final chunks in multiples of 256 KiB, while our protocol lets a
 /// chunk (and always the last one) end anywhere; the unaligned tail (< 256 KiB) is held in the record until the
-/// next chunk or finalize. And the record, not a status query on the session, is what we read back: a
-/// `Content-Range: bytes */*` query finalizes the upload on fake-gcs-server, and a finished or cancelled
-/// session cannot be asked how it ended everywhere.
+/// next chunk or finalize. The record also carries the running MD5/CRC32C of every staged byte, so finalize
+/// knows the hashes before GCS commits. And the record, not a status query on the session, is what we read
+/// back: a `Content-Range: bytes */*` query finalizes the upload on fake-gcs-server, and a finished or
+/// cancelled session cannot be asked how it ended everywhere.
 ///
 /// Encoding: one header line, then (active only) the tail bytes:
-/// `pcs1 active <base>\n<tail>` (GCS holds bytes `0..<base`), `pcs1 cancelled\n`, `pcs1 final <size> <generation>\n`.
+/// `pcs1 active <base> <checksum>\n<tail>` (GCS holds bytes `0..<base`; the checksum covers base + tail bytes),
+/// `pcs1 cancelled\n`, `pcs1 final <size> <generation>\n`.
 enum GCSUploadRecord: Equatable {
-    case active(base: Int64, tail: [UInt8])
+    case active(base: Int64, tail: [UInt8], checksum: GCSRunningChecksum)
     case cancelled
     case final(size: Int64, generation: Int64)
 
@@ -77,21 +79,23 @@ enum GCSUploadRecord: Equatable {
 
     var encoded: [UInt8] {
         switch self {
-        case .active(let base, let tail): Array("\(Self.prefix)active \(base)\n".utf8) + tail
+        case .active(let base, let tail, let checksum): Array("\(Self.prefix)active \(base) \(checksum.encoded)\n".utf8) + tail
         case .cancelled: Array("\(Self.prefix)cancelled\n".utf8)
         case .final(let size, let generation): Array("\(Self.prefix)final \(size) \(generation)\n".utf8)
         }
     }
 
     init?(decoding bytes: [UInt8]) {
-        guard let newline = bytes.firstIndex(of: 0x0A), newline <= 80 else { return nil }
+        guard let newline = bytes.firstIndex(of: 0x0A), newline <= 256 else { return nil }
         let header = String(decoding: bytes[..<newline], as: UTF8.self)
         guard header.hasPrefix(Self.prefix) else { return nil }
         let fields = header.dropFirst(Self.prefix.count).split(separator: " ")
         switch (fields.first, fields.count) {
-        case ("active"?, 2):
-            guard let base = Int64(fields[1]), base >= 0 else { return nil }
-            self = .active(base: base, tail: Array(bytes[(newline + 1)...]))
+        case ("active"?, 3):
+            let tail = Array(bytes[(newline + 1)...])
+            guard let base = Int64(fields[1]), base >= 0, let checksum = GCSRunningChecksum(encoded: fields[2]),
+                  checksum.byteCount == base + Int64(tail.count) else { return nil }
+            self = .active(base: base, tail: tail, checksum: checksum)
         case ("cancelled"?, 1):
             self = .cancelled
         case ("final"?, 3):
