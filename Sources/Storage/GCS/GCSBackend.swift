@@ -10,7 +10,8 @@ public import Upstream
 /// session: chunks of `uploadChunkBytes` are sent as they fill, the last one is held until every byte is in
 /// and checksummed, so `beforeCommit`, `expectedMD5` and `expectedSize` are judged before GCS commits the
 /// object. Preconditions are passed to GCS (`ifGenerationMatch`, `ifMetagenerationMatch`) and also checked
-/// here first, because emulators do not enforce them.
+/// here first, because emulators do not enforce them. Our resumable protocol runs on GCS resumable sessions too
+/// (`ResumableStaging`, see GCSBackend+Resumable.swift).
 public final class GCSBackend: StorageBackend {
     let configuration: GCSBackendConfiguration
     let client: UpstreamClient
@@ -233,6 +234,9 @@ public final class GCSBackend: StorageBackend {
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
     }
 
-    /// Names under this prefix hold resumable-upload tails and are hidden from listings.
+    /// Names under this prefix hold resumable-upload records (`GCSUploadRecord`: state, unaligned tail, running
+    /// hashes) and spooled chunks; they are hidden from listings. Records of finished uploads are a few bytes
+    /// each and stay: a bucket lifecycle rule (`matchesPrefix: [".portcullis-staging/"]`, age ≥ 8 days, past
+    /// GCS's one-week session lifetime) removes them.
     static let stagingPrefix = ".portcullis-staging/"
 }
