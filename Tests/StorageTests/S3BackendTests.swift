@@ -192,6 +192,22 @@ struct S3BackendTests {
             #expect(staged == Int64(offset))
         }
         #expect(try await other.uploadState(handle, object: object) == .active(stagedSize: Int64(body.count)))
+        // A chunk of unknown length (chunked request) is buffered up to one part; a bigger one is refused whole.
+        let loose = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        #expect(try await backend.appendChunk(loose, object: object, offset: 0,
+                                              body: Pieces(testBytes(300_000, seed: 1), knownLength: false)) == 300_000)
+        do {
+            _ = try await backend.appendChunk(loose, object: object, offset: 300_000,
+                                              body: Pieces(testBytes(Self.part + 1, seed: 2), knownLength: false))
+            Issue.record("an unknown-length chunk over one part must be refused")
+        } catch {
+            guard case .bodyFailed(let inner) = error, case .limitExceeded? = inner as? ByteStreamError else {
+                Issue.record("got \(error)"); return
+            }
+        }
+        #expect(try await backend.stagedSize(loose, object: object) == 300_000)
+        try await backend.cancelUpload(loose, object: object)
+        #expect(try await backend.uploadState(loose, object: object) == .cancelled)
         let metadata = try await other.finalizeUpload(handle, object: object,
                                                       attributes: ObjectAttributes(contentType: "image/png"),
                                                       options: WriteOptions(expectedMD5: md5Base64(body)))

@@ -66,7 +66,14 @@ struct S3ContractTests {
 @Suite(.enabled(if: S3TestEnvironment.auth != nil, "PORTCULLIS_TEST_S3_AUTH_ENDPOINT is not set (run scripts/emulators.sh start)"))
 struct S3SignedContractTests {
     /// The same contract against moto with SigV4 verification on: every request our signer makes is checked.
-    @Test(arguments: BackendContract.Check.allCases.filter { !S3ContractTests.skipped.contains($0) })
+    /// Except `listPagination`: 2,500 objects listed page by page take moto ~5 minutes (it scans the bucket per
+    /// request), and its requests (PUT, ListObjectsV2 with `start-after`) are already signed and checked by
+    /// `listCursorResume`, `listDelimiterAndPrefixes` and `S3BackendTests.stagingNamesAreHidden`.
+    static let unsigned: Set<BackendContract.Check> = [.listPagination]
+
+    @Test(arguments: BackendContract.Check.allCases.filter {
+        !S3ContractTests.skipped.contains($0) && !unsigned.contains($0)
+    })
     func contract(_ check: BackendContract.Check) async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
         try await BackendContract(backend: backend, staging: backend, bucket: bucket).run(check)

@@ -49,8 +49,10 @@ extension S3Backend {
         }
     }
 
-    /// The checks every write makes once its bytes are in: declared size and MD5, then the metadata it will
-    /// have (microsecond precision: what the metadata headers store) and `beforeCommit`.
+    /// The checks every write makes once its bytes are in: declared size and MD5, the preconditions again
+    /// (the body may have taken long; S3 has no conditional commit we can rely on, so this narrows the race to
+    /// one round trip), then the metadata it will have (microsecond precision: what the metadata headers store)
+    /// and `beforeCommit`.
     func prepare(_ object: ObjectPath, sums: ObjectChecksums, attributes: ObjectAttributes, options: WriteOptions,
                  current: ObjectMetadata?) async throws(StorageError) -> ObjectMetadata {
         if let expected = options.expectedSize, expected != sums.size {
@@ -58,6 +60,11 @@ extension S3Backend {
         }
         if let expected = options.expectedMD5, expected != sums.md5Base64 {
             throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
+        }
+        var current = current
+        if options.preconditions != .none {
+            do { current = try await metadata(of: object) } catch .notFound { current = nil }
+            guard options.preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         }
         let now = Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000)
         var generation = now.nanosecondsSinceEpoch / 1000
