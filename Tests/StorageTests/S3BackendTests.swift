@@ -190,6 +190,16 @@ struct S3BackendTests {
                                                         body: Pieces(Array(body[offset..<(offset + size)]), knownLength: true))
             offset += size
             #expect(staged == Int64(offset))
+            if index == 0 {
+                // A late duplicate of a stored chunk (the race `load` cannot see) is refused by If-None-Match.
+                do {
+                    try await other.storeChunk(S3Backend.uploadFolder(handle) + S3Backend.chunkName(0), body: .bytes([9]),
+                                               handle: handle, object: object)
+                    Issue.record("a chunk must not be stored twice")
+                } catch {
+                    guard case .offsetMismatch(Int64(offset)) = error else { Issue.record("got \(error)"); return }
+                }
+            }
         }
         #expect(try await other.uploadState(handle, object: object) == .active(stagedSize: Int64(body.count)))
         // A chunk of unknown length (chunked request) is buffered up to one part; a bigger one is refused whole.

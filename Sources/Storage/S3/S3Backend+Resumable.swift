@@ -44,12 +44,7 @@ extension S3Backend: ResumableStaging {
             if let room, length > room { body.cancel(); throw .sizeMismatch(expected: upload.declared!, actual: offset + length) }
             guard length > 0 else { return offset }
             // Streamed with its known length: a body that breaks off aborts the PUT, so nothing is stored.
-            let response = try await send("PUT", url(key), headers: [("Content-Type", "application/octet-stream")],
-                                          body: .stream(body, length: length), op: "upload_chunk", idempotent: false)
-            let answer = (try? await response.body.collect(limit: 64 * 1024)) ?? []
-            guard (200..<300).contains(response.status) else {
-                throw Self.map(status: response.status, headers: response.headers, body: answer)
-            }
+            try await storeChunk(key, body: .stream(body, length: length), handle: handle, object: object)
             return offset + length
         }
         // Unknown length (chunked request): buffered, up to one part.
@@ -69,9 +64,24 @@ extension S3Backend: ResumableStaging {
             bytes.append(contentsOf: chunk)
         }
         guard !bytes.isEmpty else { return offset }
-        _ = try await exchange("PUT", url(key), headers: [("Content-Type", "application/octet-stream")], body: bytes,
-                               op: "upload_chunk", idempotent: true)
+        try await storeChunk(key, body: .bytes(bytes), handle: handle, object: object)
         return offset + Int64(bytes.count)
+    }
+
+    /// PUTs a chunk with `If-None-Match: *`, so of two racing requests for one offset (a client retry and its
+    /// original) only the first is stored; the loser learns the new staged size as an offset mismatch.
+    func storeChunk(_ key: String, body: UpstreamRequestBody, handle: String,
+                    object: ObjectPath) async throws(StorageError) {
+        let response = try await send("PUT", url(key), headers: [("Content-Type", "application/octet-stream"),
+                                                                 ("If-None-Match", "*")],
+                                      body: body, op: "upload_chunk", idempotent: false)
+        let answer = (try? await response.body.collect(limit: 64 * 1024)) ?? []
+        guard (200..<300).contains(response.status) else {
+            if response.status == 412 || response.status == 409 {
+                throw .offsetMismatch(current: try await load(handle, object: object).staged)
+            }
+            throw Self.map(status: response.status, headers: response.headers, body: answer)
+        }
     }
 
     public func stagedSize(_ handle: String, object: ObjectPath) async throws(StorageError) -> Int64 {
