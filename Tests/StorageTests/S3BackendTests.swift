@@ -185,7 +185,10 @@ struct S3BackendTests {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: verifying, partBytes: Self.part)
         // A second instance (its own backend object) continues the same upload: no in-memory state.
         let other = S3Backend(configuration: backend.configuration, client: S3TestEnvironment.client)
-        let sizes = [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 1_000]
+        // With 5 MiB parts: part 1 = the first four chunks + 1.25 MiB of the fifth (read back), part 2 = its
+        // rest + 2.25 MiB of the 12 MiB chunk, part 3 = a server-side copy of that chunk's last 9.75 MiB,
+        // part 4 = the last 1,000 bytes.
+        let sizes = [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 12 << 20, 1_000]
         let body = testBytes(sizes.reduce(0, +), seed: 11)
         let object = try ObjectPath(bucket: bucket, name: "r/ü.bin")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(contentType: "image/png"),

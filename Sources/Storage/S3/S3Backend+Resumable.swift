@@ -11,9 +11,10 @@ import Upstream
 /// deciding point — `md5Hash`/`crc32c` of the whole body must be known (and judged by `beforeCommit`) before
 /// the object appears, but the bytes of uploaded parts cannot be read back before CompleteMultipartUpload, and
 /// an MD5 state cannot be carried across stateless requests. So every chunk is stored whole as one staging
-/// object, and finalize streams them back in order through `write` (PutObject or a multipart upload of
-/// `partBytes` parts, checksummed on the way, `beforeCommit`, then the atomic copy onto the key): correct for
-/// any chunk sizes, bounded memory, at the price of reading the staged bytes once more at finalize.
+/// object, and finalize reads them back: up to one part, through `write` (one PutObject); above, in two passes
+/// (`assemble`): checksums first, then a multipart upload at the key carrying the final metadata whose parts
+/// are server-side copies of the staged chunks (UploadPartCopy) where they are ≥ 5 MiB. Correct for any chunk
+/// sizes, bounded memory (one part), at the price of reading the staged bytes once more at finalize.
 ///
 /// Keys under the upload's folder (their names carry the state, so a listing suffices):
 /// - `a-<object hash>-<declared size | u>`: written by `startUpload`; binds the handle to its object;
@@ -112,7 +113,13 @@ extension S3Backend: ResumableStaging {
         let folder = Self.uploadFolder(handle)
         let body = StagedChunksStream(backend: self, keys: upload.chunks.map { folder + $0.name },
                                       total: upload.staged)
-        let metadata = try await write(object, body: body, attributes: attributes, options: options)
+        let metadata: ObjectMetadata
+        if upload.staged <= Int64(configuration.partBytes) {
+            metadata = try await write(object, body: body, attributes: attributes, options: options)
+        } else {
+            metadata = try await assemble(upload, folder: folder, object: object, attributes: attributes,
+                                          options: options)
+        }
         // Committed: record the outcome, then release the chunks (best effort; a lifecycle rule catches leftovers).
         await cleanUp { [self] () async throws(StorageError) in
             _ = try await exchange("PUT", url(folder + "z-\(metadata.size)-\(metadata.generation)"), body: [],
@@ -128,6 +135,93 @@ extension S3Backend: ResumableStaging {
         let folder = Self.uploadFolder(handle)
         _ = try await exchange("PUT", url(folder + "x-cancelled"), body: [], op: "upload_cancel", idempotent: true)
         for chunk in upload.chunks { try await deleteKey(folder + chunk.name) }
+    }
+
+    /// Commits a staged upload larger than one part in two passes. First every staged byte is read back once
+    /// for MD5/CRC32C, so the checks and `beforeCommit` run and the complete metadata is known; then a multipart
+    /// upload at the object's key (created with that metadata, so no copy follows) is assembled from the chunks:
+    /// runs of `minimumPart` or more bytes are copied server-side (UploadPartCopy with a source range), shorter
+    /// runs are read back into one buffered part of up to `partBytes`. Every part but the last is ≥ 5 MiB, as
+    /// S3 requires. Any failure aborts the multipart upload and leaves the chunks, so finalize may be retried.
+    func assemble(_ upload: StagedUpload, folder: String, object: ObjectPath, attributes: ObjectAttributes,
+                  options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        var checksum = BodyChecksum()
+        let stream = StagedChunksStream(backend: self, keys: upload.chunks.map { folder + $0.name }, total: upload.staged)
+        while true {
+            let bytes: [UInt8]?
+            do { bytes = try await stream.next(maxLength: 256 * 1024) } catch let error as StorageError { throw error } catch {
+                throw .unavailable(reason: "S3 staged chunk broke off: \(error)", retryAfter: 1)
+            }
+            guard let bytes else { break }
+            checksum.update(bytes)
+        }
+        let sums = checksum.finish()
+        guard sums.size == upload.staged else { throw .internalError("staged chunks changed during finalize") }
+        let metadata = try await prepare(object, sums: sums, attributes: attributes, options: options, current: nil)
+        let uploadID = try await createMultipartUpload(object.name, headers: headers(for: metadata))
+        do throws(StorageError) {
+            var etags = [String]()
+            var buffer = [UInt8]()
+            let minimumPart = Int64(Self.minimumPartBytes)
+            let maximumCopy: Int64 = 5 << 30
+            for chunk in upload.chunks {
+                let source = folder + chunk.name
+                var position: Int64 = 0
+                while position < chunk.size {
+                    let rest = chunk.size - position
+                    if buffer.isEmpty && rest >= minimumPart {
+                        var length = min(rest, maximumCopy)
+                        if rest - length > 0 && rest - length < minimumPart { length = rest - minimumPart }
+                        etags.append(try await copyPart(object.name, uploadID: uploadID, number: etags.count + 1,
+                                                        source: source, offset: position, length: length))
+                        position += length
+                    } else {
+                        let take = min(rest, Int64(configuration.partBytes - buffer.count))
+                        buffer += try await readRange(source, offset: position, length: take)
+                        position += take
+                        if buffer.count >= configuration.partBytes {
+                            etags.append(try await uploadPart(object.name, uploadID: uploadID, number: etags.count + 1,
+                                                              bytes: buffer))
+                            buffer = []
+                        }
+                    }
+                }
+            }
+            if !buffer.isEmpty || etags.isEmpty {
+                etags.append(try await uploadPart(object.name, uploadID: uploadID, number: etags.count + 1, bytes: buffer))
+            }
+            try await completeMultipartUpload(object.name, uploadID: uploadID, etags: etags)
+        } catch {
+            await cleanUp { [self] () async throws(StorageError) in
+                try await abortMultipartUpload(object.name, uploadID: uploadID)
+            }
+            throw error
+        }
+        return metadata
+    }
+
+    /// S3's smallest part (all but the last).
+    static let minimumPartBytes = 5 * 1024 * 1024
+
+    func copyPart(_ key: String, uploadID: String, number: Int, source: String, offset: Int64,
+                  length: Int64) async throws(StorageError) -> String {
+        let headers = [("x-amz-copy-source", configuration.bucket + "/" + AWSSigV4.percentEncode(source, keepSlash: true)),
+                       ("x-amz-copy-source-range", "bytes=\(offset)-\(offset + length - 1)")]
+        let (_, body) = try await exchange(
+            "PUT", url(key, query: [("partNumber", String(number)), ("uploadId", uploadID)]), headers: headers,
+            op: "copy_part", idempotent: true)
+        guard let etag = try Self.checkResult(body).resultETag else {
+            throw .internalError("S3 UploadPartCopy answered without an ETag")
+        }
+        return etag
+    }
+
+    /// `length` (≤ one part) bytes of `key` from `offset`.
+    func readRange(_ key: String, offset: Int64, length: Int64) async throws(StorageError) -> [UInt8] {
+        let (_, bytes) = try await exchange("GET", url(key), headers: [("Range", "bytes=\(offset)-\(offset + length - 1)")],
+                                            op: "upload_read", idempotent: true)
+        guard Int64(bytes.count) == length else { throw .internalError("S3 returned \(bytes.count) of \(length) staged bytes") }
+        return bytes
     }
 
     // MARK: state

@@ -230,9 +230,10 @@ struct PartReader {
 
     /// The next part and whether it is the last (a full part is followed by a one-chunk peek to know).
     mutating func next() async throws(StorageError) -> (bytes: [UInt8], last: Bool) {
-        var part = [UInt8]()
-        part.reserveCapacity(partBytes)
-        if let lookahead { part = lookahead; self.lookahead = nil }
+        var part = lookahead ?? []
+        lookahead = nil
+        // Reserve what is coming, not a whole part for every small body.
+        part.reserveCapacity(min(partBytes, body.expectedLength.map { Int(clamping: $0) + 1 } ?? 256 * 1024))
         while part.count < partBytes, !ended {
             if let chunk = try await read(min(256 * 1024, partBytes - part.count)) {
                 part.append(contentsOf: chunk)
