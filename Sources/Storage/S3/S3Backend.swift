@@ -13,22 +13,26 @@ public import Upstream
 ///   bytes pass.
 /// - Metadata updates are a self-copy with `x-amz-metadata-directive: REPLACE`, guarded by
 ///   `x-amz-copy-source-if-match` on the ETag we merged against.
-/// - Writes are buffered up to `partBytes` in memory and sent as one PutObject after the checks and
-///   `beforeCommit` (with `Content-MD5`, verified by S3); preconditions are checked against HEAD first.
-///   Bodies larger than one part are NOT supported yet (multipart upload is future work).
+/// - Writes up to `partBytes` are buffered and sent as one PutObject after the checks and `beforeCommit`
+///   (with `Content-MD5`, verified by S3); larger ones stream as a multipart upload (see `S3Backend+Write`).
+///   Preconditions are checked against HEAD first. Multipart objects carry the same `portcullis-md5`/`-crc32c`
+///   of the whole body (their S3 ETag is not an MD5 and is never reported).
+/// - Keys are sent RFC 3986-encoded per path segment (`/` kept, dot segments verbatim) and signed by
+///   `S3Signer` (not libcurl, whose 7.88 signer misorders prefix-sharing header names).
+/// - Names under `.portcullis-staging/` are reserved (hidden from every v0 call).
 /// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 → `.upstreamDenied`, SlowDown/503 →
 /// `.unavailable(retryAfter:)`.
 public final class S3Backend: StorageBackend {
     let configuration: S3BackendConfiguration
     let client: UpstreamClient
     let backendLabel: String
-    private let signer: AWSSigV4
+    let signer: S3Signer
 
     public init(configuration: S3BackendConfiguration, client: UpstreamClient) {
         self.configuration = configuration
         self.client = client
         self.backendLabel = "s3:\(configuration.bucket)"
-        signer = AWSSigV4(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
+        signer = S3Signer(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
                           sessionToken: configuration.sessionToken, region: configuration.region)
     }
 
@@ -48,12 +52,19 @@ public final class S3Backend: StorageBackend {
         return query.isEmpty ? base : base + "?" + AWSSigV4.canonicalQuery(query)
     }
 
+    /// Signs (`S3Signer`: the payload hash of an in-memory body, `UNSIGNED-PAYLOAD` for a stream) and sends.
     func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
               op: String, idempotent: Bool? = nil) async throws(StorageError) -> UpstreamResponse {
+        let payloadHash: String
+        switch body {
+        case .none: payloadHash = S3Signer.emptyPayloadHash
+        case .bytes(let bytes): payloadHash = S3Signer.hex(SHA256.hash(bytes))
+        case .stream: payloadHash = S3Signer.unsignedPayload
+        }
+        let signed = signer.sign(method: method, url: url, headers: headers, payloadHash: payloadHash)
         do {
-            return try await client.send(UpstreamRequest(method: method, url: url, headers: headers, body: body,
-                                                         idempotent: idempotent, awsSigV4: signer,
-                                                         backend: backendLabel, operation: op))
+            return try await client.send(UpstreamRequest(method: method, url: url, headers: signed, body: body,
+                                                         idempotent: idempotent, backend: backendLabel, operation: op))
         } catch {
             throw GCSBackend.map(error)
         }
@@ -158,6 +169,7 @@ public final class S3Backend: StorageBackend {
     }
 
     func head(_ object: ObjectPath) async throws(StorageError) -> (metadata: ObjectMetadata, etag: String?) {
+        guard !Self.isHidden(object.name) else { throw .notFound }
         let (headers, _) = try await exchange("HEAD", url(object.name), op: "head", idempotent: true)
         return (metadata(from: headers, object: object), headers.first(ignoringCase: "etag"))
     }
@@ -182,7 +194,15 @@ public final class S3Backend: StorageBackend {
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
         try await UpstreamListing.page(request) { [self] (from: String, limit: Int) async throws(StorageError) in
-            var query = [("list-type", "2"), ("max-keys", String(limit)), ("prefix", request.prefix)]
+            return try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
+        }
+    }
+
+    /// One flat fetch of names ≥ `from`, with the hidden staging names cut out: a fetch that runs into
+    /// `stagingPrefix` stops there and continues after it, so the names returned stay contiguous in byte order.
+    func fetchVisible(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool) {
+        func fetch(_ from: String, _ limit: Int) async throws(StorageError) -> (names: [String], more: Bool) {
+            var query = [("list-type", "2"), ("max-keys", String(limit)), ("prefix", prefix)]
             // start-after is exclusive; the listing asks for names ≥ from, so start after its predecessor.
             if !from.isEmpty { query.append(("start-after", Self.predecessor(from))) }
             let (_, body) = try await exchange("GET", url(nil, query: query), op: "list", idempotent: true)
@@ -190,6 +210,28 @@ public final class S3Backend: StorageBackend {
             let ordered = document.keys.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
             return (ordered, document.isTruncated)
         }
+        let hiddenEnd = Self.successor(Self.stagingPrefix)
+        var start = from
+        if Self.isHidden(start) { start = hiddenEnd }
+        let first = try await fetch(start, limit)
+        guard let cut = first.names.firstIndex(where: Self.isHidden) else { return first }
+        let before = Array(first.names[..<cut])
+        let after = try await fetch(hiddenEnd, max(1, limit - before.count))
+        return (before + after.names, after.more)
+    }
+
+    /// Names under this prefix are the gateway's own (staged writes and resumable chunks): never listed, read,
+    /// written or deleted through the v0 API. Recommended: an S3 lifecycle rule expiring them after a few days.
+    static let stagingPrefix = ".portcullis-staging/"
+
+    static func isHidden(_ name: String) -> Bool { name.hasPrefix(stagingPrefix) }
+
+    /// The smallest string above every name starting with `prefix` (its last byte + 1; `/` → `0`).
+    static func successor(_ prefix: String) -> String {
+        var bytes = Array(prefix.utf8)
+        let last = bytes.removeLast()
+        bytes.append(last + 1)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A string just below `name` in byte order, so `start-after` includes `name` itself.
@@ -200,66 +242,18 @@ public final class S3Backend: StorageBackend {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
-        var current: ObjectMetadata?
-        if options.preconditions != .none {
-            do { current = try await metadata(of: object) } catch .notFound { current = nil }
-            guard options.preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
-        }
-        var bytes = [UInt8]()
-        var checksum = BodyChecksum()
-        while true {
-            let chunk: [UInt8]?
-            do { chunk = try await body.next(maxLength: 64 * 1024) } catch { throw .bodyFailed(error) }
-            guard let chunk else { break }
-            guard bytes.count + chunk.count <= configuration.partBytes else {
-                body.cancel()
-                throw .invalidArgument("objects over \(configuration.partBytes) bytes need multipart upload (not supported yet)")
-            }
-            checksum.update(chunk)
-            bytes.append(contentsOf: chunk)
-        }
-        let sums = checksum.finish()
-        if let expected = options.expectedSize, expected != sums.size { throw .sizeMismatch(expected: expected, actual: sums.size) }
-        if let expected = options.expectedMD5, expected != sums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
-        }
-        // Microsecond precision: what the metadata headers store.
-        let now = Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000)
-        var generation = now.nanosecondsSinceEpoch / 1000
-        if let current, generation <= current.generation { generation = current.generation + 1 }
-        let metadata = ObjectMetadata(
-            bucket: object.bucket, name: object.name, generation: generation, size: sums.size, timeCreated: now,
-            updated: now, md5Hash: sums.md5Base64, crc32c: sums.crc32cBase64, contentType: attributes.contentType,
-            contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
-            contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
-            customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
-        if let beforeCommit = options.beforeCommit {
-            do { try await beforeCommit(metadata) } catch { throw .rejected(error) }
-        }
-        var headers = headers(for: metadata)
-        headers.append(("Content-MD5", sums.md5Base64))
-        headers.append(("x-amz-content-sha256", SHA256.hash(bytes).map { String(format2: $0) }.joined()))
-        _ = try await exchange("PUT", url(object.name), headers: headers, body: bytes, op: "put", idempotent: true)
-        return metadata
-    }
-
     public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
                                preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
         let (current, etag) = try await head(object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         let next = patch.applied(to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
-        var headers = headers(for: next)
-        headers.append(("x-amz-copy-source", "/\(configuration.bucket)/\(AWSSigV4.percentEncode(object.name, keepSlash: true))"))
-        headers.append(("x-amz-metadata-directive", "REPLACE"))
-        if let etag { headers.append(("x-amz-copy-source-if-match", etag)) }
-        headers.append(("x-amz-content-sha256", SHA256.hash([UInt8]()).map { String(format2: $0) }.joined()))
-        _ = try await exchange("PUT", url(object.name), headers: headers, op: "copy", idempotent: true)
+        try await copy(from: object.name, to: object.name, size: current.size, headers: headers(for: next),
+                       sourceETag: etag)
         return try await metadata(of: object)
     }
 
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
+        guard !Self.isHidden(object.name) else { throw .notFound }
         let current = try await metadata(of: object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         _ = try await exchange("DELETE", url(object.name), op: "delete", idempotent: true)

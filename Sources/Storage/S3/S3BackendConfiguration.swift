@@ -11,12 +11,16 @@ public struct S3BackendConfiguration: Sendable {
     /// Path style (`endpoint/bucket/key`, emulators and most S3-compatibles) or virtual-host style
     /// (`bucket.host/key`, AWS default).
     public var pathStyle: Bool
-    /// Bodies up to this size are sent as one PutObject; larger ones as a multipart upload of parts this big.
+    /// Bodies up to this size are sent as one PutObject; larger ones as a multipart upload of parts this big
+    /// (≥ 5 MiB, S3's minimum part size; one part is held in memory per write).
     public var partBytes: Int
+    /// Objects up to this size are copied (metadata updates, committing a multipart write) with one CopyObject;
+    /// larger ones with a multipart UploadPartCopy. S3's CopyObject limit is 5 GiB.
+    public var maxSingleCopyBytes: Int64
 
     public init(bucket: String, endpoint: String? = nil, region: String = "us-east-1", accessKeyID: String,
                 secretAccessKey: String, sessionToken: String? = nil, pathStyle: Bool? = nil,
-                partBytes: Int = 5 * 1024 * 1024) {
+                partBytes: Int = 8 * 1024 * 1024, maxSingleCopyBytes: Int64 = 5 << 30) {
         self.bucket = bucket
         let base = endpoint ?? "https://s3.\(region).amazonaws.com"
         self.endpoint = base.hasSuffix("/") ? String(base.dropLast()) : base
@@ -26,6 +30,7 @@ public struct S3BackendConfiguration: Sendable {
         self.sessionToken = sessionToken
         self.pathStyle = pathStyle ?? (endpoint != nil)
         self.partBytes = max(5 * 1024 * 1024, partBytes)
+        self.maxSingleCopyBytes = min(5 << 30, max(0, maxSingleCopyBytes))
     }
 
     /// `AWS_ENDPOINT_URL_S3` (else `AWS_ENDPOINT_URL`), `AWS_REGION` (else `AWS_DEFAULT_REGION`, else

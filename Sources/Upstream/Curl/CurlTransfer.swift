@@ -342,6 +342,8 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         try check(pc_curl_easy_setopt_string(easy, CURLOPT_URL, request.url), "URL")
+        // Verbatim: no dot-segment removal, so S3 keys like `a/../b` reach the server (and the signer) as given.
+        _ = pc_curl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
         try check(pc_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)

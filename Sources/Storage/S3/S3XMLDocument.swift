@@ -3,10 +3,16 @@ import Foundation
 import FoundationXML
 #endif
 
-/// Parses ListObjectsV2 and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
+/// Parses ListObjectsV2, multipart (Initiate/Complete/CopyPart) and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
 /// XML on Linux, so `parserError` is always checked.
 final class S3XMLDocument: NSObject, XMLParserDelegate {
     private(set) var keys: [String] = []
+    /// `Contents/Size` of each key, in the same order as `keys`.
+    private(set) var sizes: [Int64] = []
+    /// `InitiateMultipartUploadResult/UploadId`.
+    private(set) var uploadID: String?
+    /// The `ETag` of a CopyObject, UploadPartCopy or CompleteMultipartUpload result.
+    private(set) var resultETag: String?
     private(set) var isTruncated = false
     private(set) var errorCode: String?
     private(set) var errorMessage: String?
@@ -36,6 +42,10 @@ final class S3XMLDocument: NSObject, XMLParserDelegate {
         let parent = path.count >= 2 ? path[path.count - 2] : ""
         switch (parent, elementName) {
         case ("Contents", "Key"): keys.append(text)
+        case ("Contents", "Size"): sizes.append(Int64(text) ?? 0)
+        case ("InitiateMultipartUploadResult", "UploadId"): uploadID = text
+        case ("CopyObjectResult", "ETag"), ("CopyPartResult", "ETag"), ("CompleteMultipartUploadResult", "ETag"):
+            resultETag = text
         case ("ListBucketResult", "IsTruncated"): isTruncated = text == "true"
         case ("Error", "Code"): errorCode = text
         case ("Error", "Message"): errorMessage = text

@@ -1,0 +1,99 @@
+import Crypto
+import PortcullisCore
+
+/// AWS Signature V4 for S3, computed here instead of by libcurl (`CURLOPT_AWS_SIGV4`).
+///
+/// Why our own: libcurl 7.88 sorts the canonical headers as whole `name:value` lines, not by name, so any
+/// header whose name is a prefix of another's followed by a byte below `:` (`-`, `.`, a digit) is signed in the
+/// wrong order: `x-amz-copy-source` + `x-amz-copy-source-if-match` (conditional self-copy), or custom metadata
+/// keys `a` + `a-b`. The verifier (moto, S3) then answers SignatureDoesNotMatch. Signing here also makes the
+/// canonical URI explicit (the URL path exactly as sent — the client sets `CURLOPT_PATH_AS_IS`, so dot
+/// segments in keys are neither removed nor re-encoded) and lets us sign exactly the headers we send.
+///
+/// Contract: `url` is the full request URL, its path already RFC 3986-encoded per segment (S3 canonical URIs
+/// are not encoded twice) and its query already canonical (`AWSSigV4.canonicalQuery`). The returned headers
+/// (`Authorization`, `X-Amz-Date`, `x-amz-content-sha256`, `x-amz-security-token`) are appended to `headers`.
+struct S3Signer: Sendable {
+    let accessKeyID: String
+    let secretAccessKey: String
+    let sessionToken: String?
+    let region: String
+
+    static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    static let emptyPayloadHash = hex(SHA256.hash([UInt8]()))
+
+    /// `headers` plus the signature headers. `payloadHash` is the hex SHA-256 of the body or `UNSIGNED-PAYLOAD`.
+    func sign(method: String, url: String, headers: [(String, String)], payloadHash: String,
+              now: Timestamp = .now()) -> [(String, String)] {
+        let (host, path, query) = Self.split(url)
+        let amzDate = Self.amzDate(now)
+        let day = String(amzDate.prefix(8))
+        var all = headers
+        all.append(("x-amz-date", amzDate))
+        all.append(("x-amz-content-sha256", payloadHash))
+        if let sessionToken { all.append(("x-amz-security-token", sessionToken)) }
+
+        // Signed: host, content-type, content-md5 and every x-amz-* header, sorted by (lower-cased) name.
+        var canonical: [(String, String)] = [("host", host)]
+        for (name, value) in all {
+            let lower = name.lowercased()
+            guard lower.hasPrefix("x-amz-") || lower == "content-type" || lower == "content-md5" else { continue }
+            canonical.append((lower, Self.trim(value)))
+        }
+        canonical.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+        // Repeated names are joined with commas (we never send any, but keep the rule).
+        var merged = [(String, String)]()
+        for (name, value) in canonical {
+            if let last = merged.last, last.0 == name { merged[merged.count - 1].1 += "," + value } else { merged.append((name, value)) }
+        }
+        let signedHeaders = merged.map(\.0).joined(separator: ";")
+        let canonicalRequest = [method, path.isEmpty ? "/" : path, query,
+                                merged.map { "\($0.0):\($0.1)\n" }.joined(), signedHeaders, payloadHash]
+            .joined(separator: "\n")
+        let scope = "\(day)/\(region)/s3/aws4_request"
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(Array(canonicalRequest.utf8)))]
+            .joined(separator: "\n")
+        var key = HMAC.sha256(key: Array("AWS4\(secretAccessKey)".utf8), data: Array(day.utf8))
+        for part in [region, "s3", "aws4_request"] { key = HMAC.sha256(key: key, data: Array(part.utf8)) }
+        let signature = Self.hex(HMAC.sha256(key: key, data: Array(stringToSign.utf8)))
+        var result = all
+        result.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope), "
+                           + "SignedHeaders=\(signedHeaders), Signature=\(signature)"))
+        return result
+    }
+
+    /// `host[:port]` as libcurl sends it in `Host` (default ports dropped), the raw path, the raw query.
+    static func split(_ url: String) -> (host: String, path: String, query: String) {
+        var rest = Substring(url)
+        var defaultPort = ""
+        if let range = rest.range(of: "://") {
+            defaultPort = rest[..<range.lowerBound].lowercased() == "https" ? ":443" : ":80"
+            rest = rest[range.upperBound...]
+        }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var host = String(rest[..<authorityEnd]).lowercased()
+        if host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+        rest = rest[authorityEnd...]
+        if let mark = rest.firstIndex(of: "?") {
+            return (host, String(rest[..<mark]), String(rest[rest.index(after: mark)...]))
+        }
+        return (host, String(rest), "")
+    }
+
+    /// `YYYYMMDDTHHMMSSZ` in UTC.
+    static func amzDate(_ time: Timestamp) -> String {
+        let seconds = time.secondsSinceEpoch
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let (year, month, day) = Timestamp.civilFromDays(days)
+        let inDay = seconds - days * 86_400
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(year)\(two(month))\(two(day))T\(two(inDay / 3600))\(two(inDay / 60 % 60))\(two(inDay % 60))Z"
+    }
+
+    /// Leading/trailing spaces removed and inner runs of spaces collapsed (SigV4 canonical header values).
+    static func trim(_ value: String) -> String {
+        value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format2: $0) }.joined() }
+}
