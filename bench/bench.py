@@ -779,9 +779,14 @@ class Bench:
             def measured(who: str, target: str, headers: dict | None):
                 def run() -> float:
                     before = {k: cpu_seconds(pid) for k, pid in pids.items()}
+                    children_before = os.times()
                     started = time.monotonic()
                     mbps = curl_download(target, headers, size)
                     elapsed = time.monotonic() - started
+                    children_after = os.times()
+                    scenario.add_extra(f"{who}_curl_cpu_cores", (children_after.children_user + children_after.children_system
+                                                                 - children_before.children_user
+                                                                 - children_before.children_system) / elapsed)
                     for key, pid in pids.items():
                         if who == "peer" and key == "portcullis":
                             continue
