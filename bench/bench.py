@@ -240,10 +240,11 @@ def cpu_seconds(pid: int) -> float:
 
 
 def proc_status(pid: int, key: str) -> int:
-    """A `kB` line of /proc/PID/status (VmRSS, VmHWM), in bytes."""
+    """A line of /proc/PID/status: `kB` ones (VmRSS, VmHWM) in bytes, others (Threads) as they are."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
+            fields = line.split()
+            return int(fields[1]) * (1024 if fields[-1] == "kB" else 1)
     return 0
 
 
@@ -748,9 +749,10 @@ class Bench:
         gcs = self.upstream()
         workdir = self.workdir / name
         workdir.mkdir(exist_ok=True)
+        extra = dict(item.split("=", 1) for item in self.args.gateway_env)
         gateway = Portcullis(self.args.binary, workdir, self.keys, Path(self.args.rules),
                              buckets=[f"{self.GCS_BUCKET}=gs://{self.GCS_BUCKET}"],
-                             env={"STORAGE_EMULATOR_HOST": gcs.url})
+                             env={"STORAGE_EMULATOR_HOST": gcs.url, **extra})
         gateway.start()
         return gateway
 
@@ -821,6 +823,7 @@ class Bench:
             seconds = self.args.slow_reader_seconds
             stats: dict = {"status": {}, "ttfb": [], "bytes": [], "errors": [], "early_eof": 0}
             samples: list[int] = []
+            threads: list[int] = []
 
             async def main() -> None:
                 done = asyncio.Event()
@@ -828,6 +831,7 @@ class Bench:
                 async def sample() -> None:
                     while not done.is_set():
                         samples.append(proc_status(pid, "VmRSS"))
+                        threads.append(proc_status(pid, "Threads"))
                         await asyncio.sleep(0.1)
 
                 sampler = asyncio.create_task(sample())
@@ -849,6 +853,8 @@ class Bench:
             scenario.add_extra("baseline_rss_mib", baseline / 2**20)
             scenario.add_extra("vmhwm_mib", hwm / 2**20)
             scenario.add_extra("rss_after_mib", proc_status(pid, "VmRSS") / 2**20)
+            scenario.add_extra("peak_threads", max(threads or [0]))
+            scenario.add_extra("rss_growth_per_reader_kib", (peak - baseline) / readers / 1024)
             scenario.add_extra("median_bytes_per_reader_mib", statistics.median(stats["bytes"] or [0]) / 2**20)
             scenario.add_extra("max_ttfb_s", max(stats["ttfb"] or [float("nan")]))
             scenario.notes.append(f"status {stats['status']}, {len(stats['bytes'])} readers finished, "
@@ -945,6 +951,8 @@ def main() -> int:
     parser.add_argument("--fake-gcs-bin", default=os.environ.get("PC_FAKE_GCS_BIN"),
                         help="S10/S11 upstream (default: the one bundled in .venv-emulators)")
     parser.add_argument("--slow-readers", type=int, default=200, help="S11 concurrent readers")
+    parser.add_argument("--gateway-env", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="extra environment of the S10/S11 gateway (e.g. MALLOC_ARENA_MAX=2)")
     parser.add_argument("--slow-reader-kib", type=int, default=128, help="S11 read rate per reader, KiB/s")
     parser.add_argument("--slow-reader-seconds", type=float, default=30, help="S11 time each reader reads")
     return Bench(parser.parse_args()).run()

@@ -18,9 +18,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import secrets
-import os
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
