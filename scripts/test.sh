@@ -55,9 +55,9 @@ if step build-release "" -- scripts/build-release.sh; then
 fi
 
 export PYTHONDONTWRITEBYTECODE=1
-# The scale-out fleet shares one embedded directory: the GCS backend has no resumable staging yet (issue 6), so
-# a fleet on fake-gcs-server would answer resumable uploads with 501. Override with PC_SCALEOUT_BACKEND=gcs.
-export PC_SCALEOUT_BACKEND="${PC_SCALEOUT_BACKEND:-file}"
+# The scale-out fleet shares a fake-gcs-server bucket (the emulators are up by now); PC_SCALEOUT_BACKEND=file
+# runs it on one shared embedded directory instead.
+export PC_SCALEOUT_BACKEND="${PC_SCALEOUT_BACKEND:-gcs}"
 pytest_common=(-p no:cacheprovider -o console_output_style=classic -rfE)
 step lint "$results/lint.xml" -- \
     .venv-tools/bin/pytest "${pytest_common[@]}" tests/blackbox/lint --junitxml="$results/lint.xml"

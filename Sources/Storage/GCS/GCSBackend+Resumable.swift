@@ -23,6 +23,7 @@ extension GCSBackend: ResumableStaging {
     public func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
                             declaredSize: Int64?) async throws(StorageError) -> String {
         if let declaredSize, declaredSize < 0 { throw .invalidArgument("negative upload size") }
+        try Self.checkWritable(object.name)
         let session = try await startSession(object, attributes: attributes, preconditions: .none,
                                              declaredSize: declaredSize)
         guard GCSUploadHandle.isSession(session, prefix: sessionPrefix) else {
@@ -193,15 +194,15 @@ extension GCSBackend: ResumableStaging {
         do {
             spool = try ObjectPath(bucket: object.bucket, name: GCSUploadRecord.objectName(session: upload.session) + ".chunk")
         } catch { throw .internalError("spool name: \(error)") }
-        let written = try await write(spool, body: body, attributes: ObjectAttributes(), options: WriteOptions())
+        let written = try await writeObject(spool, body: body, attributes: ObjectAttributes(), options: WriteOptions())
         do throws(StorageError) {
-            let read = try await self.read(spool, range: nil)
+            let read = try await readObject(spool, range: nil)
             guard case .stream(let stream) = read.body else { throw StorageError.internalError("GCS read without a stream") }
             let size = try await appendKnown(upload, object: object, record: record, body: stream, length: written.size)
-            try? await delete(spool, preconditions: .none)
+            try? await deleteObject(spool, preconditions: .none)
             return size
         } catch {
-            try? await delete(spool, preconditions: .none)
+            try? await deleteObject(spool, preconditions: .none)
             throw error
         }
     }

@@ -119,13 +119,23 @@ public final class GCSBackend: StorageBackend {
     // MARK: StorageBackend
 
     public func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        try Self.checkAddressable(object.name)
+        return try await objectMetadata(object)
+    }
+
+    func objectMetadata(_ object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
         let (_, _, json) = try await sendJSON("GET", objectURL(object.name), op: "metadata")
         guard let json else { throw .internalError("GCS metadata answer was empty") }
         return try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
     }
 
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
-        let metadata = try await metadata(of: object)
+        try Self.checkAddressable(object.name)
+        return try await readObject(object, range: range)
+    }
+
+    func readObject(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
+        let metadata = try await objectMetadata(object)
         var resolved: ResolvedRange?
         if let range {
             if metadata.size == 0, case .fromTo(0, _) = range {
@@ -168,6 +178,12 @@ public final class GCSBackend: StorageBackend {
 
     public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
                       options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        try Self.checkWritable(object.name)
+        return try await writeObject(object, body: body, attributes: attributes, options: options)
+    }
+
+    func writeObject(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+                     options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
         try await checkPreconditions(object, options.preconditions)
         let session = try await startSession(object, attributes: attributes, preconditions: options.preconditions)
         do {
@@ -180,7 +196,8 @@ public final class GCSBackend: StorageBackend {
 
     public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
                                preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
-        let current = try await metadata(of: object)
+        try Self.checkAddressable(object.name)
+        let current = try await objectMetadata(object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         let next = patch.applied(to: current, now: .now())
         // PATCH with merge semantics, guarded by the (meta)generation we merged against, so it is atomic on GCS.
@@ -216,6 +233,11 @@ public final class GCSBackend: StorageBackend {
     }
 
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
+        try Self.checkAddressable(object.name)
+        try await deleteObject(object, preconditions: preconditions)
+    }
+
+    func deleteObject(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
         try await checkPreconditions(object, preconditions, mustExist: true)
         _ = try await sendJSON("DELETE", objectURL(object.name, query: Self.preconditionQuery(preconditions)),
                                op: "delete", idempotent: true)
@@ -229,7 +251,7 @@ public final class GCSBackend: StorageBackend {
                             mustExist: Bool = false) async throws(StorageError) {
         guard preconditions != .none || mustExist else { return }
         var current: ObjectMetadata?
-        do { current = try await metadata(of: object) } catch .notFound { current = nil }
+        do { current = try await objectMetadata(object) } catch .notFound { current = nil }
         if mustExist && current == nil { throw .notFound }
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
     }
@@ -239,4 +261,18 @@ public final class GCSBackend: StorageBackend {
     /// each and stay: a bucket lifecycle rule (`matchesPrefix: [".portcullis-staging/"]`, age ≥ 8 days, past
     /// GCS's one-week session lifetime) removes them.
     static let stagingPrefix = ".portcullis-staging/"
+
+    /// Names no v0 call can reach: the gateway's own staging objects, and `.` / `..`, which GCS refuses as
+    /// object names (they would be path segments in the JSON API's URL). Reads of them are "no such object".
+    static func checkAddressable(_ name: String) throws(StorageError) {
+        if name.hasPrefix(stagingPrefix) || name == "." || name == ".." { throw .notFound }
+    }
+
+    /// Writes to a name `checkAddressable` hides are refused as the caller's error, not sent upstream.
+    static func checkWritable(_ name: String) throws(StorageError) {
+        if name.hasPrefix(stagingPrefix) {
+            throw .invalidArgument("Object names under \(stagingPrefix) are reserved by the gateway.")
+        }
+        if name == "." || name == ".." { throw .invalidArgument("GCS does not allow the object names '.' and '..'.") }
+    }
 }

@@ -2,7 +2,7 @@ import Crypto
 public import PortcullisCore
 public import Upstream
 
-/// A bucket served from S3 or an S3-compatible store (`s3://BUCKET`), signed with SigV4 by libcurl.
+/// A bucket served from S3 or an S3-compatible store (`s3://BUCKET`), signed with SigV4 by `S3Signer`.
 ///
 /// Mapping (DESIGN §4), documented because S3 has no generations:
 /// - custom metadata ↔ `x-amz-meta-<key>`; download tokens ↔ `x-amz-meta-firebasestoragedownloadtokens`;

@@ -51,8 +51,8 @@ extension BackendContract {
 
     func listPagination() async throws {
         var names = [String]()
-        for i in 0..<2000 { names.append("pg/n\(String(i + 10_000).dropFirst())") }
-        for folder in 0..<100 {
+        for i in 0..<paginationScale.items { names.append("pg/n\(String(i + 10_000).dropFirst())") }
+        for folder in 0..<paginationScale.folders {
             for child in 0..<5 { names.append("pg/f\(String(folder + 1000).dropFirst())/c\(child)") }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -66,7 +66,7 @@ extension BackendContract {
         }
         let sortedNames = names.sorted(by: Self.byteOrder)
         let expectedItems = names.filter { $0.hasPrefix("pg/n") }.sorted(by: Self.byteOrder)
-        let expectedPrefixes = (0..<100).map { "pg/f\(String($0 + 1000).dropFirst())/" }
+        let expectedPrefixes = (0..<paginationScale.folders).map { "pg/f\(String($0 + 1000).dropFirst())/" }
         let expectedOrder = (expectedItems + expectedPrefixes).sorted(by: Self.byteOrder)
         for pageSize in [1, 7, 1000] {
             let (items, prefixes, order) = try await listAll(prefix: "pg/", delimiter: "/", pageSize: pageSize)

@@ -12,11 +12,24 @@ struct BackendContract: Sendable {
     let backend: any StorageBackend
     let staging: (any ResumableStaging)?
     let bucket: String
+    /// How many plain names and folders `listPagination` creates. Embedded: 2000 + 100. Upstream emulators answer
+    /// each list call in ~20 ms and moto scans the whole bucket per call, so their suites pass `.upstream`
+    /// (still more than one 1000-item upstream page, so the cursor has to cross an upstream page boundary).
+    let paginationScale: PaginationScale
 
-    init(backend: any StorageBackend, staging: (any ResumableStaging)? = nil, bucket: String) {
+    struct PaginationScale: Sendable {
+        let items: Int
+        let folders: Int
+        static let full = PaginationScale(items: 2000, folders: 100)
+        static let upstream = PaginationScale(items: 1050, folders: 20)
+    }
+
+    init(backend: any StorageBackend, staging: (any ResumableStaging)? = nil, bucket: String,
+         paginationScale: PaginationScale = .full) {
         self.backend = backend
         self.staging = staging
         self.bucket = bucket
+        self.paginationScale = paginationScale
     }
 
     /// Every check, by name (use as `@Test(arguments: BackendContract.Check.allCases)`).
