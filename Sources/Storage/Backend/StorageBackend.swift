@@ -96,6 +96,18 @@ public enum UploadState: Sendable, Equatable {
     case cancelled
 }
 
+extension UploadState {
+    /// What `ResumableStaging.stagedSize` answers in this state, for backends that derive it from `uploadState`:
+    /// the bytes so far (or the final size); a cancelled upload is `.invalidArgument`.
+    public func stagedSize() throws(StorageError) -> Int64 {
+        switch self {
+        case .active(let size): return size
+        case .finalized(let size, _): return size
+        case .cancelled: throw .invalidArgument("The upload was cancelled.")
+        }
+    }
+}
+
 /// What `read` opened: the generation's metadata, the resolved range, and its bytes.
 public struct ObjectRead: Sendable {
     public let metadata: ObjectMetadata

@@ -90,11 +90,7 @@ extension EmbeddedBackend {
     }
 
     public func stagedSize(_ handle: String, object: ObjectPath) async throws(StorageError) -> Int64 {
-        switch try await uploadState(handle, object: object) {
-        case .active(let size): return size
-        case .finalized(let size, _): return size
-        case .cancelled: throw .invalidArgument("The upload was cancelled.")
-        }
+        try await uploadState(handle, object: object).stagedSize()
     }
 
     public func uploadState(_ handle: String, object: ObjectPath) async throws(StorageError) -> UploadState {
