@@ -48,13 +48,14 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
         try check(object)
         // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
-        // blocking work; two hops — lane, then I/O pool — cost more than the open itself). The blob may vanish
+        // blocking work; two hops — lane, then I/O pool — cost more than the open itself), or none at all on
+        // an event loop (`pointLookup`: a local open is as brief as the lookup). The blob may vanish
         // between the index read and the open when a concurrent overwrite or delete commits in between; then
         // the index is asked again and names the newer state.
         let layout = store.layout
         let bucket = self.bucket
         for _ in 0..<4 {
-            let read = try await store.reader().run { (db) throws(StorageError) -> ObjectRead? in
+            let read = try await pointLookup { (db) throws(StorageError) -> ObjectRead? in
                 guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
                     throw .notFound
                 }
@@ -230,9 +231,21 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     }
 
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        try await store.reader().run { (db) throws(StorageError) -> StoredObject? in
+        try await pointLookup { (db) throws(StorageError) -> StoredObject? in
             try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
         }
+    }
+
+    /// A read-only point lookup (one primary-key row, optionally one local file open): in place when the
+    /// caller is an HTTP event loop running a request synchronously and an inline connection is free (no
+    /// thread hop, see `InlineReaders`), else on a reader lane.
+    private func pointLookup<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T
+    ) async throws(StorageError) -> T {
+        if store.inlineReaders.isUsable, let result = store.inlineReaders.run(body) {
+            return try result.get()
+        }
+        return try await store.reader().run(body)
     }
 
     private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {
