@@ -17,6 +17,8 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     public var directory: String { store.layout.root }
     let store: EmbeddedStore
     private var blobs: BlobStore { store.blobs }
+    /// `DIR/blobs/<bucket hash>/`, computed once (every whole-object read opens a file under it).
+    private let blobDirectoryPrefix: String
 
     /// Opens (creating if needed) the embedded store in `directory` and serves `bucket` from it. Backends of
     /// the same directory share one database and I/O pool. The first open of a directory in a process
@@ -36,6 +38,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     init(store: EmbeddedStore, bucket: String) {
         self.store = store
         self.bucket = bucket
+        blobDirectoryPrefix = store.layout.blobDirectory(bucket: bucket) + "/"
     }
 
     // MARK: - Reads
@@ -52,8 +55,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
         // an event loop (`pointLookup`: a local open is as brief as the lookup). The blob may vanish
         // between the index read and the open when a concurrent overwrite or delete commits in between; then
         // the index is asked again and names the newer state.
-        let layout = store.layout
-        let bucket = self.bucket
+        let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
             let read = try await pointLookup { (db) throws(StorageError) -> ObjectRead? in
                 guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
@@ -70,7 +72,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
                         throw .rangeNotSatisfiable(size: size)
                     }
                 }
-                guard let fd = try FileSystem.openForReading(layout.blobFile(bucket: bucket, blobID: stored.blobID)) else {
+                guard let fd = try FileSystem.openForReading(blobDirectoryPrefix + String(stored.blobID)) else {
                     return nil
                 }
                 let region = FileRegion(descriptor: fd, offset: resolved?.offset ?? 0, length: resolved?.length ?? size)
