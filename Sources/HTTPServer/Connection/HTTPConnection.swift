@@ -6,12 +6,12 @@ import Glibc
 
 /// One accepted TCP connection: the I/O shell around `HTTPRequestParser`.
 ///
-/// Threading: every field is confined to `queue`, its event loop's serial queue; socket readiness arrives
-/// through a read and a write `DispatchSource` on that queue, and timeouts through the loop's timer
-/// (`EventLoop`, which calls `checkDeadlines`) (hence `@unchecked Sendable`). The read source is resumed only while the connection waits for a request head,
-/// while the responder pulls body bytes, while it drains an unread body and while it lingers before close —
-/// never while a response is outstanding, so pipelined requests wait in the kernel buffer and are answered
-/// strictly in order.
+/// Threading: every field is confined to `queue`, its event loop's serial queue (hence `@unchecked
+/// Sendable`); socket readiness arrives through a read and a write `DispatchSource` on that queue, and
+/// timeouts through the loop's one timer (`EventLoop`, which calls `checkDeadlines`). The read source is
+/// resumed only while the connection waits for a request head, while the responder pulls body bytes, while it
+/// drains an unread body and while it lingers before close — never while a response is outstanding, so
+/// pipelined requests wait in the kernel buffer and are answered strictly in order.
 ///
 /// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
 /// task on this queue; a response produced without suspending is written at once, otherwise it is handed
