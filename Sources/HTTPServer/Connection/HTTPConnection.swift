@@ -107,7 +107,10 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Starts serving. Called once, right after accept.
     func start() {
-        readSource.setEventHandler { [unowned self] in self.handleReadable() }
+        // Both handlers hold the connection strongly (a closure capturing one object needs no context
+        // allocation, unlike an `unowned` capture: ~40 bytes per idle connection, and no unowned-retain per
+        // event). The cycle ends when the source is cancelled (`close`): Dispatch then releases its handlers.
+        readSource.setEventHandler { [self] in self.handleReadable() }
         readSource.setCancelHandler { [self] in self.sourceCancelled() }
         loop.add(self)
         readSource.activate()
