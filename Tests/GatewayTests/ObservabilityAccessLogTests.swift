@@ -38,6 +38,19 @@ final class CapturedLines: Sendable {
         #expect(object["time"]?.stringValue == "2023-11-14T22:13:20.123Z")
     }
 
+    /// Numbers are rendered digit for digit (no Foundation formatting): milliseconds with three decimals.
+    @Test func jsonNumbersAreExact() {
+        var entry = sampleEntry()
+        entry.durationNanos = 12_345_678_901
+        entry.timeToFirstByteNanos = 999
+        entry.upstreamNanos = 5_000_000
+        entry.bytesIn = 0
+        entry.bytesOut = 9_876_543_210
+        let line = String(decoding: entry.rendered(.json), as: UTF8.self)
+        #expect(line.contains(#""duration_ms":12345.678,"ttfb_ms":0.000,"upstream_ms":5.000,"#))
+        #expect(line.contains(#""status":206,"bytes_in":0,"bytes_out":9876543210,"#))
+    }
+
     @Test func absentFieldsAreNull() throws {
         let entry = AccessLogEntry(time: .now(), requestID: "r", remoteAddress: "", method: "GET", route: "unmatched",
                                    target: "/x", status: 404)

@@ -108,6 +108,9 @@ import Testing
         let health = await harness.send(.get, "/healthz", headers: ["X-Request-Id": "probe-1"])
         #expect(health.headers["X-Request-Id"] == "probe-1")
         #expect(RequestIdentity.generate() != RequestIdentity.generate())
+        let generated = RequestIdentity.generate()
+        #expect(generated.utf8.count == 20)
+        #expect(generated.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }, "lower-case hex")
     }
 
     @Test func authenticationOutcomes() async throws {

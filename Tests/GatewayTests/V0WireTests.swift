@@ -61,6 +61,10 @@ import Storage
         #expect(V0API.contentDisposition(meta("x.txt", "inline")) == "inline; filename*=UTF-8''x.txt")
         #expect(V0API.contentDisposition(meta("x.txt", "attachment; filename=\"y\"")) == "attachment; filename=\"y\"")
         #expect(V0API.contentDisposition(meta("q\"\t;.txt", nil)) == "attachment; filename*=UTF-8''q%22%09%3B.txt")
+        #expect(V0API.contentDisposition(meta("x.txt", "Attachment; FileName=\"y\"")) == "Attachment; FileName=\"y\"")
+        #expect(V0API.contentDisposition(meta("dir/sub/", nil)) == "attachment; filename*=UTF-8''sub")
+        #expect(V0API.contentDisposition(meta("//", "inline")) == "inline; filename*=UTF-8''%2F%2F")
+        #expect(V0API.contentDisposition(meta("plain", "filenam")) == "filenam; filename*=UTF-8''plain")
     }
 
     @Test func metadataEncodingIsStable() {
@@ -71,6 +75,14 @@ import Storage
                                downloadTokens: ["a", "b"])
         let text = String(decoding: MetadataJSON.encode(m), as: UTF8.self)
         #expect(text == #"{"name":"notes/hello.txt","bucket":"demo","generation":"1717171717171","metageneration":"1","contentType":"text/plain","timeCreated":"2024-05-31T16:08:37.171Z","updated":"2024-05-31T16:08:37.171Z","storageClass":"STANDARD","size":"11","md5Hash":"XrY7u+Ae7tCTyyK7j1rNww==","crc32c":"yZRlqg==","etag":"1717171717171/1","contentEncoding":"identity","contentDisposition":"inline","downloadTokens":"a,b","metadata":{"owner":"u123"}}"#)
+    }
+
+    @Test func minimalMetadataEncoding() {
+        let m = ObjectMetadata(bucket: "b", name: "é\"\n", generation: 0, metageneration: 10, size: 0,
+                               timeCreated: Timestamp(millisecondsSinceEpoch: 0),
+                               updated: Timestamp(millisecondsSinceEpoch: 1_000))
+        let text = String(decoding: MetadataJSON.encode(m), as: UTF8.self)
+        #expect(text == #"{"name":"é\"\n","bucket":"b","generation":"0","metageneration":"10","timeCreated":"1970-01-01T00:00:00.000Z","updated":"1970-01-01T00:00:01.000Z","storageClass":"STANDARD","size":"0","etag":"0/10","contentEncoding":"identity"}"#)
     }
 
     @Test func uploadMetadataDecoding() throws {

@@ -240,3 +240,103 @@ import Testing
         #expect(page.prefixes == ["../", "./"])
     }
 }
+
+/// Point lookups in place on an HTTP event loop (`EventLoopInline`, `InlineReaders`).
+@Suite struct EmbeddedInlineReadTests {
+    typealias Base = EmbeddedBackendTests
+
+    /// Starts `operation` as an immediate task on this thread, marked as an event loop, and reports whether it
+    /// finished before `Task.immediate` returned (no suspension: no thread hop), plus its result.
+    static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
+        -> (inline: Bool, value: T) {
+        let box = ResultBox<T>()
+        let task = EventLoopInline.run {
+            Task.immediate { box.set(await Result { try await operation() }) }
+        }
+        let inline = box.get() != nil
+        await task.value
+        return (inline, try box.get()!.get())
+    }
+
+    /// Metadata and whole-object reads complete without suspending when marked, and return what a lane read
+    /// returns; a missing object is `.notFound` either way.
+    @Test func markedReadsCompleteInPlace() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Base.openBackend(directory)
+        let written = try await Base.put(backend, "a", Array("inline".utf8))
+        let object = try Base.path("a")
+
+        let marked = try await Self.runMarked { try await backend.metadata(of: object) }
+        #expect(marked.inline)
+        #expect(marked.value == written)
+        #expect(try await backend.metadata(of: object) == written)
+
+        let read = try await Self.runMarked { try await backend.read(object, range: nil) }
+        #expect(read.inline)
+        #expect(try await readAll(read.value.body) == Array("inline".utf8))
+
+        let missing = try Base.path("missing")
+        do {
+            _ = try await Self.runMarked { try await backend.metadata(of: missing) }
+            Issue.record("a missing object was found")
+        } catch StorageError.notFound {
+        }
+        // An overwrite is seen by the next in-place read (no stale snapshot is kept between lookups).
+        let rewritten = try await Base.put(backend, "a", Array("again".utf8))
+        #expect(try await Self.runMarked { try await backend.metadata(of: object) }.value == rewritten)
+    }
+
+    /// Unmarked, or with no inline connections configured, reads take a reader lane (they suspend).
+    @Test func unmarkedOrDisabledReadsUseALane() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Base.openBackend(directory, options: EmbeddedOptions(inlineReaderConnections: 0))
+        let written = try await Base.put(backend, "a", [1, 2, 3])
+        let object = try Base.path("a")
+        let marked = try await Self.runMarked { try await backend.metadata(of: object) }
+        #expect(!marked.inline)
+        #expect(marked.value == written)
+    }
+
+    /// A connection in use is never waited for (a nested use finds the only slot taken and declines), and a
+    /// busy database (`.unavailable`) declines too, so the caller takes a lane; other errors are answers.
+    @Test func inlineReadersDeclineInsteadOfWaiting() throws {
+        let directory = TemporaryDirectory()
+        let backend = try Base.openBackend(directory)
+        let readers = try InlineReaders(path: backend.store.layout.index, count: 1)
+        let nested = readers.run { (_) throws(StorageError) -> Bool in
+            readers.run { (_) throws(StorageError) -> Int in 1 } == nil
+        }
+        #expect(try nested?.get() == true)
+        let busy = readers.run { (_) throws(StorageError) -> Int in
+            throw .unavailable(reason: "database busy", retryAfter: 1)
+        }
+        #expect(busy == nil)
+        let missing = readers.run { (_) throws(StorageError) -> Int in throw .notFound }
+        guard case .failure(.notFound)? = missing else {
+            Issue.record("expected .notFound, got \(String(describing: missing))")
+            return
+        }
+        let value = readers.run { (db) throws(StorageError) -> Int64 in
+            let statement = try db.statement("SELECT 42")
+            _ = try statement.step()
+            return statement.int64(0)
+        }
+        #expect(try value?.get() == 42)
+        #expect(!readers.isUsable, "unmarked threads never read in place")
+        #expect(EventLoopInline.run { readers.isUsable })
+    }
+}
+
+/// A result set once from a task and read from the test's thread.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Result<T, any Error>?
+    func set(_ result: Result<T, any Error>) { lock.withLock { value = result } }
+    func get() -> Result<T, any Error>? { lock.withLock { value } }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

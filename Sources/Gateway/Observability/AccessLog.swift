@@ -53,7 +53,8 @@ public final class AccessLog: Sendable {
 
     /// The request-target with every non-allow-listed query value replaced by `REDACTED`.
     public static func redactedTarget(_ target: String) -> String {
-        guard let question = target.firstIndex(of: "?") else { return target }
+        // `?` is searched in the UTF-8 view: Character iteration cost ~2 % of a metadata GET.
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
         let query = target[target.index(after: question)...]
         var out = String(target[...question])
         var first = true

@@ -173,10 +173,31 @@ extension V0API {
     /// unless the stored value already names a file.
     static func contentDisposition(_ meta: ObjectMetadata) -> String {
         let stored = meta.contentDisposition ?? "attachment"
-        if stored.lowercased().contains("filename") { return stored }
-        let lastComponent = meta.name.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init)
-            ?? meta.name
+        if containsFilename(stored) { return stored }
+        // The last non-empty `/`-separated component (the whole name when there is none), found on UTF-8.
+        let utf8 = meta.name.utf8
+        var end = utf8.endIndex
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        var start = end
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") { start = utf8.index(before: start) }
+        let lastComponent = start == end ? meta.name : String(meta.name[start..<end])
         return "\(stored); filename*=UTF-8''\(PercentDecoding.encodeRFC8187(lastComponent))"
+    }
+
+    /// Whether `text` contains `filename` in any ASCII case (without lowercasing a copy).
+    private static func containsFilename(_ text: String) -> Bool {
+        let needle = Array("filename".utf8)
+        let bytes = Array(text.utf8)
+        guard bytes.count >= needle.count else { return false }
+        for offset in 0...(bytes.count - needle.count) {
+            var matched = true
+            for i in 0..<needle.count where bytes[offset + i] | 0x20 != needle[i] {
+                matched = false
+                break
+            }
+            if matched { return true }
+        }
+        return false
     }
 
     func downloadURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {

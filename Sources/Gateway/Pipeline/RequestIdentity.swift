@@ -51,9 +51,16 @@ public enum RequestIdentity {
         return String(decoding: bytes[3..<35], as: UTF8.self)
     }
 
+    /// The low `digits` hex digits of `value`, zero-padded (no intermediate Strings: one per request).
     private static func hex(_ value: UInt64, digits: Int) -> String {
-        let text = String(value, radix: 16)
-        if text.count >= digits { return String(text.suffix(digits)) }
-        return String(repeating: "0", count: digits - text.count) + text
+        String(unsafeUninitializedCapacity: digits) { buffer in
+            var v = value
+            for i in stride(from: digits - 1, through: 0, by: -1) {
+                let nibble = UInt8(truncatingIfNeeded: v & 0xF)
+                buffer[i] = nibble < 10 ? 48 + nibble : 87 + nibble
+                v >>= 4
+            }
+            return digits
+        }
     }
 }

@@ -19,8 +19,8 @@ public struct V0Router: Sendable {
 
     /// Whether the target is under `/v0/` (or is exactly `/v0`).
     public static func matches(_ request: HTTPRequest) -> Bool {
-        let path = request.path
-        return path == "/v0" || path.hasPrefix("/v0/")
+        let path = request.path.utf8
+        return path.elementsEqual("/v0".utf8) || path.starts(with: "/v0/".utf8)
     }
 
     /// The route template for a path, for labelling even requests that fail routing.
@@ -54,10 +54,12 @@ public struct V0Router: Sendable {
     }
 
     public func route(_ request: HTTPRequest) throws(GatewayError) -> RoutedRequest {
+        // Scanned on UTF-8 (the path is ASCII up to the object name): Character iteration cost several % of
+        // a metadata GET.
         let path = request.path
-        guard path.hasPrefix("/v0/b/") else { throw .notFound("Not Found.") }
-        let rest = path.dropFirst("/v0/b/".count)
-        guard let slash = rest.firstIndex(of: "/") else { throw .notFound("Not Found.") }
+        guard path.utf8.starts(with: "/v0/b/".utf8) else { throw .notFound("Not Found.") }
+        let rest = path[path.utf8.index(path.startIndex, offsetBy: 6)...]
+        guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { throw .notFound("Not Found.") }
         guard let bucket = PercentDecoding.decode(rest[..<slash], plusIsSpace: false) else {
             throw .badRequest("Malformed percent-encoding in the bucket name.")
         }

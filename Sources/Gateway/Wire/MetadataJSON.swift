@@ -7,41 +7,51 @@ public import PortcullisCore
 /// unset, and `metadata` omitted when empty. Written by hand (no Foundation) because it is on every response.
 public enum MetadataJSON {
     /// The full resource, as returned by GET metadata, PATCH and uploads.
+    ///
+    /// On every metadata GET, so it appends bytes directly: keys are pre-quoted static text, numbers and
+    /// timestamps are written digit by digit (no intermediate Strings), only values go through the escaper.
     public static func encode(_ m: ObjectMetadata) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(512)
-        var first = true
-        func key(_ k: String) {
-            out.append(first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            first = false
-            JSONValue.encodeString(k, into: &out)
-            out.append(UInt8(ascii: ":"))
+        out.append(contentsOf: #"{"name":"#.utf8)
+        JSONValue.encodeString(m.name, into: &out)
+        field(#","bucket":"#, m.bucket, &out)
+        out.append(contentsOf: #","generation":""#.utf8)
+        appendDecimal(m.generation, &out)
+        out.append(contentsOf: #"","metageneration":""#.utf8)
+        appendDecimal(m.metageneration, &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","contentType":"#, m.contentType, &out)
+        out.append(contentsOf: #","timeCreated":""#.utf8)
+        m.timeCreated.append(fractionDigits: 3, to: &out)
+        out.append(contentsOf: #"","updated":""#.utf8)
+        m.updated.append(fractionDigits: 3, to: &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","storageClass":"#, m.storageClass, &out)
+        out.append(contentsOf: #","size":""#.utf8)
+        appendDecimal(m.size, &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","md5Hash":"#, m.md5Hash, &out)
+        field(#","crc32c":"#, m.crc32c, &out)
+        out.append(contentsOf: #","etag":""#.utf8)
+        appendDecimal(m.generation, &out)
+        out.append(UInt8(ascii: "/"))
+        appendDecimal(m.metageneration, &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","contentEncoding":"#, m.contentEncoding ?? "identity", &out)
+        field(#","contentDisposition":"#, m.contentDisposition, &out)
+        field(#","contentLanguage":"#, m.contentLanguage, &out)
+        field(#","cacheControl":"#, m.cacheControl, &out)
+        if !m.downloadTokens.isEmpty {
+            out.append(contentsOf: #","downloadTokens":"#.utf8)
+            if m.downloadTokens.count == 1 {
+                JSONValue.encodeString(m.downloadTokens[0], into: &out)
+            } else {
+                JSONValue.encodeString(m.downloadTokens.joined(separator: ","), into: &out)
+            }
         }
-        func field(_ k: String, _ v: String?) {
-            guard let v else { return }
-            key(k)
-            JSONValue.encodeString(v, into: &out)
-        }
-        field("name", m.name)
-        field("bucket", m.bucket)
-        field("generation", String(m.generation))
-        field("metageneration", String(m.metageneration))
-        field("contentType", m.contentType)
-        field("timeCreated", m.timeCreated.rfc3339Milliseconds)
-        field("updated", m.updated.rfc3339Milliseconds)
-        field("storageClass", m.storageClass)
-        field("size", String(m.size))
-        field("md5Hash", m.md5Hash)
-        field("crc32c", m.crc32c)
-        field("etag", m.etag)
-        field("contentEncoding", m.contentEncoding ?? "identity")
-        field("contentDisposition", m.contentDisposition)
-        field("contentLanguage", m.contentLanguage)
-        field("cacheControl", m.cacheControl)
-        if !m.downloadTokens.isEmpty { field("downloadTokens", m.downloadTokens.joined(separator: ",")) }
         if !m.customMetadata.isEmpty {
-            key("metadata")
-            out.append(UInt8(ascii: "{"))
+            out.append(contentsOf: #","metadata":{"#.utf8)
             for (i, k) in m.customMetadata.keys.sorted().enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONValue.encodeString(k, into: &out)
@@ -52,6 +62,28 @@ public enum MetadataJSON {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// `prefix` (a pre-quoted `,"key":`) and the escaped value, when there is one.
+    @inline(__always)
+    private static func field(_ prefix: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        guard let value else { return }
+        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        JSONValue.encodeString(value, into: &out)
+    }
+
+    /// Appends a decimal integer without an intermediate String.
+    private static func appendDecimal(_ value: Int64, _ out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        while divisor <= magnitude / 10 { divisor *= 10 }
+        var v = magnitude
+        while divisor > 0 {
+            out.append(UInt8(truncatingIfNeeded: 48 + v / divisor))
+            v %= divisor
+            divisor /= 10
+        }
     }
 
     /// What an upload's JSON metadata (multipart JSON part, resumable start body) asks for.

@@ -10,7 +10,8 @@ import Synchronization
 /// result is delivered with `queue.async` instead. Exactly one of the two paths delivers the result.
 ///
 /// Consequence for responders: the code before a responder's first `await` runs on the connection's
-/// queue, so it must not block (the same rule as for the cooperative pool).
+/// queue, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
+/// calls `EventLoopInline` allows: `HTTPConnection` starts the responder with the loop thread marked.
 final class AsyncBridge<Result: Sendable>: Sendable {
     private enum State: Sendable {
         case starting

@@ -21,7 +21,7 @@ extension HTTPConnection {
         output.removeAll(keepingCapacity: true)
         outputOffset = 0
         output.append(contentsOf: ResponseHead.statusLine(error.status))
-        output.append(contentsOf: dateHeader.current())
+        output.append(contentsOf: context.dateHeader.current())
         output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
         output.append(contentsOf: ResponseHead.contentLengthPrefix)
         ResponseHead.appendDecimal(Int64(body.count), to: &output)
@@ -64,7 +64,7 @@ extension HTTPConnection {
         exchange = nil
         output = []
         reportBuffered(0)
-        timer.cancel()
+        loop.remove(self)
         if !readSourceActive { readSourceActive = true; readSource.resume() }
         if let writeSource {
             if !writeSourceActive { writeSourceActive = true; writeSource.resume() }

@@ -59,7 +59,7 @@ extension HTTPConnection {
 
         if output.capacity == 0 { output.reserveCapacity(1024) }  // released while idle: one allocation, not a growth series
         output.append(contentsOf: ResponseHead.statusLine(status))
-        output.append(contentsOf: dateHeader.current())
+        output.append(contentsOf: context.dateHeader.current())
         for (name, value) in response.headers.fields {
             if Self.isFramingField(name) { continue }
             guard ResponseHead.isSafeField(name: name, value: value) else {

@@ -14,7 +14,11 @@ final class ReceiveBuffer {
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
-    deinit { base.deallocate() }
+    deinit { if capacity > 0 { base.deallocate() } }
+
+    /// What an empty buffer points at: no allocation (`malloc(0)` would still cost a 32-byte chunk per idle
+    /// connection). Never written: `writable(minimum:)` allocates before handing out any room.
+    nonisolated(unsafe) private static let emptyBase = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
 
     var readableCount: Int { writeIndex - readIndex }
     var isEmpty: Bool { readIndex == writeIndex }
@@ -35,7 +39,7 @@ final class ReceiveBuffer {
                 let newCapacity = max(capacity * 2, count + minimum)
                 let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
                 newBase.copyMemory(from: base + readIndex, byteCount: count)
-                base.deallocate()
+                if capacity > 0 { base.deallocate() }
                 base = newBase
                 capacity = newCapacity
             }
@@ -52,7 +56,7 @@ final class ReceiveBuffer {
     func releaseStorage() {
         guard isEmpty, capacity > 0 else { return }
         base.deallocate()
-        base = UnsafeMutableRawPointer.allocate(byteCount: 0, alignment: 16)
+        base = Self.emptyBase
         capacity = 0
     }
 }

@@ -1,4 +1,5 @@
 import PortcullisCore
+import Synchronization
 
 /// Pre-rendered pieces of response heads, so the hot path only copies bytes.
 enum ResponseHead {
@@ -115,19 +116,28 @@ enum ResponseHead {
     }
 }
 
-/// The `Date:` field line, rendered at most once per second per connection (a per-connection cache needs
-/// no lock: connections on different threads never contend for it).
-struct DateHeaderCache {
-    private var second: Int64 = -1
-    private var line: [UInt8] = []
+/// The `Date:` field line, rendered at most once per second and shared by every connection of a server (a
+/// per-connection copy cost each idle keep-alive connection ~90 bytes, bench S7). The lock is held for a
+/// compare and a retain; contention between the one-per-core event loops is negligible.
+final class DateHeaderCache: Sendable {
+    private struct Cached {
+        var second: Int64 = -1
+        var line: [UInt8] = []
+    }
+    private let cached = Mutex(Cached())
 
-    mutating func current() -> [UInt8] {
+    func current() -> [UInt8] {
         let now = Timestamp.now()
         let nowSecond = now.secondsSinceEpoch
-        if nowSecond != second {
-            second = nowSecond
-            line = Array("Date: \(now.httpDate)\r\n".utf8)
+        return cached.withLock { cached in
+            if cached.second != nowSecond {
+                var line = Array("Date: ".utf8)
+                line.reserveCapacity(40)
+                now.appendHTTPDate(to: &line)
+                line.append(contentsOf: [0x0D, 0x0A])
+                cached = Cached(second: nowSecond, line: line)
+            }
+            return cached.line
         }
-        return line
     }
 }

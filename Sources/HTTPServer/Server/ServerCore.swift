@@ -35,13 +35,15 @@ final class ServerCore: @unchecked Sendable {
     let responder: any HTTPResponder
     let logger: Logger
     let statistics = ServerStatistics()
+    /// The `Date:` line every response carries, shared by all connections.
+    let dateHeader = DateHeaderCache()
     /// The timeouts in nanoseconds, converted once (read on every request).
     let idleNanos, headerReadNanos, bodyReadNanos, writeNanos, lingerNanos: UInt64
     let acceptQueue = DispatchQueue(label: "portcullis.http.accept")
     /// One serial "event loop" queue per core; each connection's queue targets one of them, round-robin.
     /// Without this every connection queue would get a thread of its own (Dispatch's overcommit default),
     /// and a few hundred threads would spend their time in futex hand-offs.
-    let loops: [DispatchQueue]
+    let loops: [EventLoop]
     private var nextLoop = 0
 
     private struct Registry {
@@ -68,7 +70,7 @@ final class ServerCore: @unchecked Sendable {
         writeNanos = timeouts.write.nanoseconds
         lingerNanos = timeouts.lingeringClose.nanoseconds
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        loops = (0..<cores).map { DispatchQueue(label: "portcullis.http.loop.\($0)", target: .global()) }
+        loops = (0..<cores).map { EventLoop(label: "portcullis.http.loop.\($0)") }
     }
 
     var openConnections: Int { registry.withLock { $0.connections.count } }

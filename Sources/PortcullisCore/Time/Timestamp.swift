@@ -31,45 +31,76 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// RFC 3339 UTC with the given number (0…9) of fractional digits.
     public func format(fractionDigits: Int) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        append(fractionDigits: fractionDigits, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the RFC 3339 form of `format(fractionDigits:)` to `out` (no intermediate String or arrays: the
+    /// metadata JSON and the access log write two or three timestamps per request).
+    public func append(fractionDigits: Int, to out: inout [UInt8]) {
         let (days, secondsOfDay) = floorDivide(secondsSinceEpochFloor, 86_400)
         let (year, month, day) = Self.civilFromDays(days)
         let nanos = nanosecondsSinceEpoch - secondsSinceEpochFloor * 1_000_000_000
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        func put(_ value: Int64, width: Int) {
-            var digits = [UInt8](repeating: 48, count: width)
-            var v = value
-            for i in stride(from: width - 1, through: 0, by: -1) {
-                digits[i] = UInt8(48 + v % 10)
-                v /= 10
-            }
-            out.append(contentsOf: digits)
-        }
-        put(year, width: 4); out.append(45); put(month, width: 2); out.append(45); put(day, width: 2)
+        Self.putDigits(year, width: 4, &out); out.append(45)
+        Self.putDigits(month, width: 2, &out); out.append(45)
+        Self.putDigits(day, width: 2, &out)
         out.append(84)
-        put(secondsOfDay / 3600, width: 2); out.append(58)
-        put(secondsOfDay / 60 % 60, width: 2); out.append(58)
-        put(secondsOfDay % 60, width: 2)
+        Self.putDigits(secondsOfDay / 3600, width: 2, &out); out.append(58)
+        Self.putDigits(secondsOfDay / 60 % 60, width: 2, &out); out.append(58)
+        Self.putDigits(secondsOfDay % 60, width: 2, &out)
         if fractionDigits > 0 {
             out.append(46)
             var fraction = nanos
             for _ in 0..<(9 - min(fractionDigits, 9)) { fraction /= 10 }
-            put(fraction, width: min(fractionDigits, 9))
+            Self.putDigits(fraction, width: min(fractionDigits, 9), &out)
         }
         out.append(90)
-        return String(decoding: out, as: UTF8.self)
     }
+
+    /// Appends the low `width` decimal digits of a non-negative `value`, zero-padded.
+    private static func putDigits(_ value: Int64, width: Int, _ out: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<max(1, width) { divisor &*= 10 }
+        var v = value
+        while divisor > 0 {
+            out.append(UInt8(truncatingIfNeeded: 48 + (v / divisor) % 10))
+            v %= divisor
+            divisor /= 10
+        }
+    }
+
+    private static let weekdayNames: [StaticString] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+    private static let monthNames: [StaticString] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
 
     /// IMF-fixdate for HTTP headers (`Sun, 06 Nov 1994 08:49:37 GMT`).
     public var httpDate: String {
+        var out = [UInt8]()
+        out.reserveCapacity(29)
+        appendHTTPDate(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the IMF-fixdate of `httpDate` to `out`.
+    public func appendHTTPDate(to out: inout [UInt8]) {
         let (days, secondsOfDay) = floorDivide(secondsSinceEpochFloor, 86_400)
         let (year, month, day) = Self.civilFromDays(days)
-        let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let weekday = weekdays[Int(((days % 7) + 7) % 7)]
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(weekday), \(two(day)) \(months[Int(month - 1)]) \(year) "
-            + "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+        let weekday = Self.weekdayNames[Int(((days % 7) + 7) % 7)]
+        let monthName = Self.monthNames[Int(month - 1)]
+        out.append(contentsOf: UnsafeBufferPointer(start: weekday.utf8Start, count: 3))
+        out.append(44); out.append(32)
+        Self.putDigits(day, width: 2, &out); out.append(32)
+        out.append(contentsOf: UnsafeBufferPointer(start: monthName.utf8Start, count: 3))
+        out.append(32)
+        if year > 9999 { out.append(contentsOf: String(year).utf8) } else { Self.putDigits(year, width: 4, &out) }
+        out.append(32)
+        Self.putDigits(secondsOfDay / 3600, width: 2, &out); out.append(58)
+        Self.putDigits(secondsOfDay / 60 % 60, width: 2, &out); out.append(58)
+        Self.putDigits(secondsOfDay % 60, width: 2, &out)
+        out.append(contentsOf: " GMT".utf8)
     }
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); lower-case `t`/`z` accepted.

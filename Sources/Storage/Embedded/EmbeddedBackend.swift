@@ -17,6 +17,8 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     public var directory: String { store.layout.root }
     let store: EmbeddedStore
     private var blobs: BlobStore { store.blobs }
+    /// `DIR/blobs/<bucket hash>/`, computed once (every whole-object read opens a file under it).
+    private let blobDirectoryPrefix: String
 
     /// Opens (creating if needed) the embedded store in `directory` and serves `bucket` from it. Backends of
     /// the same directory share one database and I/O pool. The first open of a directory in a process
@@ -36,6 +38,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     init(store: EmbeddedStore, bucket: String) {
         self.store = store
         self.bucket = bucket
+        blobDirectoryPrefix = store.layout.blobDirectory(bucket: bucket) + "/"
     }
 
     // MARK: - Reads
@@ -48,13 +51,13 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
         try check(object)
         // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
-        // blocking work; two hops — lane, then I/O pool — cost more than the open itself). The blob may vanish
+        // blocking work; two hops — lane, then I/O pool — cost more than the open itself), or none at all on
+        // an event loop (`pointLookup`: a local open is as brief as the lookup). The blob may vanish
         // between the index read and the open when a concurrent overwrite or delete commits in between; then
         // the index is asked again and names the newer state.
-        let layout = store.layout
-        let bucket = self.bucket
+        let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
-            let read = try await store.reader().run { (db) throws(StorageError) -> ObjectRead? in
+            let read = try await pointLookup { (db) throws(StorageError) -> ObjectRead? in
                 guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
                     throw .notFound
                 }
@@ -69,7 +72,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
                         throw .rangeNotSatisfiable(size: size)
                     }
                 }
-                guard let fd = try FileSystem.openForReading(layout.blobFile(bucket: bucket, blobID: stored.blobID)) else {
+                guard let fd = try FileSystem.openForReading(blobDirectoryPrefix + String(stored.blobID)) else {
                     return nil
                 }
                 let region = FileRegion(descriptor: fd, offset: resolved?.offset ?? 0, length: resolved?.length ?? size)
@@ -230,9 +233,21 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     }
 
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        try await store.reader().run { (db) throws(StorageError) -> StoredObject? in
+        try await pointLookup { (db) throws(StorageError) -> StoredObject? in
             try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
         }
+    }
+
+    /// A read-only point lookup (one primary-key row, optionally one local file open): in place when the
+    /// caller is an HTTP event loop running a request synchronously and an inline connection is free (no
+    /// thread hop, see `InlineReaders`), else on a reader lane.
+    private func pointLookup<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T
+    ) async throws(StorageError) -> T {
+        if store.inlineReaders.isUsable, let result = store.inlineReaders.run(body) {
+            return try result.get()
+        }
+        return try await store.reader().run(body)
     }
 
     private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {

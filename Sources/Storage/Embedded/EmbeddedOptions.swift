@@ -1,4 +1,7 @@
 public import PortcullisCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Tuning of an embedded (`file:DIR`) store. One set of options applies per directory: the first
 /// `EmbeddedBackend.open` of a directory in a process creates the shared store with its options; later opens
@@ -6,6 +9,10 @@ public import PortcullisCore
 public struct EmbeddedOptions: Sendable {
     /// SQLite reader connections (each on its own serial queue); reads run concurrently with the writer.
     public var readerConnections: Int
+    /// SQLite reader connections for point lookups made in place on an HTTP event loop (`EventLoopInline`):
+    /// one per loop is enough (the server runs one loop per core); 0 sends every read through the reader
+    /// lanes. When all are in use, or the database is busy, a read takes a lane as before.
+    public var inlineReaderConnections: Int
     /// Threads for blocking file I/O (open, write, fsync, rename, unlink).
     public var ioThreads: Int
     /// How long a SQLite call waits for another process's write lock before failing as `.unavailable`.
@@ -22,11 +29,12 @@ public struct EmbeddedOptions: Sendable {
     public var orphanGracePeriodSeconds: Int64
     public var logger: Logger
 
-    public init(readerConnections: Int = 2, ioThreads: Int = 2, busyTimeoutMilliseconds: Int = 5000,
+    public init(readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores, ioThreads: Int = 2, busyTimeoutMilliseconds: Int = 5000,
                 maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
                 sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
                 logger: Logger = .disabled) {
         self.readerConnections = readerConnections
+        self.inlineReaderConnections = inlineReaderConnections
         self.ioThreads = ioThreads
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maxStagedBytes = maxStagedBytes
@@ -35,4 +43,7 @@ public struct EmbeddedOptions: Sendable {
         self.orphanGracePeriodSeconds = orphanGracePeriodSeconds
         self.logger = logger
     }
+
+    /// The number of online processors (the HTTP server's loop count).
+    public static var onlineCores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }

@@ -13,6 +13,8 @@ final class EmbeddedStore: Sendable {
     let options: EmbeddedOptions
     let writer: DatabaseLane
     private let readers: [DatabaseLane]
+    /// Connections for point lookups in place on an HTTP event loop (see `InlineReaders`).
+    let inlineReaders: InlineReaders
     private let nextReader = Atomic<Int>(0)
     let blobs: BlobStore
     /// Bytes being appended to staged uploads right now, not yet counted in the index.
@@ -73,6 +75,7 @@ final class EmbeddedStore: Sendable {
                 readers.append(DatabaseLane(label: "portcullis.embedded.reader.\(index)", connection: connection))
             }
             self.readers = readers
+            inlineReaders = try InlineReaders(path: layout.index, count: options.inlineReaderConnections)
         } catch {
             FileSystem.close(lockDescriptor)
             throw error

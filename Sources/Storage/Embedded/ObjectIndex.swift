@@ -46,9 +46,12 @@ enum ObjectIndex {
         updated, blob_id
         """
 
+    /// Built once: the statement cache is keyed by SQL text, and this runs on every metadata read.
+    private static let fetchSQL = "SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2"
+
     /// The current row of `bucket`/`name`, if any.
     static func fetch(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) -> StoredObject? {
-        let statement = try db.statement("SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2")
+        let statement = try db.statement(fetchSQL)
         try statement.bind(1, bucket)
         try statement.bind(2, blob: Array(name.utf8))
         guard try statement.step() else { return nil }
