@@ -263,7 +263,9 @@ final class CurlTransfer: @unchecked Sendable {
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !headDelivered { deliverHead() }
         lastActivity = MonotonicClock.nanoseconds()
-        switch response.offer(bytes) {
+        let (offer, needsFlush) = response.offer(bytes)
+        if needsFlush { loop.scheduleFlush(response) }
+        switch offer {
         case .accepted: return bytes.count
         case .pause: return pc_curl_writefunc_pause()
         case .refused: return 0
