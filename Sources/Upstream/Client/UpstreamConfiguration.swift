@@ -6,6 +6,9 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var maxIdleConnections: Int
     /// Response bytes buffered per transfer before it is paused (≤ 256 KiB by design).
     public var responseBufferBytes: Int
+    /// curl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`, 16 KiB…512 KiB): bytes read from the upstream
+    /// socket per call. Part of the per-transfer memory, beside `responseBufferBytes`.
+    public var receiveBufferBytes: Int = 64 * 1024
     /// Request-body bytes read ahead from the producer per transfer.
     public var requestBufferBytes: Int
     /// Attempts in total for a retryable request (1 = no retries).

@@ -35,6 +35,8 @@ final class CurlTransfer: @unchecked Sendable {
     let request: UpstreamRequest
     let response: ResponseBodyStream
     private let requestBuffer: RequestBodyBuffer?
+    /// curl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`): the largest single write callback.
+    private let receiveBufferBytes: Int
     private let onEnd: @Sendable (TransferOutcome) -> Void
 
     // Loop-queue state.
@@ -63,6 +65,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.loop = loop
         self.request = request
         self.onEnd = onEnd
+        receiveBufferBytes = min(512 * 1024, max(16 * 1024, configuration.receiveBufferBytes))
         errorBuffer.initialize(to: 0)
         if case .stream = request.body {
             requestBuffer = RequestBodyBuffer(capacity: configuration.requestBufferBytes)
@@ -73,7 +76,7 @@ final class CurlTransfer: @unchecked Sendable {
         // transfer alive, and a live transfer is owned by the loop.
         let box = WeakTransfer()
         response = ResponseBodyStream(
-            capacity: configuration.responseBufferBytes,
+            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes,
             resume: { [box] in box.transfer?.enqueuePauseUpdate() },
             abort: { [box] in box.transfer?.abort(.cancelled) })
         box.transfer = self
@@ -267,6 +270,14 @@ final class CurlTransfer: @unchecked Sendable {
         if needsFlush { loop.scheduleFlush(response) }
         switch offer {
         case .accepted: return bytes.count
+        case .acceptedPause:
+            // Allowed from inside a callback; curl stops reading after this write returns.
+            if let easy {
+                var mask = pc_curl_pause_recv()
+                if requestBuffer?.isSendPaused == true { mask |= pc_curl_pause_send() }
+                _ = curl_easy_pause(easy, mask)
+            }
+            return bytes.count
         case .pause: return pc_curl_writefunc_pause()
         case .refused: return 0
         }
@@ -351,7 +362,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-        _ = pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 64 * 1024)
+        _ = pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, receiveBufferBytes)
         if let connect = request.timeouts.connect {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connect * 1000)))
         }

@@ -4,10 +4,11 @@ import Synchronization
 /// The consumer side of a transfer's response body: a bounded buffer between curl's write callback (producer,
 /// on the loop queue) and one async consumer.
 ///
-/// Backpressure: `offer` refuses bytes that would take the buffer past `capacity` (the write callback then
-/// returns `CURL_WRITEFUNC_PAUSE`, and curl keeps that one refused write itself); when the consumer has drained
-/// the buffer to half, it asks the transfer to un-pause. So at most `capacity` bytes are buffered here, plus one
-/// curl write (≤ `CURLOPT_BUFFERSIZE`) held by curl while paused.
+/// Backpressure: once less than one curl write (`maxWrite`, curl's `CURLOPT_BUFFERSIZE`) of room is left,
+/// `offer` asks the transfer to pause receiving right away (`.acceptedPause`), so curl never has to keep a refused
+/// write (it would copy it into a buffer of its own); a write that still does not fit is refused with `.pause`
+/// (`CURL_WRITEFUNC_PAUSE`). When the consumer has drained the buffer to half, it asks the transfer to un-pause.
+/// So at most `capacity` bytes are buffered per transfer.
 ///
 /// Throughput: every hand-off to a waiting consumer costs two thread wake-ups (its continuation resumes on the
 /// global executor, which then hops to the consumer's own queue), so bytes are handed over in batches:
@@ -17,7 +18,15 @@ import Synchronization
 ///   the transfer must pause, or the stream ended; fewer bytes reach it through the loop's flush timer
 ///   (`flush(olderThan:)`), so a slow upstream's trickle is delayed by at most that timer's period.
 final class ResponseBodyStream: ByteStream {
-    enum Offer { case accepted, pause, refused }
+    enum Offer {
+        case accepted
+        /// Accepted, and the next write might not fit: the transfer must pause receiving now (from inside the
+        /// write callback, with `curl_easy_pause`), so curl never has to hold a refused write for us.
+        case acceptedPause
+        /// Refused because it does not fit: return `CURL_WRITEFUNC_PAUSE` (curl keeps this write meanwhile).
+        case pause
+        case refused
+    }
 
     private struct State {
         /// FIFO of chunks; the last one may still be filling (capacity reserved up front).
@@ -40,6 +49,8 @@ final class ResponseBodyStream: ByteStream {
 
     private let state: Mutex<State>
     private let capacity: Int
+    /// The largest single curl write (`CURLOPT_BUFFERSIZE`): receiving pauses once less room than this is left.
+    private let maxWrite: Int
     /// Bytes that wake a waiting consumer at the end of a loop round (below it, the flush timer does).
     private let lowWater: Int
     /// Asks the transfer to re-evaluate its pause state (un-pause receiving) on the loop queue.
@@ -49,9 +60,11 @@ final class ResponseBodyStream: ByteStream {
 
     static let defaultChunkBytes = 64 * 1024
 
-    init(capacity: Int, resume: @escaping @Sendable () -> Void, abort: @escaping @Sendable () -> Void) {
+    init(capacity: Int, maxWrite: Int, resume: @escaping @Sendable () -> Void,
+         abort: @escaping @Sendable () -> Void) {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
+        self.maxWrite = min(max(1, maxWrite), capacity / 2)
         self.lowWater = capacity / 2
         self.resume = resume
         self.abort = abort
@@ -85,16 +98,23 @@ final class ResponseBodyStream: ByteStream {
                 return (.pause, nil, nil, false)
             }
             append(&s, bytes)
-            guard let waiter = s.waiter else { return (.accepted, nil, nil, false) }
-            if s.buffered >= lowWater {
+            let offer: Offer
+            if capacity - s.buffered < maxWrite {
+                s.receivePaused = true
+                offer = .acceptedPause
+            } else {
+                offer = .accepted
+            }
+            guard let waiter = s.waiter else { return (offer, nil, nil, false) }
+            if s.buffered >= lowWater || s.receivePaused {
                 s.waiter = nil
                 s.pendingSince = 0
-                return (.accepted, waiter, take(&s, maxLength: s.waiterMaxLength), false)
+                return (offer, waiter, take(&s, maxLength: s.waiterMaxLength), false)
             }
             // Below the low-water mark: the loop's flush timer wakes the consumer if no more bytes come soon.
-            guard s.pendingSince == 0 else { return (.accepted, nil, nil, false) }
+            guard s.pendingSince == 0 else { return (offer, nil, nil, false) }
             s.pendingSince = MonotonicClock.nanoseconds()
-            return (.accepted, nil, nil, true)
+            return (offer, nil, nil, true)
         }
         if let waiter, let ready { waiter.resume(returning: ready) }
         return (result, needsFlush)
