@@ -32,6 +32,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
     private let flushTimer: any DispatchSourceTimer
     private var flushArmed = false
+    /// A "time-out now" run is queued (see `updateTimer`).
+    private var runNowPending = false
     static let flushDelayNanoseconds: UInt64 = 1_000_000
 
     /// Transfers added to the multi handle and not yet finished (leak checks, `/metrics`).
@@ -165,6 +167,18 @@ final class CurlEventLoop: @unchecked Sendable {
     fileprivate func updateTimer(milliseconds: Int) {
         if milliseconds < 0 {
             timer.schedule(deadline: .distantFuture)
+        } else if milliseconds == 0 {
+            // "As soon as possible" (an un-paused transfer, a new one): run on this queue right after the current
+            // block instead of through a timer, which would cost a timerfd update and two thread wake-ups.
+            // Not from inside the callback itself, which curl forbids.
+            timer.schedule(deadline: .distantFuture)
+            guard !runNowPending else { return }
+            runNowPending = true
+            queue.async { [weak self] in
+                guard let self else { return }
+                runNowPending = false
+                socketAction(pc_curl_socket_timeout(), 0)
+            }
         } else {
             timer.schedule(deadline: .now() + .milliseconds(milliseconds))
         }

@@ -10,11 +10,16 @@ import Synchronization
 /// (`CURL_WRITEFUNC_PAUSE`). When the consumer has drained the buffer to half, it asks the transfer to un-pause.
 /// So at most `capacity` bytes are buffered per transfer.
 ///
+/// Window: the pause point is `window`, not `capacity`. It starts at half the capacity and doubles (up to the
+/// capacity) only when the consumer ran dry after a pause — the buffer was too small to hide the un-pause
+/// latency. A slow consumer (a client on a slow link: the usual case with many concurrent downloads) never runs
+/// dry, so it holds half the memory a fast one may use.
+///
 /// Throughput: every hand-off to a waiting consumer costs two thread wake-ups (its continuation resumes on the
 /// global executor, which then hops to the consumer's own queue), so bytes are handed over in batches:
 /// - curl's writes are appended to fixed-size chunks (`chunkBytes`, the consumer's `maxLength`), so the consumer
 ///   gets whole arrays without a re-copy and the allocator sees one size class;
-/// - a waiting consumer is woken at once only when `lowWater` bytes (half the capacity, ≥ one chunk) are ready,
+/// - a waiting consumer is woken at once only when half the window is ready,
 ///   the transfer must pause, or the stream ended; fewer bytes reach it through the loop's flush timer
 ///   (`flush(olderThan:)`), so a slow upstream's trickle is delayed by at most that timer's period.
 final class ResponseBodyStream: ByteStream {
@@ -45,6 +50,10 @@ final class ResponseBodyStream: ByteStream {
         var expectedLength: Int64?
         /// Size of the chunks bytes are gathered into: the consumer's last `maxLength`, clamped.
         var chunkBytes: Int
+        /// Current pause point (see the type's doc); `window / 2` is the low-water mark and the resume point.
+        var window: Int
+        /// Receiving was paused since the consumer last had to wait.
+        var pausedSinceWait = false
     }
 
     private let state: Mutex<State>
@@ -52,7 +61,6 @@ final class ResponseBodyStream: ByteStream {
     /// The largest single curl write (`CURLOPT_BUFFERSIZE`): receiving pauses once less room than this is left.
     private let maxWrite: Int
     /// Bytes that wake a waiting consumer at the end of a loop round (below it, the flush timer does).
-    private let lowWater: Int
     /// Asks the transfer to re-evaluate its pause state (un-pause receiving) on the loop queue.
     private let resume: @Sendable () -> Void
     /// Aborts the transfer (consumer cancelled).
@@ -65,10 +73,9 @@ final class ResponseBodyStream: ByteStream {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
         self.maxWrite = min(max(1, maxWrite), capacity / 2)
-        self.lowWater = capacity / 2
         self.resume = resume
         self.abort = abort
-        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2)))
+        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2), window: capacity / 2))
     }
 
     var expectedLength: Int64? { state.withLock { $0.expectedLength } }
@@ -89,6 +96,7 @@ final class ResponseBodyStream: ByteStream {
             if s.cancelled || s.end != nil { return (.refused, nil, nil, false) }
             if s.buffered > 0 && s.buffered + bytes.count > capacity {
                 s.receivePaused = true
+                s.pausedSinceWait = true
                 // The consumer must drain what is here before curl may deliver more.
                 if let waiter = s.waiter {
                     s.waiter = nil
@@ -99,14 +107,15 @@ final class ResponseBodyStream: ByteStream {
             }
             append(&s, bytes)
             let offer: Offer
-            if capacity - s.buffered < maxWrite {
+            if s.window - s.buffered < maxWrite {
                 s.receivePaused = true
+                s.pausedSinceWait = true
                 offer = .acceptedPause
             } else {
                 offer = .accepted
             }
             guard let waiter = s.waiter else { return (offer, nil, nil, false) }
-            if s.buffered >= lowWater || s.receivePaused {
+            if s.buffered >= s.window / 2 || s.receivePaused {
                 s.waiter = nil
                 s.pendingSince = 0
                 return (offer, waiter, take(&s, maxLength: s.waiterMaxLength), false)
@@ -159,7 +168,7 @@ final class ResponseBodyStream: ByteStream {
                 s.pendingSince = 0
                 return (nil, nil, false)
             }
-            let due = s.buffered >= lowWater || MonotonicClock.nanoseconds() &- s.pendingSince >= age
+            let due = s.buffered >= s.window / 2 || MonotonicClock.nanoseconds() &- s.pendingSince >= age
             guard due else { return (nil, nil, true) }
             s.waiter = nil
             s.pendingSince = 0
@@ -207,7 +216,7 @@ final class ResponseBodyStream: ByteStream {
     }
 
     /// Takes what is ready; when nothing is and `waiter` is given, parks it. Un-pauses the transfer once the
-    /// buffer has drained to half its capacity.
+    /// buffer has drained to half its window.
     private func poll(maxLength: Int,
                       orWait waiter: CheckedContinuation<Result<[UInt8]?, any Error>, Never>?) -> Result<[UInt8]?, any Error>? {
         let (ready, wake) = state.withLock { s -> (Result<[UInt8]?, any Error>?, Bool) in
@@ -218,8 +227,13 @@ final class ResponseBodyStream: ByteStream {
             if ready == nil, let waiter {
                 s.waiter = waiter
                 s.waiterMaxLength = maxLength
+                if s.pausedSinceWait {
+                    // Ran dry after a pause: the window did not cover the un-pause latency.
+                    s.window = min(capacity, s.window * 2)
+                    s.pausedSinceWait = false
+                }
             }
-            if s.receivePaused && s.buffered <= capacity / 2 && !s.cancelled {
+            if s.receivePaused && s.buffered <= s.window / 2 && !s.cancelled {
                 s.receivePaused = false
                 return (ready, true)
             }
