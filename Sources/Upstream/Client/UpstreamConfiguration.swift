@@ -9,6 +9,10 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     /// curl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`, 16 KiB…512 KiB): bytes read from the upstream
     /// socket per call. Part of the per-transfer memory, beside `responseBufferBytes`.
     public var receiveBufferBytes: Int = 64 * 1024
+    /// Response-buffer bytes all transfers together may hold beyond their minimum window (a quarter of
+    /// `responseBufferBytes`): fast downloads grow their window up to `responseBufferBytes` from this budget, so
+    /// many concurrent downloads cost about transfers × the minimum window + this, not transfers × the maximum.
+    public var responseWindowBudgetBytes: Int = 16 << 20
     /// Request-body bytes read ahead from the producer per transfer.
     public var requestBufferBytes: Int
     /// Attempts in total for a retryable request (1 = no retries).

@@ -27,6 +27,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private let active = Atomic<Int>(0)
     let verifyTLS: Bool
+    /// Shared by the response streams of all transfers (see `WindowBudget`).
+    let windowBudget: WindowBudget
     /// Response streams holding bytes for a waiting consumer below its low-water mark (see
     /// `ResponseBodyStream`), woken by `flushTimer` once their bytes are `flushDelayNanoseconds` old.
     private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
@@ -42,6 +44,7 @@ final class CurlEventLoop: @unchecked Sendable {
     init(configuration: UpstreamConfiguration) {
         _ = curlGlobalInit
         verifyTLS = configuration.verifyTLS
+        windowBudget = WindowBudget(bytes: configuration.responseWindowBudgetBytes)
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         timer = DispatchSource.makeTimerSource(queue: queue)

@@ -76,7 +76,7 @@ final class CurlTransfer: @unchecked Sendable {
         // transfer alive, and a live transfer is owned by the loop.
         let box = WeakTransfer()
         response = ResponseBodyStream(
-            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes,
+            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes, budget: loop.windowBudget,
             resume: { [box] in box.transfer?.enqueuePauseUpdate() },
             abort: { [box] in box.transfer?.abort(.cancelled) })
         box.transfer = self

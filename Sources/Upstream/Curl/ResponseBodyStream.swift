@@ -10,10 +10,11 @@ import Synchronization
 /// (`CURL_WRITEFUNC_PAUSE`). When the consumer has drained the buffer to half, it asks the transfer to un-pause.
 /// So at most `capacity` bytes are buffered per transfer.
 ///
-/// Window: the pause point is `window`, not `capacity`. It starts at half the capacity and doubles (up to the
-/// capacity) only when the consumer ran dry after a pause — the buffer was too small to hide the un-pause
-/// latency. A slow consumer (a client on a slow link: the usual case with many concurrent downloads) never runs
-/// dry, so it holds half the memory a fast one may use.
+/// Window: the pause point is `window`, not `capacity`. It starts at `minimumWindow` and doubles (up to the
+/// capacity, and only while the client-wide `WindowBudget` has bytes for it) when the consumer ran dry after a
+/// pause — the buffer was too small to hide the un-pause latency; it halves (down to `minimumWindow`) after a pause longer than `slowPauseNanoseconds` — the consumer
+/// is slow (a client on a slow link: the usual case with many concurrent downloads), and a slow consumer gains
+/// nothing from a deep buffer but holds its memory.
 ///
 /// Throughput: every hand-off to a waiting consumer costs two thread wake-ups (its continuation resumes on the
 /// global executor, which then hops to the consumer's own queue), so bytes are handed over in batches:
@@ -54,6 +55,8 @@ final class ResponseBodyStream: ByteStream {
         var window: Int
         /// Receiving was paused since the consumer last had to wait.
         var pausedSinceWait = false
+        /// Monotonic time receiving was paused (valid while `receivePaused`).
+        var pausedAt: UInt64 = 0
     }
 
     private let state: Mutex<State>
@@ -67,15 +70,27 @@ final class ResponseBodyStream: ByteStream {
     private let abort: @Sendable () -> Void
 
     static let defaultChunkBytes = 64 * 1024
+    /// A pause longer than this marks a slow consumer (the window shrinks).
+    static let slowPauseNanoseconds: UInt64 = 100_000_000
+    /// The smallest window: a quarter of the capacity, at least one curl write.
+    private let minimumWindow: Int
+    /// Where window growth beyond `minimumWindow` is taken from (and returned to).
+    private let budget: WindowBudget
 
-    init(capacity: Int, maxWrite: Int, resume: @escaping @Sendable () -> Void,
+    init(capacity: Int, maxWrite: Int, budget: WindowBudget, resume: @escaping @Sendable () -> Void,
          abort: @escaping @Sendable () -> Void) {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
         self.maxWrite = min(max(1, maxWrite), capacity / 2)
+        self.minimumWindow = min(capacity / 2, max(capacity / 4, self.maxWrite))
         self.resume = resume
         self.abort = abort
-        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2), window: capacity / 2))
+        self.budget = budget
+        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2), window: minimumWindow))
+    }
+
+    deinit {
+        budget.release(state.withLock { $0.window } - minimumWindow)
     }
 
     var expectedLength: Int64? { state.withLock { $0.expectedLength } }
@@ -97,6 +112,7 @@ final class ResponseBodyStream: ByteStream {
             if s.buffered > 0 && s.buffered + bytes.count > capacity {
                 s.receivePaused = true
                 s.pausedSinceWait = true
+                s.pausedAt = MonotonicClock.nanoseconds()
                 // The consumer must drain what is here before curl may deliver more.
                 if let waiter = s.waiter {
                     s.waiter = nil
@@ -110,6 +126,7 @@ final class ResponseBodyStream: ByteStream {
             if s.window - s.buffered < maxWrite {
                 s.receivePaused = true
                 s.pausedSinceWait = true
+                s.pausedAt = MonotonicClock.nanoseconds()
                 offer = .acceptedPause
             } else {
                 offer = .accepted
@@ -229,12 +246,22 @@ final class ResponseBodyStream: ByteStream {
                 s.waiterMaxLength = maxLength
                 if s.pausedSinceWait {
                     // Ran dry after a pause: the window did not cover the un-pause latency.
-                    s.window = min(capacity, s.window * 2)
+                    let grown = min(capacity, s.window * 2)
+                    if grown > s.window, !s.cancelled, s.end == nil, budget.acquire(grown - s.window) {
+                        s.window = grown
+                    }
                     s.pausedSinceWait = false
                 }
             }
             if s.receivePaused && s.buffered <= s.window / 2 && !s.cancelled {
                 s.receivePaused = false
+                if MonotonicClock.nanoseconds() &- s.pausedAt > Self.slowPauseNanoseconds {
+                    // The consumer took long to drain half a window: it is slow (a slow client link), and a
+                    // bigger buffer would only hold memory. Shrink towards the floor.
+                    let shrunk = max(minimumWindow, s.window / 2)
+                    budget.release(s.window - shrunk)
+                    s.window = shrunk
+                }
                 return (ready, true)
             }
             return (ready, false)
