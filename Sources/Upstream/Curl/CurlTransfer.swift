@@ -135,7 +135,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func applyPauseState() {
         guard let easy, !finished else { return }
         var mask: Int32 = 0
-        if response.isReceivePaused { mask |= pc_curl_pause_recv() }
+        // A paused response pauses both directions (see `receiveBody`): the upload, if any, waits for the consumer.
+        if response.isReceivePaused { mask |= pc_curl_pause_recv() | pc_curl_pause_send() }
         if requestBuffer?.isSendPaused == true { mask |= pc_curl_pause_send() }
         // May re-enter the write/read callbacks before it returns; they only touch the buffers' locks.
         _ = curl_easy_pause(easy, mask)
@@ -271,12 +272,11 @@ final class CurlTransfer: @unchecked Sendable {
         switch offer {
         case .accepted: return bytes.count
         case .acceptedPause:
-            // Allowed from inside a callback; curl stops reading after this write returns.
-            if let easy {
-                var mask = pc_curl_pause_recv()
-                if requestBuffer?.isSendPaused == true { mask |= pc_curl_pause_send() }
-                _ = curl_easy_pause(easy, mask)
-            }
+            // Allowed from inside a callback; curl stops reading after this write returns. Both directions:
+            // pausing only receiving makes curl 7.88 schedule the transfer at once with a forced socket read,
+            // whose bytes it then keeps in a pause buffer of its own (a malloc'd copy per pause, held while
+            // paused) — exactly what pausing early is meant to avoid. Sending is over for a response that streams.
+            if let easy { _ = curl_easy_pause(easy, pc_curl_pause_recv() | pc_curl_pause_send()) }
             return bytes.count
         case .pause: return pc_curl_writefunc_pause()
         case .refused: return 0
