@@ -72,7 +72,7 @@ final class ResponseBodyStream: ByteStream {
     static let defaultChunkBytes = 64 * 1024
     /// A pause longer than this marks a slow consumer (the window shrinks).
     static let slowPauseNanoseconds: UInt64 = 100_000_000
-    /// The smallest window: a quarter of the capacity, at least one curl write.
+    /// The smallest window: an eighth of the capacity, at least one curl write.
     private let minimumWindow: Int
     /// Where window growth beyond `minimumWindow` is taken from (and returned to).
     private let budget: WindowBudget
@@ -82,7 +82,7 @@ final class ResponseBodyStream: ByteStream {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
         self.maxWrite = min(max(1, maxWrite), capacity / 2)
-        self.minimumWindow = min(capacity / 2, max(capacity / 4, self.maxWrite))
+        self.minimumWindow = min(capacity / 2, max(capacity / 8, self.maxWrite))
         self.resume = resume
         self.abort = abort
         self.budget = budget
