@@ -395,6 +395,11 @@ final class CurlTransfer: @unchecked Sendable {
         case .bytes(let bytes): bodyLength = Int64(bytes.count)
         case .stream(_, let length): bodyLength = length
         }
+        if !hasBody {
+            // curl (7.88) still allocates its upload buffer (64 KiB by default) to send the request head over TLS;
+            // a bodiless request needs only the minimum.
+            _ = pc_curl_easy_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, 16 * 1024)
+        }
         if method == "HEAD" {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         } else if method == "GET" && !hasBody {
