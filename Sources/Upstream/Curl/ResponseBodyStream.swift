@@ -12,9 +12,9 @@ import Synchronization
 ///
 /// Window: the pause point is `window`, not `capacity`. It starts at `minimumWindow` and doubles (up to the
 /// capacity, and only while the client-wide `WindowBudget` has bytes for it) when the consumer ran dry after a
-/// pause — the buffer was too small to hide the un-pause latency; it halves (down to `minimumWindow`) after a pause longer than `slowPauseNanoseconds` — the consumer
-/// is slow (a client on a slow link: the usual case with many concurrent downloads), and a slow consumer gains
-/// nothing from a deep buffer but holds its memory.
+/// pause — the buffer was too small to hide the un-pause latency. It halves (down to `minimumWindow`) after a
+/// pause longer than `slowPauseNanoseconds` — the consumer is slow (a client on a slow link: the usual case with
+/// many concurrent downloads), and a slow consumer gains nothing from a deep buffer but holds its memory.
 ///
 /// Throughput: every hand-off to a waiting consumer costs two thread wake-ups (its continuation resumes on the
 /// global executor, which then hops to the consumer's own queue), so bytes are handed over in batches:
