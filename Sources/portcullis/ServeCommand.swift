@@ -12,9 +12,11 @@ enum ServeCommand {
             Terminal.print(HelpText.serve)
             exit(0)
         }
+        let environment = ProcessEnvironment.current()
+        AllocatorTuning.apply(environment: environment)
         let config: GatewayConfiguration
         do {
-            config = try ConfigurationParser.parse(arguments: arguments, environment: ProcessEnvironment.current())
+            config = try ConfigurationParser.parse(arguments: arguments, environment: environment)
         } catch {
             Terminal.fail(error.description)
         }

@@ -32,6 +32,27 @@ import Testing
         try await waitUntil { client.activeTransfers == 0 }
     }
 
+    @Test func aSlowConsumerIsHeldToHalfTheBuffer() async throws {
+        // 16 KiB every 5 ms: always slower than the loopback upstream, never running dry after a pause, so the
+        // window stays at half of `responseBufferBytes` (the S11 case: many slow clients, bounded memory each).
+        let server = try await TestServer.start()
+        let client = UpstreamClient()
+        let size = 2 << 20
+        let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(size)"))
+        let body = try #require(response.body as? UpstreamBody)
+        var received = 0
+        var maxBuffered = 0
+        while let chunk = try await body.next(maxLength: 16 * 1024) {
+            #expect(chunk == expectedPattern(chunk.count, offset: received))
+            received += chunk.count
+            maxBuffered = max(maxBuffered, body.bufferedBytes)
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(received == size)
+        #expect(maxBuffered > 0)
+        #expect(maxBuffered <= UpstreamConfiguration().responseBufferBytes / 2)
+    }
+
     @Test func cancellingTheBodyAbortsTheTransfer() async throws {
         let server = try await TestServer.start()
         let client = UpstreamClient()

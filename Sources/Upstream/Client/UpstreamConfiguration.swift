@@ -6,6 +6,13 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var maxIdleConnections: Int
     /// Response bytes buffered per transfer before it is paused (≤ 256 KiB by design).
     public var responseBufferBytes: Int
+    /// curl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`, 16 KiB…512 KiB): bytes read from the upstream
+    /// socket per call. Part of the per-transfer memory, beside `responseBufferBytes`.
+    public var receiveBufferBytes: Int = 32 * 1024
+    /// Response-buffer bytes all transfers together may hold beyond their minimum window (an eighth of
+    /// `responseBufferBytes`): fast downloads grow their window up to `responseBufferBytes` from this budget, so
+    /// many concurrent downloads cost about transfers × the minimum window + this, not transfers × the maximum.
+    public var responseWindowBudgetBytes: Int = 16 << 20
     /// Request-body bytes read ahead from the producer per transfer.
     public var requestBufferBytes: Int
     /// Attempts in total for a retryable request (1 = no retries).

@@ -27,6 +27,16 @@ final class CurlEventLoop: @unchecked Sendable {
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private let active = Atomic<Int>(0)
     let verifyTLS: Bool
+    /// Shared by the response streams of all transfers (see `WindowBudget`).
+    let windowBudget: WindowBudget
+    /// Response streams holding bytes for a waiting consumer below its low-water mark (see
+    /// `ResponseBodyStream`), woken by `flushTimer` once their bytes are `flushDelayNanoseconds` old.
+    private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
+    private let flushTimer: any DispatchSourceTimer
+    private var flushArmed = false
+    /// A "time-out now" run is queued (see `updateTimer`).
+    private var runNowPending = false
+    static let flushDelayNanoseconds: UInt64 = 1_000_000
 
     /// Transfers added to the multi handle and not yet finished (leak checks, `/metrics`).
     var activeTransfers: Int { active.load(ordering: .relaxed) }
@@ -34,9 +44,11 @@ final class CurlEventLoop: @unchecked Sendable {
     init(configuration: UpstreamConfiguration) {
         _ = curlGlobalInit
         verifyTLS = configuration.verifyTLS
+        windowBudget = WindowBudget(bytes: configuration.responseWindowBudgetBytes)
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         timer = DispatchSource.makeTimerSource(queue: queue)
+        flushTimer = DispatchSource.makeTimerSource(queue: queue)
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = pc_curl_multi_setopt_socket_function(multi, curlSocketCallback)
         _ = pc_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
@@ -47,11 +59,15 @@ final class CurlEventLoop: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.socketAction(pc_curl_socket_timeout(), 0) }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
+        flushTimer.setEventHandler { [weak self] in self?.flushDue() }
+        flushTimer.schedule(deadline: .distantFuture)
+        flushTimer.activate()
     }
 
     deinit {
         // Runs once no transfer holds the loop (transfers keep it alive), so the multi handle is idle.
         timer.cancel()
+        flushTimer.cancel()
         for (_, watch) in watches { watch.cancelAll(sockets) }
         curl_multi_cleanup(multi)
     }
@@ -99,6 +115,30 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// `stream` holds bytes its waiting consumer was not woken for: wake it within the flush delay.
+    func scheduleFlush(_ stream: ResponseBodyStream) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        pendingFlush[ObjectIdentifier(stream)] = stream
+        armFlushTimer()
+    }
+
+    private func armFlushTimer() {
+        guard !flushArmed, !pendingFlush.isEmpty else { return }
+        flushArmed = true
+        flushTimer.schedule(deadline: .now() + .nanoseconds(Int(Self.flushDelayNanoseconds)),
+                            leeway: .microseconds(200))
+    }
+
+    private func flushDue() {
+        flushArmed = false
+        // A little slack, so a stream made pending just after the timer was armed is not left for a whole period.
+        let age = Self.flushDelayNanoseconds / 2
+        for (key, stream) in pendingFlush where !stream.flush(olderThan: age) {
+            pendingFlush[key] = nil
+        }
+        armFlushTimer()
+    }
+
     // MARK: curl callbacks (queue only)
 
     fileprivate func updateSocket(_ fd: Int32, what: Int32) {
@@ -130,6 +170,18 @@ final class CurlEventLoop: @unchecked Sendable {
     fileprivate func updateTimer(milliseconds: Int) {
         if milliseconds < 0 {
             timer.schedule(deadline: .distantFuture)
+        } else if milliseconds == 0 {
+            // "As soon as possible" (an un-paused transfer, a new one): run on this queue right after the current
+            // block instead of through a timer, which would cost a timerfd update and two thread wake-ups.
+            // Not from inside the callback itself, which curl forbids.
+            timer.schedule(deadline: .distantFuture)
+            guard !runNowPending else { return }
+            runNowPending = true
+            queue.async { [weak self] in
+                guard let self else { return }
+                runNowPending = false
+                socketAction(pc_curl_socket_timeout(), 0)
+            }
         } else {
             timer.schedule(deadline: .now() + .milliseconds(milliseconds))
         }

@@ -35,6 +35,8 @@ final class CurlTransfer: @unchecked Sendable {
     let request: UpstreamRequest
     let response: ResponseBodyStream
     private let requestBuffer: RequestBodyBuffer?
+    /// curl's receive buffer per transfer (`CURLOPT_BUFFERSIZE`): the largest single write callback.
+    private let receiveBufferBytes: Int
     private let onEnd: @Sendable (TransferOutcome) -> Void
 
     // Loop-queue state.
@@ -63,6 +65,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.loop = loop
         self.request = request
         self.onEnd = onEnd
+        receiveBufferBytes = min(512 * 1024, max(16 * 1024, configuration.receiveBufferBytes))
         errorBuffer.initialize(to: 0)
         if case .stream = request.body {
             requestBuffer = RequestBodyBuffer(capacity: configuration.requestBufferBytes)
@@ -73,7 +76,7 @@ final class CurlTransfer: @unchecked Sendable {
         // transfer alive, and a live transfer is owned by the loop.
         let box = WeakTransfer()
         response = ResponseBodyStream(
-            capacity: configuration.responseBufferBytes,
+            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes, budget: loop.windowBudget,
             resume: { [box] in box.transfer?.enqueuePauseUpdate() },
             abort: { [box] in box.transfer?.abort(.cancelled) })
         box.transfer = self
@@ -132,7 +135,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func applyPauseState() {
         guard let easy, !finished else { return }
         var mask: Int32 = 0
-        if response.isReceivePaused { mask |= pc_curl_pause_recv() }
+        // A paused response pauses both directions (see `receiveBody`): the upload, if any, waits for the consumer.
+        if response.isReceivePaused { mask |= pc_curl_pause_recv() | pc_curl_pause_send() }
         if requestBuffer?.isSendPaused == true { mask |= pc_curl_pause_send() }
         // May re-enter the write/read callbacks before it returns; they only touch the buffers' locks.
         _ = curl_easy_pause(easy, mask)
@@ -263,8 +267,17 @@ final class CurlTransfer: @unchecked Sendable {
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if !headDelivered { deliverHead() }
         lastActivity = MonotonicClock.nanoseconds()
-        switch response.offer(bytes) {
+        let (offer, needsFlush) = response.offer(bytes)
+        if needsFlush { loop.scheduleFlush(response) }
+        switch offer {
         case .accepted: return bytes.count
+        case .acceptedPause:
+            // Allowed from inside a callback; curl stops reading after this write returns. Both directions:
+            // pausing only receiving makes curl 7.88 schedule the transfer at once with a forced socket read,
+            // whose bytes it then keeps in a pause buffer of its own (a malloc'd copy per pause, held while
+            // paused) — exactly what pausing early is meant to avoid. Sending is over for a response that streams.
+            if let easy { _ = curl_easy_pause(easy, pc_curl_pause_recv() | pc_curl_pause_send()) }
+            return bytes.count
         case .pause: return pc_curl_writefunc_pause()
         case .refused: return 0
         }
@@ -349,7 +362,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-        _ = pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 64 * 1024)
+        _ = pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, receiveBufferBytes)
         if let connect = request.timeouts.connect {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connect * 1000)))
         }
@@ -381,6 +394,11 @@ final class CurlTransfer: @unchecked Sendable {
         case .none: bodyLength = 0; hasBody = !["GET", "HEAD", "DELETE", "OPTIONS"].contains(method)
         case .bytes(let bytes): bodyLength = Int64(bytes.count)
         case .stream(_, let length): bodyLength = length
+        }
+        if !hasBody {
+            // curl (7.88) still allocates its upload buffer (64 KiB by default) to send the request head over TLS;
+            // a bodiless request needs only the minimum.
+            _ = pc_curl_easy_setopt_long(easy, CURLOPT_UPLOAD_BUFFERSIZE, 16 * 1024)
         }
         if method == "HEAD" {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1)

@@ -1,0 +1,29 @@
+import Synchronization
+
+/// Response-buffer bytes that transfers may hold beyond their minimum window, shared by all transfers of one
+/// client: one fast download may use its whole `responseBufferBytes`, but hundreds of concurrent ones cannot
+/// all grow at once (bench S11: 200 concurrent downloads), so memory stays bounded by the number of transfers
+/// × the minimum window + this budget.
+final class WindowBudget: Sendable {
+    private let available: Atomic<Int>
+
+    init(bytes: Int) { available = Atomic(max(0, bytes)) }
+
+    /// Takes `bytes` from the budget if that many are left.
+    func acquire(_ bytes: Int) -> Bool {
+        var current = available.load(ordering: .relaxed)
+        while current >= bytes {
+            let (exchanged, original) = available.compareExchange(expected: current, desired: current - bytes,
+                                                                  ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    func release(_ bytes: Int) {
+        if bytes > 0 { available.add(bytes, ordering: .relaxed) }
+    }
+
+    var availableBytes: Int { available.load(ordering: .relaxed) }
+}
