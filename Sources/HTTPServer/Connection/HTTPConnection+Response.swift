@@ -211,7 +211,13 @@ extension HTTPConnection {
                     abort()
                     return false
                 }
-                output.append(contentsOf: bytes)
+                if output.isEmpty {
+                    // Nothing else is queued: send the stream's own array (no copy of every byte into `output`).
+                    output = bytes
+                    outputOffset = 0
+                } else {
+                    output.append(contentsOf: bytes)
+                }
                 exchange.writer = .stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false)
             } else {
                 if chunked {
@@ -259,7 +265,8 @@ extension HTTPConnection {
             close()
             return false
         }
-        output.removeAll(keepingCapacity: true)
+        // A taken-over stream chunk is dropped, not kept as capacity (idle connections hold no output buffer).
+        output.removeAll(keepingCapacity: output.capacity <= 16 * 1024)
         outputOffset = 0
         reportBuffered(0)
         return true
