@@ -23,9 +23,10 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
 
 /// A Dispatch-driven HTTP/1.1 server.
 ///
-/// Each accepted connection is served on its own serial queue with non-blocking socket I/O (see
+/// Each accepted connection is served on its event loop's serial queue (one loop per core, shared by its
+/// connections: a connection's events never run concurrently) with non-blocking socket I/O (see
 /// `HTTPConnection` for the full lifecycle and the Dispatch→async bridge); the responder runs in a `Task`
-/// per request. Keep-alive, pipelining (answered in order, one at a time), `Expect: 100-continue`, chunked
+/// per request, in place on the loop while it stays synchronous. Keep-alive, pipelining (answered in order, one at a time), `Expect: 100-continue`, chunked
 /// bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
 /// `sendfile`, and the limits and timeouts of `HTTPServerConfiguration`.
 ///
