@@ -125,7 +125,7 @@ public struct AccessLogEntry: Sendable {
         out.append(UInt8(ascii: "\""))
         out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
         out.append(contentsOf: "\":".utf8)
-        Self.appendDecimal(value.magnitude, negative: value < 0, &out)
+        DecimalText.append(value, to: &out)
     }
 
     private func milliseconds(_ key: StaticString, _ nanos: UInt64?, _ out: inout [UInt8]) {
@@ -135,25 +135,12 @@ public struct AccessLogEntry: Sendable {
         out.append(contentsOf: "\":".utf8)
         guard let nanos else { out.append(contentsOf: "null".utf8); return }
         let micros = nanos / 1000
-        Self.appendDecimal(micros / 1000, negative: false, &out)
+        DecimalText.append(micros / 1000, to: &out)
         out.append(UInt8(ascii: "."))
         let fraction = micros % 1000
         out.append(UInt8(truncatingIfNeeded: 48 + fraction / 100))
         out.append(UInt8(truncatingIfNeeded: 48 + fraction / 10 % 10))
         out.append(UInt8(truncatingIfNeeded: 48 + fraction % 10))
-    }
-
-    /// Appends a decimal number without an intermediate String.
-    private static func appendDecimal(_ value: UInt64, negative: Bool, _ out: inout [UInt8]) {
-        if negative { out.append(UInt8(ascii: "-")) }
-        var divisor: UInt64 = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        var v = value
-        while divisor > 0 {
-            out.append(UInt8(truncatingIfNeeded: 48 + v / divisor))
-            v %= divisor
-            divisor /= 10
-        }
     }
 
     /// Milliseconds with three decimals (microsecond resolution), without Foundation formatting.

@@ -17,9 +17,9 @@ public enum MetadataJSON {
         JSONValue.encodeString(m.name, into: &out)
         field(#","bucket":"#, m.bucket, &out)
         out.append(contentsOf: #","generation":""#.utf8)
-        appendDecimal(m.generation, &out)
+        DecimalText.append(m.generation, to: &out)
         out.append(contentsOf: #"","metageneration":""#.utf8)
-        appendDecimal(m.metageneration, &out)
+        DecimalText.append(m.metageneration, to: &out)
         out.append(UInt8(ascii: "\""))
         field(#","contentType":"#, m.contentType, &out)
         out.append(contentsOf: #","timeCreated":""#.utf8)
@@ -29,14 +29,14 @@ public enum MetadataJSON {
         out.append(UInt8(ascii: "\""))
         field(#","storageClass":"#, m.storageClass, &out)
         out.append(contentsOf: #","size":""#.utf8)
-        appendDecimal(m.size, &out)
+        DecimalText.append(m.size, to: &out)
         out.append(UInt8(ascii: "\""))
         field(#","md5Hash":"#, m.md5Hash, &out)
         field(#","crc32c":"#, m.crc32c, &out)
         out.append(contentsOf: #","etag":""#.utf8)
-        appendDecimal(m.generation, &out)
+        DecimalText.append(m.generation, to: &out)
         out.append(UInt8(ascii: "/"))
-        appendDecimal(m.metageneration, &out)
+        DecimalText.append(m.metageneration, to: &out)
         out.append(UInt8(ascii: "\""))
         field(#","contentEncoding":"#, m.contentEncoding ?? "identity", &out)
         field(#","contentDisposition":"#, m.contentDisposition, &out)
@@ -70,20 +70,6 @@ public enum MetadataJSON {
         guard let value else { return }
         out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
         JSONValue.encodeString(value, into: &out)
-    }
-
-    /// Appends a decimal integer without an intermediate String.
-    private static func appendDecimal(_ value: Int64, _ out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var divisor: UInt64 = 1
-        while divisor <= magnitude / 10 { divisor *= 10 }
-        var v = magnitude
-        while divisor > 0 {
-            out.append(UInt8(truncatingIfNeeded: 48 + v / divisor))
-            v %= divisor
-            divisor /= 10
-        }
     }
 
     /// What an upload's JSON metadata (multipart JSON part, resumable start body) asks for.

@@ -24,7 +24,7 @@ extension HTTPConnection {
         output.append(contentsOf: context.dateHeader.current())
         output.append(contentsOf: "Content-Type: application/json\r\n".utf8)
         output.append(contentsOf: ResponseHead.contentLengthPrefix)
-        ResponseHead.appendDecimal(Int64(body.count), to: &output)
+        DecimalText.append(Int64(body.count), to: &output)
         output.append(contentsOf: [0x0D, 0x0A])
         output.append(contentsOf: ResponseHead.connectionClose)
         output.append(contentsOf: [0x0D, 0x0A])

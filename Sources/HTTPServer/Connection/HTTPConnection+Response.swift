@@ -76,7 +76,7 @@ extension HTTPConnection {
         if bodyAllowed {
             if let length {
                 output.append(contentsOf: ResponseHead.contentLengthPrefix)
-                ResponseHead.appendDecimal(length, to: &output)
+                DecimalText.append(length, to: &output)
                 output.append(0x0D)
                 output.append(0x0A)
             } else if chunked {

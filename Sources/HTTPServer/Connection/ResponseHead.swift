@@ -69,25 +69,6 @@ enum ResponseHead {
         }
     }
 
-    /// Appends a decimal number without allocating a String.
-    static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value == 0 { out.append(0x30); return }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var v = value.magnitude
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while v > 0 {
-                buffer[19 - count] = UInt8(48 + v % 10)
-                v /= 10
-                count += 1
-            }
-            if value < 0 { out.append(0x2D) }
-            out.append(contentsOf: buffer[(20 - count)...])
-        }
-    }
-
     static func appendHex(_ value: Int, to out: inout [UInt8]) {
         let hex: StaticString = "0123456789abcdef"
         var shift = (Int.bitWidth - value.leadingZeroBitCount + 3) / 4 * 4
@@ -108,7 +89,7 @@ enum ResponseHead {
     /// The JSON error body the server itself answers with: `{"error":{"code":N,"message":"..."}}`.
     static func errorBody(status: Int, message: String) -> [UInt8] {
         var out = Array(#"{"error":{"code":"#.utf8)
-        appendDecimal(Int64(status), to: &out)
+        DecimalText.append(Int64(status), to: &out)
         out.append(contentsOf: #","message":"#.utf8)
         JSONValue.encodeString(message, into: &out)
         out.append(contentsOf: "}}".utf8)
