@@ -9,6 +9,15 @@ extension V0API {
     /// token of an object that has none. Returns the metadata to serve.
     func readAccess(_ call: V0Call, _ backend: any StorageBackend, _ object: ObjectPath) async throws -> ObjectMetadata {
         let current = try await existingMetadata(call, backend, object)
+        try authorizeRead(call, object, current: current)
+        guard let current else { throw GatewayError.notFound() }
+        if current.downloadTokens.isEmpty { return try await mintFirstToken(call, backend, current) }
+        return current
+    }
+
+    /// Who may read `object` (whose current generation is `current`, nil when absent): a signed URL for it, a
+    /// matching `?token=` download token, or the rules' `get` — judged before existence is revealed.
+    private func authorizeRead(_ call: V0Call, _ object: ObjectPath, current: ObjectMetadata?) throws {
         if try signedGrant(call, object) {
             // A signed URL authorizes this object's reads.
         } else if let token = call.query["token"], let current, current.downloadTokens.contains(token) {
@@ -17,9 +26,6 @@ extension V0API {
             try authorize(call, .get, bucket: object.bucket, path: object.name, principal: call.principal,
                           resource: current)
         }
-        guard let current else { throw GatewayError.notFound() }
-        if current.downloadTokens.isEmpty { return try await mintFirstToken(call, backend, current) }
-        return current
     }
 
     /// Conditional GET (RFC 9110 §13.2.2): generation preconditions and `If-Match` → 412;
@@ -110,15 +116,7 @@ extension V0API {
             read.body.discard()
             return nil
         }
-        let current = read?.metadata
-        if try signedGrant(call, object) {
-            // A signed URL authorizes this object's reads.
-        } else if let token = call.query["token"], let current, current.downloadTokens.contains(token) {
-            call.context.decision = "token"
-        } else {
-            try authorize(call, .get, bucket: object.bucket, path: object.name, principal: call.principal,
-                          resource: current)
-        }
+        try authorizeRead(call, object, current: read?.metadata)
         guard let read else { throw GatewayError.notFound() }
         if let notModified = try conditionalRead(call, read.metadata) {
             read.body.discard()
