@@ -249,13 +249,20 @@ import Testing
     /// finished before `Task.immediate` returned (no suspension: no thread hop), plus its result.
     static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
         -> (inline: Bool, value: T) {
+        // Whether the code after the await still runs inside the marked section: a read done in place never
+        // suspended; one that took a lane resumes on the cooperative pool, where the thread-local mark is absent.
+        // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)
         let box = ResultBox<T>()
+        let inPlace = ResultBox<Bool>()
         let task = EventLoopInline.run {
-            Task.immediate { box.set(await Result { try await operation() }) }
+            Task.immediate {
+                let result = await Result { try await operation() }
+                inPlace.set(.success(EventLoopInline.isActive))
+                box.set(result)
+            }
         }
-        let inline = box.get() != nil
         await task.value
-        return (inline, try box.get()!.get())
+        return (try inPlace.get()!.get(), try box.get()!.get())
     }
 
     /// Metadata and whole-object reads complete without suspending when marked, and return what a lane read
