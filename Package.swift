@@ -26,9 +26,11 @@ let package = Package(
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Not a library: the kernel's epoll and eventfd headers, which Swift's Glibc module leaves out.
+        .systemLibrary(name: "CEpoll"),
 
         .target(name: "PortcullisCore", swiftSettings: strict),
-        .target(name: "HTTPServer", dependencies: ["PortcullisCore"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["PortcullisCore", "CEpoll"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),

@@ -1,16 +1,15 @@
-import Dispatch
 import Synchronization
 
-/// The bridge from a connection's Dispatch queue into async code and back.
+/// The bridge from a connection's event loop into async code and back.
 ///
 /// `start` runs `operation` as an immediate task (`Task.immediate`): it begins synchronously on the calling
-/// thread — the connection's queue — and, when it finishes without ever suspending (a canned response, a
+/// thread — the connection's loop — and, when it finishes without ever suspending (a canned response, a
 /// chunk already in memory), its result is returned to the caller directly: no thread hop at all, which is
 /// what keeps small responses cheap. When it does suspend, it continues on Swift's global executor and its
-/// result is delivered with `queue.async` instead. Exactly one of the two paths delivers the result.
+/// result is delivered with `loop.execute` instead. Exactly one of the two paths delivers the result.
 ///
 /// Consequence for responders: the code before a responder's first `await` runs on the connection's
-/// queue, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
+/// loop, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
 /// calls `EventLoopInline` allows: `HTTPConnection` starts the responder with the loop thread marked.
 final class AsyncBridge<Result: Sendable>: Sendable {
     private enum State: Sendable {
@@ -24,9 +23,9 @@ final class AsyncBridge<Result: Sendable>: Sendable {
     private init() {}
 
     /// Starts `operation`. Returns the task (for cancellation) and, when it completed synchronously, its
-    /// result; otherwise `deliver` is called later on `queue`.
+    /// result; otherwise `deliver` is called later on `loop`.
     static func start(
-        on queue: DispatchQueue,
+        on loop: EventLoop,
         _ operation: @escaping @Sendable () async -> Result,
         deliver: @escaping @Sendable (Result) -> Void
     ) -> (task: Task<Void, Never>, inline: Result?) {
@@ -40,7 +39,7 @@ final class AsyncBridge<Result: Sendable>: Sendable {
                 }
                 return false
             }
-            if !handedInline { queue.async { deliver(result) } }
+            if !handedInline { loop.execute { deliver(result) } }
         }
         let inline = bridge.state.withLock { state -> Result? in
             if case .finishedInline(let result) = state { return result }

@@ -1,7 +1,7 @@
 import PortcullisCore
 
-/// One request/response pair on a connection. Confined to the connection's queue (hence `@unchecked
-/// Sendable`: the responder task and body stream only carry it back to that queue).
+/// One request/response pair on a connection. Confined to the connection's loop thread (hence `@unchecked
+/// Sendable`: the responder task and body stream only carry it back to that loop).
 final class Exchange: @unchecked Sendable {
     enum BodyState {
         /// Body bytes remain on the wire.
@@ -73,7 +73,7 @@ final class Exchange: @unchecked Sendable {
     }
 }
 
-/// The request body as the responder sees it: each `next` hops to the connection's queue, which parses
+/// The request body as the responder sees it: each `next` hops to the connection's loop, which parses
 /// buffered bytes or reads the socket for more — the only time body bytes are read (backpressure).
 final class RequestBodyStream: ByteStream {
     private let connection: HTTPConnection
@@ -90,18 +90,18 @@ final class RequestBodyStream: ByteStream {
         let connection = self.connection, exchange = self.exchange
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                connection.queue.async {
+                connection.loop.execute {
                     connection.pullBody(exchange, maxLength: max(1, maxLength), continuation: continuation)
                 }
             }
         } onCancel: {
-            connection.queue.async { connection.cancelBody(exchange) }
+            connection.loop.execute { connection.cancelBody(exchange) }
         }
     }
 
     func cancel() {
         let connection = self.connection, exchange = self.exchange
-        connection.queue.async { connection.cancelBody(exchange) }
+        connection.loop.execute { connection.cancelBody(exchange) }
     }
 }
 

@@ -56,7 +56,7 @@ extension HTTPConnection {
         close()
     }
 
-    /// Releases everything; the descriptor is closed once both sources are cancelled.
+    /// Releases everything; the loop closes the descriptor at the end of its turn (`descriptorReleased`).
     func close() {
         guard phase != .closed else { return }
         if let exchange { abandonExchange(exchange) }
@@ -65,12 +65,6 @@ extension HTTPConnection {
         output = []
         reportBuffered(0)
         loop.remove(self)
-        if !readSourceActive { readSourceActive = true; readSource.resume() }
-        if let writeSource {
-            if !writeSourceActive { writeSourceActive = true; writeSource.resume() }
-            writeSource.cancel()
-        }
-        readSource.cancel()
     }
 
     /// Ends an exchange that cannot complete: fails a pending body pull, cancels the responder and any

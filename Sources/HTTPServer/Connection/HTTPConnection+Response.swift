@@ -166,7 +166,7 @@ extension HTTPConnection {
                 // With the declared length reached, one more pull must confirm the end of the stream.
                 let maxLength = remaining.map { max(1, Int(clamping: min($0, Int64(context.configuration.responseChunkBytes)))) }
                     ?? context.configuration.responseChunkBytes
-                let (_, inline) = AsyncBridge<Result<[UInt8]?, any Error>>.start(on: queue) {
+                let (_, inline) = AsyncBridge<Result<[UInt8]?, any Error>>.start(on: loop) {
                     do { return .success(try await stream.next(maxLength: maxLength)) } catch { return .failure(error) }
                 } deliver: { [self] result in
                     if self.applyChunk(exchange, result) { self.pumpResponse() }
@@ -258,7 +258,7 @@ extension HTTPConnection {
             let error = errno
             if n < 0 && error == EINTR { continue }
             if n < 0 && (error == EAGAIN || error == EWOULDBLOCK) {
-                if !writeSourceActive { resumeWriting() } else if progressed { setWriteDeadline(active: true) }
+                if !wantWriting { resumeWriting() } else if progressed { setWriteDeadline(active: true) }
                 return false
             }
             // EPIPE, ECONNRESET: the client is gone.

@@ -1,4 +1,4 @@
-import Dispatch
+import CEpoll
 import PortcullisCore
 #if canImport(Glibc)
 import Glibc
@@ -6,18 +6,18 @@ import Glibc
 
 /// One accepted TCP connection: the I/O shell around `HTTPRequestParser`.
 ///
-/// Threading: every field is confined to `queue`, its event loop's serial queue (hence `@unchecked
-/// Sendable`); socket readiness arrives through a read and a write `DispatchSource` on that queue, and
-/// timeouts through the loop's one timer (`EventLoop`, which calls `checkDeadlines`). The read source is
-/// resumed only while the connection waits for a request head, while the responder pulls body bytes, while it
-/// drains an unread body and while it lingers before close — never while a response is outstanding, so
-/// pipelined requests wait in the kernel buffer and are answered strictly in order.
+/// Threading: every field is confined to its event loop's thread (`EventLoop`, hence `@unchecked
+/// Sendable`); the loop delivers socket readiness (`handleEvents`), deadlines (`checkDeadlines`) and jobs
+/// from other threads (`loop.execute`). The connection asks for readability only while it waits for a request
+/// head, while the responder pulls body bytes, while it drains an unread body and while it lingers before
+/// close — never while a response is outstanding, so pipelined requests wait in the kernel buffer and are
+/// answered strictly in order. It asks for writability only while a send would block.
 ///
-/// The Dispatch→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
-/// task on this queue; a response produced without suspending is written at once, otherwise it is handed
-/// back with `queue.async` when ready. Streamed response chunks are pulled the same way, and each request
-/// body `next` hops onto the queue and resumes its continuation from there, so neither side ever runs ahead
-/// of the other.
+/// The loop→async bridge (`AsyncBridge`): once a head is complete, the responder starts as an immediate
+/// task on the loop thread; a response produced without suspending is written at once, otherwise it is
+/// handed back with `loop.execute` when ready. Streamed response chunks are pulled the same way, and each
+/// request body `next` hops onto the loop and resumes its continuation from there, so neither side ever runs
+/// ahead of the other.
 final class HTTPConnection: @unchecked Sendable {
     enum Phase {
         /// Waiting for (the rest of) a request head.
@@ -36,7 +36,6 @@ final class HTTPConnection: @unchecked Sendable {
     enum ReadDeadline { case none, idle, header, body, linger }
 
     let fd: Int32
-    let queue: DispatchQueue
     let context: ServerCore
     let remoteAddress: String
 
@@ -79,16 +78,14 @@ final class HTTPConnection: @unchecked Sendable {
     private var processingHeads = false
     private var headsPending = false
 
-    let readSource: any DispatchSourceRead
-    /// Created on the first write that would block: an armed-but-suspended write source on an always
-    /// writable socket costs the Dispatch manager a wake-up per read event, so most connections never have one.
-    var writeSource: (any DispatchSourceWrite)?
     let loop: EventLoop
-    var readSourceActive = false
-    private var wantReading = false
-    private var deferReadSourceUpdates = false
-    var writeSourceActive = false
-    private var sourcesToCancel = 1
+    /// What the connection wants the kernel to report; `registeredInterest` is what the loop has registered.
+    private(set) var wantReading = false
+    private(set) var wantWriting = false
+    private var registeredInterest: UInt32 = 0
+    /// Inside `handleEvents` interest changes are applied once at its end, so an exchange answered inline
+    /// (stop reading, respond, read again) costs no `epoll_ctl` at all.
+    private var deferInterestUpdates = false
 
     private var readDeadlineKind = ReadDeadline.none
     private var readDeadline: UInt64 = .max
@@ -98,85 +95,74 @@ final class HTTPConnection: @unchecked Sendable {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.context = context
-        // The loop's serial queue itself: a queue per connection cost ~170 bytes per idle keep-alive
-        // connection (bench S7) and changed nothing, since every connection queue targeted its loop anyway.
-        queue = loop.queue
         self.loop = loop
-        readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
     }
 
-    /// Starts serving. Called once, right after accept.
+    /// Starts serving. Called once on the loop, right after accept.
     func start() {
-        // Both handlers hold the connection strongly (a closure capturing one object needs no context
-        // allocation, unlike an `unowned` capture: ~40 bytes per idle connection, and no unowned-retain per
-        // event). The cycle ends when the source is cancelled (`close`): Dispatch then releases its handlers.
-        readSource.setEventHandler { [self] in self.handleReadable() }
-        readSource.setCancelHandler { [self] in self.sourceCancelled() }
         loop.add(self)
-        readSource.activate()
-        readSourceActive = true
-        wantReading = true
         // A new connection must deliver its first head within the header timeout (silently closed if it
         // sends nothing at all); only between requests does the longer idle timeout apply.
         setReadDeadline(.header)
+        resumeReading()
     }
 
-    // MARK: - Source control
+    // MARK: - Readiness
+
+    /// Called by the loop with the `epoll` events of this connection's descriptor. A hang-up or error is
+    /// handed to whichever side is waiting: its `read` or `send` then reports it.
+    func handleEvents(_ events: UInt32) {
+        deferInterestUpdates = true
+        if wantReading && events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            handleReadable()
+        }
+        if wantWriting && phase != .closed && events & (EPOLLOUT.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            handleWritable()
+        }
+        deferInterestUpdates = false
+        applyInterest()
+    }
 
     func resumeReading() {
         guard phase != .closed, !peerClosed else { return }
         wantReading = true
-        if !deferReadSourceUpdates { applyReadState() }
+        applyInterest()
     }
 
     func suspendReading() {
         wantReading = false
-        if !deferReadSourceUpdates { applyReadState() }
-    }
-
-    /// Brings the read source in line with `wantReading`. Inside the read handler this is deferred to its
-    /// end, so an exchange answered inline (suspend, respond, resume) touches the source not at all.
-    private func applyReadState() {
-        if wantReading && !readSourceActive {
-            readSourceActive = true
-            readSource.resume()
-        } else if !wantReading && readSourceActive {
-            readSourceActive = false
-            readSource.suspend()
-        }
+        applyInterest()
     }
 
     func resumeWriting() {
-        guard !writeSourceActive, phase != .closed else { return }
-        writeSourceActive = true
-        if let writeSource {
-            writeSource.resume()
-        } else {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [unowned self] in self.handleWritable() }
-            source.setCancelHandler { [self] in self.sourceCancelled() }
-            sourcesToCancel += 1
-            writeSource = source
-            source.activate()
-        }
+        guard !wantWriting, phase != .closed else { return }
+        wantWriting = true
+        applyInterest()
         setWriteDeadline(active: true)
     }
 
     func suspendWriting() {
-        guard writeSourceActive, let writeSource else { return }
-        writeSourceActive = false
-        writeSource.suspend()
+        guard wantWriting else { return }
+        wantWriting = false
+        applyInterest()
         setWriteDeadline(active: false)
     }
 
-    /// The descriptor is closed only after every source on it is cancelled, so Dispatch never watches a
-    /// descriptor number that was reused.
-    private func sourceCancelled() {
-        sourcesToCancel -= 1
-        if sourcesToCancel == 0 {
-            Glibc.close(fd)
-            context.connectionClosed(self)
-        }
+    /// Brings the loop's registration in line with `wantReading` / `wantWriting` (deferred inside
+    /// `handleEvents`). A connection that wants neither leaves the epoll set.
+    private func applyInterest() {
+        guard !deferInterestUpdates, phase != .closed else { return }
+        let interest = (wantReading ? EPOLLIN.rawValue : 0) | (wantWriting ? EPOLLOUT.rawValue : 0)
+        guard interest != registeredInterest else { return }
+        loop.setInterest(fd: fd, from: registeredInterest, to: interest)
+        registeredInterest = interest
+    }
+
+    /// Called by the loop at the end of the turn in which the connection closed: the descriptor is closed
+    /// only now, so no event of the same `epoll_wait` batch can reach a connection that reused its number.
+    func descriptorReleased() {
+        Glibc.close(fd)
+        context.connectionClosed(self)
     }
 
     // MARK: - Deadlines
@@ -237,11 +223,6 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func handleReadable() {
         guard phase != .closed else { return }
-        deferReadSourceUpdates = true
-        defer {
-            deferReadSourceUpdates = false
-            if phase != .closed { applyReadState() }
-        }
         let minimum: Int
         if phase == .exchanging, let pull = exchange?.pendingPull {
             minimum = min(max(pull.maxLength, 4096), 64 * 1024)
@@ -341,7 +322,7 @@ final class HTTPConnection: @unchecked Sendable {
         // The responder's synchronous stretch runs marked as an event loop (`EventLoopInline`): a backend may
         // then answer a brief point lookup in place and the whole exchange completes without a thread hop.
         let (task, inline) = EventLoopInline.run {
-            AsyncBridge<HTTPResponse>.start(on: queue) {
+            AsyncBridge<HTTPResponse>.start(on: loop) {
                 await responder.respond(to: request)
             } deliver: { [self] response in
                 self.responseReady(exchange, response)
@@ -373,8 +354,8 @@ final class HTTPConnection: @unchecked Sendable {
         exchange = nil
         phase = .awaitingHead
         if input.isEmpty {
-            // Going idle: hold no buffers. An idle keep-alive connection then costs only its Dispatch objects
-            // (bench S7: 10,000 idle connections); the next read allocates 4 KiB again.
+            // Going idle: hold no buffers. An idle keep-alive connection then costs only this object and its
+            // loop's table entry (bench S7: 10,000 idle connections); the next read allocates 4 KiB again.
             input.releaseStorage()
             if output.isEmpty { output = [] }
             releaseIdleParser()

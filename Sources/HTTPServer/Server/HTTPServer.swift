@@ -21,13 +21,14 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// A Dispatch-driven HTTP/1.1 server.
+/// An HTTP/1.1 server on `epoll` event loops.
 ///
-/// Each accepted connection is served on its event loop's serial queue (one loop per core, shared by its
-/// connections: a connection's events never run concurrently) with non-blocking socket I/O (see
-/// `HTTPConnection` for the full lifecycle and the Dispatch→async bridge); the responder runs in a `Task`
-/// per request, in place on the loop while it stays synchronous. Keep-alive, pipelining (answered in order, one at a time), `Expect: 100-continue`, chunked
-/// bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
+/// Each accepted connection is served by one event loop (`EventLoop`: a thread per core waiting in
+/// `epoll_wait`, shared by its connections, so a connection's events never run concurrently) with
+/// non-blocking socket I/O (see `HTTPConnection` for the full lifecycle and the loop→async bridge); the
+/// responder runs in a `Task` per request, in place on the loop while it stays synchronous. Accepting stays
+/// on a Dispatch read source (rare, and off the request path). Keep-alive, pipelining (answered in order, one
+/// at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
 /// `sendfile`, and the limits and timeouts of `HTTPServerConfiguration`.
 ///
 /// A started server runs until `drain(deadline:)` or `stop()`, even if this object is released.
@@ -91,7 +92,7 @@ public final class HTTPServer: Sendable {
     public func drain(deadline: Duration) async {
         core.stopAccepting()
         for connection in core.connectionSnapshot() {
-            connection.queue.async { connection.beginDrain() }
+            connection.loop.execute { connection.beginDrain() }
         }
         let end = MonotonicClock.nanoseconds() &+ deadline.nanoseconds
         // Polling keeps the wait simple and bounded; 5 ms is far below any useful drain deadline.
@@ -109,7 +110,7 @@ public final class HTTPServer: Sendable {
     }
 
     /// Immediate shutdown: stops accepting and aborts every connection (in-flight exchanges report
-    /// `completed: false`). Returns without waiting for the connections' queues.
+    /// `completed: false`). Returns without waiting for the connections' loops.
     public func stop() {
         core.stopAccepting()
         forceCloseAll()
@@ -117,7 +118,7 @@ public final class HTTPServer: Sendable {
 
     private func forceCloseAll() {
         for connection in core.connectionSnapshot() {
-            connection.queue.async { connection.abort() }
+            connection.loop.execute { connection.abort() }
         }
     }
 }

@@ -29,7 +29,7 @@ final class ServerStatistics: Sendable {
 /// connections.
 ///
 /// Threading: the listener and its accept source are confined to `acceptQueue`; the registry is behind a
-/// mutex because connections leave it from their own queues (hence `@unchecked Sendable`).
+/// mutex because connections leave it from their loops' threads (hence `@unchecked Sendable`).
 final class ServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
@@ -40,10 +40,8 @@ final class ServerCore: @unchecked Sendable {
     /// The timeouts in nanoseconds, converted once (read on every request).
     let idleNanos, headerReadNanos, bodyReadNanos, writeNanos, lingerNanos: UInt64
     let acceptQueue = DispatchQueue(label: "portcullis.http.accept")
-    /// One serial "event loop" queue per core; each connection's queue targets one of them, round-robin.
-    /// Without this every connection queue would get a thread of its own (Dispatch's overcommit default),
-    /// and a few hundred threads would spend their time in futex hand-offs.
-    let loops: [EventLoop]
+    /// The process's event loops (one thread per core); connections are spread over them round-robin.
+    let loops = EventLoop.shared
     private var nextLoop = 0
 
     private struct Registry {
@@ -69,8 +67,6 @@ final class ServerCore: @unchecked Sendable {
         bodyReadNanos = timeouts.bodyRead.nanoseconds
         writeNanos = timeouts.write.nanoseconds
         lingerNanos = timeouts.lingeringClose.nanoseconds
-        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        loops = (0..<cores).map { EventLoop(label: "portcullis.http.loop.\($0)") }
     }
 
     var openConnections: Int { registry.withLock { $0.connections.count } }
@@ -165,11 +161,11 @@ final class ServerCore: @unchecked Sendable {
                                             loop: loops[nextLoop])
             registry.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
             statistics.acceptedConnections.add(1, ordering: .relaxed)
-            connection.queue.async { connection.start() }
+            connection.loop.execute { connection.start() }
         }
     }
 
-    /// Called on the connection's queue once its descriptor is closed.
+    /// Called on the connection's loop once its descriptor is closed.
     func connectionClosed(_ connection: HTTPConnection) {
         let remaining = registry.withLock { registry -> Int in
             registry.connections[ObjectIdentifier(connection)] = nil
