@@ -409,6 +409,61 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    /// Regions up to `inlineFileBytes` are read behind the head and sent with it; the bytes must be the
+    /// region's, on every request of a keep-alive connection, and an empty region is an empty body.
+    @Test(arguments: [(100, 5000), (0, 16 * 1024), (7, 0)])
+    func smallFileRegionIsSentWithTheHead(offset: Int, length: Int) async throws {
+        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let content = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        defer { unlink(path) }
+        try await blocking {
+            let server = try TestServer { _ in
+                let descriptor = open(path, O_RDONLY)
+                return HTTPResponse(status: 200, body: .file(FileRegion(descriptor: descriptor, offset: Int64(offset),
+                                                                        length: Int64(length))))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            for _ in 0..<3 {
+                try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 200)
+                #expect(response.header("Content-Length") == "\(length)")
+                #expect(response.body == Array(content[offset..<offset + length]))
+            }
+        }
+    }
+
+    /// A file shorter than its region must never end the response cleanly (inline read or `sendfile`).
+    @Test(arguments: [4000, 400_000])
+    func fileShorterThanItsRegionAbortsTheResponse(length: Int) async throws {
+        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        let content = [UInt8](repeating: 0x61, count: 1000)
+        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        defer { unlink(path) }
+        try await blocking {
+            let server = try TestServer { _ in
+                HTTPResponse(status: 200, body: .file(FileRegion(descriptor: open(path, O_RDONLY), offset: 0,
+                                                                 length: Int64(length))))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+            // The server resets the connection: what arrived before the reset may be cut anywhere.
+            let raw = try client.readToEnd()
+            let headEnd = (0..<max(0, raw.count - 3)).first { raw[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }
+                .map { $0 + 4 } ?? 0
+            #expect(raw.count - headEnd < length)
+        }
+    }
+
     @Test func clientDisconnectMidResponseReportsIncomplete() async throws {
         let summary = Box<ExchangeSummary>()
         let stream = CountingStream(total: nil)
