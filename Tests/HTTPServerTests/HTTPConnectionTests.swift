@@ -10,6 +10,17 @@ private let okHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { request
     HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .bytes(Array(request.target.utf8)))
 }
 
+/// Runs `body` with the path of a new file under /tmp holding `content`; the file is removed afterwards.
+private func withTemporaryFile<T: Sendable>(_ content: [UInt8], _ body: (String) async throws -> T) async throws -> T {
+    let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+    #expect(fd >= 0)
+    _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    defer { unlink(path) }
+    return try await body(path)
+}
+
 /// Echoes the request body (collected) and its length.
 private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
     do {
@@ -385,14 +396,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     }
 
     @Test func sendfileServesAFileRegion() async throws {
-        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        #expect(fd >= 0)
-        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        defer { unlink(path) }
-        try await blocking {
+        try await withTemporaryFile(content) { path in try await blocking {
             let server = try TestServer { _ in
                 let descriptor = open(path, O_RDONLY)
                 return HTTPResponse(status: 206, body: .file(FileRegion(descriptor: descriptor, offset: 1000, length: 250_000)))
@@ -406,21 +411,15 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
                 #expect(response.header("Content-Length") == "250000")
                 #expect(response.body == Array(content[1000..<251_000]))
             }
-        }
+        } }
     }
 
     /// Regions up to `inlineFileBytes` are read behind the head and sent with it; the bytes must be the
     /// region's, on every request of a keep-alive connection, and an empty region is an empty body.
     @Test(arguments: [(100, 5000), (0, 16 * 1024), (7, 0)])
     func smallFileRegionIsSentWithTheHead(offset: Int, length: Int) async throws {
-        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let content = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        #expect(fd >= 0)
-        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        defer { unlink(path) }
-        try await blocking {
+        try await withTemporaryFile(content) { path in try await blocking {
             let server = try TestServer { _ in
                 let descriptor = open(path, O_RDONLY)
                 return HTTPResponse(status: 200, body: .file(FileRegion(descriptor: descriptor, offset: Int64(offset),
@@ -435,20 +434,13 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
                 #expect(response.header("Content-Length") == "\(length)")
                 #expect(response.body == Array(content[offset..<offset + length]))
             }
-        }
+        } }
     }
 
     /// A file shorter than its region must never end the response cleanly (inline read or `sendfile`).
     @Test(arguments: [4000, 400_000])
     func fileShorterThanItsRegionAbortsTheResponse(length: Int) async throws {
-        let path = "/tmp/portcullis-http-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        #expect(fd >= 0)
-        let content = [UInt8](repeating: 0x61, count: 1000)
-        _ = content.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        defer { unlink(path) }
-        try await blocking {
+        try await withTemporaryFile([UInt8](repeating: 0x61, count: 1000)) { path in try await blocking {
             let server = try TestServer { _ in
                 HTTPResponse(status: 200, body: .file(FileRegion(descriptor: open(path, O_RDONLY), offset: 0,
                                                                  length: Int64(length))))
@@ -461,7 +453,7 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             let headEnd = (0..<max(0, raw.count - 3)).first { raw[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }
                 .map { $0 + 4 } ?? 0
             #expect(raw.count - headEnd < length)
-        }
+        } }
     }
 
     @Test func clientDisconnectMidResponseReportsIncomplete() async throws {
