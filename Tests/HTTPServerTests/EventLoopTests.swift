@@ -39,18 +39,9 @@ import Glibc
         #expect(result.threads.count == 1)
     }
 
-    /// Starting and stopping servers starts no threads: every server shares the process's loops.
+    /// Starting and stopping servers starts no loop threads: every server shares the process's loops, one per
+    /// core. Counted by thread name, so threads other tests start meanwhile do not matter.
     @Test func serversShareTheProcessLoops() async throws {
-        func threads() -> Int {
-            guard let file = fopen("/proc/self/status", "r") else { return -1 }
-            defer { fclose(file) }
-            var line = [CChar](repeating: 0, count: 256)
-            while fgets(&line, Int32(line.count), file) != nil {
-                let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                if text.hasPrefix("Threads:") { return Int(text.dropFirst(8).filter(\.isNumber)) ?? -1 }
-            }
-            return -1
-        }
         @Sendable func serveOnce() throws {
             let server = try TestServer { _ in HTTPResponse(status: 200, body: .bytes(Array("ok".utf8))) }
             defer { server.server.stop() }
@@ -59,11 +50,28 @@ import Glibc
             #expect(try client.readResponse().status == 200)
         }
         try await blocking { try serveOnce() }
-        let before = threads()
+        #expect(loopThreads() == EventLoop.shared.count)
         try await blocking { for _ in 0..<20 { try serveOnce() } }
-        let after = threads()
-        #expect(before > 0)
-        // Dispatch may add a worker or two for the accept queues; a loop per server would add 40.
-        #expect(after - before < 8)
+        #expect(loopThreads() == EventLoop.shared.count)
     }
+}
+
+/// Threads of this process named like the event loops (`pc-http-N`), from /proc/self/task/*/comm.
+private func loopThreads() -> Int {
+    guard let directory = opendir("/proc/self/task") else { return -1 }
+    defer { closedir(directory) }
+    var count = 0
+    while let entry = readdir(directory) {
+        let task = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        guard task.first?.isNumber == true, let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
+        var name = [CChar](repeating: 0, count: 64)
+        if fgets(&name, Int32(name.count), file) != nil,
+           String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("pc-http-") {
+            count += 1
+        }
+        fclose(file)
+    }
+    return count
 }
