@@ -65,6 +65,18 @@ def signing_key_file(path: Path, *key_ids: str, secrets_by_id: dict[str, bytes] 
     return material
 
 
+def allow_all_server(workdir: Path, bucket: str, name: str) -> "Server":
+    """A gateway (not started) serving `bucket` (`NAME=file:…`, `NAME=gs://…`) under allow-all rules, with a
+    fresh signing key; its rules, key and logs live in `workdir`."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    rules = workdir / "allow.rules"
+    rules.write_text(ALLOW_ALL_RULES)
+    key = workdir / "signing.key"
+    signing_key_file(key, "k1")
+    return Server(workdir=workdir, args=["--bucket", bucket, "--rules", str(rules), "--signing-key", str(key)],
+                  name=name)
+
+
 @dataclass
 class Response:
     status: int

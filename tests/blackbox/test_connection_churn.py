@@ -16,18 +16,13 @@ import urllib.request
 
 import pytest
 
-from harness import ALLOW_ALL_RULES, Server, signing_key_file
+from harness import Server, allow_all_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Server:
     workdir = tmp_path_factory.mktemp("churn")
-    rules = workdir / "allow.rules"
-    rules.write_text(ALLOW_ALL_RULES)
-    key = workdir / "signing.key"
-    signing_key_file(key, "k1")
-    srv = Server(workdir=workdir, args=["--bucket", f"test-bucket=file:{workdir / 'data'}", "--rules", str(rules),
-                                        "--signing-key", str(key)], name="churn")
+    srv = allow_all_server(workdir, f"test-bucket=file:{workdir / 'data'}", "churn")
     srv.start()
     yield srv
     srv.stop(timeout=10)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness import Server
+from harness import Server, allow_all_server
 
 SMUGGLING = {
     "content-length-and-transfer-encoding":
@@ -56,14 +56,8 @@ def exchange(server: Server, raw: bytes, timeout: float = 10) -> tuple[bytes, bo
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Server:
-    from harness import ALLOW_ALL_RULES, signing_key_file
     workdir = tmp_path_factory.mktemp("malformed")
-    rules = workdir / "allow.rules"
-    rules.write_text(ALLOW_ALL_RULES)
-    key = workdir / "signing.key"
-    signing_key_file(key, "k1")
-    srv = Server(workdir=workdir, args=["--bucket", f"test-bucket=file:{workdir / 'data'}", "--rules", str(rules),
-                                        "--signing-key", str(key)], name="malformed")
+    srv = allow_all_server(workdir, f"test-bucket=file:{workdir / 'data'}", "malformed")
     srv.start()
     yield srv
     srv.stop(timeout=10)

@@ -10,7 +10,7 @@ import pytest
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import ALLOW_ALL_RULES, Server, object_url, request, signing_key_file, upload_url
+from harness import allow_all_server, object_url, request, upload_url
 
 # DESIGN §8. prometheus_client strips `_total` from counter family names.
 REQUIRED_FAMILIES = {
@@ -119,12 +119,7 @@ def test_upstream_metrics_with_gcs_backend(tmp_path, servers) -> None:
     created = request("POST", f"{emulator}/storage/v1/b?project=test", body=json.dumps({"name": bucket}).encode(),
                       headers={"Content-Type": "application/json"})
     assert created.status in (200, 409), created.body
-    rules = tmp_path / "allow.rules"
-    rules.write_text(ALLOW_ALL_RULES)
-    key = tmp_path / "signing.key"
-    signing_key_file(key, "k1")
-    server = Server(workdir=tmp_path / "gcs", args=["--bucket", f"gcs-bucket=gs://{bucket}", "--rules", str(rules),
-                                                    "--signing-key", str(key)], name="metrics-gcs")
+    server = allow_all_server(tmp_path / "gcs", f"gcs-bucket=gs://{bucket}", "metrics-gcs")
     servers.append(server)
     try:
         server.start()
