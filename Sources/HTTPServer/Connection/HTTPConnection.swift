@@ -112,11 +112,12 @@ final class HTTPConnection: @unchecked Sendable {
     /// Called by the loop with the `epoll` events of this connection's descriptor. A hang-up or error is
     /// handed to whichever side is waiting: its `read` or `send` then reports it.
     func handleEvents(_ events: UInt32) {
+        let failed = events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
         deferInterestUpdates = true
-        if wantReading && events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        if wantReading && (failed || events & EPOLLIN.rawValue != 0) {
             handleReadable()
         }
-        if wantWriting && phase != .closed && events & (EPOLLOUT.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+        if wantWriting && phase != .closed && (failed || events & EPOLLOUT.rawValue != 0) {
             handleWritable()
         }
         deferInterestUpdates = false

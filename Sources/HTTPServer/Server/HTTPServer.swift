@@ -28,8 +28,9 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
 /// non-blocking socket I/O (see `HTTPConnection` for the full lifecycle and the loop→async bridge); the
 /// responder runs in a `Task` per request, in place on the loop while it stays synchronous. Accepting stays
 /// on a Dispatch read source (rare, and off the request path). Keep-alive, pipelining (answered in order, one
-/// at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies streamed with backpressure, response bodies from bytes, streams or
-/// `sendfile`, and the limits and timeouts of `HTTPServerConfiguration`.
+/// at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies streamed with backpressure,
+/// response bodies from bytes, streams, file regions (`sendfile`; small ones read and sent with the head), and
+/// the limits and timeouts of `HTTPServerConfiguration`.
 ///
 /// A started server runs until `drain(deadline:)` or `stop()`, even if this object is released.
 ///
