@@ -6,6 +6,9 @@ import FoundationNetworking
 import Glibc
 #endif
 
+/// The shared server's process, stopped when the test process exits (`atexit`).
+nonisolated(unsafe) private var sharedServerPID: pid_t = 0
+
 /// A real `portcullis serve` process on a free loopback port with its own data directory, rules and signing
 /// key — what the SDK tests talk to. Started once per test process and shared.
 final class TestServer: @unchecked Sendable {
@@ -51,6 +54,9 @@ final class TestServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
+        // `shared` is never deinitialised: without this the server outlives every test run.
+        sharedServerPID = process.processIdentifier
+        atexit { if sharedServerPID > 0 { kill(sharedServerPID, SIGTERM) } }
         try waitUntilReady()
     }
 
