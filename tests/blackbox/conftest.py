@@ -7,7 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from harness import ALLOW_ALL_RULES, Server, signing_key_file
+from harness import ALLOW_ALL_RULES, Server, allow_all_server, signing_key_file
+
+
+@pytest.fixture(scope="module")
+def module_gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One started allow-all gateway on an embedded `test-bucket`, shared by the tests of a module."""
+    name = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    workdir = tmp_path_factory.mktemp(name)
+    server = allow_all_server(workdir, f"test-bucket=file:{workdir / 'data'}", name)
+    server.start()
+    yield server
+    server.stop(timeout=10)
+    server.kill()
 
 
 @pytest.fixture

@@ -16,17 +16,12 @@ import urllib.request
 
 import pytest
 
-from harness import Server, allow_all_server
+from harness import Server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Server:
-    workdir = tmp_path_factory.mktemp("churn")
-    srv = allow_all_server(workdir, f"test-bucket=file:{workdir / 'data'}", "churn")
-    srv.start()
-    yield srv
-    srv.stop(timeout=10)
-    srv.kill()
+def server(module_gateway: Server) -> Server:
+    return module_gateway
 
 
 def descriptors(server: Server) -> int:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness import Server, allow_all_server
+from harness import Server
 
 SMUGGLING = {
     "content-length-and-transfer-encoding":
@@ -55,13 +55,8 @@ def exchange(server: Server, raw: bytes, timeout: float = 10) -> tuple[bytes, bo
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Server:
-    workdir = tmp_path_factory.mktemp("malformed")
-    srv = allow_all_server(workdir, f"test-bucket=file:{workdir / 'data'}", "malformed")
-    srv.start()
-    yield srv
-    srv.stop(timeout=10)
-    srv.kill()
+def server(module_gateway: Server) -> Server:
+    return module_gateway
 
 
 @pytest.mark.parametrize("case", sorted(SMUGGLING))
