@@ -28,7 +28,7 @@ public struct GatewayResponder: HTTPResponder {
         healthCounter = metrics.requestCounter(route: OpsEndpoints.healthPath, method: HTTPMethodLabel("GET"), status: 200)
     }
 
-    /// `GET /healthz` answered synchronously on the connection's queue: no task, no access-log line (as in
+    /// `GET /healthz` answered synchronously on the connection's event loop: no task, no access-log line (as in
     /// `respond(to:)`), just the pre-resolved counter. Everything else goes through `respond(to:)`.
     public func immediateResponse(to request: HTTPRequest) -> HTTPResponse? {
         guard request.method == .get, request.path == OpsEndpoints.healthPath else { return nil }

@@ -2,7 +2,7 @@ import PortcullisCore
 
 /// Request bodies: read from the socket only while the responder pulls, and drained after the response.
 extension HTTPConnection {
-    /// A `next` call from the request body stream, now on the connection's queue.
+    /// A `next` call from the request body stream, now on the connection's event loop.
     func pullBody(_ exchange: Exchange, maxLength: Int, continuation: CheckedContinuation<[UInt8]?, any Error>) {
         guard exchange === self.exchange, phase == .exchanging, !exchange.bodyCancelled else {
             continuation.resume(throwing: ByteStreamError.cancelled)

@@ -1,5 +1,5 @@
 /// The bytes read from a socket and not yet parsed. A raw, growable buffer so `read(2)` writes straight
-/// into it (no intermediate copy). Confined to its connection's queue.
+/// into it (no intermediate copy). Confined to its connection's event loop.
 ///
 /// Bounded by use, not by a cap: while a head is read the parser consumes everything it is given, and the
 /// socket is read for body bytes only while the responder pulls, one read at a time.

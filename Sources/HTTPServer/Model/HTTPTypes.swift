@@ -153,7 +153,7 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: ResponseBody
-    /// Called exactly once, on the connection's queue, when the exchange ends either way (access log, metrics).
+    /// Called exactly once, on the connection's event loop, when the exchange ends either way (access log, metrics).
     public var onComplete: (@Sendable (ExchangeSummary) -> Void)?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty,
@@ -169,7 +169,7 @@ public struct HTTPResponse: Sendable {
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest) async -> HTTPResponse
 
-    /// Optional synchronous fast path, asked first on the connection's queue before `respond(to:)`.
+    /// Optional synchronous fast path, asked first on the connection's event loop before `respond(to:)`.
     /// Return a response only for work that is trivially cheap and never blocks or awaits (canned ops
     /// endpoints such as `/healthz`); return nil (the default) to go through `respond(to:)`. It skips the
     /// task `respond(to:)` needs (a small saving; `respond(to:)` already starts without a thread hop).
