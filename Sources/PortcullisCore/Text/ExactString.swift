@@ -1,0 +1,67 @@
+/// Identity text — object names, uids, tokens, bucket names, key ids, capability fields — compared, hashed and
+/// ordered by its UTF-8 bytes.
+///
+/// Swift's `String` `==`, `<` and hashing follow Unicode canonical equivalence: `"caf\u{E9}" == "cafe\u{301}"`
+/// is true and both hash alike. For identities that is a hole — a user whose uid is the decomposed form would
+/// pass `request.auth.uid == uid` for the composed owner's folder, and a capability minted for one object name
+/// would open another. Every backend stores names as bytes, and Firebase compares strings as Java does (code
+/// units), so on every access path two canonically equivalent strings are two different identities.
+///
+/// The one way to compare such text in this project: `a.bytesEqual(b)` for equality, `ExactString` where the
+/// text is a dictionary or set key or is sorted, `bytesLess(than:)` for an explicit ordering. `String ==` on
+/// an identity is a bug (`tests/blackbox/lint` keeps it out of the access paths).
+public struct ExactString: Hashable, Comparable, Sendable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    public let string: String
+
+    @inlinable public init(_ string: String) { self.string = string }
+    @inlinable public init(stringLiteral value: String) { self.string = value }
+
+    @inlinable public static func == (a: ExactString, b: ExactString) -> Bool { a.string.bytesEqual(b.string) }
+
+    /// UTF-8 byte order (which is also Unicode scalar order).
+    @inlinable public static func < (a: ExactString, b: ExactString) -> Bool { a.string.bytesLess(than: b.string) }
+
+    @inlinable public func hash(into hasher: inout Hasher) {
+        for byte in string.utf8 { hasher.combine(byte) }
+        hasher.combine(0xFF as UInt8)  // a terminator no UTF-8 text contains: "ab"+"c" ≠ "a"+"bc" in a tuple
+    }
+
+    public var description: String { string }
+}
+
+extension StringProtocol {
+    /// Whether both texts are the same UTF-8 bytes (not merely canonically equivalent, as `==` decides).
+    @inlinable
+    public func bytesEqual(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        return a.count == b.count && a.elementsEqual(b)
+    }
+
+    /// Whether this text sorts before `other` in UTF-8 byte order (equivalently, Unicode scalar order).
+    @inlinable
+    public func bytesLess(than other: some StringProtocol) -> Bool {
+        utf8.lexicographicallyPrecedes(other.utf8)
+    }
+}
+
+extension Optional where Wrapped: StringProtocol {
+    /// `bytesEqual` for optionals: both nil, or both present with the same bytes.
+    @inlinable
+    public func bytesEqual(_ other: (some StringProtocol)?) -> Bool {
+        switch (self, other) {
+        case (nil, nil): true
+        case (let a?, let b?): a.bytesEqual(b)
+        default: false
+        }
+    }
+}
+
+extension Sequence where Element: StringProtocol {
+    /// Whether some element has exactly the bytes of `text`.
+    @inlinable
+    public func containsBytes(_ text: some StringProtocol) -> Bool {
+        contains { $0.bytesEqual(text) }
+    }
+}
