@@ -62,6 +62,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             hdrs = json.dumps({k.lower(): v for k, v in self.headers.items()})
             self.send_bytes(200, body, [("X-Method", self.command), ("X-Length", str(len(body))), ("X-Headers", hdrs)])
         elif path == "/slowhead":
+            key = q.get("key", "")
+            with lock: hits[key] = hits.get(key, 0) + 1
             time.sleep(float(q.get("s", "1")))
             self.send_bytes(200, b"late")
         elif path == "/truncate":
@@ -98,7 +100,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock: count = connections[0]
             self.send_bytes(200, str(count).encode())
         elif path == "/status":
-            self.send_bytes(int(q.get("code", "200")), b"status")
+            extra = [("Retry-After", q["retry_after"])] if "retry_after" in q else []
+            self.send_bytes(int(q.get("code", "200")), b"status", extra)
         else:
             self.send_bytes(404, b"not found")
 

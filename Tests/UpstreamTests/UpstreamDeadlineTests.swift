@@ -1,0 +1,100 @@
+import Foundation
+import PortcullisCore
+import Testing
+@testable import Upstream
+
+/// `UpstreamConfiguration.requestDeadline`: one `send` waits no longer than the deadline in total, across its
+/// attempts and the backoff between them, against a real slow server. Durations are short and the upper bounds
+/// loose (a loaded CI machine delays every wake-up), but each bound sits well below what the same call takes
+/// without the deadline.
+@Suite struct UpstreamDeadlineTests {
+    private func hits(_ server: TestServer, _ key: String) async throws -> Int {
+        let client = UpstreamClient()
+        let answer = try await client.fetch(UpstreamRequest(url: "\(server.base)/hits?key=\(key)"), maxBytes: 100)
+        return Int(String(decoding: answer.body, as: UTF8.self)) ?? -1
+    }
+
+    @Test func retriesOfASlowUpstreamEndAtTheDeadline() async throws {
+        let server = try await TestServer.start()
+        // Three attempts of 3 s each would take 9 s and more; the 1.5 s deadline ends the call after the first
+        // attempt's wait is cut (and before any backoff could start another).
+        let client = UpstreamClient(configuration: .init(maxAttempts: 3, baseBackoff: 0.01, requestDeadline: 1.5))
+        let start = Date()
+        await #expect(throws: UpstreamError.timedOut(.firstByte)) {
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30&key=cut",
+                                                      timeouts: .init(firstByte: 3)))
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed >= 1.4)
+        #expect(elapsed < 6, "took \(elapsed) s")
+        #expect(try await hits(server, "cut") == 1)
+    }
+
+    @Test func shortAttemptsAreRetriedUntilTheDeadline() async throws {
+        let server = try await TestServer.start()
+        // 0.5 s attempts, twenty allowed: without the deadline about 10 s; with it about 1.5 s and a few attempts.
+        let client = UpstreamClient(configuration: .init(maxAttempts: 20, baseBackoff: 0.01, maxBackoff: 0.01,
+                                                         requestDeadline: 1.5))
+        let start = Date()
+        await #expect(throws: UpstreamError.timedOut(.firstByte)) {
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30&key=retry",
+                                                      timeouts: .init(firstByte: 0.5)))
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed >= 1.4)
+        #expect(elapsed < 6, "took \(elapsed) s")
+        let attempts = try await hits(server, "retry")
+        #expect(attempts >= 2 && attempts <= 4, "\(attempts) attempts")
+    }
+
+    @Test func aDisabledFirstByteLimitIsStillBoundedByTheDeadline() async throws {
+        let server = try await TestServer.start()
+        let client = UpstreamClient(configuration: .init(requestDeadline: 1))
+        let start = Date()
+        await #expect(throws: UpstreamError.timedOut(.firstByte)) {
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30",
+                                                      timeouts: .init(firstByte: nil, idle: nil)))
+        }
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
+
+    @Test func aBackoffLongerThanTheTimeLeftEndsTheRetriesWithTheLastAnswer() async throws {
+        let server = try await TestServer.start()
+        // The upstream asks for 6 s before a retry; 1 s is left: the 503 is the answer, at once.
+        let client = UpstreamClient(configuration: .init(maxBackoff: 10, requestDeadline: 1))
+        let start = Date()
+        let answer = try await client.fetch(UpstreamRequest(url: "\(server.base)/status?code=503&retry_after=6"),
+                                            maxBytes: 100)
+        #expect(answer.status == 503)
+        #expect(Date().timeIntervalSince(start) < 4)
+    }
+
+    @Test func aRefusedConnectionIsStillReportedAsSuch() async throws {
+        // The deadline changes when retries stop, not what the caller learns: a dead upstream is a connect
+        // failure (502/503 upstream of the gateway), not a timeout.
+        let client = UpstreamClient(configuration: .init(maxAttempts: 50, baseBackoff: 0.05, maxBackoff: 0.05,
+                                                         breakerThreshold: 1000, requestDeadline: 0.5))
+        do {
+            _ = try await client.send(UpstreamRequest(url: "http://127.0.0.1:\(closedPort())/x"))
+            Issue.record("expected a failure")
+        } catch {
+            guard case .connectFailed = error else { Issue.record("got \(error)"); return }
+        }
+    }
+
+    @Test func bodiesAreNotCutByTheDeadline() async throws {
+        let server = try await TestServer.start()
+        let client = UpstreamClient(configuration: .init(requestDeadline: 0.3))
+        let size = 4 << 20
+        let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(size)"))
+        var received = 0
+        let start = Date()
+        while let chunk = try await response.body.next(maxLength: 256 * 1024) {
+            received += chunk.count
+            // A slow reader: the body takes well over the deadline to arrive.
+            if Date().timeIntervalSince(start) < 0.8 { try await Task.sleep(nanoseconds: 100_000_000) }
+        }
+        #expect(received == size)
+        #expect(Date().timeIntervalSince(start) >= 0.6)
+    }
+}
