@@ -8,42 +8,48 @@ import Testing
 /// loose (a loaded CI machine delays every wake-up), but each bound sits well below what the same call takes
 /// without the deadline.
 @Suite struct UpstreamDeadlineTests {
-    private func hits(_ server: TestServer, _ key: String) async throws -> Int {
-        let client = UpstreamClient()
-        let answer = try await client.fetch(UpstreamRequest(url: "\(server.base)/hits?key=\(key)"), maxBytes: 100)
-        return Int(String(decoding: answer.body, as: UTF8.self)) ?? -1
+    /// Timed-out attempts of `backend` as the client counted them (the server may not see every attempt on a
+    /// loaded machine before the client gives up on it).
+    private func timedOutAttempts(_ metrics: MetricsRegistry, backend: String) -> Double {
+        let prefix = "portcullis_upstream_requests_total{backend=\"\(backend)\",op=\"get\",status=\"timeout\"}"
+        let line = metrics.render().split(separator: "\n").first { $0.hasPrefix(prefix) }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
     }
 
     @Test func retriesOfASlowUpstreamEndAtTheDeadline() async throws {
         let server = try await TestServer.start()
         // Three attempts of 3 s each would take 9 s and more; the 1.5 s deadline ends the call after the first
         // attempt's wait is cut (and before any backoff could start another).
-        let client = UpstreamClient(configuration: .init(maxAttempts: 3, baseBackoff: 0.01, requestDeadline: 1.5))
+        let metrics = MetricsRegistry()
+        let client = UpstreamClient(configuration: .init(maxAttempts: 3, baseBackoff: 0.01, requestDeadline: 1.5),
+                                    metrics: metrics)
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30&key=cut",
-                                                      timeouts: .init(firstByte: 3)))
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30", timeouts: .init(firstByte: 3),
+                                                      backend: "cut", operation: "get"))
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 1.4)
         #expect(elapsed < 6, "took \(elapsed) s")
-        #expect(try await hits(server, "cut") == 1)
+        #expect(timedOutAttempts(metrics, backend: "cut") == 1)
     }
 
     @Test func shortAttemptsAreRetriedUntilTheDeadline() async throws {
         let server = try await TestServer.start()
         // 0.5 s attempts, twenty allowed: without the deadline about 10 s; with it about 1.5 s and a few attempts.
+        let metrics = MetricsRegistry()
         let client = UpstreamClient(configuration: .init(maxAttempts: 20, baseBackoff: 0.01, maxBackoff: 0.01,
-                                                         requestDeadline: 1.5))
+                                                         breakerThreshold: 100, requestDeadline: 1.5),
+                                    metrics: metrics)
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30&key=retry",
-                                                      timeouts: .init(firstByte: 0.5)))
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30", timeouts: .init(firstByte: 0.5),
+                                                      backend: "slow", operation: "get"))
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 1.4)
         #expect(elapsed < 6, "took \(elapsed) s")
-        let attempts = try await hits(server, "retry")
+        let attempts = timedOutAttempts(metrics, backend: "slow")
         #expect(attempts >= 2 && attempts <= 4, "\(attempts) attempts")
     }
 

@@ -62,8 +62,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             hdrs = json.dumps({k.lower(): v for k, v in self.headers.items()})
             self.send_bytes(200, body, [("X-Method", self.command), ("X-Length", str(len(body))), ("X-Headers", hdrs)])
         elif path == "/slowhead":
-            key = q.get("key", "")
-            with lock: hits[key] = hits.get(key, 0) + 1
             time.sleep(float(q.get("s", "1")))
             self.send_bytes(200, b"late")
         elif path == "/truncate":
