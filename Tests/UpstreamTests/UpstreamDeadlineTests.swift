@@ -9,11 +9,16 @@ import Testing
 /// without the deadline.
 @Suite struct UpstreamDeadlineTests {
     /// Timed-out attempts of `backend` as the client counted them (the server may not see every attempt on a
-    /// loaded machine before the client gives up on it).
-    private func timedOutAttempts(_ metrics: MetricsRegistry, backend: String) -> Double {
+    /// loaded machine before the client gives up on it). An attempt is counted when its transfer ends, just after
+    /// `send` learns of it, so this polls (bounded) until `atLeast` attempts are in.
+    private func timedOutAttempts(_ metrics: MetricsRegistry, backend: String, atLeast: Double) async throws -> Double {
         let prefix = "portcullis_upstream_requests_total{backend=\"\(backend)\",op=\"get\",status=\"timeout\"}"
-        let line = metrics.render().split(separator: "\n").first { $0.hasPrefix(prefix) }
-        return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+        func count() -> Double {
+            let line = metrics.render().split(separator: "\n").first { $0.hasPrefix(prefix) }
+            return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+        }
+        try await waitUntil { count() >= atLeast }
+        return count()
     }
 
     @Test func retriesOfASlowUpstreamEndAtTheDeadline() async throws {
@@ -31,7 +36,7 @@ import Testing
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 1.4)
         #expect(elapsed < 6, "took \(elapsed) s")
-        #expect(timedOutAttempts(metrics, backend: "cut") == 1)
+        #expect(try await timedOutAttempts(metrics, backend: "cut", atLeast: 1) == 1)
     }
 
     @Test func shortAttemptsAreRetriedUntilTheDeadline() async throws {
@@ -49,7 +54,7 @@ import Testing
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 1.4)
         #expect(elapsed < 6, "took \(elapsed) s")
-        let attempts = timedOutAttempts(metrics, backend: "slow")
+        let attempts = try await timedOutAttempts(metrics, backend: "slow", atLeast: 2)
         #expect(attempts >= 2 && attempts <= 4, "\(attempts) attempts")
     }
 
