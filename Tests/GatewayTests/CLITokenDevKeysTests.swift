@@ -8,7 +8,14 @@ import Testing
 @Suite struct CLITokenDevKeysTests {
     /// A directory laid out as scripts/run.sh leaves it: `data/dev-keys/jwt-private.pem`, `jwt-issuer`,
     /// `jwt-audience`.
-    private func devDirectory() throws -> URL {
+    private func devDirectory() async throws -> URL {
+        try await withCheckedThrowingContinuation { continuation in
+            // openssl and the CLI block: keep them off the cooperative pool.
+            DispatchQueue.global().async { continuation.resume(with: Result { try makeDevDirectory() }) }
+        }
+    }
+
+    private func makeDevDirectory() throws -> URL {
         let root = try CLI.temporaryDirectory()
         let keys = root.appendingPathComponent("data/dev-keys")
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
@@ -25,6 +32,15 @@ import Testing
         return root
     }
 
+    /// `portcullis ARGS` in `directory`, off the cooperative pool.
+    private func run(_ arguments: [String], in directory: URL) async throws -> CLI.Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try CLI.run(arguments, in: directory) })
+            }
+        }
+    }
+
     /// The claims of a compact JWT (unverified: the gateway's verification is tested elsewhere).
     private func claims(_ token: String) throws -> JSONValue {
         let parts = token.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".")
@@ -35,25 +51,25 @@ import Testing
         return try JSONValue.parse(Array(data))
     }
 
-    @Test func signsWithTheDevKeyAndItsIssuerAndAudience() throws {
-        let root = try devDirectory()
+    @Test func signsWithTheDevKeyAndItsIssuerAndAudience() async throws {
+        let root = try await devDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let minted = try CLI.run(["token", "--uid", "ops"], in: root)
+        let minted = try await run(["token", "--uid", "ops"], in: root)
         #expect(minted.status == 0, "\(minted.stderr)")
         let payload = try claims(minted.stdout)
         #expect(payload["sub"]?.stringValue == "ops")
         #expect(payload["iss"]?.stringValue == "https://portcullis.local/dev")
         #expect(payload["aud"]?.stringValue == "portcullis-dev")
         // Flags still win over the directory's defaults.
-        let custom = try CLI.run(["token", "--issuer", "other", "--audience", "aud2"], in: root)
+        let custom = try await run(["token", "--issuer", "other", "--audience", "aud2"], in: root)
         #expect(try claims(custom.stdout)["iss"]?.stringValue == "other")
         #expect(try claims(custom.stdout)["aud"]?.stringValue == "aud2")
     }
 
-    @Test func withoutTheDirectoryItAsksForAKey() throws {
+    @Test func withoutTheDirectoryItAsksForAKey() async throws {
         let root = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
-        let outcome = try CLI.run(["token", "--uid", "ops"], in: root)
+        let outcome = try await run(["token", "--uid", "ops"], in: root)
         #expect(outcome.status == 2)
         #expect(outcome.stderr.contains("--key FILE"))
         #expect(outcome.stderr.contains("data/dev-keys"))

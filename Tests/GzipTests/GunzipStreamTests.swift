@@ -10,7 +10,7 @@ import Testing
     @Test(arguments: [1, 7, 4096, 65536])
     func roundTripsGzipCLIOutputWhateverTheSourceChunking(chunk: Int) async throws {
         let original = sampleData(count: 1 << 20)
-        let compressed = try GzipFixtures.gzipCLI(original)
+        let compressed = try await GzipFixtures.gzipCLI(original)
         let source = ChunkedStream(compressed, chunk: chunk)
         let result = try await readAll(GunzipStream(source), maxLength: 10_000)
         #expect(result == original)
@@ -19,7 +19,7 @@ import Testing
 
     @Test func smallReadsAndTheDefaultBufferBoundEachChunk() async throws {
         let original = sampleData(count: 300_000)
-        let compressed = try GzipFixtures.gzipCLI(original)
+        let compressed = try await GzipFixtures.gzipCLI(original)
         let stream = GunzipStream(ChunkedStream(compressed, chunk: 65536), bufferBytes: 4096)
         var result: [UInt8] = []
         while let piece = try await stream.next(maxLength: 1_000_000) {
@@ -34,7 +34,7 @@ import Testing
 
     @Test func multiMemberFilesDecompressToTheConcatenation() async throws {
         let parts = [Array("first member\n".utf8), [], sampleData(count: 100_000), Array("last".utf8)]
-        let compressed = try GzipFixtures.python("""
+        let compressed = try await GzipFixtures.python("""
             import gzip, sys
             parts = [b"first member\\n", b"", bytes(sys.stdin.buffer.read()), b"last"]
             sys.stdout.buffer.write(b"".join(gzip.compress(p, mtime=0) for p in parts))
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func everyTruncationOfAMemberIsATypedError() async throws {
-        let compressed = try GzipFixtures.gzipCLI(Array("hello, truncated world — hello again".utf8))
+        let compressed = try await GzipFixtures.gzipCLI(Array("hello, truncated world — hello again".utf8))
         for length in 1..<compressed.count {
             let stream = GunzipStream(ChunkedStream(Array(compressed[0..<length]), chunk: 5))
             await #expect(throws: GunzipError.truncated, "prefix of \(length) bytes") {
@@ -61,10 +61,10 @@ import Testing
 
     @Test func corruptDataEndsWithCorrupt() async throws {
         let original = sampleData(count: 50_000)
-        let compressed = try GzipFixtures.gzipCLI(original)
+        let compressed = try await GzipFixtures.gzipCLI(original)
         var cases: [(String, [UInt8])] = [
             ("not gzip", Array("hello world, plainly".utf8)),
-            ("zlib wrapper", try GzipFixtures.python("import zlib, sys; sys.stdout.buffer.write(zlib.compress(b'abc'))")),
+            ("zlib wrapper", try await GzipFixtures.python("import zlib, sys; sys.stdout.buffer.write(zlib.compress(b'abc'))")),
             ("trailing garbage", compressed + Array("garbage".utf8)),
             ("bad method", { var c = compressed; c[2] = 7; return c }()),
         ]
@@ -93,7 +93,7 @@ import Testing
     @Test func aHighRatioStreamExpandsOnlyAsFastAsItIsRead() async throws {
         // 128 MiB of zeros in about an eighth of a megabyte (ratio ~1000:1).
         let expanded = 128 << 20
-        let compressed = try GzipFixtures.python("""
+        let compressed = try await GzipFixtures.python("""
             import zlib, sys
             c = zlib.compressobj(6, zlib.DEFLATED, 31)
             block = bytes(1 << 20)
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func cancellingStopsTheStreamAndItsSource() async throws {
-        let compressed = try GzipFixtures.gzipCLI(sampleData(count: 1 << 20))
+        let compressed = try await GzipFixtures.gzipCLI(sampleData(count: 1 << 20))
         let source = ChunkedStream(compressed, chunk: 4096)
         let stream = GunzipStream(source)
         _ = try await stream.next(maxLength: 1024)
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test func sourceErrorsPassThrough() async throws {
-        let compressed = try GzipFixtures.gzipCLI(sampleData(count: 100_000))
+        let compressed = try await GzipFixtures.gzipCLI(sampleData(count: 100_000))
         let source = ChunkedStream(compressed, chunk: 1000, failAfter: 3)
         await #expect(throws: ByteStreamError.truncated(expected: 1, received: 0)) {
             _ = try await readAll(GunzipStream(source))
@@ -197,24 +197,33 @@ final class ChunkedStream: ByteStream, @unchecked Sendable {
     func cancel() { lock.withLock { wasCancelled = true } }
 }
 
-/// gzip data made by other implementations.
+/// gzip data made by other implementations. The tools run off Swift's cooperative pool (a test blocked in
+/// `waitUntilExit` there would stall every other test's continuations on a two-core machine).
 enum GzipFixtures {
     struct ToolFailed: Error { let status: Int32 }
 
     /// `gzip -c -n` (GNU gzip) of `data`.
-    static func gzipCLI(_ data: [UInt8]) throws -> [UInt8] {
+    static func gzipCLI(_ data: [UInt8]) async throws -> [UInt8] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gunzip-\(UUID().uuidString)")
         try Data(data).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try run(["gzip", "-c", "-n", "-6", file.path], input: nil)
+        return try await run(["gzip", "-c", "-n", "-6", file.path], input: nil)
     }
 
     /// The standard output of a Python 3 script (given `input` on standard input).
-    static func python(_ script: String, input: [UInt8]? = nil) throws -> [UInt8] {
-        try run(["python3", "-c", script], input: input)
+    static func python(_ script: String, input: [UInt8]? = nil) async throws -> [UInt8] {
+        try await run(["python3", "-c", script], input: input)
     }
 
-    private static func run(_ arguments: [String], input: [UInt8]?) throws -> [UInt8] {
+    private static func run(_ arguments: [String], input: [UInt8]?) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, input: input) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], input: [UInt8]?) throws -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments

@@ -28,7 +28,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
-    /// How long one upstream call may wait in total, retries and backoff included (`UpstreamConfiguration.requestDeadline`).
+    /// How long one upstream call may wait in total, retries and backoff included
+    /// (`UpstreamConfiguration.requestDeadline`).
     public var upstreamTimeout: Duration = .seconds(30)
 
     public init() {}
