@@ -158,13 +158,13 @@ def test_item6_a_hung_upstream_is_a_504_within_the_upstream_timeout(
     server = _gateway_in_front_of(tmp_path, servers, scheme, silent_upstream)
     url = f"{server.url}/v0/b/hung/o/{urllib.parse.quote('some/object.txt', safe='')}{query}"
     start = time.monotonic()
-    # Well under a client's usual 60 s: without the overall deadline three 30 s attempts would run out this clock.
-    response = request("GET", url, timeout=20)
+    # Without the overall deadline three 30 s attempts take 90 s; the bound is loose for loaded machines.
+    response = request("GET", url, timeout=45)
     elapsed = time.monotonic() - start
     assert response.status == 504, response.body[:300]
     assert response.json()["error"]["code"] == 504
     assert elapsed >= UPSTREAM_TIMEOUT * 0.9
-    assert elapsed < UPSTREAM_TIMEOUT + 6, f"answered after {elapsed:.1f} s"
+    assert elapsed < UPSTREAM_TIMEOUT + 15, f"answered after {elapsed:.1f} s"
 
 
 def test_item6_a_hung_upstream_upload_is_a_504_too(tmp_path: Path, servers: list[Server],
@@ -173,8 +173,8 @@ def test_item6_a_hung_upstream_upload_is_a_504_too(tmp_path: Path, servers: list
     server = _gateway_in_front_of(tmp_path, servers, "gs", silent_upstream)
     start = time.monotonic()
     response = request("POST", f"{server.url}/v0/b/hung/o?name=up.txt", body=b"hello",
-                       headers={"Content-Type": "text/plain"}, timeout=20)
+                       headers={"Content-Type": "text/plain"}, timeout=45)
     elapsed = time.monotonic() - start
     assert response.status == 504, response.body[:300]
     assert response.json()["error"]["code"] == 504
-    assert elapsed < UPSTREAM_TIMEOUT + 6, f"answered after {elapsed:.1f} s"
+    assert elapsed < UPSTREAM_TIMEOUT + 15, f"answered after {elapsed:.1f} s"
