@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -179,7 +181,7 @@ import Storage
         #expect(context.routeTemplate == V0Router.objectTemplate)
         #expect(context.bucket == "default-bucket")
         #expect(context.objectName == "ctx/a.bin")
-        #expect(context.decision == "allow")
+        #expect(context.decision == .allow)
         #expect(context.range == "10-19")
 
         let list = RequestContext(requestID: "l")
