@@ -5,8 +5,6 @@ import Service
 /// Operations routed but not yet served by this build.
 extension JSONAPI {
     private static func pending() -> ServiceError { ServiceError(.notImplemented, "Not implemented yet.") }
-    func getMetadata(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse { throw Self.pending() }
-    func download(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse { throw Self.pending() }
     func patch(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse { throw Self.pending() }
     func update(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse { throw Self.pending() }
     func delete(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse { throw Self.pending() }
