@@ -28,6 +28,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
+    /// Development only: `Bearer owner` acts as admin (`--dev-trust-emulator-owner`).
+    public var devTrustEmulatorOwner = false
 
     public init() {}
 
