@@ -36,6 +36,17 @@ import Storage
         #expect(bytes.text == "PNGDATA")
     }
 
+    /// gcsfs writes its multipart body with bare LF line ends, which GCS accepts.
+    @Test func multipartWithBareLineFeeds() async throws {
+        let h = try JSONHarness()
+        let body = "--==0==\nContent-Type: application/json; charset=UTF-8\n\n{\"name\": \"lf.txt\"}\n--==0==\n"
+            + "Content-Type: text/plain\n\nline one\r\nline two\n--==0==--"
+        let r = try await h.send("POST", Self.upload + "?uploadType=multipart",
+                                 headers: [("Content-Type", #"multipart/related; boundary="==0==""#)], body: Array(body.utf8))
+        #expect(r.status == 200, "\(r.text)")
+        #expect(try await h.send("GET", JSONHarness.objectPath("lf.txt") + "?alt=media").text == "line one\r\nline two")
+    }
+
     @Test func resumableSessionInChunksWithStatusQueriesAndResync() async throws {
         let h = try JSONHarness()
         let data = randomBytes(600_000)
