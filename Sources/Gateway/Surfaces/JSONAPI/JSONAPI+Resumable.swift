@@ -21,7 +21,10 @@ extension JSONAPI {
     static let maxSessionURIBytes = 7 * 1024
 
     func startResumable(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
-        let fields = try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
+        // The resource is JSON; a body declared as anything else is ignored (as on v0).
+        let isJSON = call.headers["Content-Type"].map { $0.lowercased().contains("json") } ?? true
+        let fields = isJSON ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
+            : ObjectResourceJSON.UploadFields()
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: fields.name))
         call.context.objectName = object.name
         let declaredSize = try Self.nonNegative(call.headers["X-Upload-Content-Length"], "X-Upload-Content-Length")
@@ -42,7 +45,7 @@ extension JSONAPI {
         var headers = HTTPHeaders()
         headers.add("Location", location)
         headers.add("X-GUploader-UploadID", uploadID)
-        headers.add("Content-Length", "0")
+        headers.add("Content-Type", "text/plain; charset=utf-8")
         return HTTPResponse(status: 200, headers: headers, body: .empty)
     }
 

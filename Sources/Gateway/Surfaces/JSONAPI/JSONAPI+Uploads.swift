@@ -8,10 +8,28 @@ import Service
 /// mints one, as Firebase does.
 extension JSONAPI {
     func upload(_ call: JSONCall, bucket: String, kind: JSONOperation.UploadKind) async throws -> HTTPResponse {
+        try checkUploadHeaders(call)
         switch kind {
         case .media: return try await uploadMedia(call, bucket: bucket)
         case .multipart: return try await uploadMultipart(call, bucket: bucket)
         case .resumable: return try await startResumable(call, bucket: bucket)
+        }
+    }
+
+    /// Refuses, on every upload kind and before any byte is read, what the headers already show is wrong: a
+    /// body (`Content-Length`) or declared size (`X-Upload-Content-Length`) over the ceiling is 413; a
+    /// malformed declared size or an unsafe `X-Upload-Content-Type` is 400 — so no request carrying nonsense
+    /// is silently accepted.
+    func checkUploadHeaders(_ call: JSONCall) throws(ServiceError) {
+        let limit = service.configuration.maxObjectBytes
+        let envelope = Int64(service.configuration.maxJSONBodyBytes) + 64 * 1024
+        if let length = call.request.body.expectedLength, length > limit + envelope { throw .payloadTooLarge(limit: limit) }
+        if let declared = try Self.nonNegative(call.headers["X-Upload-Content-Length"], "X-Upload-Content-Length"),
+           declared > limit {
+            throw .payloadTooLarge(limit: limit)
+        }
+        if let type = call.headers["X-Upload-Content-Type"] {
+            try ObjectResourceJSON.checkHeaderSafe(type, "X-Upload-Content-Type")
         }
     }
 
