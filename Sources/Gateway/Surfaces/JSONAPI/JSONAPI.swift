@@ -43,13 +43,7 @@ public final class JSONAPI: APISurface {
                                 context: context, fields: try FieldMask.parse(query["fields"]))
             return try await perform(call)
         } catch {
-            let failure = ServiceError(any: error)
-            if failure.status >= 500 {
-                logger.error("JSON API request failed", [("requestId", .string(context.requestID)),
-                                                         ("status", .int(Int64(failure.status))),
-                                                         ("error", .string("\(error)"))])
-            }
-            return errorShape.response(for: failure, requestID: context.requestID)
+            return failureResponse(for: error, context: context, logger: logger)
         }
     }
 
