@@ -166,4 +166,13 @@ extension V0Harness {
         #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", principal: alice).status == 204)
         #expect(try await h.send("GET", url).status == 403)
     }
+
+    @Test(arguments: ["null", "[]", "\"x\"", "42", "true"])
+    func patchBodyThatIsNotAnObjectIs400AndChangesNothing(_ body: String) async throws {
+        let h = try V0Harness()
+        try await h.put("p.txt", Array("x".utf8))
+        let r = try await h.send("PATCH", V0Harness.objectPath("p.txt"), body: Array(body.utf8))
+        #expect(r.status == 400)
+        #expect(try await h.send("GET", V0Harness.objectPath("p.txt")).json?["metageneration"] == .string("1"))
+    }
 }
