@@ -76,6 +76,27 @@ import Storage
         #expect(try await h.send("GET", JSONHarness.objectPath("big/video.mp4") + "?alt=media").body == data)
     }
 
+    /// The session id is the service's sealed ticket: another instance (its own service over the same storage
+    /// and signing key) continues and finishes the session.
+    @Test func anotherInstanceContinuesASession() async throws {
+        let h = try JSONHarness()
+        let otherService = StorageService(configuration: h.v0.service.configuration,
+                                          backends: [JSONHarness.bucket: h.v0.backend], sealer: h.v0.sealer,
+                                          rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(),
+                                          logger: .disabled)
+        let other = JSONAPI(service: otherService, configuration: JSONAPIConfiguration(publicURL: "http://gateway.test"),
+                            logger: .disabled)
+        let start = try await h.send("POST", Self.upload + "?uploadType=resumable&name=moved",
+                                     headers: [("X-Upload-Content-Length", "6")])
+        let session = String(try #require(start["Location"]).dropFirst("http://gateway.test".count))
+        #expect(try await h.send("PUT", session, headers: [("Content-Range", "bytes 0-2/6")], body: Array("abc".utf8)).status == 308)
+        let last = try await respond(through: [other], cors: h.v0.cors, "PUT", session,
+                                     headers: [("Content-Range", "bytes 3-5/6")], body: Array("def".utf8), stream: nil,
+                                     principal: nil, context: RequestContext(requestID: "other"))
+        #expect(last.status == 200 && last.json?["size"]?.stringValue == "6")
+        #expect(try await h.send("GET", JSONHarness.objectPath("moved") + "?alt=media").text == "abcdef")
+    }
+
     @Test func resumableEmptyObjectAndCancel() async throws {
         let h = try JSONHarness()
         func start(_ name: String) async throws -> String {
