@@ -168,7 +168,7 @@ public final class GCSBackend: StorageBackend {
             if !from.isEmpty { query.append(("startOffset", from)) }
             let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
             let names = (json?["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-                .filter { !$0.hasPrefix(GCSBackend.stagingPrefix) }
+                .filter { !$0.bytesHasPrefix(GCSBackend.stagingPrefix) }
             // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
             // compensated by dropping what lies before it.
             let ordered = names.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
@@ -203,7 +203,7 @@ public final class GCSBackend: StorageBackend {
         // PATCH with merge semantics, guarded by the (meta)generation we merged against, so it is atomic on GCS.
         var body = [String: JSONValue]()
         func field(_ key: String, _ old: String?, _ new: String?) {
-            if old != new { body[key] = new.map { .string($0) } ?? .null }
+            if !old.bytesEqual(new) { body[key] = new.map { .string($0) } ?? .null }
         }
         field("contentType", current.contentType, next.contentType)
         field("contentEncoding", current.contentEncoding, next.contentEncoding)
@@ -211,9 +211,12 @@ public final class GCSBackend: StorageBackend {
         field("contentLanguage", current.contentLanguage, next.contentLanguage)
         field("cacheControl", current.cacheControl, next.cacheControl)
         var metadata = [String: JSONValue]()
-        for key in current.customMetadata.keys where next.customMetadata[key] == nil { metadata[key] = .null }
-        for (key, value) in next.customMetadata where current.customMetadata[key] != value { metadata[key] = .string(value) }
-        if current.downloadTokens != next.downloadTokens {
+        // Keys by their bytes: a key replaced by a canonically equivalent spelling is removed and the new one set.
+        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil { metadata[key] = .null }
+        for (key, value) in next.customMetadata where !current.customMetadata[exactly: key].bytesEqual(value) {
+            metadata[exactly: key] = .string(value)
+        }
+        if !current.downloadTokens.bytesEqual(next.downloadTokens) {
             metadata[ObjectMetadata.downloadTokensKey] = next.downloadTokens.isEmpty
                 ? .null : .string(next.downloadTokens.joined(separator: ","))
         }
@@ -260,19 +263,18 @@ public final class GCSBackend: StorageBackend {
     /// hashes) and spooled chunks; they are hidden from listings. Records of finished uploads are a few bytes
     /// each and stay: a bucket lifecycle rule (`matchesPrefix: [".portcullis-staging/"]`, age ≥ 8 days, past
     /// GCS's one-week session lifetime) removes them.
-    static let stagingPrefix = ".portcullis-staging/"
+    static let stagingPrefix = ObjectPath.reservedPrefix
 
-    /// Names no v0 call can reach: the gateway's own staging objects, and `.` / `..`, which GCS refuses as
-    /// object names (they would be path segments in the JSON API's URL). Reads of them are "no such object".
+    /// The gateway's own staging objects are no object of the caller's. The object-name policy (`ObjectPath`)
+    /// already refuses such names, and `.`/`..` too; this is defence in depth. Reads are "no such object".
     static func checkAddressable(_ name: String) throws(StorageError) {
-        if name.hasPrefix(stagingPrefix) || name == "." || name == ".." { throw .notFound }
+        if name.bytesHasPrefix(stagingPrefix) { throw .notFound }
     }
 
     /// Writes to a name `checkAddressable` hides are refused as the caller's error, not sent upstream.
     static func checkWritable(_ name: String) throws(StorageError) {
-        if name.hasPrefix(stagingPrefix) {
+        if name.bytesHasPrefix(stagingPrefix) {
             throw .invalidArgument("Object names under \(stagingPrefix) are reserved by the gateway.")
         }
-        if name == "." || name == ".." { throw .invalidArgument("GCS does not allow the object names '.' and '..'.") }
     }
 }

@@ -17,8 +17,8 @@ enum GCSObjectCoding {
         var tokens = [String]()
         for (key, value) in json["metadata"]?.objectValue ?? [:] {
             guard let value = value.stringValue else { continue }
-            if key == ObjectMetadata.downloadTokensKey {
-                tokens = value.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
+                tokens = value.bytesSplit(separator: UInt8(ascii: ","))
             } else {
                 custom[key] = value
             }

@@ -7,6 +7,12 @@ import PortcullisCore
 /// Our backend cursor is the last entry returned: `i:<name>` (resume after that item) or `p:<prefix>` (resume
 /// after every name under that prefix). A folder's children are skipped by restarting the flat listing at the
 /// prefix's successor (the trailing `/` replaced by `0`), so a prefix appears exactly once in the listing.
+/// A page needs fetched names contiguous from `from`: a `Fetch` may return fewer than `limit` names, but never an
+/// empty batch with `more` set.
+///
+/// Every comparison here is on UTF-8 bytes: `String.hasPrefix` and `==` compare grapheme clusters and
+/// canonical equivalence, so a name like `"dir/\u{301}x"` would not "start with" `dir/` and end the listing,
+/// and a cursor naming one spelling of a name would skip its canonically equivalent twin.
 struct UpstreamListing {
     /// One flat fetch: names ≥ `from` (inclusive) under `prefix`, at most `limit`, and whether more follow.
     typealias Fetch = @Sendable (_ from: String, _ limit: Int) async throws(StorageError) -> (names: [String], more: Bool)
@@ -18,15 +24,16 @@ struct UpstreamListing {
         var skipEqual: String?
         var lastPrefix: String?
         if let cursor = request.cursor {
-            let value = String(cursor.dropFirst(2))
-            guard value.hasPrefix(prefix), cursor.hasPrefix("i:") || cursor.hasPrefix("p:") else {
+            let value = String(decoding: cursor.utf8.dropFirst(2), as: UTF8.self)
+            guard value.bytesHasPrefix(prefix), cursor.bytesHasPrefix("i:") || cursor.bytesHasPrefix("p:") else {
                 throw .invalidArgument("list cursor does not belong to this listing")
             }
-            if cursor.hasPrefix("i:") {
+            if cursor.bytesHasPrefix("i:") {
                 from = value
                 skipEqual = value
             } else {
-                from = successor(value)
+                guard let next = successor(value) else { return ListPage(items: [], prefixes: [], nextCursor: nil) }
+                from = next
                 lastPrefix = value
             }
         }
@@ -37,14 +44,16 @@ struct UpstreamListing {
             let limit = min(1000, max(request.maxResults - items.count - prefixes.count + 1, 32))
             let (names, more) = try await fetch(from, limit)
             for name in names {
-                guard name.hasPrefix(prefix) else { return ListPage(items: items, prefixes: prefixes, nextCursor: nil) }
-                if name == skipEqual { continue }
+                guard name.bytesHasPrefix(prefix) else {
+                    return ListPage(items: items, prefixes: prefixes, nextCursor: nil)
+                }
+                if let skipEqual, name.bytesEqual(skipEqual) { continue }
                 let rest = Substring(name).utf8.dropFirst(prefix.utf8.count)
                 if let delimiter = request.delimiter, let cut = findDelimiter(rest, Array(delimiter.utf8)) {
                     let segment = rest[..<cut]
                     if segment.isEmpty { continue } // `prefix//…`: the folder would have an empty segment
                     let folder = prefix + String(decoding: segment, as: UTF8.self) + delimiter
-                    if folder == lastPrefix { continue }
+                    if let lastPrefix, folder.bytesEqual(lastPrefix) { continue }
                     if full() { return ListPage(items: items, prefixes: prefixes, nextCursor: last) }
                     prefixes.append(folder)
                     lastPrefix = folder
@@ -57,8 +66,11 @@ struct UpstreamListing {
                 }
             }
             guard more, let tail = names.last else { return ListPage(items: items, prefixes: prefixes, nextCursor: nil) }
-            if let lastPrefix, tail.hasPrefix(lastPrefix) {
-                from = successor(lastPrefix)
+            if let lastPrefix, tail.bytesHasPrefix(lastPrefix) {
+                guard let next = successor(lastPrefix) else {
+                    return ListPage(items: items, prefixes: prefixes, nextCursor: nil)
+                }
+                from = next
                 skipEqual = nil
             } else {
                 from = tail
@@ -89,10 +101,33 @@ struct UpstreamListing {
         return nil
     }
 
-    /// The smallest string greater than every name starting with `folder` (which ends in `/`).
-    static func successor(_ folder: String) -> String {
-        var bytes = Array(folder.utf8)
-        if let last = bytes.last, last < 0xFF { bytes[bytes.count - 1] = last + 1 } else { bytes.append(0xFF) }
-        return String(decoding: bytes, as: UTF8.self)
+    /// The smallest string greater than every name starting with `prefix`: its last scalar incremented (byte
+    /// order is scalar order in UTF-8), dropping trailing U+10FFFF; nil when nothing is greater.
+    static func successor(_ prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if next == 0xD800 { next = 0xE000 }
+            if let scalar = Unicode.Scalar(next) {
+                scalars.append(scalar)
+                return String(String.UnicodeScalarView(scalars))
+            }
+        }
+        return nil
+    }
+
+    /// A string below `name` in byte order with no name between them except ones continuing it with U+10FFFF
+    /// (the last scalar decremented, then U+10FFFF): a `start-after` that still includes `name`. Callers must not
+    /// rely on the gap being empty (see `S3Backend.fetchFlat`).
+    static func predecessor(_ name: String) -> String {
+        var scalars = Array(name.unicodeScalars)
+        guard let last = scalars.popLast() else { return "" }
+        if last.value > 0 {
+            var previous = last.value - 1
+            if (0xD800...0xDFFF).contains(previous) { previous = 0xD7FF }
+            scalars.append(Unicode.Scalar(previous)!)
+            scalars.append("\u{10FFFF}")
+        }
+        return String(String.UnicodeScalarView(scalars))
     }
 }
