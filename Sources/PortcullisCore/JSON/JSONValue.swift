@@ -126,11 +126,11 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted(by: { $0.bytesLess(than: $1) }).enumerated() {
+            for (i, member) in members.sorted(by: { $0.key.bytesLess(than: $1.key) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.encodeString(key, into: &out)
+                JSONValue.encodeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.encode(into: &out)
+                member.value.encode(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -210,10 +210,11 @@ private struct JSONParser {
                 // equivalent to a different one (e.g. U+212A KELVIN SIGN and "K"), so ASCII-only objects skip it.
                 let isASCII = key.utf8.allSatisfy { $0 < 0x80 }
                 if sawNonASCIIKey || !isASCII, let stored = members.index(forKey: key),
-                   !members[stored].key.bytesEqual(key) {
+                   !members[stored].key.bytesEqual(key) {  // identity-ok: reads the stored key to compare its bytes
                     throw fail("member names differ only by Unicode normalization")
                 }
                 sawNonASCIIKey = sawNonASCIIKey || !isASCII
+                // identity-ok: the check above makes this key's bytes the only spelling in the object
                 members[key] = try parseValue(depth: depth + 1)
                 skipWhitespace()
                 guard i < bytes.count else { throw fail("unterminated object") }

@@ -210,21 +210,23 @@ public final class GCSBackend: StorageBackend {
         field("contentDisposition", current.contentDisposition, next.contentDisposition)
         field("contentLanguage", current.contentLanguage, next.contentLanguage)
         field("cacheControl", current.cacheControl, next.cacheControl)
-        var metadata = [String: JSONValue]()
-        // Keys by their bytes: a key replaced by a canonically equivalent spelling is removed and the new one set.
-        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil { metadata[key] = .null }
+        // Custom keys by their bytes, as a list: a key replaced by a canonically equivalent spelling must be
+        // removed and the new one set in one object, which a String-keyed dictionary cannot hold.
+        var metadata = [(String, JSONValue)]()
+        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil { metadata.append((key, .null)) }
         for (key, value) in next.customMetadata where !current.customMetadata[exactly: key].bytesEqual(value) {
-            metadata[exactly: key] = .string(value)
+            metadata.append((key, .string(value)))
         }
         if !current.downloadTokens.bytesEqual(next.downloadTokens) {
-            metadata[ObjectMetadata.downloadTokensKey] = next.downloadTokens.isEmpty
-                ? .null : .string(next.downloadTokens.joined(separator: ","))
+            metadata.append((ObjectMetadata.downloadTokensKey, next.downloadTokens.isEmpty
+                ? .null : .string(next.downloadTokens.joined(separator: ","))))
         }
-        if !metadata.isEmpty { body["metadata"] = .object(metadata) }
         let query = [("ifMetagenerationMatch", String(current.metageneration)),
                      ("ifGenerationMatch", String(current.generation))]
         let (_, _, json) = try await sendJSON("PATCH", objectURL(object.name, query: query),
-                                              json: .object(body), op: "update", idempotent: false)
+                                              headers: [("Content-Type", "application/json; charset=utf-8")],
+                                              op: "update", idempotent: false,
+                                              rawBody: Self.patchBody(fields: body, metadata: metadata))
         var updated = next
         if let json, let answered = try? GCSObjectCoding.metadata(from: json, bucket: object.bucket) {
             updated.generation = answered.generation
@@ -233,6 +235,23 @@ public final class GCSBackend: StorageBackend {
             if answered.updated > current.updated { updated.updated = answered.updated }
         }
         return updated
+    }
+
+    /// `{<fields>, "metadata": {<pairs in order>}}`: the PATCH body, with metadata members written as given.
+    static func patchBody(fields: [String: JSONValue], metadata: [(String, JSONValue)]) -> [UInt8] {
+        var out = Array(JSONValue.object(fields).encoded().utf8)
+        guard !metadata.isEmpty else { return out }
+        out.removeLast()  // "}"
+        if out.count > 1 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: #""metadata":{"#.utf8)
+        for (i, (key, value)) in metadata.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.encodeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            value.encode(into: &out)
+        }
+        out.append(contentsOf: "}}".utf8)
+        return out
     }
 
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {

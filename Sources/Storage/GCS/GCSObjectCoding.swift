@@ -45,7 +45,7 @@ enum GCSObjectCoding {
         if let contentLanguage { object["contentLanguage"] = .string(contentLanguage) }
         if let cacheControl { object["cacheControl"] = .string(cacheControl) }
         var metadata = custom.mapValues { JSONValue.string($0) }
-        if !tokens.isEmpty { metadata[ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ",")) }
+        if !tokens.isEmpty { metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ",")) }
         if !metadata.isEmpty { object["metadata"] = .object(metadata) }
         return .object(object)
     }

@@ -38,7 +38,9 @@ struct BackendContract: Sendable {
         case updateMetadataMerge, preconditions, deleteAndNotFound
         case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
         case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
+        case policyNamesRoundTrip, metadataKeysAreBytes
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
+        case resumableHandleBoundToExactName
 
         var testDescription: String { rawValue }
 
@@ -64,6 +66,9 @@ struct BackendContract: Sendable {
         case .beforeCommitRejects: try await beforeCommitRejects()
         case .bodyFailureMidway: try await bodyFailureMidway()
         case .unusualNames: try await unusualNames()
+        case .policyNamesRoundTrip: try await policyNamesRoundTrip()
+        case .metadataKeysAreBytes: try await metadataKeysAreBytes()
+        case .resumableHandleBoundToExactName: try await resumableHandleBoundToExactName()
         case .resumableLifecycle: try await resumableLifecycle()
         case .resumableOffsetMismatch: try await resumableOffsetMismatch()
         case .resumableCancel: try await resumableCancel()
