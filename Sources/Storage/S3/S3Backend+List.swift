@@ -27,21 +27,22 @@ extension S3Backend {
         return (before + after.names, after.more)
     }
 
-    /// Names ≥ `from` under `prefix`, at most `limit`, in byte order, and whether more follow. `start-after` is
-    /// exclusive and may lie a little below `from` (`startAfter(below:)`); names between it and `from` are
-    /// dropped, and while a page holds only such names the walk continues with S3's continuation token, so a
-    /// non-empty answer or the end of the listing always comes back.
+    /// Names ≥ `from` under `prefix`, in byte order, and whether more follow: `limit` of them or more, or fewer
+    /// at the end of the listing. `start-after` is exclusive and may lie below `from` (`startAfter(below:)`); names
+    /// between it and `from` are dropped, and the walk continues with S3's continuation token until `limit` names
+    /// remain — so a page that holds only `from` itself (which the caller may skip) never comes back alone.
     func fetchFlat(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool) {
         var query = [("encoding-type", "url"), ("list-type", "2"), ("max-keys", String(limit)), ("prefix", prefix)]
         let startAfter = Self.startAfter(below: from)
         if !startAfter.isEmpty { query.append(("start-after", startAfter)) }
         var continuation: String?
+        var names = [String]()
         while true {
             var request = query
             if let continuation { request.append(("continuation-token", continuation)) }
             let page = try await listObjects(request, op: "list")
-            let names = page.keys.map(\.name).filter { !$0.bytesLess(than: from) }
-            if !names.isEmpty || !page.isTruncated { return (names, page.isTruncated) }
+            names += page.keys.map(\.name).filter { !$0.bytesLess(than: from) }
+            if names.count >= limit || !page.isTruncated { return (names, page.isTruncated) }
             guard let token = page.nextContinuationToken else {
                 throw .internalError("S3 listing is truncated but has no continuation token")
             }

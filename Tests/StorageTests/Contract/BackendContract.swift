@@ -38,7 +38,7 @@ struct BackendContract: Sendable {
         case updateMetadataMerge, preconditions, deleteAndNotFound
         case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
         case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
-        case policyNamesRoundTrip, metadataKeysAreBytes
+        case policyNamesRoundTrip, listPagesThroughControlCharacterRuns, metadataKeysAreBytes
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
         case resumableHandleBoundToExactName
 
@@ -67,6 +67,7 @@ struct BackendContract: Sendable {
         case .bodyFailureMidway: try await bodyFailureMidway()
         case .unusualNames: try await unusualNames()
         case .policyNamesRoundTrip: try await policyNamesRoundTrip()
+        case .listPagesThroughControlCharacterRuns: try await listPagesThroughControlCharacterRuns()
         case .metadataKeysAreBytes: try await metadataKeysAreBytes()
         case .resumableHandleBoundToExactName: try await resumableHandleBoundToExactName()
         case .resumableLifecycle: try await resumableLifecycle()
