@@ -39,8 +39,10 @@ IDENTITY_PATHS = [
     "Sources/Auth",
     "Sources/Storage",
     "Sources/PortcullisCore/Objects", "Sources/PortcullisCore/JSON",
-    "Sources/Gateway",
+    "Sources/Service", "Sources/Gateway",
 ]
+#: Paths whose known findings are listed in identity_baseline.txt until their owners fix them.
+BASELINED_PATHS = ["Sources/Service", "Sources/Gateway"]
 
 IDENTITY_WORDS = {
     "name", "names", "bucket", "buckets", "uid", "uids", "token", "tokens", "prefix", "prefixes", "delimiter",
@@ -114,8 +116,8 @@ def exempt_operand(operand: str, equality: bool) -> bool:
     operand = operand.strip()
     if operand in ("nil", "true", "false") or re.fullmatch(r"-?\d[\w.]*", operand):
         return True
-    if re.match(r"(U?Int\d*|Double|Float)\(", operand):
-        return True
+    if re.match(r"(U?Int\d*|Double|Float|ExactString)\(", operand):
+        return True  # numbers, or an ExactString (which compares bytes)
     if operand.startswith(".") or re.search(r"\.(count|isEmpty|utf8|utf16|unicodeScalars)$", operand):
         return True
     return equality and operand == '"S"'
