@@ -42,4 +42,31 @@ import Testing
         struct Pair: Hashable { let a: ExactString, b: ExactString }
         #expect(Set([Pair(a: "ab", b: "c"), Pair(a: "a", b: "bc")]).count == 2)
     }
+
+    /// `String.hasPrefix`/`split` work on grapheme clusters: `"/"` + U+0301 is one cluster, so a name
+    /// `"dir/\u{301}x"` neither "starts with" `"dir/"` nor splits there. The byte helpers do.
+    @Test func prefixesSuffixesAndSplitsAreByBytes() {
+        let name = "dir/\u{301}x"
+        #expect(!name.hasPrefix("dir/"), "the premise")
+        #expect(name.bytesHasPrefix("dir/"))
+        #expect(!composed.bytesHasPrefix("cafe"))
+        #expect(decomposed.bytesHasPrefix("cafe"))
+        #expect("a\u{301}".bytesHasSuffix("\u{301}") && !"a\u{301}".bytesHasSuffix("a"))
+        #expect(name.bytesSplit(separator: UInt8(ascii: "/")).count == 2)
+        #expect("a,,b,".bytesSplit(separator: UInt8(ascii: ",")) == ["a", "b"])
+    }
+
+    @Test func exactDictionaryAccess() {
+        var table = [composed: 1]
+        #expect(table[decomposed] == 1, "the premise: String keys merge canonical equivalents")
+        #expect(table[exactly: decomposed] == nil)
+        #expect(table[exactly: composed] == 1)
+        table[exactly: decomposed] = nil
+        #expect(table.count == 1)
+        table[exactly: decomposed] = 2
+        #expect(table.count == 1 && table.keys.first!.bytesEqual(decomposed) && table[exactly: decomposed] == 2)
+        #expect(![composed: "v"].bytesEqual([decomposed: "v"]))
+        #expect(["k": "v"].bytesEqual(["k": "v"]))
+        #expect(![composed].bytesEqual([decomposed]) && ["a", "b"].bytesEqual(["a", "b"]))
+    }
 }

@@ -227,17 +227,47 @@ import Testing
         #expect(backend.directory.hasSuffix("/a/b/c"))
     }
 
-    /// `.` and `..` are whole object names here (GCS refuses them, so they are not in the shared contract).
-    @Test func dotNamesAreOrdinaryNames() async throws {
+    /// Bucket names are identities by bytes: a canonically equivalent spelling is another (unserved) bucket.
+    @Test func bucketNamesAreMatchedByBytes() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try EmbeddedBackend.open(directory: directory.path, bucket: "bucket-K")
+        _ = try await backend.write(ObjectPath(bucket: "bucket-K", name: "x"), body: BufferByteStream([1]),
+                                    attributes: ObjectAttributes(), options: WriteOptions())
+        let twin = "bucket-\u{212A}"
+        await #expect(throws: StorageError.self) { try await backend.metadata(of: ObjectPath(bucket: twin, name: "x")) }
+        await #expect(throws: StorageError.self) {
+            try await backend.list(ListRequest(bucket: twin, prefix: "", delimiter: nil, maxResults: 10, cursor: nil))
+        }
+        await #expect(throws: StorageError.self) {
+            try await backend.delete(ObjectPath(bucket: twin, name: "x"), preconditions: .none)
+        }
+        #expect(try await readAll(backend.read(ObjectPath(bucket: "bucket-K", name: "x"), range: nil).body) == [1])
+    }
+
+    /// Two directories whose names are canonically equivalent are two directories to the file system, so two
+    /// stores: the process-wide store registry must not hand one out for the other.
+    @Test func equivalentDirectoryNamesAreDifferentStores() async throws {
+        let parent = TemporaryDirectory()
+        let composed = try EmbeddedBackend.open(directory: parent.path + "/caf\u{E9}", bucket: Self.bucket)
+        let decomposed = try EmbeddedBackend.open(directory: parent.path + "/cafe\u{301}", bucket: Self.bucket)
+        #expect(!composed.directory.bytesEqual(decomposed.directory))
+        _ = try await Self.put(composed, "only-here", [1])
+        await #expect(throws: StorageError.self) { try await decomposed.metadata(of: Self.path("only-here")) }
+    }
+
+    /// Dot segments inside a name are ordinary characters; the whole names `.` and `..` are refused by the
+    /// object-name policy before any backend sees them (GCS refuses them, and one policy holds everywhere).
+    @Test func dotSegmentsAreOrdinaryCharacters() async throws {
         let directory = TemporaryDirectory()
         let backend = try Self.openBackend(directory)
-        for (index, name) in [".", "..", "./..", "../.."].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
-        for (index, name) in [".", "..", "./..", "../.."].enumerated() {
+        for (index, name) in ["./..", "../..", ".../x"].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
+        for (index, name) in ["./..", "../..", ".../x"].enumerated() {
             #expect(try await readAll(backend.read(Self.path(name), range: nil).body) == [UInt8(index)])
         }
         let page = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
-        #expect(page.items == [".", ".."])
-        #expect(page.prefixes == ["../", "./"])
+        #expect(page.prefixes == [".../", "../", "./"])
+        #expect(throws: ObjectPathError.dotSegmentName) { try Self.path(".") }
+        #expect(throws: ObjectPathError.dotSegmentName) { try Self.path("..") }
     }
 }
 

@@ -168,7 +168,8 @@ struct S3BackendTests {
             } while cursor != nil
             #expect(names.sorted() == ["-", ".p", ".portcullis-staging", "z"], "page size \(pageSize)")
         }
-        let hidden = try ObjectPath(bucket: bucket, name: staged[0])
+        #expect(throws: ObjectPathError.reservedName) { try ObjectPath(bucket: bucket, name: staged[0]) }
+        let hidden = try ObjectPath(bucket: bucket, reservedName: staged[0])
         await #expect(throws: StorageError.self) { try await backend.metadata(of: hidden) }
         await #expect(throws: StorageError.self) {
             try await backend.write(hidden, body: BufferByteStream([1]), attributes: ObjectAttributes(), options: WriteOptions())

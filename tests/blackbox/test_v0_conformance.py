@@ -89,8 +89,8 @@ FAKE_GCS_NULL_METADATA = ("fake-gcs-server quirk: PATCH metadata {\"k\": null} s
 # (test, backend) → why that backend cannot meet the shared expectation. `test` is a test function's name, or
 # `name[param]` for one value of a test's own parameter. Applied as xfail(strict=True) by `_backend_quirk`:
 # when the cause is fixed the test XPASSes, the run fails, and the entry must go.
-# Not quirks but documented limits, asserted by the tests themselves: GCS refuses the object names '.' and '..'
-# (400 from the gateway, nothing sent upstream; see test_dot_and_double_slash_names_are_just_names).
+# Not quirks but the object-name policy, the same on every backend: the whole names '.' and '..' are refused
+# (400, nothing sent upstream; see test_dot_and_double_slash_names_are_just_names and test_identity_names.py).
 BACKEND_QUIRKS: dict[tuple[str, str], str] = {
     ("test_patch_bumps_metageneration_every_time", "gcs"): FAKE_GCS_METAGENERATION,
     ("test_patch_null_custom_key_is_gone_on_get", "gcs"): FAKE_GCS_NULL_METADATA,
@@ -532,11 +532,11 @@ def test_raw_slashes_after_o_accepted(srv: Server) -> None:
 def test_dot_and_double_slash_names_are_just_names(srv: Server, backend: str, name: str) -> None:
     data = name.encode()
     up = put_media(srv.url, name, data)
-    if backend == "gcs" and name in (".", ".."):
-        # GCS does not allow these two names (they would be path segments in its JSON API): a clear 400, and a
-        # read is "no such object" — never another resource.
+    if name in (".", ".."):
+        # The object-name policy refuses these two whole names on every backend (GCS cannot store them: they
+        # would be path segments in its JSON API): a clear 400 for writes and reads — never another resource.
         assert_error(up, 400)
-        assert_error(requests.get(f"{srv.url}/v0/b/{BUCKET}/o/" + enc(name).replace(".", "%2E")), 404)
+        assert_error(requests.get(f"{srv.url}/v0/b/{BUCKET}/o/" + enc(name).replace(".", "%2E")), 400)
         return
     assert up.status_code == 200, up.text
     assert up.json()["name"] == name

@@ -13,15 +13,18 @@ public final class KeySet: Sendable {
     public let keys: [VerificationKey]
     /// Non-fatal notes from parsing (skipped entries), for the key source's log line.
     public let skipped: [String]
-    private let byKeyID: [String: Int]
+    /// Key ids are matched by their bytes: a token naming a canonically equivalent spelling of a `kid` names no key.
+    private let byKeyID: [ExactString: Int]
     let anonymous: [VerificationKey]
     let fingerprints: Set<String>
 
     public init(keys: [VerificationKey], skipped: [String] = []) {
         self.keys = keys
         self.skipped = skipped
-        var index: [String: Int] = [:]
-        for (i, key) in keys.enumerated() { if let kid = key.keyID, index[kid] == nil { index[kid] = i } }
+        var index: [ExactString: Int] = [:]
+        for (i, key) in keys.enumerated() {
+            if let kid = key.keyID.map { ExactString($0) }, index[kid] == nil { index[kid] = i }
+        }
         byKeyID = index
         anonymous = keys.filter { $0.keyID == nil }
         fingerprints = Set(keys.map(\.fingerprint))
@@ -29,7 +32,7 @@ public final class KeySet: Sendable {
 
     public static let empty = KeySet(keys: [])
 
-    public func key(id: String) -> VerificationKey? { byKeyID[id].map { keys[$0] } }
+    public func key(id: String) -> VerificationKey? { byKeyID[ExactString(id)].map { keys[$0] } }
 
     /// Parses a key document (see the type's documentation for the formats).
     public static func parse(document: [UInt8]) throws(AuthError) -> KeySet {
@@ -82,8 +85,8 @@ public final class KeySet: Sendable {
 
     static func parseCertificateMap(_ object: [String: JSONValue]) throws(AuthError) -> KeySet {
         var keys: [VerificationKey] = []
-        for kid in object.keys.sorted() {
-            guard let pem = object[kid]?.stringValue, pem.contains("-----BEGIN CERTIFICATE-----") else {
+        for kid in object.keys.sorted(by: { $0.bytesLess(than: $1) }) {
+            guard let pem = object[exactly: kid]?.stringValue, pem.contains("-----BEGIN CERTIFICATE-----") else {
                 throw AuthError(.noKeys, "x509 map entry '\(kid)' is not a PEM certificate")
             }
             do { keys.append(VerificationKey(keyID: kid, publicKey: try PublicKey(pem: pem))) } catch {
@@ -97,11 +100,11 @@ public final class KeySet: Sendable {
         guard let entries = value.arrayValue else { throw AuthError(.noKeys, "JWKS 'keys' is not an array") }
         var keys: [VerificationKey] = []
         var skipped: [String] = []
-        var seen = Set<String>()
+        var seen = Set<ExactString>()
         for (i, entry) in entries.enumerated() {
             guard let jwk = entry.objectValue else { skipped.append("entry \(i) is not an object"); continue }
             guard let kid = jwk["kid"]?.stringValue, !kid.isEmpty else { skipped.append("entry \(i) has no kid"); continue }
-            guard !seen.contains(kid) else { skipped.append("duplicate kid '\(kid)'"); continue }
+            guard !seen.contains(ExactString(kid)) else { skipped.append("duplicate kid '\(kid)'"); continue }
             if let use = jwk["use"]?.stringValue, use != "sig" { skipped.append("'\(kid)' is for \(use)"); continue }
             var algorithm: JWTAlgorithm?
             if let alg = jwk["alg"]?.stringValue {
@@ -132,7 +135,7 @@ public final class KeySet: Sendable {
                     skipped.append("'\(kid)': alg does not match the key type"); continue
                 }
                 keys.append(verificationKey)
-                seen.insert(kid)
+                seen.insert(ExactString(kid))
             } catch {
                 skipped.append("'\(kid)': \(error)")
             }

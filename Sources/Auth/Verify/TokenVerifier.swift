@@ -126,13 +126,15 @@ public struct TokenVerifier: Sendable {
             throw AuthError(.malformed, "token has no iat")
         }
         if let issuer = configuration.issuer {
-            guard claims["iss"]?.stringValue == issuer else { throw AuthError(.wrongIssuer, "issuer does not match") }
+            guard claims["iss"]?.stringValue.bytesEqual(issuer) == true else {
+                throw AuthError(.wrongIssuer, "issuer does not match")
+            }
         }
         if let audience = configuration.audience {
             let matches: Bool
             switch claims["aud"] {
-            case .string(let aud)?: matches = aud == audience
-            case .array(let auds)?: matches = auds.contains(.string(audience))
+            case .string(let aud)?: matches = aud.bytesEqual(audience)
+            case .array(let auds)?: matches = auds.contains { $0.stringValue?.bytesEqual(audience) == true }
             default: matches = false
             }
             guard matches else { throw AuthError(.wrongAudience, "audience does not match") }

@@ -116,9 +116,21 @@ public struct GatewayResponder: HTTPResponder {
     }
 
     /// A HEAD answer: no body, but the `Content-Length` the GET would have (RFC 9110 §9.3.2), not 0.
+    /// A HEAD keeps the framing its GET would have had: the length when one is known, chunked otherwise (a
+    /// stream of unknown length stays, and the connection writes its head and cancels it).
     static func stripForHead(_ response: inout HTTPResponse) {
-        if case .bytes(let bytes) = response.body, !response.headers.contains("Content-Length") {
-            response.headers.add("Content-Length", String(bytes.count))
+        var length: Int64?
+        switch response.body {
+        case .empty: return
+        case .bytes(let bytes): length = Int64(bytes.count)
+        case .file(let region): length = region.length
+        case .stream(let stream, let declared):
+            guard let declared else { return }
+            stream.cancel()
+            length = declared
+        }
+        if let length, !response.headers.contains("Content-Length") {
+            response.headers.add("Content-Length", String(length))
         }
         response.body = .empty
     }

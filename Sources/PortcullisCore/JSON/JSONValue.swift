@@ -1,7 +1,11 @@
 /// A JSON document as a value: what token claims, request bodies and rules test cases are made of.
 ///
 /// Integers are kept apart from doubles because the rules language distinguishes `int` from `float`.
-/// Object key order is preserved by `JSONObject` so encoded output is stable.
+/// Encoded objects list their members in UTF-8 byte order of their names, so output is stable.
+///
+/// Equality and hashing compare strings and member names by their UTF-8 bytes (not canonical equivalence), and
+/// the parser refuses an object whose member names are canonically equivalent but not identical, so a
+/// `String`-keyed member dictionary never merges two distinct names; `subscript(key)` reads exactly `key`.
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -12,7 +16,7 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     public subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
+        if case .object(let members) = self { return members[exactly: key] }
         return nil
     }
 
@@ -29,6 +33,47 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
     public var isNull: Bool { if case .null = self { true } else { false } }
+
+    /// Structural equality with strings and member names compared by bytes.
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x == y
+        case (.string(let x), .string(let y)): return x.bytesEqual(y)
+        case (.array(let x), .array(let y)): return x == y
+        case (.object(let x), .object(let y)):
+            guard x.count == y.count else { return false }
+            for (key, value) in x {
+                guard let other = y[exactly: key], other == value else { return false }
+            }
+            return true
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let b): hasher.combine(1 as UInt8); hasher.combine(b)
+        case .int(let i): hasher.combine(2 as UInt8); hasher.combine(i)
+        case .double(let d): hasher.combine(3 as UInt8); hasher.combine(d)
+        case .string(let s): hasher.combine(4 as UInt8); hasher.combine(ExactString(s))
+        case .array(let items): hasher.combine(5 as UInt8); hasher.combine(items)
+        case .object(let members):
+            // Order-independent: the members' hashes combined commutatively.
+            hasher.combine(6 as UInt8)
+            var sum = 0
+            for (key, value) in members {
+                var member = Hasher()
+                member.combine(ExactString(key))
+                member.combine(value)
+                sum = sum &+ member.finalize()
+            }
+            hasher.combine(sum)
+        }
+    }
 }
 
 /// Why a JSON text was refused, with the byte offset where parsing stopped.
@@ -81,11 +126,11 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in members.keys.sorted().enumerated() {
+            for (i, member) in members.sorted(by: { $0.key.bytesLess(than: $1.key) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.encodeString(key, into: &out)
+                JSONValue.encodeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                members[key]!.encode(into: &out)
+                member.value.encode(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -149,6 +194,7 @@ private struct JSONParser {
         case UInt8(ascii: "{"):
             i += 1
             var members: [String: JSONValue] = [:]
+            var sawNonASCIIKey = false
             skipWhitespace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
             while true {
@@ -159,6 +205,16 @@ private struct JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1
                 skipWhitespace()
+                // Two member names that differ in bytes but are canonically equivalent would share one slot of
+                // the String-keyed dictionary: an ambiguous document, refused. Only a non-ASCII name can be
+                // equivalent to a different one (e.g. U+212A KELVIN SIGN and "K"), so ASCII-only objects skip it.
+                let isASCII = key.utf8.allSatisfy { $0 < 0x80 }
+                if sawNonASCIIKey || !isASCII, let stored = members.index(forKey: key),
+                   !members[stored].key.bytesEqual(key) {  // identity-ok: reads the stored key to compare its bytes
+                    throw fail("member names differ only by Unicode normalization")
+                }
+                sawNonASCIIKey = sawNonASCIIKey || !isASCII
+                // identity-ok: the check above makes this key's bytes the only spelling in the object
                 members[key] = try parseValue(depth: depth + 1)
                 skipWhitespace()
                 guard i < bytes.count else { throw fail("unterminated object") }

@@ -22,6 +22,14 @@ public struct ObjectAttributes: Sendable, Equatable {
         self.customMetadata = customMetadata
         self.downloadTokens = downloadTokens
     }
+
+    /// Every field compared by bytes.
+    public static func == (a: ObjectAttributes, b: ObjectAttributes) -> Bool {
+        a.contentType.bytesEqual(b.contentType) && a.contentEncoding.bytesEqual(b.contentEncoding)
+            && a.contentDisposition.bytesEqual(b.contentDisposition)
+            && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
+            && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
+    }
 }
 
 /// One field of a metadata patch: leave it, set it, or remove it (JSON `null`).
@@ -71,10 +79,12 @@ public struct MetadataPatch: Sendable, Equatable {
         result.cacheControl = cacheControl.applied(to: current.cacheControl)
         if clearCustomMetadata { result.customMetadata = [:] }
         for (key, value) in customMetadata {
-            result.customMetadata[key] = value
+            // Keys are byte strings: the patch's key replaces an equivalent stored spelling, and removing a key
+            // removes only exactly that key.
+            result.customMetadata[exactly: key] = value
         }
-        var tokens = (replaceDownloadTokens ?? current.downloadTokens).filter { !removeDownloadTokens.contains($0) }
-        for token in addDownloadTokens where !tokens.contains(token) {
+        var tokens = (replaceDownloadTokens ?? current.downloadTokens).filter { !removeDownloadTokens.containsBytes($0) }
+        for token in addDownloadTokens where !tokens.containsBytes(token) {
             tokens.append(token)
         }
         result.downloadTokens = tokens

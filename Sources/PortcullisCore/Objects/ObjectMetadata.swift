@@ -1,6 +1,7 @@
 /// The stored description of one object generation, in backend-neutral form.
 ///
-/// This is the model; the v0 wire format (strings for numbers, base64 hashes, comma-joined tokens) is produced
+/// Equality compares every text field by its bytes (names, tokens and metadata are identities; see
+/// `ExactString`). This is the model; the v0 wire format (strings for numbers, base64 hashes, comma-joined tokens) is produced
 /// by the Gateway, and the rules `resource` object is derived from this by the Rules target.
 public struct ObjectMetadata: Sendable, Equatable {
     public var bucket: String
@@ -57,4 +58,15 @@ public struct ObjectMetadata: Sendable, Equatable {
 
     /// A strong validator for this exact generation and metageneration (unquoted; the HTTP layer quotes it).
     public var etag: String { "\(generation)/\(metageneration)" }
+
+    public static func == (a: ObjectMetadata, b: ObjectMetadata) -> Bool {
+        a.generation == b.generation && a.metageneration == b.metageneration && a.size == b.size
+            && a.timeCreated == b.timeCreated && a.updated == b.updated
+            && a.bucket.bytesEqual(b.bucket) && a.name.bytesEqual(b.name)
+            && a.md5Hash.bytesEqual(b.md5Hash) && a.crc32c.bytesEqual(b.crc32c)
+            && a.storageClass.bytesEqual(b.storageClass) && a.contentType.bytesEqual(b.contentType)
+            && a.contentEncoding.bytesEqual(b.contentEncoding) && a.contentDisposition.bytesEqual(b.contentDisposition)
+            && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
+            && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
+    }
 }

@@ -16,4 +16,9 @@ public struct Principal: Sendable, Equatable {
     }
 
     public static let admin = Principal(uid: "admin", claims: [:], isAdmin: true)
+
+    /// Same uid bytes, same claims (strings by bytes), same admin flag.
+    public static func == (a: Principal, b: Principal) -> Bool {
+        a.isAdmin == b.isAdmin && a.uid.bytesEqual(b.uid) && JSONValue.object(a.claims) == JSONValue.object(b.claims)
+    }
 }

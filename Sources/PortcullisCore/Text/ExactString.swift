@@ -8,8 +8,11 @@
 /// units), so on every access path two canonically equivalent strings are two different identities.
 ///
 /// The one way to compare such text in this project: `a.bytesEqual(b)` for equality, `ExactString` where the
-/// text is a dictionary or set key or is sorted, `bytesLess(than:)` for an explicit ordering. `String ==` on
-/// an identity is a bug (`tests/blackbox/lint` keeps it out of the access paths).
+/// text is a dictionary or set key or is sorted, `bytesLess(than:)` for an explicit ordering,
+/// `bytesHasPrefix`/`bytesHasSuffix` for prefixes (`String.hasPrefix` compares grapheme clusters: a name
+/// `"a/\u{301}"` does not start with `"a/"` for it), and `dictionary[exactly: key]` to read a `String`-keyed
+/// dictionary whose keys are known to be pairwise inequivalent (JSON objects: the parser refuses equivalent
+/// member names). `String ==` on an identity is a bug (`tests/blackbox/lint` keeps it out of the access paths).
 public struct ExactString: Hashable, Comparable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
 {
@@ -44,6 +47,52 @@ extension StringProtocol {
     public func bytesLess(than other: some StringProtocol) -> Bool {
         utf8.lexicographicallyPrecedes(other.utf8)
     }
+
+    /// Whether the UTF-8 bytes of this text begin with those of `prefix`.
+    @inlinable
+    public func bytesHasPrefix(_ prefix: some StringProtocol) -> Bool {
+        utf8.starts(with: prefix.utf8)
+    }
+
+    /// The non-empty pieces between occurrences of the ASCII byte `separator`. Unlike `split(separator:)` on
+    /// `Character`s, a separator followed by a combining mark still separates.
+    @inlinable
+    public func bytesSplit(separator: UInt8) -> [String] {
+        utf8.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether the UTF-8 bytes of this text end with those of `suffix`.
+    @inlinable
+    public func bytesHasSuffix(_ suffix: some StringProtocol) -> Bool {
+        utf8.reversed().starts(with: suffix.utf8.reversed())
+    }
+}
+
+extension Dictionary where Key == String {
+    /// The value stored under exactly the bytes of `key`; nil when the only stored key is merely canonically
+    /// equivalent to it. Sound for dictionaries whose keys are pairwise inequivalent (every JSON object and
+    /// everything built from one), since a `String`-keyed dictionary cannot hold two equivalent keys.
+    ///
+    /// Setting a value stores it under exactly `key`'s bytes, replacing an equivalent key with other bytes (the
+    /// dictionary cannot hold both; plain `dict[key] = v` would keep the old key's bytes). Setting nil removes
+    /// only a key with exactly these bytes.
+    @inlinable
+    public subscript(exactly key: String) -> Value? {
+        get {
+            guard let index = index(forKey: key), self[index].key.bytesEqual(key) else { return nil }
+            return self[index].value
+        }
+        set {
+            let stored = index(forKey: key)
+            let same = stored.map { self[$0].key.bytesEqual(key) } ?? false
+            if let newValue {
+                if let stored, !same { remove(at: stored) }
+                self.updateValue(newValue, forKey: key)
+            } else if let stored, same {
+                remove(at: stored)
+            }
+        }
+    }
 }
 
 extension Optional where Wrapped: StringProtocol {
@@ -63,5 +112,19 @@ extension Sequence where Element: StringProtocol {
     @inlinable
     public func containsBytes(_ text: some StringProtocol) -> Bool {
         contains { $0.bytesEqual(text) }
+    }
+
+    /// Whether both sequences hold the same texts, byte for byte, in the same order.
+    @inlinable
+    public func bytesEqual(_ other: some Sequence<Element>) -> Bool {
+        elementsEqual(other) { $0.bytesEqual($1) }
+    }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// Whether both maps hold the same keys and values, byte for byte.
+    @inlinable
+    public func bytesEqual(_ other: [String: String]) -> Bool {
+        count == other.count && allSatisfy { other[exactly: $0.key].bytesEqual($0.value) }
     }
 }

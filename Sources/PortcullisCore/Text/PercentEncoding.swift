@@ -42,3 +42,34 @@ public struct PercentEncoding: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension PercentEncoding {
+    /// Decodes `%XX` escapes (either hex case) exactly once; with `plusIsSpace`, `+` is a space (form encoding,
+    /// as S3's `encoding-type=url` listings use it). Nil for a malformed escape or bytes that are not UTF-8:
+    /// a name is never repaired into another name.
+    public static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count)
+        var bytes = text.utf8.makeIterator()
+        func hex(_ c: UInt8?) -> UInt8? {
+            switch c {
+            case (48...57)?: c! - 48
+            case (65...70)?: c! - 55
+            case (97...102)?: c! - 87
+            default: nil
+            }
+        }
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let hi = hex(bytes.next()), let lo = hex(bytes.next()) else { return nil }
+                out.append(hi << 4 | lo)
+            case UInt8(ascii: "+") where plusIsSpace:
+                out.append(0x20)
+            default:
+                out.append(byte)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}

@@ -124,9 +124,9 @@ public enum RulesTestFile {
         }
         var tokens: [String] = []
         if let t = custom.removeValue(forKey: ObjectMetadata.downloadTokensKey) {
-            tokens = t.split(separator: ",").map(String.init)
+            tokens = t.bytesSplit(separator: UInt8(ascii: ","))
         }
-        if let t = string("downloadTokens") { tokens = t.split(separator: ",").map(String.init) }
+        if let t = string("downloadTokens") { tokens = t.bytesSplit(separator: UInt8(ascii: ",")) }
         return ObjectMetadata(
             bucket: string("bucket") ?? bucket, name: string("name") ?? name,
             generation: try int("generation", 1), metageneration: try int("metageneration", 1),

@@ -1,3 +1,5 @@
+internal import PortcullisCore
+
 extension Library {
     /// Elements of a list or set argument.
     static func elements(_ v: Value) -> [Value]? {
@@ -72,19 +74,19 @@ extension Library {
         }
     }
 
-    static func mapMethod(_ m: Method, _ d: [String: Value], _ args: [Value]) -> Value {
+    static func mapMethod(_ m: Method, _ d: [ExactString: Value], _ args: [Value]) -> Value {
         switch m {
         case .size: return .int(Int64(d.count))
-        case .keys: return .list(d.keys.sorted().map(Value.string))
-        case .values: return .list(d.keys.sorted().map { d[$0]! })
+        case .keys: return .list(Value.sortedKeys(d).map(Value.string))
+        case .values: return .list(Value.sortedKeys(d).map { d[ExactString($0)]! })
         case .get:
             switch args[0] {
-            case .string(let k): return d[k] ?? args[1]
+            case .string(let k): return d[ExactString(k)] ?? args[1]
             case .list(let path):
                 var current = Value.map(d)
                 for key in path {
                     guard case .string(let k) = key else { return .fail("get(): key path must be a list of strings") }
-                    guard case .map(let cm) = current, let next = cm[k] else { return args[1] }
+                    guard case .map(let cm) = current, let next = cm[ExactString(k)] else { return args[1] }
                     current = next
                 }
                 return current
@@ -100,8 +102,8 @@ extension Library {
     }
 
     static func mapDiffMethod(_ m: Method, _ diff: MapDiffValue) -> Value {
-        func keys(_ include: (String) -> Bool, from: [String: Value]) -> Value {
-            .set(from.keys.sorted().filter(include).map(Value.string))
+        func keys(_ include: (ExactString) -> Bool, from: [ExactString: Value]) -> Value {
+            .set(Value.sortedKeys(from).filter { include(ExactString($0)) }.map(Value.string))
         }
         let new = diff.new, old = diff.old
         switch m {
@@ -111,8 +113,11 @@ extension Library {
         case .unchangedKeys: return keys({ k in old[k].map { Value.strictEquals($0, new[k]!) } ?? false }, from: new)
         case .affectedKeys:
             var out: [Value] = []
-            for k in new.keys.sorted() where old[k].map({ !Value.strictEquals($0, new[k]!) }) ?? true { out.append(.string(k)) }
-            for k in old.keys.sorted() where new[k] == nil { out.append(.string(k)) }
+            for k in Value.sortedKeys(new).map { ExactString($0) }
+            where old[k].map({ !Value.strictEquals($0, new[k]!) }) ?? true {
+                out.append(.string(k.string))
+            }
+            for k in Value.sortedKeys(old).map { ExactString($0) } where new[k] == nil { out.append(.string(k.string)) }
             return .set(out)
         default: return notFound(m, .mapDiff(diff))
         }
@@ -125,9 +130,11 @@ extension Library {
             guard case .map(let bindings) = args[0] else { return wrongArgument(m, "a map", args[0]) }
             var out: [String] = []
             for seg in p {
-                if seg.hasPrefix("$("), seg.hasSuffix(")") {
-                    let name = String(seg.dropFirst(2).dropLast())
-                    guard case .string(let v)? = bindings[name] else { return .fail("bind(): no string value for '\(name)'") }
+                if seg.utf8.count >= 3, seg.bytesHasPrefix("$("), seg.bytesHasSuffix(")") {
+                    let name = String(decoding: seg.utf8.dropFirst(2).dropLast(), as: UTF8.self)
+                    guard case .string(let v)? = bindings[ExactString(name)] else {
+                        return .fail("bind(): no string value for '\(name)'")
+                    }
                     out.append(v)
                 } else {
                     out.append(seg)

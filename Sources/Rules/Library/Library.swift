@@ -42,7 +42,7 @@ enum Library {
             }
         case .path:
             switch args[0] {
-            case .string(let s): return .path(s.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
+            case .string(let s): return .path(Value.pathSegments(s))
             case .path: return args[0]
             default: return .fail("path() expects a string, received \(args[0].typeName)")
             }

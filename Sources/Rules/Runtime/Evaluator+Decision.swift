@@ -1,3 +1,5 @@
+internal import PortcullisCore
+
 /// Match resolution and the allow/deny decision (rules.md §2.2, §2.6).
 extension Evaluator {
     // MARK: Decision
@@ -52,7 +54,9 @@ extension Evaluator {
         }
         switch block.segments[k] {
         case .literal(let text):
-            guard position < totalSegments, !isMarker(position), host.requestPath[position] == text else { return false }
+            guard position < totalSegments, !isMarker(position), host.requestPath[position].bytesEqual(text) else {
+                return false
+            }
             return match(block, segment: k + 1, position: position + 1, wanted: wanted)
         case .single(let slot, _):
             guard position < totalSegments else { return false }

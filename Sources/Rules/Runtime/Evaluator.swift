@@ -77,7 +77,7 @@ struct Evaluator {
             }
             return .list(out)
         case .map(let entries):
-            var out: [String: Value] = [:]
+            var out: [ExactString: Value] = [:]
             for (ke, ve) in entries {
                 let k = eval(ke)
                 if k.isError { return k }
@@ -85,7 +85,7 @@ struct Evaluator {
                 let v0 = eval(ve)
                 let v = concrete(v0)
                 if v.isError { return v }
-                out[key] = v
+                out[ExactString(key)] = v
             }
             return .map(out)
         case .path(let parts):
@@ -95,7 +95,7 @@ struct Evaluator {
                 case .text(let t): segments.append(t)
                 case .expr(let x):
                     switch eval(x) {
-                    case .string(let s): segments.append(contentsOf: s.split(separator: "/").map(String.init))
+                    case .string(let s): segments.append(contentsOf: Value.pathSegments(s))
                     case .int(let i): segments.append(String(i))
                     case .path(let p): segments.append(contentsOf: p)
                     case .error(let err): return .error(err)
@@ -262,7 +262,7 @@ struct Evaluator {
             if let v = host.field(h, name, field ?? HostField(rawValue: name)) { return v }
             return .fail("Property \(name) is undefined on object \(h.name).")
         case .map(let m):
-            if let v = m[name] { return v }
+            if let v = m[ExactString(name)] { return v }
             return .fail("Property \(name) is undefined on object.")
         case .null:
             return .fail("Null value error. Cannot read property '\(name)' of null.")

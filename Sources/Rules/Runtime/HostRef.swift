@@ -76,7 +76,7 @@ struct HostContext {
             default: return nil
             }
         case .token:
-            return request.auth?.claims[name].map(HostContext.value(fromJSON:))
+            return request.auth?.claims[exactly: name].map(HostContext.value(fromJSON:))
         case .resource(let proposed):
             guard let m = proposed ? request.requestResource : request.resource, let known else { return nil }
             switch known {
@@ -100,7 +100,7 @@ struct HostContext {
             }
         case .metadata(let proposed):
             guard let m = proposed ? request.requestResource : request.resource else { return nil }
-            return m.customMetadata[name].map(Value.string)
+            return m.customMetadata[exactly: name].map(Value.string)
         }
     }
 
@@ -119,9 +119,9 @@ struct HostContext {
     /// The host object as a plain map (deeply), for equality, `keys()`, `diff()` and the like.
     func materialize(_ v: Value) -> Value {
         guard case .host(let h) = v else { return v }
-        var out: [String: Value] = [:]
+        var out: [ExactString: Value] = [:]
         for k in keys(h) {
-            if let f = field(h, k) { out[k] = materialize(f) }
+            if let f = field(h, k) { out[ExactString(k)] = materialize(f) }
         }
         return .map(out)
     }
@@ -134,7 +134,9 @@ struct HostContext {
         case .double(let d): .float(d)
         case .string(let s): .string(s)
         case .array(let a): .list(a.map(value(fromJSON:)))
-        case .object(let o): .map(o.mapValues(value(fromJSON:)))
+        case .object(let o):
+            // JSON member names are pairwise inequivalent (the parser refuses equivalent ones): no key merges.
+            .map(Dictionary(uniqueKeysWithValues: o.map { (ExactString($0.key), value(fromJSON: $0.value)) }))
         }
     }
 }

@@ -1,3 +1,5 @@
+internal import PortcullisCore
+
 /// Operator semantics of rules.md §2.3: dynamic type checks, errors as values, 64-bit overflow is an error.
 enum Operators {
     static func negate(_ v: Value) -> Value {
@@ -115,7 +117,7 @@ enum Operators {
             return .bool(items.contains { Value.looseEquals($0, element) })
         case .map(let m):
             guard case .string(let k) = element else { return .bool(false) }
-            return .bool(m[k] != nil)
+            return .bool(m[ExactString(k)] != nil)
         default:
             return .unsupported("in", element, collection)
         }

@@ -1,4 +1,11 @@
+internal import PortcullisCore
+
 /// A run-time value of the rules language (rules.md §4.1).
+///
+/// Strings are compared as Java compares them (the rules runtime is Java): equal when their code units are
+/// (for valid Unicode: their bytes), ordered by UTF-16 code units. Never by Swift's `String ==`/`<`, which follow
+/// canonical equivalence — a decomposed uid must not equal the composed owner's folder name. Map keys are
+/// `ExactString`s for the same reason.
 ///
 /// Errors are values too (`.error`): they propagate through operators until `&&`/`||` absorb them or the
 /// statement's condition ends up not being `true`. `.host` is a lazily-read view of the request (see
@@ -11,7 +18,7 @@ enum Value: Sendable {
     case string(String)
     case bytes([UInt8])
     case list([Value])
-    case map([String: Value])
+    case map([ExactString: Value])
     /// Elements are unique (by strict equality); order is insertion order.
     case set([Value])
     case mapDiff(MapDiffValue)
@@ -63,8 +70,8 @@ struct EvalError: Sendable, Error, Equatable {
 
 /// Result of `map.diff(other)`: receiver is "new", argument is "old".
 struct MapDiffValue: Sendable {
-    var new: [String: Value]
-    var old: [String: Value]
+    var new: [ExactString: Value]
+    var old: [ExactString: Value]
 }
 
 // MARK: Equality and ordering
@@ -86,7 +93,7 @@ extension Value {
         case (.bool(let x), .bool(let y)): return x == y
         case (.int(let x), .int(let y)): return x == y
         case (.float(let x), .float(let y)): return x == y
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return x.bytesEqual(y)
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
@@ -101,7 +108,7 @@ extension Value {
         case (.set(let x), .set(let y)):
             guard x.count == y.count else { return false }
             return x.allSatisfy { e in y.contains { strictEquals(e, $0) } }
-        case (.path(let x), .path(let y)): return x == y
+        case (.path(let x), .path(let y)): return x.bytesEqual(y)
         case (.timestamp(let x), .timestamp(let y)): return x == y
         case (.duration(let x), .duration(let y)): return x == y
         case (.latlng(let a1, let b1), .latlng(let a2, let b2)): return a1 == a2 && b1 == b2
@@ -118,13 +125,36 @@ extension Value {
         case (.int(let x), .float(let y)): return y.isNaN ? nil : cmp(Double(x), y)
         case (.float(let x), .int(let y)): return x.isNaN ? nil : cmp(x, Double(y))
         case (.float(let x), .float(let y)): return x.isNaN || y.isNaN ? nil : cmp(x, y)
-        case (.string(let x), .string(let y)):
-            if x == y { return 0 }
-            return x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : 1
+        case (.string(let x), .string(let y)): return compareUTF16(x, y)
         case (.timestamp(let x), .timestamp(let y)): return cmp(x, y)
         case (.duration(let x), .duration(let y)): return cmp(x, y)
         default: return nil
         }
+    }
+
+    /// Java's `String.compareTo`: UTF-16 code unit order (which differs from scalar order above U+FFFF:
+    /// surrogates D800–DFFF sort below U+E000–U+FFFF).
+    static func compareUTF16(_ x: String, _ y: String) -> Int {
+        var a = x.utf16.makeIterator(), b = y.utf16.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let p?, let q?): if p != q { return p < q ? -1 : 1 }
+            }
+        }
+    }
+
+    /// The `/`-separated segments of `text`, empty ones dropped, split on the `/` byte (a `Character` split would
+    /// miss a `/` followed by a combining mark, which forms one grapheme cluster with it).
+    static func pathSegments(_ text: String) -> [String] {
+        text.bytesSplit(separator: UInt8(ascii: "/"))
+    }
+
+    /// Map keys in Java string order (what `keys()`, `values()` and `diff()` sets list).
+    static func sortedKeys(_ map: [ExactString: Value]) -> [String] {
+        map.keys.map(\.string).sorted { compareUTF16($0, $1) < 0 }
     }
 
     /// Appends `element` to a set's storage unless an equal element is present.
@@ -148,7 +178,7 @@ extension Value {
         case .list(let l): return "[" + l.map(\.rendered).joined(separator: ", ") + "]"
         case .set(let l): return "set(" + l.map(\.rendered).joined(separator: ", ") + ")"
         case .map(let m):
-            return "{" + m.keys.sorted().map { "'\($0)': \(m[$0]!.rendered)" }.joined(separator: ", ") + "}"
+            return "{" + Value.sortedKeys(m).map { "'\($0)': \(m[ExactString($0)]!.rendered)" }.joined(separator: ", ") + "}"
         case .mapDiff: return "map_diff"
         case .path(let p): return "path('/" + p.joined(separator: "/") + "')"
         case .timestamp(let t): return "timestamp(" + TimeMath.format(t) + ")"

@@ -189,6 +189,12 @@ public struct ListRequest: Sendable, Equatable {
         self.firebaseView = firebaseView
         self.includeMetadata = includeMetadata
     }
+
+    /// Every text field compared by bytes.
+    public static func == (a: ListRequest, b: ListRequest) -> Bool {
+        a.maxResults == b.maxResults && a.bucket.bytesEqual(b.bucket) && a.prefix.bytesEqual(b.prefix)
+            && a.delimiter.bytesEqual(b.delimiter) && a.cursor.bytesEqual(b.cursor)
+    }
 }
 
 public struct ListPage: Sendable, Equatable {
@@ -205,6 +211,11 @@ public struct ListPage: Sendable, Equatable {
         self.prefixes = prefixes
         self.nextCursor = nextCursor
         self.objects = objects
+    }
+
+    /// Names and cursor compared by bytes.
+    public static func == (a: ListPage, b: ListPage) -> Bool {
+        a.items.bytesEqual(b.items) && a.prefixes.bytesEqual(b.prefixes) && a.nextCursor.bytesEqual(b.nextCursor)
     }
 }
 

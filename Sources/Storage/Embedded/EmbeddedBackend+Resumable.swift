@@ -37,7 +37,7 @@ extension EmbeddedBackend {
             guard locked.size == offset else { throw .offsetMismatch(current: locked.size) }
             // Continue this process's running checksum when it covers exactly the bytes before `offset`.
             let running: BodyChecksum? = offset == 0 ? BodyChecksum() : store.stagedChecksums.withLock { map in
-                map[handle].flatMap { $0.byteCount == offset ? $0 : nil }
+                map[ExactString(handle)].flatMap { $0.byteCount == offset ? $0 : nil }
             }
             try await pool.run { () throws(StorageError) in
                 try FileSystem.truncate(appender.descriptor, to: offset, path: path)
@@ -69,10 +69,10 @@ extension EmbeddedBackend {
             let checksum = appender.runningChecksum
             store.stagedChecksums.withLock { map in
                 if let checksum, checksum.byteCount == newSize,
-                   map[handle] != nil || map.count < EmbeddedStore.maxTrackedChecksums {
-                    map[handle] = checksum
+                   map[ExactString(handle)] != nil || map.count < EmbeddedStore.maxTrackedChecksums {
+                    map[ExactString(handle)] = checksum
                 } else {
-                    map[handle] = nil
+                    map[ExactString(handle)] = nil
                 }
             }
             store.stagingInFlight.subtract(reserved, ordering: .relaxed)
@@ -126,7 +126,7 @@ extension EmbeddedBackend {
                 try FileSystem.truncate(lock.descriptor, to: session.size, path: path)
                 try lock.sync()
             }
-            let tracked = store.stagedChecksums.withLock { map in map[handle] }
+            let tracked = store.stagedChecksums.withLock { map in map[ExactString(handle)] }
             let checksums: ObjectChecksums
             if let tracked, tracked.byteCount == session.size {
                 checksums = tracked.finish()   // computed while the chunks were appended; no re-read
@@ -136,7 +136,7 @@ extension EmbeddedBackend {
             try verify(checksums, options: options)
             let metadata = try await commit(object, source: path, keepSource: true, checksums: checksums,
                                             attributes: attributes, options: options, stagingID: handle)
-            store.stagedChecksums.withLock { map in map[handle] = nil }
+            store.stagedChecksums.withLock { map in map[ExactString(handle)] = nil }
             await pool.runQuietly {
                 FileSystem.remove(path)
                 lock.close()
@@ -154,7 +154,7 @@ extension EmbeddedBackend {
         _ = try await store.writer.run { (db) throws(StorageError) -> Bool in
             try StagingArea.close(db, id: handle, state: .cancelled, generation: nil, now: .now())
         }
-        store.stagedChecksums.withLock { map in map[handle] = nil }
+        store.stagedChecksums.withLock { map in map[ExactString(handle)] = nil }
         await store.blobs.remove(store.layout.stagingFile(handle))
     }
 
@@ -166,7 +166,9 @@ extension EmbeddedBackend {
         let session = try await store.reader().run { (db) throws(StorageError) -> StagingArea.Session? in
             try StagingArea.fetch(db, id: handle)
         }
-        guard let session, session.bucket == object.bucket, session.name == object.name else { throw .notFound }
+        guard let session, session.bucket.bytesEqual(object.bucket), session.name.bytesEqual(object.name) else {
+            throw .notFound
+        }
         return session
     }
 

@@ -84,7 +84,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     }
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        guard request.bucket == bucket else { throw .bucketNotFound(request.bucket) }
+        guard request.bucket.bytesEqual(bucket) else { throw .bucketNotFound(request.bucket) }
         guard (1...1000).contains(request.maxResults) else {
             throw .invalidArgument("maxResults must be between 1 and 1000")
         }
@@ -234,7 +234,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     // MARK: - Helpers
 
     func check(_ object: ObjectPath) throws(StorageError) {
-        guard object.bucket == bucket else { throw .bucketNotFound(object.bucket) }
+        guard object.bucket.bytesEqual(bucket) else { throw .bucketNotFound(object.bucket) }
     }
 
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {

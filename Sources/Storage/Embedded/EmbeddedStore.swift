@@ -23,16 +23,17 @@ final class EmbeddedStore: Sendable {
     /// first `byteCount` bytes of its staging file, so finalize can skip re-reading the whole file. Memory
     /// only (lost on a crash, absent for another process's appends): finalize falls back to reading the file
     /// whenever the entry does not cover exactly the recorded size. Bounded by `maxTrackedChecksums`.
-    let stagedChecksums = Mutex<[String: BodyChecksum]>([:])
+    let stagedChecksums = Mutex<[ExactString: BodyChecksum]>([:])
     static let maxTrackedChecksums = 4096
     private let lockDescriptor: Int32
     private let maintenance: DispatchQueue
     /// Set once at the end of `init` (before the store is shared), read in `deinit`.
     nonisolated(unsafe) private var timer: (any DispatchSourceTimer)?
 
-    /// Live stores by canonical directory. Guarded by `registryQueue` (a serial queue rather than `Mutex`:
+    /// Live stores by canonical directory, keyed by its bytes (two directories whose names are canonically
+    /// equivalent are two directories to the file system). Guarded by `registryQueue` (a serial queue rather than `Mutex`:
     /// ThreadSanitizer understands Dispatch, while `Mutex`'s futex fast path on Linux is invisible to it).
-    nonisolated(unsafe) private static var registry: [String: WeakStore] = [:]
+    nonisolated(unsafe) private static var registry: [ExactString: WeakStore] = [:]
     private static let registryQueue = DispatchQueue(label: "portcullis.embedded.registry")
 
     private struct WeakStore: @unchecked Sendable { weak var store: EmbeddedStore? }
@@ -43,10 +44,10 @@ final class EmbeddedStore: Sendable {
         try FileSystem.makeDirectories(directory)
         let root = FileSystem.canonicalPath(directory) ?? directory
         let result: Result<EmbeddedStore, StorageError> = registryQueue.sync {
-            if let existing = registry[root]?.store { return .success(existing) }
+            if let existing = registry[ExactString(root)]?.store { return .success(existing) }
             do throws(StorageError) {
                 let store = try EmbeddedStore(root: root, options: options)
-                registry[root] = WeakStore(store: store)
+                registry[ExactString(root)] = WeakStore(store: store)
                 return .success(store)
             } catch {
                 return .failure(error)

@@ -24,8 +24,8 @@ enum FileSystem {
 
     /// Creates `path` and any missing parents (`mkdir -p`).
     static func makeDirectories(_ path: String) throws(StorageError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
+        var prefix = path.bytesHasPrefix("/") ? "/" : ""
+        for component in path.bytesSplit(separator: UInt8(ascii: "/")) {
             prefix += component
             try makeDirectory(prefix)
             prefix += "/"

@@ -23,11 +23,11 @@ struct GarbageCollector {
             if isStale(path), FileSystem.remove(path) { removed += 1 }
         }
         let expiry = now.nanosecondsSinceEpoch - store.options.stagingIdleExpirySeconds * 1_000_000_000
-        let activeSessions = try store.writer.runSync { (db) throws(StorageError) -> Set<String> in
+        let activeSessions = try store.writer.runSync { (db) throws(StorageError) -> Set<ExactString> in
             try StagingArea.expire(db, idleBefore: expiry)
             return try StagingArea.activeIDs(db)
         }
-        for name in FileSystem.entries(of: layout.staging) where !activeSessions.contains(name) {
+        for name in FileSystem.entries(of: layout.staging) where !activeSessions.contains(ExactString(name)) {
             let path = layout.stagingFile(name)
             if isStale(path), FileSystem.remove(path) { removed += 1 }
         }

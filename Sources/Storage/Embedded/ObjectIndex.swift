@@ -5,11 +5,13 @@ import PortcullisCore
 ///
 /// Names are stored as BLOBs of their UTF-8 bytes: SQLite compares BLOBs with `memcmp`, so the primary key
 /// `(bucket, name)` of the `WITHOUT ROWID` table orders each bucket's names in UTF-8 byte order, and a list
-/// page is a range scan of that key.
+/// page is a range scan of that key. Bucket names and ids are TEXT with the `BINARY` collation (`memcmp` of
+/// the UTF-8; SQLite's default, spelled out because identity must never depend on a collation): canonically
+/// equivalent spellings are different keys here, as everywhere.
 enum ObjectIndex {
     static let schema = """
         CREATE TABLE IF NOT EXISTS buckets (
-            name TEXT PRIMARY KEY NOT NULL,
+            name TEXT COLLATE BINARY PRIMARY KEY NOT NULL,
             time_created INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS counters (
@@ -17,7 +19,7 @@ enum ObjectIndex {
             value INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS objects (
-            bucket TEXT NOT NULL,
+            bucket TEXT COLLATE BINARY NOT NULL,
             name BLOB NOT NULL,
             generation INTEGER NOT NULL,
             metageneration INTEGER NOT NULL,

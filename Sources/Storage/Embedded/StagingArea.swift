@@ -10,8 +10,8 @@ import PortcullisCore
 enum StagingArea {
     static let schema = """
         CREATE TABLE IF NOT EXISTS staging (
-            id TEXT PRIMARY KEY NOT NULL,
-            bucket TEXT NOT NULL,
+            id TEXT COLLATE BINARY PRIMARY KEY NOT NULL,
+            bucket TEXT COLLATE BINARY NOT NULL,
             name BLOB NOT NULL,
             attributes TEXT NOT NULL,
             declared_size INTEGER,
@@ -106,10 +106,10 @@ enum StagingArea {
         try statement.run()
     }
 
-    static func activeIDs(_ db: SQLiteDatabase) throws(StorageError) -> Set<String> {
+    static func activeIDs(_ db: SQLiteDatabase) throws(StorageError) -> Set<ExactString> {
         let statement = try db.statement("SELECT id FROM staging WHERE state = 'active'")
-        var ids = Set<String>()
-        while try statement.step() { if let id = statement.text(0) { ids.insert(id) } }
+        var ids = Set<ExactString>()
+        while try statement.step() { if let id = statement.text(0) { ids.insert(ExactString(id)) } }
         return ids
     }
 }

@@ -189,7 +189,8 @@ extension GCSBackend: ResumableStaging {
                                body: any ByteStream) async throws(StorageError) -> Int64 {
         let spool: ObjectPath
         do {
-            spool = try ObjectPath(bucket: object.bucket, name: GCSUploadRecord.objectName(session: upload.session) + ".chunk")
+            spool = try ObjectPath(bucket: object.bucket,
+                                   reservedName: GCSUploadRecord.objectName(session: upload.session) + ".chunk")
         } catch { throw .internalError("spool name: \(error)") }
         let written = try await writeObject(spool, body: body, attributes: ObjectAttributes(), options: WriteOptions())
         do throws(StorageError) {

@@ -175,7 +175,7 @@ public final class GCSBackend: StorageBackend {
             let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
             var entries: [UpstreamListing.Entry] = []
             for item in json?["items"]?.arrayValue ?? [] {
-                guard let name = item["name"]?.stringValue, !name.hasPrefix(GCSBackend.stagingPrefix) else { continue }
+                guard let name = item["name"]?.stringValue, !name.bytesHasPrefix(GCSBackend.stagingPrefix) else { continue }
                 // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
                 // compensated by dropping what lies before it.
                 guard !Array(name.utf8).lexicographicallyPrecedes(Array(from.utf8)) else { continue }
@@ -215,25 +215,30 @@ public final class GCSBackend: StorageBackend {
         // PATCH with merge semantics, guarded by the (meta)generation we merged against, so it is atomic on GCS.
         var body = [String: JSONValue]()
         func field(_ key: String, _ old: String?, _ new: String?) {
-            if old != new { body[key] = new.map { .string($0) } ?? .null }
+            if !old.bytesEqual(new) { body[key] = new.map { .string($0) } ?? .null }
         }
         field("contentType", current.contentType, next.contentType)
         field("contentEncoding", current.contentEncoding, next.contentEncoding)
         field("contentDisposition", current.contentDisposition, next.contentDisposition)
         field("contentLanguage", current.contentLanguage, next.contentLanguage)
         field("cacheControl", current.cacheControl, next.cacheControl)
-        var metadata = [String: JSONValue]()
-        for key in current.customMetadata.keys where next.customMetadata[key] == nil { metadata[key] = .null }
-        for (key, value) in next.customMetadata where current.customMetadata[key] != value { metadata[key] = .string(value) }
-        if current.downloadTokens != next.downloadTokens {
-            metadata[ObjectMetadata.downloadTokensKey] = next.downloadTokens.isEmpty
-                ? .null : .string(next.downloadTokens.joined(separator: ","))
+        // Custom keys by their bytes, as a list: a key replaced by a canonically equivalent spelling must be
+        // removed and the new one set in one object, which a String-keyed dictionary cannot hold.
+        var metadata = [(String, JSONValue)]()
+        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil { metadata.append((key, .null)) }
+        for (key, value) in next.customMetadata where !current.customMetadata[exactly: key].bytesEqual(value) {
+            metadata.append((key, .string(value)))
         }
-        if !metadata.isEmpty { body["metadata"] = .object(metadata) }
+        if !current.downloadTokens.bytesEqual(next.downloadTokens) {
+            metadata.append((ObjectMetadata.downloadTokensKey, next.downloadTokens.isEmpty
+                ? .null : .string(next.downloadTokens.joined(separator: ","))))
+        }
         let query = [("ifMetagenerationMatch", String(current.metageneration)),
                      ("ifGenerationMatch", String(current.generation))]
         let (_, _, json) = try await sendJSON("PATCH", objectURL(object.name, query: query),
-                                              json: .object(body), op: "update", idempotent: false)
+                                              headers: [("Content-Type", "application/json; charset=utf-8")],
+                                              op: "update", idempotent: false,
+                                              rawBody: Self.patchBody(fields: body, metadata: metadata))
         var updated = next
         if let json, let answered = try? GCSObjectCoding.metadata(from: json, bucket: object.bucket) {
             updated.generation = answered.generation
@@ -242,6 +247,23 @@ public final class GCSBackend: StorageBackend {
             if answered.updated > current.updated { updated.updated = answered.updated }
         }
         return updated
+    }
+
+    /// `{<fields>, "metadata": {<pairs in order>}}`: the PATCH body, with metadata members written as given.
+    static func patchBody(fields: [String: JSONValue], metadata: [(String, JSONValue)]) -> [UInt8] {
+        var out = Array(JSONValue.object(fields).encoded().utf8)
+        guard !metadata.isEmpty else { return out }
+        out.removeLast()  // "}"
+        if out.count > 1 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: #""metadata":{"#.utf8)
+        for (i, (key, value)) in metadata.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.encodeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            value.encode(into: &out)
+        }
+        out.append(contentsOf: "}}".utf8)
+        return out
     }
 
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
@@ -272,19 +294,18 @@ public final class GCSBackend: StorageBackend {
     /// hashes) and spooled chunks; they are hidden from listings. Records of finished uploads are a few bytes
     /// each and stay: a bucket lifecycle rule (`matchesPrefix: [".portcullis-staging/"]`, age ≥ 8 days, past
     /// GCS's one-week session lifetime) removes them.
-    static let stagingPrefix = ".portcullis-staging/"
+    static let stagingPrefix = ObjectPath.reservedPrefix
 
-    /// Names no v0 call can reach: the gateway's own staging objects, and `.` / `..`, which GCS refuses as
-    /// object names (they would be path segments in the JSON API's URL). Reads of them are "no such object".
+    /// The gateway's own staging objects are no object of the caller's. The object-name policy (`ObjectPath`)
+    /// already refuses such names, and `.`/`..` too; this is defence in depth. Reads are "no such object".
     static func checkAddressable(_ name: String) throws(StorageError) {
-        if name.hasPrefix(stagingPrefix) || name == "." || name == ".." { throw .notFound }
+        if name.bytesHasPrefix(stagingPrefix) { throw .notFound }
     }
 
     /// Writes to a name `checkAddressable` hides are refused as the caller's error, not sent upstream.
     static func checkWritable(_ name: String) throws(StorageError) {
-        if name.hasPrefix(stagingPrefix) {
+        if name.bytesHasPrefix(stagingPrefix) {
             throw .invalidArgument("Object names under \(stagingPrefix) are reserved by the gateway.")
         }
-        if name == "." || name == ".." { throw .invalidArgument("GCS does not allow the object names '.' and '..'.") }
     }
 }

@@ -17,8 +17,8 @@ enum GCSObjectCoding {
         var tokens = [String]()
         for (key, value) in json["metadata"]?.objectValue ?? [:] {
             guard let value = value.stringValue else { continue }
-            if key == ObjectMetadata.downloadTokensKey {
-                tokens = value.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
+                tokens = value.bytesSplit(separator: UInt8(ascii: ","))
             } else {
                 custom[key] = value
             }
@@ -45,7 +45,7 @@ enum GCSObjectCoding {
         if let contentLanguage { object["contentLanguage"] = .string(contentLanguage) }
         if let cacheControl { object["cacheControl"] = .string(cacheControl) }
         var metadata = custom.mapValues { JSONValue.string($0) }
-        if !tokens.isEmpty { metadata[ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ",")) }
+        if !tokens.isEmpty { metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ",")) }
         if !metadata.isEmpty { object["metadata"] = .object(metadata) }
         return .object(object)
     }

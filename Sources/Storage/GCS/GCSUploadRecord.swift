@@ -26,7 +26,7 @@ struct GCSUploadHandle: Equatable {
     /// Parses `text` for `object`; nil when it is not a handle of ours for that object and session prefix.
     init?(parsing text: String, object: ObjectPath, sessionPrefix: String) {
         let parts = text.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == Self.version else { return nil }
+        guard parts.count == 4, parts[0].bytesEqual(Self.version) else { return nil }
         if parts[1] == "-" {
             declaredSize = nil
         } else {
@@ -35,7 +35,9 @@ struct GCSUploadHandle: Equatable {
         }
         objectDigest = String(parts[2])
         session = String(parts[3])
-        guard objectDigest == Self.digest(object), Self.isSession(session, prefix: sessionPrefix) else { return nil }
+        guard objectDigest.bytesEqual(Self.digest(object)), Self.isSession(session, prefix: sessionPrefix) else {
+            return nil
+        }
     }
 
     init(declaredSize: Int64?, object: ObjectPath, session: String) {
@@ -47,7 +49,7 @@ struct GCSUploadHandle: Equatable {
     /// A session URI we are willing to call: under the configured endpoint's upload path for our bucket
     /// (`…/upload/storage/v1/b/BUCKET/o?…`), printable ASCII only (no header or request-line injection).
     static func isSession(_ uri: String, prefix: String) -> Bool {
-        uri.hasPrefix(prefix) && uri.utf8.count > prefix.utf8.count && uri.utf8.count <= 4096
+        uri.bytesHasPrefix(prefix) && uri.utf8.count > prefix.utf8.count && uri.utf8.count <= 4096
             && uri.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 }
@@ -88,7 +90,7 @@ enum GCSUploadRecord: Equatable {
     init?(decoding bytes: [UInt8]) {
         guard let newline = bytes.firstIndex(of: 0x0A), newline <= 256 else { return nil }
         let header = String(decoding: bytes[..<newline], as: UTF8.self)
-        guard header.hasPrefix(Self.prefix) else { return nil }
+        guard header.bytesHasPrefix(Self.prefix) else { return nil }
         let fields = header.dropFirst(Self.prefix.count).split(separator: " ")
         switch (fields.first, fields.count) {
         case ("active"?, 3):

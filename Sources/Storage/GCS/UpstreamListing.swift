@@ -7,6 +7,10 @@ import PortcullisCore
 /// the flat listing at the folder's successor, so a prefix appears exactly once in the listing. With
 /// `includeMetadata`, items carry the metadata the listing returned (GCS returns whole resources); items it
 /// did not describe (S3 lists keys and sizes only) are looked up with `describe`, a few at a time.
+///
+/// Every comparison here is on UTF-8 bytes (`ListPageBuilder` works on byte arrays): `String.hasPrefix` and
+/// `==` compare canonical equivalents as equal, so a name like `"dir/\u{301}x"` would not "start with" `dir/`
+/// and a cursor naming one spelling of a name would skip its canonically equivalent twin.
 struct UpstreamListing {
     /// One listed name, with its metadata when the upstream listing returns it.
     struct Entry: Sendable {
@@ -109,5 +113,35 @@ struct UpstreamListing {
             out.objects.append(metadata)
         }
         return out
+    }
+
+    /// The smallest string greater than every name starting with `prefix`: its last scalar incremented (byte
+    /// order is scalar order in UTF-8), dropping trailing U+10FFFF; nil when nothing is greater.
+    static func successor(_ prefix: String) -> String? {
+        var scalars = Array(prefix.unicodeScalars)
+        while let last = scalars.popLast() {
+            var next = last.value + 1
+            if next == 0xD800 { next = 0xE000 }
+            if let scalar = Unicode.Scalar(next) {
+                scalars.append(scalar)
+                return String(String.UnicodeScalarView(scalars))
+            }
+        }
+        return nil
+    }
+
+    /// A string below `name` in byte order with no name between them except ones continuing it with U+10FFFF
+    /// (the last scalar decremented, then U+10FFFF): a `start-after` that still includes `name`. Callers must not
+    /// rely on the gap being empty (see `S3Backend.fetchFlat`).
+    static func predecessor(_ name: String) -> String {
+        var scalars = Array(name.unicodeScalars)
+        guard let last = scalars.popLast() else { return "" }
+        if last.value > 0 {
+            var previous = last.value - 1
+            if (0xD800...0xDFFF).contains(previous) { previous = 0xD7FF }
+            scalars.append(Unicode.Scalar(previous)!)
+            scalars.append("\u{10FFFF}")
+        }
+        return String(String.UnicodeScalarView(scalars))
     }
 }

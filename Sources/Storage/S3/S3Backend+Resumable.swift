@@ -258,34 +258,31 @@ extension S3Backend: ResumableStaging {
         }
         let folder = Self.uploadFolder(handle)
         var entries = [(name: String, size: Int64)]()
-        var after = ""
+        var continuation: String?
         while true {
-            var query = [("list-type", "2"), ("max-keys", "1000"), ("prefix", folder)]
-            if !after.isEmpty { query.append(("start-after", after)) }
-            let (_, body) = try await exchange("GET", url(nil, query: query), op: "upload_state", idempotent: true)
-            let document = try S3XMLDocument.parse(body)
-            guard document.keys.count == document.sizes.count else { throw .internalError("S3 listing without sizes") }
-            for (key, size) in zip(document.keys, document.sizes) where key.hasPrefix(folder) {
-                entries.append((String(key.dropFirst(folder.count)), size))
+            var query = [("encoding-type", "url"), ("list-type", "2"), ("max-keys", "1000"), ("prefix", folder)]
+            if let continuation { query.append(("continuation-token", continuation)) }
+            let page = try await listObjects(query, op: "upload_state")
+            for (key, size) in page.keys where key.bytesHasPrefix(folder) {
+                entries.append((String(decoding: key.utf8.dropFirst(folder.utf8.count), as: UTF8.self), size))
             }
-            guard document.isTruncated, let last = document.keys.last else { break }
-            after = last
+            guard page.isTruncated, let token = page.nextContinuationToken else { break }
+            continuation = token
         }
         let expected = "a-" + Self.objectHash(object) + "-"
-        guard let marker = entries.first(where: { $0.name.hasPrefix("a-") }), marker.name.hasPrefix(expected) else {
-            throw .notFound
-        }
-        let declaredText = marker.name.dropFirst(expected.count)
+        guard let marker = entries.first(where: { $0.name.bytesHasPrefix("a-") }), marker.name.bytesHasPrefix(expected)
+        else { throw .notFound }
+        let declaredText = String(decoding: marker.name.utf8.dropFirst(expected.utf8.count), as: UTF8.self)
         var upload = StagedUpload(declared: Int64(declaredText), phase: .active, chunks: [], staged: 0)
         for entry in entries {
             if entry.name == "x-cancelled" {
                 upload.phase = .cancelled
-            } else if entry.name.hasPrefix("z-") {
+            } else if entry.name.bytesHasPrefix("z-") {
                 let parts = entry.name.dropFirst(2).split(separator: "-")
                 if parts.count == 2, let size = Int64(parts[0]), let generation = Int64(parts[1]) {
                     upload.phase = .finalized(size: size, generation: generation)
                 }
-            } else if entry.name.hasPrefix("c-"), let offset = Int64(entry.name.dropFirst(2)), offset == upload.staged,
+            } else if entry.name.bytesHasPrefix("c-"), let offset = Int64(entry.name.dropFirst(2)), offset == upload.staged,
                       entry.size > 0 {
                 // Listing order is offset order (fixed-width names); a gap ends the contiguous bytes.
                 upload.chunks.append(entry)

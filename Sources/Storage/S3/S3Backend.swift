@@ -19,7 +19,9 @@ public import Upstream
 ///   of the whole body (their S3 ETag is not an MD5 and is never reported).
 /// - Keys are sent RFC 3986-encoded per path segment (`/` kept, dot segments verbatim) and signed by
 ///   `S3Signer` (not libcurl, whose 7.88 signer misorders prefix-sharing header names).
-/// - Names under `.portcullis-staging/` are reserved (hidden from every v0 call).
+/// - Names under `.portcullis-staging/` are reserved (`ObjectPath.reservedPrefix`; hidden from every listing).
+/// - Listings ask for `encoding-type=url`, so a key holding a character XML 1.0 cannot carry (most C0
+///   controls, U+FFFE, U+FFFF) arrives percent-encoded instead of breaking the whole listing (S3Backend+List).
 /// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 → `.upstreamDenied`, SlowDown/503 →
 /// `.unavailable(retryAfter:)`.
 public final class S3Backend: StorageBackend {
@@ -110,14 +112,16 @@ public final class S3Backend: StorageBackend {
         var own = [String: String]()
         for (name, value) in headers {
             let lower = name.lowercased()
-            guard lower.hasPrefix(Self.metaPrefix) else { continue }
-            let key = String(lower.dropFirst(Self.metaPrefix.count))
-            if lower == Self.tokensHeader {
-                tokens = value.split(separator: ",").map(String.init).filter { !$0.isEmpty }
-            } else if key.hasPrefix("portcullis-") {
+            guard lower.bytesHasPrefix(Self.metaPrefix) else { continue }
+            let key = String(decoding: lower.utf8.dropFirst(Self.metaPrefix.utf8.count), as: UTF8.self)
+            if lower.bytesEqual(Self.tokensHeader) {
+                tokens = value.bytesSplit(separator: UInt8(ascii: ","))
+            } else if key.bytesHasPrefix("portcullis-") {
                 own[key] = value
             } else {
-                custom[S3MetadataKey.decode(key)] = S3MetadataKey.decodeValue(value)
+                // Two stored keys that decode to canonically equivalent spellings cannot both live in the
+                // model's map: the later one (header order) is kept, with its own bytes.
+                custom[exactly: S3MetadataKey.decode(key)] = S3MetadataKey.decodeValue(value)
             }
         }
         let modified = headers.first(ignoringCase: "last-modified").flatMap { Self.parseHTTPDate($0) }
@@ -147,7 +151,7 @@ public final class S3Backend: StorageBackend {
         if let v = metadata.contentDisposition { headers.append(("Content-Disposition", v)) }
         if let v = metadata.contentLanguage { headers.append(("Content-Language", v)) }
         if let v = metadata.cacheControl { headers.append(("Cache-Control", v)) }
-        for (key, value) in metadata.customMetadata.sorted(by: { $0.key < $1.key }) {
+        for (key, value) in metadata.customMetadata.sorted(by: { $0.key.bytesLess(than: $1.key) }) {
             headers.append((Self.metaPrefix + S3MetadataKey.encode(key), S3MetadataKey.encodeValue(value)))
         }
         if !metadata.downloadTokens.isEmpty {
@@ -192,61 +196,12 @@ public final class S3Backend: StorageBackend {
         return ObjectRead(metadata: metadata, range: resolved, body: .stream(response.body))
     }
 
-    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        let bucket = request.bucket
-        return try await UpstreamListing.page(request, fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
-            let (names, more) = try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
-            return (names.map { UpstreamListing.Entry(name: $0) }, more)
-        }, describe: { [self] (name: String) async throws(StorageError) in
-            // ListObjectsV2 carries no user metadata: one HEAD per listed item.
-            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
-            do throws(StorageError) { return try await metadata(of: path) } catch .notFound { return nil }
-        })
-    }
-
-    /// One flat fetch of names ≥ `from`, with the hidden staging names cut out: a fetch that runs into
-    /// `stagingPrefix` stops there and continues after it, so the names returned stay contiguous in byte order.
-    func fetchVisible(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool) {
-        func fetch(_ from: String, _ limit: Int) async throws(StorageError) -> (names: [String], more: Bool) {
-            var query = [("list-type", "2"), ("max-keys", String(limit)), ("prefix", prefix)]
-            // start-after is exclusive; the listing asks for names ≥ from, so start after its predecessor.
-            if !from.isEmpty { query.append(("start-after", Self.predecessor(from))) }
-            let (_, body) = try await exchange("GET", url(nil, query: query), op: "list", idempotent: true)
-            let document = try S3XMLDocument.parse(body)
-            let ordered = document.keys.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
-            return (ordered, document.isTruncated)
-        }
-        let hiddenEnd = Self.successor(Self.stagingPrefix)
-        var start = from
-        if Self.isHidden(start) { start = hiddenEnd }
-        let first = try await fetch(start, limit)
-        guard let cut = first.names.firstIndex(where: Self.isHidden) else { return first }
-        let before = Array(first.names[..<cut])
-        let after = try await fetch(hiddenEnd, max(1, limit - before.count))
-        return (before + after.names, after.more)
-    }
-
     /// Names under this prefix are the gateway's own (staged writes and resumable chunks): never listed, read,
-    /// written or deleted through the v0 API. Recommended: an S3 lifecycle rule expiring them after a few days.
-    static let stagingPrefix = ".portcullis-staging/"
+    /// written or deleted through the v0 API (the object-name policy refuses them). Recommended: an S3
+    /// lifecycle rule expiring them after a few days.
+    static let stagingPrefix = ObjectPath.reservedPrefix
 
-    static func isHidden(_ name: String) -> Bool { name.hasPrefix(stagingPrefix) }
-
-    /// The smallest string above every name starting with `prefix` (its last byte + 1; `/` → `0`).
-    static func successor(_ prefix: String) -> String {
-        var bytes = Array(prefix.utf8)
-        let last = bytes.removeLast()
-        bytes.append(last + 1)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// A string just below `name` in byte order, so `start-after` includes `name` itself.
-    static func predecessor(_ name: String) -> String {
-        var bytes = Array(name.utf8)
-        guard let last = bytes.popLast() else { return "" }
-        if last > 0 { bytes.append(last - 1); bytes.append(contentsOf: [UInt8](repeating: 0xEF, count: 3)) }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func isHidden(_ name: String) -> Bool { name.bytesHasPrefix(stagingPrefix) }
 
     public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
                                preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {

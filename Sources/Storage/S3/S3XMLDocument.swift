@@ -3,7 +3,8 @@ import Foundation
 import FoundationXML
 #endif
 
-/// Parses ListObjectsV2, multipart (Initiate/Complete/CopyPart) and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
+/// Parses ListObjectsV2 (keys exactly as sent: percent-encoded when the request asked for `encoding-type=url`,
+/// which every listing of ours does — see S3Backend+List), multipart (Initiate/Complete/CopyPart) and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
 /// XML on Linux, so `parserError` is always checked.
 final class S3XMLDocument: NSObject, XMLParserDelegate {
     private(set) var keys: [String] = []
@@ -14,6 +15,8 @@ final class S3XMLDocument: NSObject, XMLParserDelegate {
     /// The `ETag` of a CopyObject, UploadPartCopy or CompleteMultipartUpload result.
     private(set) var resultETag: String?
     private(set) var isTruncated = false
+    /// `ListBucketResult/NextContinuationToken` (opaque, never URL-encoded).
+    private(set) var nextContinuationToken: String?
     private(set) var errorCode: String?
     private(set) var errorMessage: String?
     private var path: [String] = []
@@ -47,6 +50,7 @@ final class S3XMLDocument: NSObject, XMLParserDelegate {
         case ("CopyObjectResult", "ETag"), ("CopyPartResult", "ETag"), ("CompleteMultipartUploadResult", "ETag"):
             resultETag = text
         case ("ListBucketResult", "IsTruncated"): isTruncated = text == "true"
+        case ("ListBucketResult", "NextContinuationToken"): nextContinuationToken = text
         case ("Error", "Code"): errorCode = text
         case ("Error", "Message"): errorMessage = text
         default: break

@@ -39,7 +39,9 @@ struct BackendContract: Sendable {
         case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
         case listCloudStorageView, listOffsets, listTrailingDelimiter, listGlob, listWithMetadata
         case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
+        case policyNamesRoundTrip, listPagesThroughControlCharacterRuns, metadataKeysAreBytes
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
+        case resumableHandleBoundToExactName
 
         var testDescription: String { rawValue }
 
@@ -70,6 +72,10 @@ struct BackendContract: Sendable {
         case .beforeCommitRejects: try await beforeCommitRejects()
         case .bodyFailureMidway: try await bodyFailureMidway()
         case .unusualNames: try await unusualNames()
+        case .policyNamesRoundTrip: try await policyNamesRoundTrip()
+        case .listPagesThroughControlCharacterRuns: try await listPagesThroughControlCharacterRuns()
+        case .metadataKeysAreBytes: try await metadataKeysAreBytes()
+        case .resumableHandleBoundToExactName: try await resumableHandleBoundToExactName()
         case .resumableLifecycle: try await resumableLifecycle()
         case .resumableOffsetMismatch: try await resumableOffsetMismatch()
         case .resumableCancel: try await resumableCancel()
