@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "Crypto", targets: ["Crypto"]),
         .library(name: "Auth", targets: ["Auth"]),
         .library(name: "Rules", targets: ["Rules"]),
+        // For the fuzz targets in Fuzz/ (router, multipart reader); not an API for other packages.
+        .library(name: "Gateway", targets: ["Gateway"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.
