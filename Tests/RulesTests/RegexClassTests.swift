@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Rules
 
 /// Character classes and case-insensitive matching, against RE2's documented semantics (what Firebase rules
@@ -28,13 +29,17 @@ import Testing
         ("(?i)[^k]", "\u{212A}", false), ("(?i)[^k]", "K", false), ("(?i)[^a-z]", "\u{17F}", false),
         ("(?i)[^a-z]", "1", true),
         // Ranges of any size fold: RE2 has no size limit on folding a class.
-        ("(?i)[a-\\x{900}]", "A", true), ("(?i)[a-\\x{900}]", "\u{212A}", true), ("(?i)[\\x{100}-\\x{2000}]", "\u{FF}", true),
+        ("(?i)[a-\\x{900}]", "A", true), ("(?i)[a-\\x{900}]", "\u{212A}", true),
+        ("(?i)[\\x{100}-\\x{2000}]", "\u{FF}", true),
         ("(?i)[\\x{0}-\\x{60}]", "z", true), ("(?i)[^\\x{0}-\\x{60}]", "z", false),
         // Non-ASCII pairs inside classes and ranges.
-        ("(?i)[à-þ]+", "ÀÉÎ", true), ("(?i)[а-я]+", "ПРИВЕТ", true), ("(?i)[α-ω]+", "ΣΊΣ", false), ("(?i)[α-ω]+", "ΣΣ", true),
+        ("(?i)[à-þ]+", "ÀÉÎ", true), ("(?i)[а-я]+", "ПРИВЕТ", true), ("(?i)[α-ω]+", "ΣΊΣ", false),
+        ("(?i)[α-ω]+", "ΣΣ", true),
     ])
     func caseInsensitiveClassesFoldWholeOrbits(_ pattern: String, _ input: String, _ expected: Bool) {
-        #expect(whole(pattern, input) == expected, "\(pattern) on \(input.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(
+            whole(pattern, input) == expected,
+            "\(pattern) on \(input.unicodeScalars.map { String($0.value, radix: 16) })")
     }
 
     @Test(arguments: [

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Storage
 
 /// How the embedded backend behaves when its medium fails it: a damaged index, a write lock another process
@@ -18,12 +19,15 @@ import Testing
         try EmbeddedBackend.open(directory: directory.path, bucket: bucket, options: options)
     }
 
-    static func put(_ backend: EmbeddedBackend, _ name: String, _ bytes: [UInt8],
-                    attributes: ObjectAttributes = ObjectAttributes()) async throws(StorageError) -> ObjectMetadata {
+    static func put(
+        _ backend: EmbeddedBackend, _ name: String, _ bytes: [UInt8],
+        attributes: ObjectAttributes = ObjectAttributes()
+    ) async throws(StorageError) -> ObjectMetadata {
         let object: ObjectPath
         do { object = try path(name) } catch { throw .invalidArgument("\(error)") }
-        return try await backend.write(object, body: BufferByteStream(bytes), attributes: attributes,
-                                       options: WriteOptions())
+        return try await backend.write(
+            object, body: BufferByteStream(bytes), attributes: attributes,
+            options: WriteOptions())
     }
 
     static func files(_ directory: String) -> Set<String> {
@@ -128,7 +132,8 @@ import Testing
         #expect(retryAfter == nil, "a full disk is an operator problem, not a moment's wait: \(reason)")
         #expect(reason.contains("disk full"), "\(reason)")
         // Every object that was acknowledged has its blob; the refused one left neither blob nor temp file.
-        let listed = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: nil, maxResults: 1000, cursor: nil))
+        let listed = try await backend.list(
+            ListRequest(bucket: Self.bucket, prefix: "", delimiter: nil, maxResults: 1000, cursor: nil))
         #expect(Self.files(layout.blobDirectory(bucket: Self.bucket)).count == listed.items.count)
         #expect(Self.files(layout.tmp).isEmpty)
     }
@@ -152,7 +157,8 @@ import Testing
         let directory = TemporaryDirectory()
         let layout = Self.layout(directory)
         let backend = try Self.open(
-            directory, EmbeddedOptions(stagingIdleExpirySeconds: 1, sweepIntervalSeconds: 1, orphanGracePeriodSeconds: 0))
+            directory,
+            EmbeddedOptions(stagingIdleExpirySeconds: 1, sweepIntervalSeconds: 1, orphanGracePeriodSeconds: 0))
         let object = try Self.path("idle")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
         _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(Array("abc".utf8)))

@@ -203,8 +203,9 @@ public func fuzzMultipartReader(_ start: UnsafePointer<UInt8>?, _ count: Int) ->
         await read(PieceStream(body, rng: nil), boundary: boundary, handlerShape: handlerShape, reads: nil)
     }
     let split = runBlocking {
-        await read(PieceStream(body, rng: Rng(state: seed | 2)), boundary: boundary, handlerShape: handlerShape,
-                   reads: Rng(state: seed))
+        await read(
+            PieceStream(body, rng: Rng(state: seed | 2)), boundary: boundary, handlerShape: handlerShape,
+            reads: Rng(state: seed))
     }
     precondition(whole == split, "split read differs:\n\(whole)\nvs\n\(split)")
     return 0

@@ -144,14 +144,17 @@ public func fuzzV0Router(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let second: Result<RoutedRequest, GatewayError> = Result { () throws(GatewayError) in try router.route(request) }
     switch (first, second) {
     case (.success(let a), .success(let b)):
-        precondition(a.operation == b.operation && a.query == b.query && a.routeTemplate == b.routeTemplate,
-                     "routing is not deterministic")
+        precondition(
+            a.operation == b.operation && a.query == b.query && a.routeTemplate == b.routeTemplate,
+            "routing is not deterministic")
         checkRouted(a, request)
     case (.failure(let a), .failure(let b)):
         precondition(a == b, "routing is not deterministic")
         precondition([400, 404, 405].contains(a.status), "unexpected status \(a.status)")
         precondition(!a.message.isEmpty, "error without a message")
-        if a.status == 405 { precondition(a.headers.contains { $0.0.bytesEqual("Allow") && !$0.1.isEmpty }, "405 without Allow") }
+        if a.status == 405 {
+            precondition(a.headers.contains { $0.0.bytesEqual("Allow") && !$0.1.isEmpty }, "405 without Allow")
+        }
     default:
         preconditionFailure("routing is not deterministic")
     }
