@@ -161,8 +161,13 @@ import Testing
             EmbeddedOptions(stagingIdleExpirySeconds: 1, sweepIntervalSeconds: 1, orphanGracePeriodSeconds: 0))
         let object = try Self.path("idle")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(Array("abc".utf8)))
-        #expect(Self.files(layout.staging) == [handle])
+        do {
+            _ = try await backend.appendChunk(
+                handle, object: object, offset: 0, body: BufferByteStream(Array("abc".utf8)))
+        } catch {
+            // Already expired: on a loaded machine a sweep can come between start and append. Still the timer.
+            guard case .notFound = error else { throw error }
+        }
         // Left behind after start-up (start-up collection already ran): only the timer can remove it.
         #expect(FileManager.default.createFile(atPath: layout.tmp + "/orphan", contents: Data([1, 2, 3])))
         let kept = try await Self.put(backend, "kept", Array("kept".utf8))
