@@ -158,18 +158,15 @@ import Testing
         let layout = Self.layout(directory)
         let backend = try Self.open(
             directory,
-            EmbeddedOptions(stagingIdleExpirySeconds: 1, sweepIntervalSeconds: 1, orphanGracePeriodSeconds: 0))
+            EmbeddedOptions(stagingIdleExpirySeconds: 1, sweepIntervalSeconds: 1, orphanGracePeriodSeconds: 600))
         let object = try Self.path("idle")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        do {
-            _ = try await backend.appendChunk(
-                handle, object: object, offset: 0, body: BufferByteStream(Array("abc".utf8)))
-        } catch {
-            // Already expired: on a loaded machine a sweep can come between start and append. Still the timer.
-            guard case .notFound = error else { throw error }
-        }
-        // Left behind after start-up (start-up collection already ran): only the timer can remove it.
-        #expect(FileManager.default.createFile(atPath: layout.tmp + "/orphan", contents: Data([1, 2, 3])))
+        // Left behind after start-up (start-up collection already ran): only the timer can remove it. It is older
+        // than the grace period; this process's own in-flight temp files are younger, so the sweep keeps them.
+        let orphan = layout.tmp + "/orphan"
+        #expect(FileManager.default.createFile(atPath: orphan, contents: Data([1, 2, 3])))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: orphan)
         let kept = try await Self.put(backend, "kept", Array("kept".utf8))
 
         #expect(await Self.eventually { Self.files(layout.tmp).isEmpty }, "the sweep never removed the orphan")
@@ -185,6 +182,11 @@ import Testing
             }
         }
         #expect(expired, "an upload idle past its expiry still answers")
+        // Its bytes go at the first sweep after they are older than the grace period.
+        for name in Self.files(layout.staging) {
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: layout.staging + "/" + name)
+        }
         #expect(await Self.eventually { Self.files(layout.staging).isEmpty }, "the expired upload's bytes remain")
         // Committed objects are untouched by the sweep.
         #expect(try await backend.metadata(of: Self.path("kept")).generation == kept.generation)
