@@ -36,6 +36,7 @@ let package = Package(
                 .product(name: "Gateway", package: "Portcullis"),
                 .product(name: "HTTPServer", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
+                .product(name: "Service", package: "Portcullis"),
             ]),
         // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
         .executableTarget(

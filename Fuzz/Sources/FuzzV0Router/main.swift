@@ -16,6 +16,7 @@
 import Gateway
 import HTTPServer
 import PortcullisCore
+import Service
 
 private let buckets = ["bucket", "my-project.appspot.com"]
 private let router = V0Router(buckets: Set(buckets))
@@ -140,8 +141,8 @@ public func fuzzV0Router(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let request = HTTPRequest(method: HTTPMethod(lines[0]), target: lines[1], headers: headers, receivedAt: 0)
 
     checkQuery(request.query)
-    let first: Result<RoutedRequest, GatewayError> = Result { () throws(GatewayError) in try router.route(request) }
-    let second: Result<RoutedRequest, GatewayError> = Result { () throws(GatewayError) in try router.route(request) }
+    let first: Result<RoutedRequest, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
+    let second: Result<RoutedRequest, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
     switch (first, second) {
     case (.success(let a), .success(let b)):
         precondition(
@@ -153,7 +154,7 @@ public func fuzzV0Router(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         precondition([400, 404, 405].contains(a.status), "unexpected status \(a.status)")
         precondition(!a.message.isEmpty, "error without a message")
         if a.status == 405 {
-            precondition(a.headers.contains { $0.0.bytesEqual("Allow") && !$0.1.isEmpty }, "405 without Allow")
+            precondition(!(a.details.allowedMethods ?? []).isEmpty, "405 without Allow")
         }
     default:
         preconditionFailure("routing is not deterministic")
