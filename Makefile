@@ -3,7 +3,8 @@
 #
 #   make run           install what is missing, build release, serve ./data on http://127.0.0.1:$(PORT)
 #   make test          everything CI runs: swift test, lint, black-box suites; ends with "N passed, N failed"
-#   make lint          hadolint, openapi-spec-validator, kubernetes-validate (also part of make test)
+#   make lint          swift format lint, hadolint, openapi-spec-validator, kubernetes-validate (part of make test)
+#   make coverage      swift test with code coverage: line coverage per target, HTML under .build/coverage/
 #   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
 #   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes
 SHELL := /bin/bash
@@ -13,7 +14,7 @@ PORT ?= 8080
 FUZZ_SECONDS ?= 60
 export PORT FUZZ_SECONDS
 
-.PHONY: help run test lint fuzz bench bench-quick build release deps clean
+.PHONY: help run test lint coverage fuzz bench bench-quick build release deps clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -26,6 +27,9 @@ test:
 
 lint:
 	@scripts/lint.sh
+
+coverage:
+	@scripts/coverage.sh
 
 fuzz:
 	@scripts/fuzz.sh

@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "Crypto", targets: ["Crypto"]),
         .library(name: "Auth", targets: ["Auth"]),
         .library(name: "Rules", targets: ["Rules"]),
+        // For the fuzz targets in Fuzz/ (router, multipart reader); not an API for other packages.
+        .library(name: "Gateway", targets: ["Gateway"]),
+        .library(name: "Service", targets: ["Service"]),
     ],
     targets: [
         // C libraries at the edge: each is imported by exactly one Swift target.

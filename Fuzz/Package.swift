@@ -22,6 +22,22 @@ let package = Package(
                 .product(name: "Crypto", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
+        // libFuzzer target: multipart/related bodies split at PRNG-chosen chunk edges (see README.md).
+        .executableTarget(
+            name: "FuzzMultipartReader",
+            dependencies: [
+                .product(name: "Gateway", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+            ]),
+        // libFuzzer target: v0 routing and query parsing of arbitrary method/target/headers (see README.md).
+        .executableTarget(
+            name: "FuzzV0Router",
+            dependencies: [
+                .product(name: "Gateway", package: "Portcullis"),
+                .product(name: "HTTPServer", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+                .product(name: "Service", package: "Portcullis"),
+            ]),
         // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
         .executableTarget(
             name: "auth-bench",

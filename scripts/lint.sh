@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make lint — hadolint, openapi-spec-validator, kubernetes-validate (+ kubectl kustomize when installed).
+# make lint — swift format lint --strict (.swift-format, on the paths in .swift-format-paths; docs/style.md),
+# hadolint, openapi-spec-validator, kubernetes-validate (+ kubectl kustomize when installed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PC_ROOT"

@@ -1,18 +1,5 @@
-/// Character classes: `[...]`, POSIX `[:name:]`, Perl `\d \w \s`, case folding.
+/// Character classes: `[...]`, POSIX `[:name:]`, Perl `\d \w \s` (case folding: `RegexParser+CaseFolding.swift`).
 extension RegexParser {
-    static func caseVariants(_ c: UInt32) -> [UInt32] {
-        var out = [c]
-        if c >= 0x41, c <= 0x5A { out.append(c + 32) }
-        else if c >= 0x61, c <= 0x7A { out.append(c - 32) }
-        else if c >= 0x80, let u = Unicode.Scalar(c) {
-            for m in [u.properties.lowercaseMapping, u.properties.uppercaseMapping] {
-                let scalars = Array(m.unicodeScalars)
-                if scalars.count == 1, scalars[0].value != c { out.append(scalars[0].value) }
-            }
-        }
-        return out
-    }
-
     static func normalize(_ ranges: [ClosedRange<UInt32>]) -> [ClosedRange<UInt32>] {
         let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
         var out: [ClosedRange<UInt32>] = []
@@ -132,11 +119,7 @@ extension RegexParser {
             ranges.append(lo...hi)
         }
         if flags.caseInsensitive {
-            var extra: [ClosedRange<UInt32>] = []
-            for r in ranges where r.count <= 2000 {
-                for c in r { for v in RegexParser.caseVariants(c) where v != c { extra.append(v...v) } }
-            }
-            ranges += extra
+            ranges += ranges.flatMap { RegexParser.caseVariants(outside: $0) }.map { $0...$0 }
         }
         let normalized = RegexParser.normalize(ranges)
         if !categories.isEmpty {

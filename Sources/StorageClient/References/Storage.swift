@@ -24,7 +24,8 @@ public final class Storage: Sendable {
             throw StorageError(.invalidArgument, "Storage URL must be http(s)://host[:port][/v0/b/bucket]: \(url)")
         }
         let port = components.port.map { ":\($0)" } ?? ""
-        let hostPart = host.contains(":") ? "[\(host)]" : host
+        // An IPv6 literal: Foundation on Linux keeps its brackets in `host`, Darwin strips them.
+        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         baseURL = "\(scheme)://\(hostPart)\(port)"
         let segments = components.path.split(separator: "/").map(String.init)
         if segments.count >= 3, segments[0] == "v0", segments[1] == "b" {

@@ -60,8 +60,9 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
             let remaining = total - offset.offset
             let isLast = Int64(chunkSize) >= remaining
             let length = isLast ? Int(remaining) : chunkSize
+            // A source that cannot be read (a file that changed) is not a transient failure: no retry.
+            let chunk = try readChunk(offset: offset.offset, length: length)
             do {
-                let chunk = try readChunk(offset: offset.offset, length: length)
                 let (response, data) = try await sendChunk(chunk, offset: offset.offset, finalize: isLast)
                 if response.statusCode == 200 {
                     if isLast { return try UploadTask.decodeFinal(data) }

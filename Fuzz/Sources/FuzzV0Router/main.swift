@@ -1,0 +1,163 @@
+// libFuzzer entry point for `Gateway.V0Router.route(_:)` and `QueryParameters` (v0 §2).
+//
+// Input, one field per LF-ended line: method, request-target, then header fields `Name: value`. The router
+// serves two buckets. Invariants:
+// - query strings: whatever parses re-encodes and re-parses to the same pairs, byte for byte;
+// - routing is deterministic; failures are 400, 404 or 405 (405 with `Allow`), with a message;
+// - a routed request addresses a configured bucket (byte-equal) and its route template is the one
+//   `template(for:)` labels the request with; `isHead` is exactly `method == HEAD`;
+// - a routed object name is valid UTF-8, 1–1024 bytes, without CR/LF, and is byte-equal to what an
+//   independent decoder makes of the path (object routes) or of the first `name` parameter (collection
+//   routes); it survives `encodeComponent` → `decode`;
+// - the operation fits the method (GET/HEAD read or list, PATCH updates, DELETE deletes, only POST/PUT
+//   write) and the route (object-only operations never come from `/o`, listing never from `/o/{object}`);
+// - a multipart upload's boundary is what `MultipartReader.boundary` reads from the Content-Type;
+// - OPTIONS' `validateTarget` accepts every target that routes as an object.
+import Gateway
+import HTTPServer
+import PortcullisCore
+import Service
+
+private let buckets = ["bucket", "my-project.appspot.com"]
+private let router = V0Router(buckets: Set(buckets))
+
+/// Reference percent-decoder over bytes (RFC 3986; `+` is a space in query strings only), written apart from
+/// `PercentDecoding` so the two check each other. Nil for a malformed escape or a result that is not UTF-8.
+private func referenceDecode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
+    func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+    let input = Array(bytes)
+    var out: [UInt8] = []
+    var i = 0
+    while i < input.count {
+        if input[i] == UInt8(ascii: "%") {
+            guard i + 2 < input.count, let hi = hex(input[i + 1]), let lo = hex(input[i + 2]) else { return nil }
+            out.append(hi * 16 + lo)
+            i += 3
+        } else {
+            out.append(plusIsSpace && input[i] == UInt8(ascii: "+") ? 0x20 : input[i])
+            i += 1
+        }
+    }
+    return String(validating: out, as: UTF8.self) == nil ? nil : out
+}
+
+/// The first `name` parameter of a raw query, decoded by the reference decoder.
+private func referenceNameParameter(_ query: Substring?) -> [UInt8]? {
+    guard let query else { return nil }
+    for piece in Array(query.utf8).split(separator: UInt8(ascii: "&")) {
+        let eq = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
+        guard referenceDecode(piece[..<eq], plusIsSpace: true) == Array("name".utf8) else { continue }
+        return referenceDecode(eq == piece.endIndex ? [] : piece[(eq + 1)...], plusIsSpace: true)
+    }
+    return nil
+}
+
+private func checkQuery(_ raw: Substring?) {
+    guard let query = try? QueryParameters(parsing: raw) else { return }
+    let encoded = query.pairs.map {
+        PercentDecoding.encodeComponent($0.name) + "=" + PercentDecoding.encodeComponent($0.value)
+    }.joined(separator: "&")
+    guard let again = try? QueryParameters(parsing: encoded[...]) else {
+        preconditionFailure("re-encoded query does not parse: \(encoded)")
+    }
+    precondition(again.pairs.count == query.pairs.count, "re-encoded query has other pairs")
+    for (a, b) in zip(query.pairs, again.pairs) {
+        precondition(a.name.bytesEqual(b.name) && a.value.bytesEqual(b.value), "query pair changed: \(a) → \(b)")
+    }
+}
+
+private func checkRouted(_ routed: RoutedRequest, _ request: HTTPRequest) {
+    let op = routed.operation
+    let method = request.method.rawValue
+    precondition(buckets.contains { $0.bytesEqual(op.bucket) }, "routed to unknown bucket \(op.bucket)")
+    precondition(routed.routeTemplate.bytesEqual(V0Router.template(for: request)), "template differs")
+    precondition(routed.isHead == method.bytesEqual("HEAD"), "isHead for \(method)")
+    let isObjectRoute = routed.routeTemplate.bytesEqual(V0Router.objectTemplate)
+
+    if let name = op.objectName {
+        let bytes = Array(name.utf8)
+        precondition(String(validating: bytes, as: UTF8.self) != nil, "name is not UTF-8")
+        precondition((1...ObjectPath.maxNameBytes).contains(bytes.count), "name of \(bytes.count) bytes")
+        precondition(!bytes.contains(0x0A) && !bytes.contains(0x0D), "line break in a name")
+        let expected: [UInt8]?
+        if isObjectRoute {
+            let path = Array(request.path.utf8)
+            let slash = path[6...].firstIndex(of: UInt8(ascii: "/"))!  // "/v0/b/" then the bucket
+            expected = referenceDecode(path[(slash + 3)...], plusIsSpace: false)
+        } else {
+            expected = referenceNameParameter(request.query)
+        }
+        precondition(expected == bytes, "routed name \(name) is not the request's")
+        let roundTrip = PercentDecoding.decode(PercentDecoding.encodeComponent(name)[...], plusIsSpace: false)
+        precondition(roundTrip.map { $0.bytesEqual(name) } ?? false, "name does not survive encode/decode")
+    }
+
+    switch op {
+    case .getMetadata, .download, .downloadURL:
+        precondition(isObjectRoute && ["GET", "HEAD"].contains { $0.bytesEqual(method) }, "read from \(method)")
+    case .list:
+        precondition(!isObjectRoute && ["GET", "HEAD"].contains { $0.bytesEqual(method) }, "list from \(method)")
+    case .updateMetadata:
+        precondition(isObjectRoute && ["PATCH", "PUT"].contains { $0.bytesEqual(method) }, "update from \(method)")
+    case .delete:
+        precondition(method.bytesEqual("DELETE"), "delete from \(method)")
+    case .createToken, .deleteToken, .signURL:
+        precondition(isObjectRoute && ["POST", "PUT"].contains { $0.bytesEqual(method) }, "admin op from \(method)")
+    case .uploadMedia, .uploadMultipart, .resumableStart:
+        precondition(method.bytesEqual("POST"), "upload from \(method)")
+    case .resumableContinue(_, let uploadID):
+        precondition(["POST", "PUT"].contains { $0.bytesEqual(method) } && !uploadID.isEmpty, "continue")
+    }
+    if case .uploadMultipart(_, _, let boundary) = op {
+        let declared = MultipartReader.boundary(contentType: request.headers["Content-Type"] ?? "")
+        precondition(declared.bytesEqual(boundary), "boundary \(boundary) is not the Content-Type's")
+    }
+    if isObjectRoute {
+        do { try router.validateTarget(request) } catch { preconditionFailure("OPTIONS refuses a routed target") }
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzV0Router(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let lines = UnsafeBufferPointer(start: start, count: count)
+        .split(separator: 0x0A, omittingEmptySubsequences: false)
+        .map { String(decoding: $0, as: UTF8.self) }
+    guard lines.count >= 2, !lines[0].isEmpty else { return 0 }
+    var headers = HTTPHeaders()
+    for line in lines.dropFirst(2) {
+        guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) else { continue }
+        // Optional whitespace around the value, as the HTTP parser strips it.
+        let value = line.utf8[line.utf8.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
+        let end = value.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { value.index(after: $0) } ?? value.startIndex
+        headers.add(String(line[..<colon]), String(decoding: value[..<end], as: UTF8.self))
+    }
+    let request = HTTPRequest(method: HTTPMethod(lines[0]), target: lines[1], headers: headers, receivedAt: 0)
+
+    checkQuery(request.query)
+    let first: Result<RoutedRequest, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
+    let second: Result<RoutedRequest, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
+    switch (first, second) {
+    case (.success(let a), .success(let b)):
+        precondition(
+            a.operation == b.operation && a.query == b.query && a.routeTemplate == b.routeTemplate,
+            "routing is not deterministic")
+        checkRouted(a, request)
+    case (.failure(let a), .failure(let b)):
+        precondition(a == b, "routing is not deterministic")
+        precondition([400, 404, 405].contains(a.status), "unexpected status \(a.status)")
+        precondition(!a.message.isEmpty, "error without a message")
+        if a.status == 405 {
+            precondition(!(a.details.allowedMethods ?? []).isEmpty, "405 without Allow")
+        }
+    default:
+        preconditionFailure("routing is not deterministic")
+    }
+    return 0
+}
