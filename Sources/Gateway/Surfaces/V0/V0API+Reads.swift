@@ -23,18 +23,7 @@ extension V0API {
         case .notModified(let meta): return Self.notModified(meta)
         case .content(let c): content = c
         }
-        var response = HTTPResponse(status: 200, headers: downloadHeaders(content.metadata))
-        if let range = content.range {
-            response.status = 206
-            response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(content.metadata.size)")
-            call.context.range = "\(range.offset)-\(range.last)"
-        }
-        switch content.body {
-        case nil: response.headers.add("Content-Length", String(content.length))
-        case .file(let region)?: response.body = .file(region)
-        case .stream(let stream)?: response.body = .stream(stream, length: content.length)
-        }
-        return response
+        return content.httpResponse(headers: downloadHeaders(content.metadata), context: call.context)
     }
 
     /// The representation headers of an object's bytes (§5.2).
@@ -42,21 +31,7 @@ extension V0API {
         var headers = HTTPHeaders()
         headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
         headers.add("Content-Disposition", Self.contentDisposition(meta))
-        if let encoding = meta.contentEncoding, !encoding.isEmpty, encoding != "identity" {
-            headers.add("Content-Encoding", encoding)
-        }
-        if let language = meta.contentLanguage { headers.add("Content-Language", language) }
-        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
-        headers.add("Accept-Ranges", "bytes")
-        headers.add("ETag", EntityTag.quoted(meta))
-        headers.add("Last-Modified", meta.updated.httpDate)
-        var hashes: [String] = []
-        if let crc = meta.crc32c { hashes.append("crc32c=\(crc)") }
-        if let md5 = meta.md5Hash { hashes.append("md5=\(md5)") }
-        if !hashes.isEmpty { headers.add("x-goog-hash", hashes.joined(separator: ",")) }
-        headers.add("x-goog-generation", String(meta.generation))
-        headers.add("x-goog-metageneration", String(meta.metageneration))
-        headers.add("x-goog-storage-class", meta.storageClass)
+        ObjectHeaders.addRepresentation(meta, to: &headers)
         return headers
     }
 
