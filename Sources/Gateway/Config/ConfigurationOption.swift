@@ -94,6 +94,6 @@ extension ConfigurationOption {
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
-        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
+        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections, .console,
     ]
 }

@@ -28,6 +28,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
+    /// Whether `/console` is served (`--console`).
+    public var console: Bool = true
 
     public init() {}
 
