@@ -82,17 +82,22 @@ def css_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def console_problems(driver: WebDriver, expected_statuses: Iterable[int] = ()) -> list[str]:
-    """Browser console entries at WARNING or SEVERE since the last call, less HTTP errors the test expects."""
-    allowed = {int(s) for s in expected_statuses}
+def console_problems(driver: WebDriver, expected: Iterable[int | str] = ()) -> list[str]:
+    """Browser console entries at WARNING or SEVERE since the last call, less those the test provokes: HTTP
+    error statuses (ints) and network errors (strings such as `net::ERR_INTERNET_DISCONNECTED`)."""
+    statuses = {e for e in expected if isinstance(e, int)}
+    texts = [e for e in expected if isinstance(e, str)]
     problems = []
     for entry in driver.get_log("browser"):
         if entry.get("level") not in ("SEVERE", "WARNING"):
             continue
-        match = HTTP_ERROR.search(entry.get("message", ""))
-        if match and int(match.group(1)) in allowed:
+        message = entry.get("message", "")
+        match = HTTP_ERROR.search(message)
+        if match and int(match.group(1)) in statuses:
             continue
-        problems.append(f"{entry.get('level')}: {entry.get('message')}")
+        if any(text in message for text in texts):
+            continue
+        problems.append(f"{entry.get('level')}: {message}")
     return problems
 
 

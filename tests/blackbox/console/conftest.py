@@ -3,4 +3,4 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "expect_http(*statuses): HTTP error statuses the browser may log in this test")
+    config.addinivalue_line("markers", "expect_http(*statuses_or_texts): HTTP statuses and network errors the browser may log in this test")

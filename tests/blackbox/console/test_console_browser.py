@@ -114,7 +114,7 @@ def driver() -> Iterator[WebDriver]:
 
 @pytest.fixture
 def page(driver: WebDriver, request: pytest.FixtureRequest) -> Iterator[WebDriver]:
-    """The browser, checked after the test for console errors (statuses from @pytest.mark.expect_http)."""
+    """The browser, checked after the test for console errors (less what @pytest.mark.expect_http names)."""
     console_problems(driver)  # drop what earlier tests left
     yield driver
     marker = request.node.get_closest_marker("expect_http")
@@ -284,6 +284,71 @@ def test_upload_three_files_with_progress(page: WebDriver, gateway: dict[str, ob
     assert sum(int(e["bytes_in"]) for e in big_chunks) >= 20 * 1024 * 1024
     one(page, "uploads-clear").click()
     wait_for(lambda: not page.find_element(By.ID, "uploads").is_displayed(), message="the finished uploads to clear")
+
+
+def throttle(page: WebDriver, *, offline: bool = False, upload_bytes_per_second: int = -1) -> None:
+    """Chromium's network emulation: slow uploads down (or cut the network) for this page."""
+    page.execute_cdp_cmd("Network.enable", {})
+    page.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": upload_bytes_per_second})
+
+
+@pytest.mark.expect_http("net::ERR_INTERNET_DISCONNECTED")
+def test_pause_resume_cancel_and_recover_from_a_dropped_network(page: WebDriver, gateway: dict[str, object],
+                                                                  tmp_path: Path) -> None:
+    ensure_admin(page, gateway, folder_fragment("shared/"))
+    wait_listed(page)
+    slow = tmp_path / "slow.bin"
+    slow.write_bytes(os.urandom(12 * 1024 * 1024))
+    dropped = tmp_path / "dropped.bin"
+    dropped.write_bytes(os.urandom(6 * 1024 * 1024))
+    doomed = tmp_path / "doomed.bin"
+    doomed.write_bytes(os.urandom(6 * 1024 * 1024))
+    try:
+        throttle(page, upload_bytes_per_second=3 * 1024 * 1024)
+        by_testid(page, "upload-input")[0].send_keys("\n".join(str(p) for p in (slow, doomed)))
+        item = one(page, "upload-item", name="shared/slow.bin")
+        other = one(page, "upload-item", name="shared/doomed.bin")
+        # Cancel one while it runs: it leaves the total and never becomes an object.
+        wait_for(lambda: other.get_attribute("data-state") == "uploading", message="the second upload to start")
+        other.find_element(By.CSS_SELECTOR, "button[aria-label^='Cancel']").click()
+        wait_for(lambda: other.get_attribute("data-state") == "cancelled", message="the cancel")
+        # Pause the other part-way; it stays where it is until resumed.
+        wait_for(lambda: 0 < int(item.find_element(By.TAG_NAME, "progress").get_attribute("data-percent")) < 60,
+                 message="the upload under way")
+        item.find_element(By.CSS_SELECTOR, "button[aria-label^='Pause']").click()
+        wait_for(lambda: item.get_attribute("data-state") == "paused", message="the pause")
+        paused_at = int(item.find_element(By.TAG_NAME, "progress").get_attribute("data-percent"))
+        assert "Paused at" in item.text
+        assert api_object(gateway, "shared/slow.bin") is None
+        throttle(page)
+        item.find_element(By.CSS_SELECTOR, "button[aria-label^='Resume']").click()
+        wait_for(lambda: item.get_attribute("data-state") == "done", timeout=60, message="the resumed upload")
+        assert paused_at < 100
+        meta = api_object(gateway, "shared/slow.bin")
+        assert meta is not None and int(meta["size"]) == slow.stat().st_size
+        body = request("GET", object_url(gateway["server"].url, BUCKET, "shared/slow.bin", alt="media"),  # type: ignore[attr-defined]
+                       headers=gateway["admin"]).body  # type: ignore[arg-type]
+        assert body == slow.read_bytes()
+        assert api_object(gateway, "shared/doomed.bin") is None
+        # The network drops mid-upload: the upload waits and retries by itself, and finishes once it is back.
+        throttle(page, upload_bytes_per_second=2 * 1024 * 1024)
+        by_testid(page, "upload-input")[0].send_keys(str(dropped))
+        third = one(page, "upload-item", name="shared/dropped.bin")
+        wait_for(lambda: int(third.find_element(By.TAG_NAME, "progress").get_attribute("data-percent")) > 0,
+                 message="the third upload under way")
+        throttle(page, offline=True)
+        wait_for(lambda: "retrying" in third.text, message="a retry to be scheduled")
+        throttle(page)
+        wait_for(lambda: third.get_attribute("data-state") == "done", timeout=60, message="the upload after the drop")
+        body = request("GET", object_url(gateway["server"].url, BUCKET, "shared/dropped.bin", alt="media"),  # type: ignore[attr-defined]
+                       headers=gateway["admin"]).body  # type: ignore[arg-type]
+        assert body == dropped.read_bytes()
+        assert one(page, "upload-progress").get_attribute("data-percent") == "100"
+    finally:
+        throttle(page)
+        page.execute_cdp_cmd("Network.disable", {})
+    one(page, "uploads-clear").click()
 
 
 def test_edit_metadata_as_one_patch(page: WebDriver, gateway: dict[str, object]) -> None:

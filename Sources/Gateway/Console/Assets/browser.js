@@ -7,8 +7,9 @@
 import { $, baseName, debounce, fill, formatBytes, formatCount, formatDate, h, icon, iconFor, spinner } from './dom.js';
 
 const PAGE_SIZE = 1000;
-/** Load the next page when the rows on screen come this close to the end of what is loaded. */
-const PREFETCH_ROWS = 300;
+/** Load the next page when the rows on screen come this close to the end of what is loaded: one page ahead,
+ *  so someone scrolling steadily meets rows that are already there. */
+const PREFETCH_ROWS = PAGE_SIZE;
 /** Rows drawn beyond each edge of the viewport. */
 const OVERSCAN = 8;
 
@@ -49,7 +50,10 @@ export class FileBrowser {
       });
     };
     this.viewport.addEventListener('scroll', this.scheduleRender, { passive: true });
-    new ResizeObserver(this.scheduleRender).observe(this.viewport);
+    new ResizeObserver(() => {
+      this.cachedRowHeight = 0; // the row height follows the layout (taller rows on narrow screens)
+      this.scheduleRender();
+    }).observe(this.viewport);
     this.rows.addEventListener('click', (event) => this.onClick(event));
     this.rows.addEventListener('change', (event) => this.onCheck(event));
     this.rows.addEventListener('keydown', (event) => this.onKey(event));
@@ -88,6 +92,7 @@ export class FileBrowser {
     this.failure = null;
     this.active = 0;
     this.drawn = new Map();
+    this.statusState = null;
     this.selected.clear();
     this.onSelectionChange(this.selected);
   }
@@ -188,7 +193,7 @@ export class FileBrowser {
     if (!pending) return;
     for (const prefix of pending) {
       if (!this.folders.some((f) => f.name === prefix)) {
-        this.folders.push({ kind: 'folder', name: prefix, label: this.label(prefix), pending: true });
+        insertByName(this.folders, { kind: 'folder', name: prefix, label: this.label(prefix), pending: true });
       }
     }
   }
@@ -208,13 +213,13 @@ export class FileBrowser {
     if (slash >= 0) {
       const folder = this.prefix + rest.slice(0, slash + 1);
       if (!this.folders.some((f) => f.name === folder)) {
-        this.folders.push({ kind: 'folder', name: folder, label: this.label(folder) });
+        insertByName(this.folders, { kind: 'folder', name: folder, label: this.label(folder) });
       }
     } else {
       const entry = this.fileEntry(meta);
       const index = this.files.findIndex((f) => f.name === meta.name);
       if (index >= 0) this.files[index] = entry;
-      else this.files.push(entry);
+      else insertByName(this.files, entry);
     }
     this.rebuildView();
     this.render();
@@ -258,11 +263,12 @@ export class FileBrowser {
       type: (a, b) => a.contentType.localeCompare(b.contentType) || byName(a, b),
       updated: (a, b) => (a.updated < b.updated ? -1 : a.updated > b.updated ? 1 : 0) || byName(a, b),
     }[key];
-    const folders = [...this.folders];
-    if (key === 'name') folders.sort((a, b) => direction * byName(a, b));
-    const files = key === 'name' && direction > 0 ? [...this.files].sort(byName)
-      : [...this.files].sort((a, b) => direction * compare(a, b));
-    this.view = folders.concat(files);
+    // The server lists in byte order (folders and files interleaved), which is the default order already:
+    // only another order sorts, so a page arriving costs its own length, not the folder's.
+    const natural = key === 'name' && direction > 0;
+    const folders = natural ? this.folders : [...this.folders].sort((a, b) => direction * byName(a, b));
+    const files = natural ? this.files : [...this.files].sort((a, b) => direction * compare(a, b));
+    this.view = folders.length ? folders.concat(files) : files;
     this.drawn = new Map();
     if (this.active >= this.view.length) this.active = Math.max(0, this.view.length - 1);
   }
@@ -277,15 +283,17 @@ export class FileBrowser {
 
   /** Draws the rows in (and just around) the viewport, and fetches the next page when they near the end. */
   render() {
-    this.cachedRowHeight = 0;
     const rowHeight = this.rowHeight();
     const total = this.view.length;
-    this.rows.style.height = `${total * rowHeight}px`;
-    this.rows.setAttribute('aria-rowcount', String(total));
+    const height = `${total * rowHeight}px`;
+    if (this.rows.style.height !== height) {
+      this.rows.style.height = height;
+      this.rows.setAttribute('aria-rowcount', String(total));
+    }
     const top = this.viewport.scrollTop;
-    const height = this.viewport.clientHeight || 600;
+    const visible = this.viewport.clientHeight || 600;
     const start = Math.max(0, Math.floor(top / rowHeight) - OVERSCAN);
-    const end = Math.min(total, Math.ceil((top + height) / rowHeight) + OVERSCAN);
+    const end = Math.min(total, Math.ceil((top + visible) / rowHeight) + OVERSCAN);
     const hadFocus = this.rows.contains(document.activeElement);
     const keep = new Map();
     for (let index = start; index < end; index += 1) {
@@ -355,9 +363,14 @@ export class FileBrowser {
     }
   }
 
+  /** The notice and the status line; redrawn only when what they say changes (not on every scroll). */
   renderStatus() {
     const files = this.files.length;
     const folders = this.folders.length;
+    const state = [files, folders, this.loading, this.loadedOnce, Boolean(this.nextPageToken), this.failure,
+      this.filter, this.bucket, this.prefix];
+    if (this.statusState && state.every((value, index) => value === this.statusState[index])) return;
+    this.statusState = state;
     const where = `${this.bucket}/${this.prefix}`;
     fill(this.notice);
     this.notice.hidden = true;
@@ -532,6 +545,18 @@ export class FileBrowser {
       }
     }
   }
+}
+
+/** Inserts `entry` into `list` (sorted by name) where it belongs. */
+function insertByName(list, entry) {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (list[middle].name < entry.name) low = middle + 1;
+    else high = middle;
+  }
+  list.splice(low, 0, entry);
 }
 
 /** "a/b/" → "a/", "a/" → "". */

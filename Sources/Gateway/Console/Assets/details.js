@@ -264,16 +264,14 @@ export class DetailsPanel {
       confirmLabel: 'Delete', danger: true, testid: 'confirm-delete',
     });
     if (!yes) return;
-    try {
-      await this.api.deleteObject(this.bucket, this.name);
-      toast(`Deleted ${baseName(this.name)}.`, 'success');
-      const name = this.name;
+    const trigger = this.body.querySelector('[data-testid="delete-button"]');
+    const name = this.name;
+    await this.busy(trigger, async () => {
+      await this.api.deleteObject(this.bucket, name, this.controller?.signal);
+      toast(`Deleted ${baseName(name)}.`, 'success');
       this.close();
       this.onDeleted([name]);
-    } catch (error) {
-      toast(error.isDenial ? 'The rules do not let you delete this file.' : `Could not delete the file: ${error.message}`,
-        error.isDenial ? 'denied' : 'error');
-    }
+    }, 'delete this file');
   }
 
   editor(meta) {
@@ -350,6 +348,7 @@ export class DetailsPanel {
       const fresh = await this.api.getObject(this.bucket, this.name, this.controller?.signal);
       this.meta = fresh;
       this.onUpdated(fresh);
+      if (!this.controller) return; // the panel was closed meanwhile
       this.render(this.controller.signal);
       const again = this.body.querySelector('[data-testid="metadata-status"]');
       if (again) fill(again, h('span', { class: 'ok-text' }, `Saved. Metageneration is now ${fresh.metageneration}.`));
