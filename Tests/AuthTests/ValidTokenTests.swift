@@ -36,14 +36,30 @@ import PortcullisCore
         }
     }
 
+    /// `--dev-trust-emulator-owner`: `Bearer owner` is admin only when switched on (in either scheme, like the
+    /// admin key).
+    @Test func emulatorOwnerIsAdminOnlyWhenTrusted() async throws {
+        let off = try Self.authenticator(engine: .openSSL)
+        await #expect(throws: AuthError.self) { _ = try await off.authenticate(authorization: "Bearer owner") }
+        var configuration = testConfiguration
+        configuration.trustsEmulatorOwner = true
+        let on = try Self.authenticator(engine: .openSSL, configuration: configuration)
+        #expect(try await on.authenticate(authorization: "Bearer owner")?.isAdmin == true)
+        #expect(try await on.authenticate(authorization: "Firebase owner")?.isAdmin == true)
+        await #expect(throws: AuthError.self) { _ = try await on.authenticate(authorization: "Bearer owners") }
+    }
+
     @Test func anonymousAndAdmin() async throws {
         let auth = try Self.authenticator(engine: .openSSL)
         #expect(try await auth.authenticate(authorization: nil) == nil)
         #expect(try await auth.authenticate(authorization: "") == nil)
         #expect(try await auth.authenticate(authorization: "Bearer test-only-admin-key") == .admin)
         #expect(try await auth.authenticate(authorization: "bearer   test-only-admin-key ") == .admin)
-        // The admin key is a Bearer credential only, and must match exactly.
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Firebase test-only-admin-key") }
+        // Either scheme carries the admin key (pyrebase and its forks send `Firebase`); it must match exactly.
+        #expect(try await auth.authenticate(authorization: "Firebase test-only-admin-key") == .admin)
+        #expect(try await auth.authenticate(authorization: "FIREBASE\ttest-only-admin-key") == .admin)
+        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Basic test-only-admin-key") }
+        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Firebase test-only-admin-ke") }
         await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-ke") }
         await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-key2") }
     }

@@ -88,6 +88,15 @@ import Storage
         #expect(try await h.send("POST", "/storage/v1/b/default-bucket/o").status == 405)
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/x").status == 404)
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o/x?alt=csv").status == 400)
+        #expect(try await h.send("GET", "/download/storage/v1/b/default-bucket/o/x?alt=json").status == 400)
+        for bad in ["prettyPrint=maybe", "projection=all", "fields=a%3Bb", "fields=items(name", "maxResults=2147483648"] {
+            let r = try await h.send("GET", "/storage/v1/b/default-bucket/o?" + bad)
+            #expect(r.status == 400 && r.reason == "invalid", "\(bad)")
+        }
+        #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o?prettyPrint=false&projection=noAcl&userProject=p").status == 200)
+        #expect(try await h.send("POST", "/upload/storage/v1/b/default-bucket/o?name=x",
+                                 headers: [("X-Upload-Content-Length", "nope")]).status == 400)
+        #expect(try await h.send("PUT", "/upload/storage/v1/b/default-bucket/o?upload_id=").status == 404)
         let options = try await h.send("OPTIONS", JSONHarness.objectPath("x"),
                                        headers: [("Origin", "http://app.test"), ("Access-Control-Request-Method", "PATCH")])
         #expect(options.status == 204 || options.status == 200)

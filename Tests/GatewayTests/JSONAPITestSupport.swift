@@ -24,18 +24,8 @@ struct JSONHarness {
     func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
               stream: (any ByteStream)? = nil, principal: Principal? = .admin,
               context: RequestContext = RequestContext(requestID: "test")) async throws -> TestResponse {
-        var h = HTTPHeaders()
-        h.add("Host", "gateway.test")
-        for (name, value) in headers { h.add(name, value) }
-        let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h,
-                                  body: stream ?? BufferByteStream(body))
-        let registry = MetricsRegistry()
-        let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [v0.api, api],
-            authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
-            accessLog: .disabled, cors: v0.cors)
-        let response = await responder.respond(to: request, context: context)
-        return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
+        try await respond(through: [v0.api, api], cors: v0.cors, method, target, headers: headers, body: body,
+                          stream: stream, principal: principal, context: context)
     }
 
     static func objectPath(_ name: String, bucket: String = bucket) -> String {

@@ -101,3 +101,12 @@ def test_rules_explain_answers_admins_only(start_server, admin_key, tmp_path: Pa
     assert explain({"method": "get", "bucket": "test-bucket", "path": "users/alice/a.txt"}, token=None).status == 403
     assert explain({"method": "fetch", "bucket": "test-bucket", "path": "x"}).status == 400
     assert request("GET", url, headers={"Authorization": f"Bearer {key}"}).status == 405
+
+
+def test_the_image_build_has_what_embeds_the_console() -> None:
+    """The Dockerfile copies only what the build reads: the console's assets come with Sources/, and the
+    build-tool plugin that embeds them lives in Plugins/."""
+    from harness import ROOT
+    text = (ROOT / "Dockerfile").read_text()
+    assert "COPY Plugins/ Plugins/" in text
+    assert (ROOT / "Plugins" / "ConsoleAssetsPlugin" / "plugin.swift").exists()

@@ -7,12 +7,8 @@ extension ConfigurationOption {
 }
 
 extension ConfigurationParser {
-    /// `on`/`off` (also `true`/`false`, `yes`/`no`, `1`/`0`), case-insensitive.
-    static func parseSwitch(_ text: String) -> Result<Bool, ReasonText> {
-        switch text.lowercased() {
-        case "on", "true", "yes", "1": .success(true)
-        case "off", "false", "no", "0": .success(false)
-        default: .failure("expected on or off")
-        }
+    /// `on`/`off` (and whatever else `parseSwitch` takes), refused in the option's own words.
+    static func parseOnOff(_ text: String) -> Result<Bool, ReasonText> {
+        parseSwitch(text).mapError { _ in "expected on or off" }
     }
 }

@@ -11,15 +11,19 @@ public struct ConfigurationOption: Sendable, Equatable {
     public let summary: String
     /// Repeatable flags collect every occurrence; their env var is a comma-separated list.
     public let repeatable: Bool
+    /// A switch takes no value: `--flag` turns it on (`--flag=false` off); its env var is `1`/`true`/`yes` or
+    /// `0`/`false`/`no`.
+    public let isSwitch: Bool
 
     public init(flag: String, valueName: String, environment: String, defaultText: String?, summary: String,
-                repeatable: Bool = false) {
+                repeatable: Bool = false, isSwitch: Bool = false) {
         self.flag = flag
         self.valueName = valueName
         self.environment = environment
         self.defaultText = defaultText
         self.summary = summary
         self.repeatable = repeatable
+        self.isSwitch = isSwitch
     }
 }
 
@@ -58,7 +62,7 @@ extension ConfigurationOption {
         summary: "HMAC key(s) for cursors, upload URLs and signed URLs: lines `KEYID:BASE64SECRET` (first signs, all verify) or one raw secret. Random per process if absent (warning).")
     public static let adminKey = ConfigurationOption(
         flag: "admin-key", valueName: "FILE", environment: "PORTCULLIS_ADMIN_KEY_FILE", defaultText: nil,
-        summary: "File holding the admin key: `Authorization: Bearer <key>` bypasses rules and may manage download tokens.")
+        summary: "File holding the admin key: `Authorization: Bearer <key>` (or `Firebase <key>`) bypasses rules and may manage download tokens.")
     public static let publicURL = ConfigurationOption(
         flag: "public-url", valueName: "URL", environment: "PORTCULLIS_PUBLIC_URL", defaultText: nil,
         summary: "External base URL (http/https) used in upload and download URLs behind a load balancer.")
@@ -89,11 +93,20 @@ extension ConfigurationOption {
     public static let maxConnections = ConfigurationOption(
         flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "4096",
         summary: "Open client connections accepted at once; further connections wait in the listen backlog.")
+    public static let upstreamTimeout = ConfigurationOption(
+        flag: "upstream-timeout", valueName: "DURATION", environment: "PORTCULLIS_UPSTREAM_TIMEOUT", defaultText: "30s",
+        summary: "Overall wait for one upstream call (gs://, s3://, key URLs) across its retries and backoff; past it the request fails with 504.")
+    public static let devTrustEmulatorOwner = ConfigurationOption(
+        flag: "dev-trust-emulator-owner", valueName: "", environment: "PORTCULLIS_DEV_TRUST_EMULATOR_OWNER",
+        defaultText: "off",
+        summary: "Development only: `Authorization: Bearer owner` (what the Firebase tools send to emulators) acts as admin. Never in production; a warning is logged at start when on.",
+        isSwitch: true)
 
     /// Every `serve` option, in help order.
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
-        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections, .console,
+        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
+        .upstreamTimeout, .devTrustEmulatorOwner, .console,
     ]
 }

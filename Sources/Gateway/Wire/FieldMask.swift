@@ -1,8 +1,8 @@
 public import Service
 
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
-/// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`). Parsed once per request; the encoder asks it
-/// which members to write.
+/// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are letters, digits and `_`
+/// (anything else is 400). Parsed once per request; the encoder asks it which members to write.
 public struct FieldMask: Sendable, Equatable {
     /// Selected members; a nil value selects the member whole.
     private var members: [String: FieldMask?]
@@ -32,10 +32,7 @@ public struct FieldMask: Sendable, Equatable {
         var mask = FieldMask(members: [:])
         while true {
             var name = ""
-            while let c = s.first, c != ",", c != "(", c != ")", c != "/" {
-                if c != " " { name.unicodeScalars.append(c) }
-                s = s.dropFirst()
-            }
+            try readName(&s, into: &name)
             var child: FieldMask?
             switch s.first {
             case "(":
@@ -68,10 +65,7 @@ public struct FieldMask: Sendable, Equatable {
     /// `b/c` after `a/`: one member chain (stops at `,` or `)`).
     private static func parsePath(_ s: inout ArraySlice<Unicode.Scalar>) throws(ServiceError) -> FieldMask {
         var name = ""
-        while let c = s.first, c != ",", c != ")", c != "/", c != "(" {
-            if c != " " { name.unicodeScalars.append(c) }
-            s = s.dropFirst()
-        }
+        try readName(&s, into: &name)
         var child: FieldMask?
         if s.first == "/" {
             s = s.dropFirst()
@@ -85,6 +79,18 @@ public struct FieldMask: Sendable, Equatable {
         var mask = FieldMask(members: [:])
         if !name.isEmpty { mask.merge(name, child) }
         return mask
+    }
+
+    /// A member name up to the next `,`, `(`, `)` or `/` (spaces around it skipped).
+    private static func readName(_ s: inout ArraySlice<Unicode.Scalar>, into name: inout String) throws(ServiceError) {
+        while let c = s.first, c != ",", c != "(", c != ")", c != "/" {
+            switch c {
+            case "a"..."z", "A"..."Z", "0"..."9", "_": name.unicodeScalars.append(c)
+            case " ": break
+            default: throw .badRequest("Invalid fields parameter: unexpected character \(c.escaped(asASCII: true)).")
+            }
+            s = s.dropFirst()
+        }
     }
 
     /// Selecting a member twice widens the selection (`a(b),a(c)` = `a(b,c)`; `a,a(b)` = `a`).

@@ -11,7 +11,7 @@ extension JSONAPI {
     func list(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
         var maxResults = StorageService.maxPageSize
         if let text = call.query["maxResults"] {
-            guard let value = Int(text), value >= 1 else {
+            guard let value = Int(text), (1...Int(Int32.max)).contains(value) else {
                 throw ServiceError.badRequest("Invalid value for maxResults: \(text).")
             }
             maxResults = min(value, StorageService.maxPageSize)

@@ -38,17 +38,24 @@ public final class JSONAPI: APISurface {
             let (operation, query) = try router.route(request)
             context.bucket = operation.bucket
             context.objectName = operation.objectName
+            try Self.checkStandardParameters(query)
             let call = JSONCall(request: request, operation: operation, query: query, principal: principal,
                                 context: context, fields: try FieldMask.parse(query["fields"]))
             return try await perform(call)
         } catch {
-            let failure = ServiceError(any: error)
-            if failure.status >= 500 {
-                logger.error("JSON API request failed", [("requestId", .string(context.requestID)),
-                                                         ("status", .int(Int64(failure.status))),
-                                                         ("error", .string("\(error)"))])
-            }
-            return errorShape.response(for: failure, requestID: context.requestID)
+            return failureResponse(for: error, context: context, logger: logger)
+        }
+    }
+
+    /// Google's standard parameters every call accepts: `prettyPrint` (a boolean; responses are always
+    /// compact), `projection` (`full` or `noAcl`; no ACLs are kept, so both render the same), `userProject`
+    /// and `alt` (checked by the router). Invalid values are 400, as on GCS.
+    static func checkStandardParameters(_ query: QueryParameters) throws(ServiceError) {
+        if let value = query["prettyPrint"], !["true", "false"].contains(value.lowercased()) {
+            throw .badRequest("Invalid value for prettyPrint: \(value).")
+        }
+        if let value = query["projection"], !["full", "noacl"].contains(value.lowercased()) {
+            throw .badRequest("Invalid value for projection: \(value).")
         }
     }
 

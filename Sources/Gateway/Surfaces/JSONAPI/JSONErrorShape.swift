@@ -9,10 +9,7 @@ public struct JSONErrorShape: ErrorShape {
     public init() {}
 
     public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
-        var out = Array(#"{"error":{"code":"#.utf8)
-        DecimalText.append(Int64(error.status), to: &out)
-        out.append(contentsOf: #","message":"#.utf8)
-        JSONValue.encodeString(error.message, into: &out)
+        var out = error.jsonErrorOpening()
         out.append(contentsOf: #","errors":[{"message":"#.utf8)
         JSONValue.encodeString(error.message, into: &out)
         out.append(contentsOf: #","domain":"global","reason":"#.utf8)

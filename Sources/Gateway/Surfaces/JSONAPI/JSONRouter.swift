@@ -70,8 +70,10 @@ public struct JSONRouter: Sendable {
             case 2: return s[1] == "o" ? objectsTemplate : unmatched
             default:
                 guard s[1] == "o" else { return unmatched }
-                if request.method == .post, s.count == 4, s[3] == "compose" { return composeTemplate }
-                if request.method == .post, s.count == 8, s[4] == "b", s[6] == "o" {
+                // Only POST (and its preflight) has sub-resources; other methods take a raw-slash name whole.
+                let subResources = request.method == .post || request.method == .options
+                if subResources, s.count == 4, s[3] == "compose" { return composeTemplate }
+                if subResources, s.count == 8, s[4] == "b", s[6] == "o" {
                     if s[3] == "copyTo" { return copyTemplate }
                     if s[3] == "rewriteTo" { return rewriteTemplate }
                 }
@@ -113,7 +115,7 @@ public struct JSONRouter: Sendable {
             guard read() else { throw notAllowed() }
             return (.listObjects(bucket: bucket), query)
         case Self.uploadTemplate:
-            if let uploadID = query["upload_id"], !uploadID.isEmpty {
+            if let uploadID = query["upload_id"] {
                 guard ["PUT", "POST", "DELETE"].contains(method) else { throw notAllowed() }
                 return (.resumable(bucket: bucket, uploadID: uploadID), query)
             }
@@ -135,6 +137,7 @@ public struct JSONRouter: Sendable {
             let object = try Self.object(bucket, s[2...].joined(separator: "/")[...])
             if root == .download {
                 guard read() else { throw notAllowed() }
+                if let alt = query["alt"], alt != "media" { throw .badRequest("Unsupported alt=\(alt); downloads are alt=media.") }
                 return (.download(object), query)
             }
             switch method {
