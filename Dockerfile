@@ -10,6 +10,7 @@ WORKDIR /src
 COPY scripts/ scripts/
 RUN scripts/deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY Package.swift ./
+COPY Plugins/ Plugins/
 COPY Sources/ Sources/
 COPY Tests/ Tests/
 RUN scripts/build-release.sh --stage /staging

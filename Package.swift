@@ -50,7 +50,13 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service"],
-            swiftSettings: strict),
+            exclude: ["Console/Assets"],
+            swiftSettings: strict,
+            plugins: ["ConsoleAssetsPlugin"]),
+        // The web console's HTML, CSS and JavaScript are plain files in Sources/Gateway/Console/Assets; this
+        // build-tool plugin (and its tool) embeds them into the Gateway module, so the binary serves them alone.
+        .executableTarget(name: "ConsoleAssetCompiler"),
+        .plugin(name: "ConsoleAssetsPlugin", capability: .buildTool(), dependencies: ["ConsoleAssetCompiler"]),
         .executableTarget(
             name: "portcullis",
             dependencies: ["Gateway", "Service", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream",

@@ -52,6 +52,8 @@ cat <<INFO
 
   Portcullis listening on $url   (bucket default-bucket -> ./data; Ctrl-C drains and stops)
 
+  Web console: $url/console/   (sign in with the admin key: cat data/dev-keys/admin.key)
+
   Try:
     curl -s $url/healthz
     curl -s -X POST --data-binary 'hello from portcullis' -H 'Content-Type: text/plain' \\

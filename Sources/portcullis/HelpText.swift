@@ -41,8 +41,9 @@ enum HelpText {
         out += """
 
             Endpoints: GET /healthz (alive), GET /readyz (503 while starting, draining or a backend is down),
-            GET /metrics (Prometheus), the v0 API under /v0/b/{bucket}/o, and the Cloud Storage JSON API
-            under /storage/v1, /upload/storage/v1 and /download/storage/v1.
+            GET /metrics (Prometheus), the v0 API under /v0/b/{bucket}/o, the Cloud Storage JSON API
+            under /storage/v1, /upload/storage/v1 and /download/storage/v1, the web console at /console/
+            (--console off removes it) and POST /admin/v1/rules/explain (admin).
             Signals: SIGTERM/SIGINT drain in-flight requests (up to --drain-timeout) then exit 0; a second
             signal exits at once. SIGHUP reloads the rules file.
 

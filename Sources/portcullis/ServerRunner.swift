@@ -48,9 +48,14 @@ enum ServerRunner {
                                                         registry: registry, logger: logger,
                                                         keysAttempted: keysAttempted)
 
+        // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
+        // APIs) is optional.
+        var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
+        if config.console { surfaces.append(ConsoleSurface()) }
+
         let readiness = Readiness { await service.isReady() }
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: [v0, jsonAPI], authentication: authentication,
+            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces, authentication: authentication,
             metrics: httpMetrics, accessLog: AccessLog(format: config.logFormat),
             cors: CORSPolicy(origins: corsList(config.corsOrigins)))
 
@@ -101,6 +106,9 @@ enum ServerRunner {
         ])
         if let first = config.buckets.first {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
+        }
+        if config.console {
+            logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
     }

@@ -43,6 +43,9 @@ def test_make_run_serves_and_prints_working_curl_lines(tmp_path) -> None:
         assert f"listening on http://127.0.0.1:{port}" in text, text
         assert "installing apt packages" not in text, "dependency check is not quiet on a prepared machine"
         assert request("GET", f"http://127.0.0.1:{port}/healthz").status == 200
+        console = re.search(r"Web console: (http://\S+/console/)", text)
+        assert console and console.group(1) == f"http://127.0.0.1:{port}/console/", text
+        assert request("GET", console.group(1)).status == 200
         # Run the printed upload line (token or admin key) through a shell, exactly as a user would.
         lines = text.replace("\\\n", " ").splitlines()
         upload = next(line.strip() for line in lines if "name=public/hello.txt" in line)

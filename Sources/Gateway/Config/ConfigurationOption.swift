@@ -107,6 +107,6 @@ extension ConfigurationOption {
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
-        .upstreamTimeout, .devTrustEmulatorOwner,
+        .upstreamTimeout, .devTrustEmulatorOwner, .console,
     ]
 }

@@ -108,6 +108,7 @@ public enum ConfigurationParser {
         if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
         if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
+        if let value = try convert(.console, parseOnOff) { config.console = value }
 
         try config.validate()
         return config

@@ -33,6 +33,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var upstreamTimeout: Duration = .seconds(30)
     /// Development only: `Bearer owner` acts as admin (`--dev-trust-emulator-owner`).
     public var devTrustEmulatorOwner = false
+    /// Whether `/console` is served (`--console`).
+    public var console: Bool = true
 
     public init() {}
 

@@ -147,7 +147,12 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         guard i == b.count else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        self.nanosecondsSinceEpoch = seconds * 1_000_000_000 + nanos
+        // Nanoseconds since 1970 in an Int64 reach only 1677-09-21…2262-04-11: a time outside that is not a
+        // timestamp this type can hold (it used to trap on overflow: `If-Modified-Since` of year 9999).
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflowAgain) = whole.addingReportingOverflow(nanos)
+        guard !overflow, !overflowAgain else { return nil }
+        self.nanosecondsSinceEpoch = total
     }
 
     private var secondsSinceEpochFloor: Int64 { floorDivide(nanosecondsSinceEpoch, 1_000_000_000).0 }

@@ -1,0 +1,122 @@
+public import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// The web console (`--console on`): the static files of a browser app at `/console/`, served from the
+/// binary. It holds no data and decides nothing: the app signs in with the caller's own credentials and works
+/// only through the gateway's public APIs (v0, the JSON API, the rules explain endpoint), so it can do
+/// nothing its user could not do with curl.
+///
+/// Routes: `GET /console` → 308 to `/console/`; `GET /console/` (or `/console/index.html`) → the page, revalidated
+/// on every load; `GET /console/static/{version}/{file}` → a file, immutable for a year when `{version}` is the
+/// catalog's (any other version gets the current file, revalidated, so a page from an older instance behind the
+/// same load balancer still loads). Every answer carries `ConsoleHeaders`. GET and HEAD only.
+public struct ConsoleSurface: APISurface {
+    public static let root = "/console"
+    public static let pageTemplate = "/console/"
+    public static let staticTemplate = "/console/static/{version}/{file}"
+    static let unmatchedTemplate = "/console/unmatched"
+    static let methods = ["GET", "HEAD", "OPTIONS"]
+
+    public let catalog: ConsoleAssetCatalog
+    public let errorShape: any ErrorShape = ConsoleErrorShape()
+
+    public init(catalog: ConsoleAssetCatalog = .embedded) {
+        self.catalog = catalog
+    }
+
+    public func matches(_ request: HTTPRequest) -> Bool {
+        let path = request.path.utf8
+        let root = Self.root.utf8
+        return path.starts(with: root)
+            && (path.count == root.count || path.dropFirst(root.count).first == UInt8(ascii: "/"))
+    }
+
+    public func routeTemplate(for request: HTTPRequest) -> String {
+        switch Self.route(request.path) {
+        case .redirect: Self.root
+        case .page: Self.pageTemplate
+        case .file: Self.staticTemplate
+        case .unknown: Self.unmatchedTemplate
+        }
+    }
+
+    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
+        if case .unknown = Self.route(request.path) { throw .notFound("No such console page.") }
+        return Self.methods
+    }
+
+    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+        guard request.method == .get || request.method == .head else {
+            return errorShape.response(for: .methodNotAllowed(allow: Self.methods), requestID: context.requestID)
+        }
+        switch Self.route(request.path) {
+        case .redirect:
+            // Relative, so the console also works behind a proxy that mounts the gateway under a path.
+            var response = HTTPResponse(status: 308)
+            response.headers.add("Location", "console/")
+            ConsoleHeaders.apply(to: &response.headers)
+            return response
+        case .page:
+            return Self.serve(catalog.index, cacheControl: ConsoleHeaders.revalidate, request)
+        case .file(let version, let name):
+            guard let asset = catalog.asset(named: name) else {
+                return errorShape.response(for: .notFound("No such console file."), requestID: context.requestID)
+            }
+            let current = version.utf8.elementsEqual(catalog.version.utf8)
+            return Self.serve(asset, cacheControl: current ? ConsoleHeaders.immutable : ConsoleHeaders.revalidate,
+                              request)
+        case .unknown:
+            return errorShape.response(for: .notFound("No such console page."), requestID: context.requestID)
+        }
+    }
+
+    /// A file, or 304 when the caller's `If-None-Match` names its current `ETag`.
+    static func serve(_ asset: ConsoleAssetCatalog.Asset, cacheControl: String, _ request: HTTPRequest) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("ETag", asset.etag)
+        headers.add("Cache-Control", cacheControl)
+        ConsoleHeaders.apply(to: &headers)
+        if let header = request.headers["If-None-Match"], Self.names(EntityTagList(parsing: header), asset.etag) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        headers.add("Content-Type", asset.contentType)
+        return HTTPResponse(status: 200, headers: headers, body: .bytes(asset.body))
+    }
+
+    /// Whether an `If-None-Match` list names `etag` (compared weakly, RFC 9110 §13.1.2).
+    static func names(_ list: EntityTagList, _ etag: String) -> Bool {
+        list.any || list.tags.contains { $0.tag.bytesEqual(etag) }
+    }
+
+    enum Route: Equatable {
+        case redirect
+        case page
+        case file(version: Substring, name: Substring)
+        case unknown
+    }
+
+    /// Which console route a path names (raw: console file names need no percent-decoding).
+    static func route(_ path: Substring) -> Route {
+        guard path.hasPrefix(root) else { return .unknown }
+        let rest = path.dropFirst(root.count)
+        if rest.isEmpty { return .redirect }
+        if rest == "/" || rest == "/index.html" { return .page }
+        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        // ["", "static", version, file...]
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "static", !parts[2].isEmpty,
+              parts[3...].allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return .unknown }
+        let name = rest.dropFirst(1 + "static".count + 1 + parts[2].count + 1)
+        return .file(version: parts[2], name: name)
+    }
+}
+
+/// Console errors: the gateway's plain JSON error, with the console's security headers.
+struct ConsoleErrorShape: ErrorShape {
+    func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
+        var response = PlainErrorShape().response(for: error, requestID: requestID)
+        response.headers.add("Cache-Control", "no-store")
+        ConsoleHeaders.apply(to: &response.headers)
+        return response
+    }
+}

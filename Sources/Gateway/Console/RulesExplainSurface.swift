@@ -1,0 +1,66 @@
+public import HTTPServer
+public import PortcullisCore
+import Rules
+public import Service
+
+/// `POST /admin/v1/rules/explain` (admin only): how the rules the server runs decide one hypothetical request
+/// — allow or deny, and which `match` and `allow` condition decided (or why none did). The console's rules
+/// playground is its browser front-end; it is an API of its own, served whether or not the console is.
+///
+/// Body (JSON): `method` (`get|list|create|update|delete`), `bucket`, `path` (the object name; for `list` the
+/// folder without its trailing `/`), and optionally `auth` (token claims, or null for an anonymous caller),
+/// `resource` and `requestResource` (v0 metadata, as in `portcullis rules test` cases), `time` (RFC 3339;
+/// default now), `delimiter`. Answer: `{"decision":"allow"|"deny","allowed":bool,"explanation":"…"}`.
+/// The service decides who may ask (admins); a malformed body is a 400 for anyone, since it reveals nothing
+/// but what the caller sent.
+public struct RulesExplainSurface: APISurface {
+    public static let path = "/admin/v1/rules/explain"
+    static let methods = ["POST", "OPTIONS"]
+
+    let service: StorageService
+    public let errorShape: any ErrorShape = PlainErrorShape()
+
+    public init(service: StorageService) {
+        self.service = service
+    }
+
+    public func matches(_ request: HTTPRequest) -> Bool { request.path.utf8.elementsEqual(Self.path.utf8) }
+
+    public func routeTemplate(for request: HTTPRequest) -> String { Self.path }
+
+    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] { Self.methods }
+
+    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+        do {
+            guard request.method == .post else { throw ServiceError.methodNotAllowed(allow: Self.methods) }
+            let caller = Caller(principal: principal)
+            let body: [UInt8]
+            do {
+                body = try await request.body.collect(limit: service.configuration.maxJSONBodyBytes)
+            } catch {
+                throw ServiceError(bodyError: error)
+            }
+            let rulesRequest = try RulesExplainRequest.decode(body)
+            context.bucket = rulesRequest.bucket
+            context.objectName = rulesRequest.path
+            let decision = try service.explain(rulesRequest, caller: caller)
+            return Self.render(decision)
+        } catch {
+            return errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
+        }
+    }
+
+    static func render(_ decision: RulesDecision) -> HTTPResponse {
+        var out = Array(#"{"decision":"#.utf8)
+        JSONValue.encodeString(decision.allowed ? "allow" : "deny", into: &out)
+        out.append(contentsOf: #","allowed":"#.utf8)
+        out.append(contentsOf: (decision.allowed ? "true" : "false").utf8)
+        out.append(contentsOf: #","explanation":"#.utf8)
+        JSONValue.encodeString(decision.explanation ?? "", into: &out)
+        out.append(UInt8(ascii: "}"))
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json; charset=utf-8")
+        headers.add("Cache-Control", "no-store")
+        return HTTPResponse(status: 200, headers: headers, body: .bytes(out))
+    }
+}
