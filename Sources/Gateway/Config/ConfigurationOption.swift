@@ -89,11 +89,18 @@ extension ConfigurationOption {
     public static let maxConnections = ConfigurationOption(
         flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "4096",
         summary: "Open client connections accepted at once; further connections wait in the listen backlog.")
+    public static let eventsWebhook = ConfigurationOption(
+        flag: "events-webhook", valueName: "URL", environment: "PORTCULLIS_EVENTS_WEBHOOKS", defaultText: nil,
+        summary: "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
+        repeatable: true)
+    public static let eventsSecret = ConfigurationOption(
+        flag: "events-secret", valueName: "FILE", environment: "PORTCULLIS_EVENTS_SECRET_FILE", defaultText: nil,
+        summary: "File holding the HMAC secret that signs events (`Portcullis-Signature`). Absent: events are sent unsigned (warning).")
 
     /// Every `serve` option, in help order.
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
-        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
+        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections, .eventsWebhook, .eventsSecret,
     ]
 }

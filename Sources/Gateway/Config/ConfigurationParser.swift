@@ -1,4 +1,5 @@
 import PortcullisCore
+import Events
 
 /// Turns `portcullis serve` arguments and the process environment into a validated `GatewayConfiguration`.
 ///
@@ -101,6 +102,21 @@ public enum ConfigurationParser {
         if let value = try convert(.headerTimeout, { parseDuration($0) }) { config.headerTimeout = value }
         if let value = try convert(.idleTimeout, { parseDuration($0) }) { config.idleTimeout = value }
         if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
+        if let (values, source) = raw(.eventsWebhook) {
+            for value in values {
+                switch Webhook.parse(value) {
+                case .success(let webhook):
+                    guard !config.eventWebhooks.contains(where: { $0.url.utf8.elementsEqual(webhook.url.utf8) }) else {
+                        throw .invalidValue(option: .eventsWebhook, value: value, reason: "webhook configured twice",
+                                            source: source)
+                    }
+                    config.eventWebhooks.append(webhook)
+                case .failure(let problem):
+                    throw .invalidValue(option: .eventsWebhook, value: value, reason: problem.reason, source: source)
+                }
+            }
+        }
+        config.eventsSecretFile = single(.eventsSecret)?.value
 
         try config.validate()
         return config

@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import Events
 
 /// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
 ///
@@ -28,6 +29,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
+    /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
+    public var eventWebhooks: [Webhook] = []
+    public var eventsSecretFile: String?
 
     public init() {}
 
