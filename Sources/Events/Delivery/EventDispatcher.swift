@@ -205,7 +205,7 @@ public final class EventDispatcher: Sendable {
             case .acknowledge(let latency):
                 try await ledger.acknowledge(claim)
                 metrics.delivered.labels(label).increment()
-                metrics.deliverySeconds.observe(Double(nanoseconds(latency)) / 1e9)
+                metrics.deliverySeconds.observe(Double(latency.totalNanoseconds) / 1e9)
             case .retry(let time, let reason):
                 metrics.failedAttempts.labels(label).increment()
                 try await ledger.retry(claim, at: time, error: reason)

@@ -28,15 +28,15 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The nominal delay after `failures` failed attempts (1 → `initialDelay`, doubling, capped).
     public func nominalDelay(afterFailures failures: Int) -> Duration {
         let exponent = min(max(failures - 1, 0), 40)
-        let initial = nanoseconds(initialDelay)
-        let cap = nanoseconds(maxDelay)
+        let initial = initialDelay.totalNanoseconds
+        let cap = maxDelay.totalNanoseconds
         let (scaled, overflow) = initial.multipliedReportingOverflow(by: Int64(1) << Int64(exponent))
         return .nanoseconds(overflow ? cap : min(scaled, cap))
     }
 
     /// The delay after `failures` failed attempts, with `jitter` in 0..<1 taking up to `jitterFraction` of it.
     public func delay(afterFailures failures: Int, jitter: Double) -> Duration {
-        let nominal = Double(nanoseconds(nominalDelay(afterFailures: failures)))
+        let nominal = Double(nominalDelay(afterFailures: failures).totalNanoseconds)
         let clamped = min(max(jitter, 0), 1)
         return .nanoseconds(Int64(nominal * (1 - jitterFraction * clamped)))
     }
@@ -44,17 +44,5 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The last moment an attempt may be scheduled for a window opened at `windowStart`.
     public func deadline(windowStart: Timestamp) -> Timestamp {
         windowStart.adding(maxAge)
-    }
-}
-
-func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
-}
-
-extension Timestamp {
-    /// This instant plus `duration`.
-    public func adding(_ duration: Duration) -> Timestamp {
-        Timestamp(nanosecondsSinceEpoch: nanosecondsSinceEpoch &+ nanoseconds(duration))
     }
 }

@@ -37,7 +37,7 @@ public struct UpstreamWebhookTransport: WebhookTransport {
     }
 
     public func post(_ request: WebhookRequest) async -> DeliveryOutcome {
-        let seconds = Double(nanoseconds(request.timeout)) / 1e9
+        let seconds = Double(request.timeout.totalNanoseconds) / 1e9
         let upstream = UpstreamRequest(
             method: "POST", url: request.url, headers: request.headers, body: .bytes(request.body),
             timeouts: UpstreamTimeouts(connect: seconds, firstByte: seconds, idle: seconds), idempotent: false,
@@ -57,7 +57,7 @@ public struct UpstreamWebhookTransport: WebhookTransport {
                 }
             }
             group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, nanoseconds(request.timeout))))
+                try? await Task.sleep(nanoseconds: UInt64(max(0, request.timeout.totalNanoseconds)))
                 return Task.isCancelled ? nil : .failed("timed out after \(seconds) s")
             }
             var outcome: DeliveryOutcome = .failed("cancelled")

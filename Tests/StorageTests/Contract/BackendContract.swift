@@ -39,6 +39,7 @@ struct BackendContract: Sendable {
         case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
         case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
+        case changeRecording
 
         var testDescription: String { rawValue }
 
@@ -68,6 +69,7 @@ struct BackendContract: Sendable {
         case .resumableOffsetMismatch: try await resumableOffsetMismatch()
         case .resumableCancel: try await resumableCancel()
         case .resumableSizeMismatch: try await resumableSizeMismatch()
+        case .changeRecording: try await changeRecording()
         }
     }
 
