@@ -65,7 +65,8 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
         .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
+                                                         "Events"]),
         .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]

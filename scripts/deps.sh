@@ -8,9 +8,9 @@ case "${1:-all}" in
     run)        pc_ensure_apt "${PC_APT_BUILD[@]}" curl openssl ;;
     bench)      pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl ;;
     test|all)   pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl
-                # The three venvs are independent: build them in parallel (mostly download and unpack time).
+                # The venvs are independent: build them in parallel (mostly download and unpack time).
                 pids=()
-                for venv in tools pyrebase emulators; do
+                for venv in tools pyrebase emulators functions; do
                     pc_ensure_venv "$venv" & pids+=($!)
                 done
                 status=0
