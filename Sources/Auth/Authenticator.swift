@@ -3,8 +3,9 @@ import Crypto
 
 /// Turns an `Authorization` header into a `Principal` (DESIGN §1 "Authenticate").
 ///
-/// No header → nil (anonymous; the rules decide). `Bearer <admin key>` → `Principal.admin` (constant-time
-/// comparison of SHA-256 digests, so neither content nor length leaks). Otherwise the credential must be a JWT
+/// No header → nil (anonymous; the rules decide). The admin key in either scheme (`Bearer <key>` or
+/// `Firebase <key>`, which pyrebase and its forks send) → `Principal.admin` (constant-time comparison of SHA-256
+/// digests, so neither content nor length leaks). Otherwise the credential must be a JWT
 /// that `TokenVerifier` accepts; verified tokens are cached (LRU keyed by the token's SHA-256) until `exp`.
 /// Every failure increments `portcullis_auth_failures_total{reason}`. Tokens are never logged.
 public final class Authenticator: Sendable {
@@ -61,17 +62,15 @@ public final class Authenticator: Sendable {
         guard var header = authorization else { return nil }
         let parsed = header.withUTF8 { AuthorizationHeader.parse($0) }
         let credential: Range<Int>
-        let isBearer: Bool
         switch parsed {
         case .anonymous: return nil
         case .unsupportedScheme: throw fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme"))
         case .emptyCredential: throw fail(AuthError(.malformed, "empty credential"))
-        case .credential(let range, let bearer):
+        case .credential(let range):
             credential = range
-            isBearer = bearer
         }
         let digest = header.withUTF8 { SHA256.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[credential]))) }
-        if isBearer, let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .admin }
+        if let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .admin }
         guard credential.count <= configuration.maxTokenBytes else {
             throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
         }
@@ -142,8 +141,9 @@ enum AuthorizationHeader: Equatable {
     case anonymous
     case unsupportedScheme
     case emptyCredential
-    /// Byte range of the credential within the header, and whether the scheme was `Bearer` (else `Firebase`).
-    case credential(Range<Int>, bearer: Bool)
+    /// Byte range of the credential within the header. The two accepted schemes (`Bearer`, `Firebase`) mean
+    /// the same: the credential is a JWT or the admin key either way.
+    case credential(Range<Int>)
 
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> AuthorizationHeader {
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
@@ -154,18 +154,13 @@ enum AuthorizationHeader: Equatable {
         var schemeEnd = lo
         while schemeEnd < hi, !isSpace(bytes[schemeEnd]) { schemeEnd += 1 }
         let scheme = UnsafeBufferPointer(rebasing: bytes[lo..<schemeEnd])
-        let bearer: Bool
-        if equalsASCIILowercase(scheme, "bearer") {
-            bearer = true
-        } else if equalsASCIILowercase(scheme, "firebase") {
-            bearer = false
-        } else {
+        guard equalsASCIILowercase(scheme, "bearer") || equalsASCIILowercase(scheme, "firebase") else {
             return .unsupportedScheme
         }
         var start = schemeEnd
         while start < hi, isSpace(bytes[start]) { start += 1 }
         guard start < hi else { return .emptyCredential }
-        return .credential(start..<hi, bearer: bearer)
+        return .credential(start..<hi)
     }
 
     private static func equalsASCIILowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {

@@ -1,86 +1,161 @@
 import Foundation
+import PortcullisCore
 import StorageClient
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `portcullis-cli`: curl-friendly object operations for ops teams, built on the StorageClient SDK.
 ///
 /// A separate executable from the server (`portcullis`) so an ops laptop links only the client library,
-/// not the server, SQLite or libcurl upstream code.
+/// not the server, SQLite or libcurl upstream code. Usage, options and shell completion all come from the
+/// `CommandSpec` table.
 @main
 struct PortcullisCLI {
-    static let usage = """
-    usage: portcullis-cli [--server URL] [--token TOKEN | --token-file FILE] COMMAND ...
-
-    Commands:
-      ls [--page-size N] gs://BUCKET/PREFIX/     list one folder (all pages unless --page-size)
-      stat gs://BUCKET/OBJECT                    print the object's metadata as JSON
-      cp [--recursive] SRC DST                   upload (local → gs://) or download (gs:// → local)
-      rm gs://BUCKET/OBJECT ...                  delete objects
-      url [--signed [--expires SECONDS]] gs://BUCKET/OBJECT   download URL (or an expiring signed URL)
-      set-meta [--content-type T] [--cache-control C] [--meta K=V]... [--remove-meta K]... gs://BUCKET/OBJECT
-
-    Options:
-      --server URL        the Portcullis base URL (env PORTCULLIS_URL; default http://127.0.0.1:8080)
-      --token TOKEN       ID token sent as `Authorization: Firebase TOKEN` (env PORTCULLIS_TOKEN)
-      --token-file FILE   read the token from FILE (env PORTCULLIS_TOKEN_FILE)
-    """
-
     static func main() async {
         var args = Array(CommandLine.arguments.dropFirst())
-        let env = ProcessInfo.processInfo.environment
-        var server = env["PORTCULLIS_URL"] ?? "http://127.0.0.1:8080"
-        var token = env["PORTCULLIS_TOKEN"]
-        var tokenFile = env["PORTCULLIS_TOKEN_FILE"]
-        while let first = args.first, first.hasPrefix("--") {
-            args.removeFirst()
-            switch first {
-            case "--server": server = take(&args, first)
-            case "--token": token = take(&args, first)
-            case "--token-file": tokenFile = take(&args, first)
-            case "--help", "-h": print(usage); exit(0)
-            default: fail("unknown option \(first)", code: 2)
-            }
+        let globals = GlobalOptions.parse(&args, environment: ProcessInfo.processInfo.environment)
+        guard let name = args.first else {
+            FileHandle.standardError.write(Data(CommandSpec.overview.utf8))
+            exit(2)
         }
-        if let tokenFile {
-            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else { fail("cannot read \(tokenFile)", code: 2) }
-            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        guard let command = args.first else { print(usage); exit(2) }
         args.removeFirst()
-        let fixedToken = token
+        guard let spec = CommandSpec.named(name) else { CLIExit.usage("unknown command \(name)") }
+        let parsed = ArgumentParser.parse(args, for: spec)
+
+        // Commands that need no server.
+        switch spec.name {
+        case CommandSpec.helpCommand.name:
+            guard let topic = parsed.operands.first else {
+                print(CommandSpec.overview, terminator: "")
+                CLIExit.success()
+            }
+            guard parsed.operands.count == 1, let command = CommandSpec.named(topic) else {
+                CLIExit.usage("help: unknown command \(topic)", command: spec)
+            }
+            print(command.usage, terminator: "")
+            CLIExit.success()
+        case CommandSpec.completion.name:
+            guard parsed.operands.count == 1, let shell = ShellCompletion.Shell(rawValue: parsed.operands[0]) else {
+                CLIExit.usage("completion needs bash or zsh", command: spec)
+            }
+            print(ShellCompletion.script(for: shell), terminator: "")
+            CLIExit.success()
+        default:
+            break
+        }
+
         let storage: Storage
         do {
-            let provider: (@Sendable () async throws -> String?)? = fixedToken.map { value in { @Sendable in value } }
-            storage = try Storage(url: server, tokenProvider: provider)
+            storage = try globals.storage()
         } catch {
-            fail("\(error)", code: 2)
+            CLIExit.usage("--server: \(error.message)")
         }
         do {
-            switch command {
-            case "ls": try await Commands.list(storage, &args)
-            case "stat": try await Commands.stat(storage, &args)
-            case "cp": try await Commands.copy(storage, &args)
-            case "rm": try await Commands.remove(storage, &args)
-            case "url": try await Commands.url(storage, &args)
-            case "set-meta": try await Commands.setMetadata(storage, &args)
-            default: fail("unknown command \(command)\n\(usage)", code: 2)
-            }
+            try await Commands.run(spec, parsed, storage)
         } catch let error as StorageError {
-            fail(error.description, code: 1)
+            CLIExit.failure(Self.describe(error))
         } catch {
-            fail("\(error)", code: 1)
+            CLIExit.failure((error as NSError).localizedDescription)
         }
     }
 
-    static func take(_ args: inout [String], _ option: String) -> String {
-        guard !args.isEmpty else { fail("\(option) needs a value", code: 2) }
-        return args.removeFirst()
+    /// A `StorageError` as one line: the server's (or the transport's) message, then for an HTTP answer the
+    /// SDK's error code and the status (`Object not found (objectNotFound, HTTP 404)`).
+    static func describe(_ error: StorageError) -> String {
+        var line = error.message.split(whereSeparator: \.isNewline).joined(separator: " ")
+            .trimmingCharacters(in: .whitespaces)
+        if line.hasSuffix(".") { line.removeLast() }
+        if let status = error.httpStatus { line += " (\(error.code), HTTP \(status))" }
+        return line
+    }
+}
+
+/// The options before the command, with their environment fallbacks (a flag wins over its variable).
+struct GlobalOptions {
+    var server = "http://127.0.0.1:8080"
+    var token: String?
+    var tokenFile: String?
+    var adminKeyFile: String?
+    var scheme = "Firebase"
+    var retrySeconds: Double = 10
+
+    /// Consumes the global options at the front of `args` (up to the command name); `--help` and `--version`
+    /// print and exit 0, a bad option exits 2.
+    static func parse(_ args: inout [String], environment: [String: String]) -> GlobalOptions {
+        var options = GlobalOptions()
+        func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+        if let value = env("PORTCULLIS_URL") { options.server = value }
+        options.token = env("PORTCULLIS_TOKEN")
+        options.tokenFile = env("PORTCULLIS_TOKEN_FILE")
+        var schemeText = env("PORTCULLIS_AUTH_SCHEME")
+        var retryText = env("PORTCULLIS_RETRY_TIME")
+        var tokenFlag = false
+        while let first = args.first, first.hasPrefix("-") {
+            args.removeFirst()
+            let (name, inline) = ArgumentParser.split(first)
+            func value() -> String {
+                if let inline { return inline }
+                guard !args.isEmpty else { CLIExit.usage("\(name) needs a value") }
+                return args.removeFirst()
+            }
+            switch name {
+            case "--server": options.server = value()
+            case "--token": options.token = value(); options.tokenFile = nil; tokenFlag = true
+            case "--token-file": options.tokenFile = value(); options.token = nil; tokenFlag = true
+            case "--admin-key": options.adminKeyFile = value()
+            case "--auth-scheme": schemeText = value()
+            case "--retry-time": retryText = value()
+            case "--help", "-h":
+                print(CommandSpec.overview, terminator: "")
+                CLIExit.success()
+            case "--version", "-V":
+                print("portcullis-cli \(PortcullisVersion.current)")
+                CLIExit.success()
+            default: CLIExit.usage("unknown option \(name)")
+            }
+        }
+        if options.adminKeyFile != nil {
+            if tokenFlag { CLIExit.usage("--admin-key and --token/--token-file are alternatives: give one") }
+            options.token = nil
+            options.tokenFile = nil
+        }
+        if let schemeText {
+            switch schemeText.lowercased() {
+            case "firebase": options.scheme = "Firebase"
+            case "bearer": options.scheme = "Bearer"
+            default: CLIExit.usage("--auth-scheme must be firebase or bearer, not \(schemeText)")
+            }
+        }
+        if let retryText {
+            guard let seconds = Double(retryText), seconds >= 0, seconds <= 86_400 else {
+                CLIExit.usage("--retry-time must be seconds (0-86400), not \(retryText)")
+            }
+            options.retrySeconds = seconds
+        }
+        return options
     }
 
-    static func fail(_ message: String, code: Int32) -> Never {
-        FileHandle.standardError.write(Data("portcullis-cli: \(message)\n".utf8))
-        exit(code)
+    /// The credential to send: the admin key, the token, or nothing (anonymous). Exits 1 if a file cannot be
+    /// read.
+    func credential() -> String? {
+        if let path = adminKeyFile ?? tokenFile {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                CLIExit.failure("cannot read \(path)")
+            }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty else { CLIExit.failure("\(path) is empty") }
+            return trimmed
+        }
+        return token
+    }
+
+    func storage() throws(StorageError) -> Storage {
+        var settings = StorageSettings()
+        settings.authorizationScheme = scheme
+        settings.maxOperationRetryTime = retrySeconds
+        settings.maxUploadRetryTime = retrySeconds
+        settings.maxDownloadRetryTime = retrySeconds
+        settings.initialRetryDelay = min(1, max(0.05, retrySeconds / 8))
+        let fixed = credential()
+        let provider: (@Sendable () async throws -> String?)? = fixed.map { value in { @Sendable in value } }
+        return try Storage(url: server, tokenProvider: provider, settings: settings)
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PortcullisCore
 
 /// `portcullis` — the one place that reads flags, env vars and files (DESIGN §2). Each subcommand lives in its
 /// own file; this type only dispatches. Exit codes: 0 success, 1 a failed check/test, 2 a usage or configuration
@@ -33,9 +34,4 @@ struct PortcullisMain {
             Terminal.fail("unknown command \"\(command)\" (see `portcullis --help`)")
         }
     }
-}
-
-/// The release version printed by `--version`.
-enum PortcullisVersion {
-    static let current = "0.1.0"
 }

@@ -22,7 +22,10 @@ enum ServerRunner {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
-        let upstream = UpstreamClient(metrics: registry, logger: logger)
+        let upstreamDeadline = Double(config.upstreamTimeout.components.seconds)
+            + Double(config.upstreamTimeout.components.attoseconds) / 1e18
+        let upstream = UpstreamClient(configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
+                                      metrics: registry, logger: logger)
 
         let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {

@@ -8,12 +8,17 @@ import Glibc
 
 /// `portcullis token`: mint a development JWT signed with a local private key (RS256/ES256…) or an HMAC secret,
 /// so `make run` users can try authenticated calls with curl. Prints the token on stdout.
+///
+/// Without `--key` or `--hmac-secret` it signs with the development key `make run` created
+/// (`DevKeyDirectory`), with that gateway's issuer and audience unless given.
 enum TokenCommand {
     static let help = """
-        portcullis token (--key FILE | --hmac-secret FILE) [OPTIONS]
+        portcullis token [--key FILE | --hmac-secret FILE] [OPTIONS]
 
           --key FILE          PEM private key (RSA or EC P-256/P-384) to sign with
           --hmac-secret FILE  file holding an HMAC secret (same file as serve --jwt-hmac-secret)
+                              (neither: the key `make run` keeps in ./\(DevKeyDirectory.path)/, with its
+                              issuer and audience as defaults)
           --alg ALG           RS256|RS384|RS512|ES256|ES384|HS256|HS384|HS512
                               (default: HS256 with --hmac-secret, else RS256 or ES256/ES384 from the key)
           --kid ID            key id for the header (match a JWKS kid)
@@ -61,6 +66,13 @@ enum TokenCommand {
         var pem: String?
         var hmacSecret: [UInt8]?
         switch (values["key"], values["hmac-secret"]) {
+        case (nil, nil):
+            guard let dev = DevKeyDirectory.current() else {
+                Terminal.fail("token: give --key FILE or --hmac-secret FILE (or run it where `make run` created ./\(DevKeyDirectory.path)/)")
+            }
+            pem = String(decoding: ServeSecrets.read(dev.privateKeyPath, option: .jwtKeys), as: UTF8.self)
+            if values["issuer"] == nil { values["issuer"] = dev.issuer }
+            if values["audience"] == nil { values["audience"] = dev.audience }
         case (let key?, nil):
             pem = String(decoding: ServeSecrets.read(key, option: .jwtKeys), as: UTF8.self)
         case (nil, let secretPath?):
@@ -71,7 +83,7 @@ enum TokenCommand {
                 Terminal.fail("token: \(error.description)")
             }
         default:
-            Terminal.fail("token: give exactly one of --key FILE or --hmac-secret FILE")
+            Terminal.fail("token: give one of --key FILE or --hmac-secret FILE, not both")
         }
 
         var claims: [String: JSONValue] = [:]

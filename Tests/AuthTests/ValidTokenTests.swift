@@ -42,8 +42,11 @@ import PortcullisCore
         #expect(try await auth.authenticate(authorization: "") == nil)
         #expect(try await auth.authenticate(authorization: "Bearer test-only-admin-key") == .admin)
         #expect(try await auth.authenticate(authorization: "bearer   test-only-admin-key ") == .admin)
-        // The admin key is a Bearer credential only, and must match exactly.
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Firebase test-only-admin-key") }
+        // Either scheme carries the admin key (pyrebase and its forks send `Firebase`); it must match exactly.
+        #expect(try await auth.authenticate(authorization: "Firebase test-only-admin-key") == .admin)
+        #expect(try await auth.authenticate(authorization: "FIREBASE\ttest-only-admin-key") == .admin)
+        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Basic test-only-admin-key") }
+        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Firebase test-only-admin-ke") }
         await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-ke") }
         await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-key2") }
     }

@@ -1,6 +1,6 @@
 """`make run` (the README's first command) on a prepared machine: quiet dependency check, release build, the
 gateway listening where it says, and the printed curl lines working — including the bearer-token line when this
-build has `portcullis token`."""
+build has `portcullis token` — and the README's CLI section minting its token against it as printed."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,18 @@ import re
 import signal
 import subprocess
 import time
+import urllib.parse
 
 from harness import ROOT, free_port, request
+
+
+def readme_token_command() -> str:
+    """The `portcullis token …` command the README's CLI section runs (inside `PORTCULLIS_TOKEN="$(…)"`)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Swift client SDK and ops CLI", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r'PORTCULLIS_TOKEN="\$\((portcullis token[^)]*)\)"', section)
+    assert match, "the README's CLI section no longer mints a token with portcullis token"
+    return match[1]
 
 
 def test_make_run_serves_and_prints_working_curl_lines(tmp_path) -> None:
@@ -51,6 +61,17 @@ def test_make_run_serves_and_prints_working_curl_lines(tmp_path) -> None:
             download = next(line.strip() for line in lines if "alt=media" in line)
             body = subprocess.run(["bash", "-c", download], cwd=ROOT, capture_output=True, text=True, timeout=60)
             assert body.stdout == "hello from portcullis"
+            # The README's CLI section, from the repository directory with .build/release on PATH as it says.
+            command = readme_token_command()
+            path_env = {**env, "PATH": f"{ROOT / '.build' / 'release'}:{env.get('PATH', '')}"}
+            minted = subprocess.run(["bash", "-c", command], cwd=ROOT, env=path_env, capture_output=True, text=True,
+                                    timeout=60)
+            assert minted.returncode == 0, (command, minted.stderr)
+            name = urllib.parse.quote("photos/cli/readme-token.txt", safe="")
+            upload_with_token = request(
+                "POST", f"http://127.0.0.1:{port}/v0/b/default-bucket/o?name={name}", body=b"from the README token",
+                headers={"Authorization": f"Firebase {minted.stdout.strip()}", "Content-Type": "text/plain"})
+            assert upload_with_token.status == 200, (command, upload_with_token.body[:300])
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

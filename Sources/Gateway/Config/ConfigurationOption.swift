@@ -58,7 +58,7 @@ extension ConfigurationOption {
         summary: "HMAC key(s) for cursors, upload URLs and signed URLs: lines `KEYID:BASE64SECRET` (first signs, all verify) or one raw secret. Random per process if absent (warning).")
     public static let adminKey = ConfigurationOption(
         flag: "admin-key", valueName: "FILE", environment: "PORTCULLIS_ADMIN_KEY_FILE", defaultText: nil,
-        summary: "File holding the admin key: `Authorization: Bearer <key>` bypasses rules and may manage download tokens.")
+        summary: "File holding the admin key: `Authorization: Bearer <key>` (or `Firebase <key>`) bypasses rules and may manage download tokens.")
     public static let publicURL = ConfigurationOption(
         flag: "public-url", valueName: "URL", environment: "PORTCULLIS_PUBLIC_URL", defaultText: nil,
         summary: "External base URL (http/https) used in upload and download URLs behind a load balancer.")
@@ -89,6 +89,9 @@ extension ConfigurationOption {
     public static let maxConnections = ConfigurationOption(
         flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "4096",
         summary: "Open client connections accepted at once; further connections wait in the listen backlog.")
+    public static let upstreamTimeout = ConfigurationOption(
+        flag: "upstream-timeout", valueName: "DURATION", environment: "PORTCULLIS_UPSTREAM_TIMEOUT", defaultText: "30s",
+        summary: "Overall wait for one upstream call (gs://, s3://, key URLs) across its retries and backoff; past it the request fails with 504.")
     public static let eventsWebhook = ConfigurationOption(
         flag: "events-webhook", valueName: "URL", environment: "PORTCULLIS_EVENTS_WEBHOOKS", defaultText: nil,
         summary: "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
@@ -101,6 +104,7 @@ extension ConfigurationOption {
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
-        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections, .eventsWebhook, .eventsSecret,
+        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
+        .upstreamTimeout, .eventsWebhook, .eventsSecret,
     ]
 }

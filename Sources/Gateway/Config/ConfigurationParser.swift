@@ -102,6 +102,7 @@ public enum ConfigurationParser {
         if let value = try convert(.headerTimeout, { parseDuration($0) }) { config.headerTimeout = value }
         if let value = try convert(.idleTimeout, { parseDuration($0) }) { config.idleTimeout = value }
         if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
+        if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
         if let (values, source) = raw(.eventsWebhook) {
             for value in values {
                 switch Webhook.parse(value) {

@@ -29,6 +29,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
+    /// How long one upstream call may wait in total, retries and backoff included
+    /// (`UpstreamConfiguration.requestDeadline`).
+    public var upstreamTimeout: Duration = .seconds(30)
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
@@ -71,7 +74,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
             throw .invalidValue(option: .maxConnections, value: String(maxConnections), reason: "must be 1-1000000")
         }
         for (option, value) in [(ConfigurationOption.headerTimeout, headerTimeout), (.idleTimeout, idleTimeout),
-                                (.uploadIdleTimeout, uploadIdleTimeout)] where value <= .zero {
+                                (.uploadIdleTimeout, uploadIdleTimeout), (.upstreamTimeout, upstreamTimeout)]
+        where value <= .zero {
             throw .invalidValue(option: option, value: "\(value)", reason: "must be positive")
         }
         if drainTimeout < .zero {

@@ -103,11 +103,18 @@ extension HTTPRequestParser {
         return .badRequest("invalid character in header value")
     }
 
-    /// Records the fields that decide framing and connection handling.
+    /// Records the fields that decide framing and connection handling, and refuses the ones whose meaning a
+    /// proxy and the gateway could read differently: a `Host` outside `host[:port]` and a repeated
+    /// `Authorization` (a singleton field: which of two credentials names the caller?). A repeated `Host` is
+    /// counted here and refused in `finishHead`.
     mutating func noteField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> HTTPParseError? {
         switch name.count {
         case 4 where HTTPSyntax.equalsLowercase(name, "host"):
             hostCount += 1
+            guard HTTPSyntax.isValidHost(value) else { return .badRequest("invalid Host") }
+        case 13 where HTTPSyntax.equalsLowercase(name, "authorization"):
+            authorizationCount += 1
+            guard authorizationCount == 1 else { return .badRequest("repeated Authorization") }
         case 6 where HTTPSyntax.equalsLowercase(name, "expect"):
             if HTTPSyntax.equalsLowercase(value, "100-continue") { expectContinue = true }
         case 10 where HTTPSyntax.equalsLowercase(name, "connection"):

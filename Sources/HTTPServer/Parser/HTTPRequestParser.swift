@@ -63,6 +63,7 @@ public struct HTTPRequestParser: Sendable {
     var contentLengthCount = 0
     var transferEncodings: [String] = []
     var hostCount = 0
+    var authorizationCount = 0
     var connectionClose = false
     var connectionKeepAlive = false
     var expectContinue = false
@@ -336,6 +337,7 @@ public struct HTTPRequestParser: Sendable {
         contentLengthCount = 0
         transferEncodings = []
         hostCount = 0
+        authorizationCount = 0
         connectionClose = false
         connectionKeepAlive = false
         expectContinue = false

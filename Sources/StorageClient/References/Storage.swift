@@ -11,7 +11,8 @@ public final class Storage: Sendable {
     public let baseURL: String
     /// The bucket `reference()` uses; nil when the storage was created without one.
     public let bucket: String?
-    /// Returns the current ID token, or nil for anonymous calls. Sent as `Authorization: Firebase <token>`.
+    /// Returns the current ID token, or nil for anonymous calls. Sent as `Authorization: <scheme> <token>`
+    /// with `settings.authorizationScheme`.
     public let tokenProvider: (@Sendable () async throws -> String?)?
     public let settings: StorageSettings
 
@@ -84,7 +85,7 @@ public final class Storage: Sendable {
         if authorize, let tokenProvider {
             do {
                 if let token = try await tokenProvider(), !token.isEmpty {
-                    request.setValue("Firebase \(token)", forHTTPHeaderField: "Authorization")
+                    request.setValue("\(settings.authorizationScheme) \(token)", forHTTPHeaderField: "Authorization")
                 }
             } catch {
                 throw StorageError(.unauthenticated, "The token provider failed: \(error)")
@@ -118,7 +119,8 @@ public final class Storage: Sendable {
             } catch {
                 if Task.isCancelled { throw .cancelled() }
                 guard Date().addingTimeInterval(delay) < deadline else {
-                    throw StorageError(.retryLimitExceeded, "Retry limit exceeded; last error: \(error)")
+                    throw StorageError(.retryLimitExceeded,
+                                       "Retry limit exceeded; last error: \(NetworkFailure.describe(error, url: request.url))")
                 }
             }
             do { try await Task.sleep(nanoseconds: UInt64((delay + Double.random(in: 0...delay / 2)) * 1e9)) }
@@ -149,5 +151,8 @@ public struct StorageSettings: Sendable {
     public var requestTimeout: TimeInterval = 60
     /// Upload chunk size; rounded to the server's granularity.
     public var uploadChunkSize: Int = 8 << 20
+    /// The `Authorization` scheme the token is sent with: `Firebase` (what the Firebase SDKs send) or `Bearer`.
+    /// Portcullis accepts both, for ID tokens and for its admin key.
+    public var authorizationScheme: String = "Firebase"
     public init() {}
 }

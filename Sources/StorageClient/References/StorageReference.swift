@@ -2,7 +2,7 @@ public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisCore
+public import PortcullisCore
 
 /// A pointer to an object or folder in a bucket, with the Firebase Storage operations on it.
 public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
@@ -42,9 +42,21 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     // MARK: Metadata
 
     public func getMetadata() async throws(StorageError) -> StorageMetadata {
+        try Self.decodeMetadata(try await metadataDocument())
+    }
+
+    /// The object's metadata resource as the server sent it, every field included (`StorageMetadata` keeps
+    /// the ones the SDKs model). For tools that pass the document on, such as `portcullis-cli stat --json`.
+    public func getMetadataJSON() async throws(StorageError) -> JSONValue {
+        let data = try await metadataDocument()
+        do { return try JSONValue.parse(Array(data)) } catch {
+            throw StorageError(.unknown, "Invalid metadata returned from the server.")
+        }
+    }
+
+    private func metadataDocument() async throws(StorageError) -> Data {
         let request = try await storage.request("GET", storage.url(for: path))
-        let (_, data) = try await storage.perform(request)
-        return try Self.decodeMetadata(data)
+        return try await storage.perform(request).1
     }
 
     /// Sends what changed in `metadata` since it was read (fields set to nil are deleted; custom metadata is

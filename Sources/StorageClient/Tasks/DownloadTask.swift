@@ -25,17 +25,20 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
         let storage = reference.storage
         let deadline = Date().addingTimeInterval(storage.settings.maxDownloadRetryTime)
         var delay = storage.settings.initialRetryDelay
+        var lastFailure = ""
         while true {
             do {
                 try await attempt()
                 return nil
             } catch let error as StorageError {
                 if error.code == .cancelled || !(error.httpStatus.map(Storage.isRetryable) ?? false) { throw error }
+                lastFailure = error.message
             } catch {
                 if Task.isCancelled { throw .cancelled() }
+                lastFailure = NetworkFailure.describe(error, url: URL(string: storage.baseURL))
             }
             guard Date().addingTimeInterval(delay) < deadline else {
-                throw StorageError(.retryLimitExceeded, "Download retry limit exceeded.")
+                throw StorageError(.retryLimitExceeded, "Download retry limit exceeded; last error: \(lastFailure)")
             }
             do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { throw .cancelled() }
             delay = min(delay * 2, 64)

@@ -54,6 +54,7 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
         var offset = try await queryOffset()
         updateProgress(completed: offset.offset, total: total)
         if offset.final { return try await reference.getMetadata() }
+        var lastFailure = ""
         while true {
             let chunkSize = Self.roundToGranularity(storage.settings.uploadChunkSize, lock.withLock { granularity })
             let remaining = total - offset.offset
@@ -75,14 +76,17 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
                 guard Storage.isRetryable(status: response.statusCode) || (stillActive && response.statusCode != 404) else {
                     throw error
                 }
+                lastFailure = error.message
             } catch let error as StorageError {
                 if error.code == .cancelled || !(error.httpStatus.map(Storage.isRetryable) ?? true) { throw error }
+                lastFailure = error.message
             } catch {
                 if Task.isCancelled { throw .cancelled() }
+                lastFailure = NetworkFailure.describe(error, url: URL(string: storage.baseURL))
             }
             // Recover: wait, then ask the server how much it has and continue from there.
             guard Date().addingTimeInterval(delay) < deadline else {
-                throw StorageError(.retryLimitExceeded, "Upload retry limit exceeded.")
+                throw StorageError(.retryLimitExceeded, "Upload retry limit exceeded; last error: \(lastFailure)")
             }
             do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { throw .cancelled() }
             delay = min(delay * 2, 64)

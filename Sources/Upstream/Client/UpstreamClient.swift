@@ -36,10 +36,12 @@ public final class UpstreamClient: Sendable {
     ///
     /// Retries (jittered exponential backoff, `configuration.maxAttempts` in total) happen only for
     /// idempotent requests with a replayable body that failed before the head was returned — on connection
-    /// failures, timeouts before the head, broken transfers, and `retryStatuses`. The caller must consume or
-    /// cancel `body`; dropping it also aborts the transfer.
+    /// failures, timeouts before the head, broken transfers, and `retryStatuses`. The whole call, attempts and
+    /// backoff together, waits no longer than `configuration.requestDeadline` (see there). The caller must
+    /// consume or cancel `body`; dropping it also aborts the transfer.
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
         let retryable = request.idempotent && request.body.isReplayable
+        let deadline = configuration.requestDeadline.map { RequestDeadline(seconds: $0) }
         var attempt = 1
         while true {
             if Task.isCancelled { throw .cancelled }
@@ -48,15 +50,18 @@ public final class UpstreamClient: Sendable {
                 metrics?.requests.labels(request.backend, request.operation, "circuit_open").increment()
                 throw .circuitOpen(retryAfter: seconds)
             }
-            let result = await attemptOnce(request)
+            var limited = request
+            if let deadline { limited.timeouts = request.timeouts.waits(cappedAt: deadline.remainingSeconds) }
+            let result = await attemptOnce(limited)
             let mayRetry = retryable && attempt < configuration.maxAttempts
             switch result {
             case .success(let response):
                 if configuration.retryStatuses.contains(response.status) {
                     breaker.recordFailure(request.backend)
-                    if mayRetry {
+                    if mayRetry, let delay = backoffDelay(attempt: attempt, retryAfter: response.header("retry-after"),
+                                                           within: deadline) {
                         response.body.cancel()
-                        try await backoff(attempt: attempt, retryAfter: response.header("retry-after"))
+                        try await sleep(seconds: delay)
                         attempt += 1
                         continue
                     }
@@ -70,12 +75,14 @@ public final class UpstreamClient: Sendable {
                 } else {
                     breaker.recordNeutral(request.backend)
                 }
-                guard mayRetry, error.countsAsBackendFailure else { throw error }
+                guard mayRetry, error.countsAsBackendFailure,
+                      let delay = backoffDelay(attempt: attempt, retryAfter: nil, within: deadline)
+                else { throw error }
                 logger.debug("upstream attempt failed; retrying", [
                     ("backend", .string(request.backend)), ("op", .string(request.operation)),
                     ("attempt", .int(Int64(attempt))), ("error", .string(error.description)),
                 ])
-                try await backoff(attempt: attempt, retryAfter: nil)
+                try await sleep(seconds: delay)
                 attempt += 1
             }
         }
@@ -142,17 +149,47 @@ public final class UpstreamClient: Sendable {
         }
     }
 
-    private func backoff(attempt: Int, retryAfter: String?) async throws(UpstreamError) {
+    /// The pause before the next attempt (full jitter, at least a `Retry-After` within `maxBackoff`), or nil
+    /// when the deadline would pass before the pause ends: then no further attempt is made.
+    private func backoffDelay(attempt: Int, retryAfter: String?, within deadline: RequestDeadline?) -> Double? {
         let ceiling = min(configuration.maxBackoff, configuration.baseBackoff * Double(1 << min(attempt - 1, 20)))
         var delay = Double.random(in: 0...max(0, ceiling))
         if let retryAfter, let seconds = Double(retryAfter), seconds >= 0, seconds <= configuration.maxBackoff {
             delay = max(delay, seconds)
         }
+        if let deadline, delay >= deadline.remainingSeconds { return nil }
+        return delay
+    }
+
+    private func sleep(seconds: Double) async throws(UpstreamError) {
         do {
-            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
         } catch {
             throw .cancelled
         }
+    }
+}
+
+/// The end of one `send`'s waiting time on the monotonic clock.
+private struct RequestDeadline {
+    let end: UInt64
+
+    init(seconds: Double) { end = MonotonicClock.nanoseconds() &+ UInt64(max(0, seconds) * 1e9) }
+
+    /// Seconds left (0 once passed).
+    var remainingSeconds: Double {
+        let now = MonotonicClock.nanoseconds()
+        return now >= end ? 0 : Double(end - now) / 1e9
+    }
+}
+
+extension UpstreamTimeouts {
+    /// These limits with the waits before the response head — connect and first byte — no longer than
+    /// `seconds` (a disabled limit becomes `seconds`). The idle limit, which governs moving bodies, is kept.
+    fileprivate func waits(cappedAt seconds: Double) -> UpstreamTimeouts {
+        // curl treats a connect timeout of 0 as "none": keep the cap a positive instant.
+        let cap = max(seconds, 0.001)
+        return UpstreamTimeouts(connect: min(connect ?? cap, cap), firstByte: min(firstByte ?? cap, cap), idle: idle)
     }
 }
 

@@ -28,12 +28,19 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var breakerCooldown: Double
     /// Verify TLS peers (turn off only for tests against self-signed emulators).
     public var verifyTLS: Bool
+    /// Seconds one `send` may wait on the upstream in total, across its attempts and the backoff between them
+    /// (nil: only the per-attempt limits of `UpstreamTimeouts` apply). Each attempt's connect and first-byte
+    /// limits are cut to the time left, and a retry whose backoff would not fit is not made: the last answer
+    /// or error stands. When an attempt's wait is cut short the error is `.timedOut` (a 504 for the gateway's
+    /// callers). Moving bodies is not waiting: the time spent sending a request body or streaming the response
+    /// body is bounded by the idle limit instead, so a large transfer is never cut by this deadline.
+    public var requestDeadline: Double?
 
     public init(
         maxConnectionsPerHost: Int = 256, maxIdleConnections: Int = 64, responseBufferBytes: Int = 256 * 1024,
         requestBufferBytes: Int = 256 * 1024, maxAttempts: Int = 3, baseBackoff: Double = 0.05,
         maxBackoff: Double = 1.0, retryStatuses: Set<Int> = [502, 503, 504], breakerThreshold: Int = 5,
-        breakerCooldown: Double = 5, verifyTLS: Bool = true
+        breakerCooldown: Double = 5, verifyTLS: Bool = true, requestDeadline: Double? = 30
     ) {
         self.maxConnectionsPerHost = maxConnectionsPerHost
         self.maxIdleConnections = maxIdleConnections
@@ -46,5 +53,6 @@ public struct UpstreamConfiguration: Sendable, Equatable {
         self.breakerThreshold = breakerThreshold
         self.breakerCooldown = breakerCooldown
         self.verifyTLS = verifyTLS
+        self.requestDeadline = requestDeadline
     }
 }

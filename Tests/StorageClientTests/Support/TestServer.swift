@@ -9,12 +9,15 @@ import Glibc
 /// The shared server's process, stopped when the test process exits (`atexit`).
 nonisolated(unsafe) private var sharedServerPID: pid_t = 0
 
-/// A real `portcullis serve` process on a free loopback port with its own data directory, rules and signing
-/// key — what the SDK tests talk to. Started once per test process and shared.
+/// A real `portcullis serve` process on a free loopback port with its own data directory, rules, signing key
+/// and admin key — what the SDK and CLI tests talk to. Started once per test process and shared.
 final class TestServer: @unchecked Sendable {
     let port: Int
     let directory: URL
     let process: Process
+    /// The file given to `--admin-key`, and its key.
+    let adminKeyFile: URL
+    let adminKey: String
     var baseURL: String { "http://127.0.0.1:\(port)" }
     static let bucket = "test-bucket"
 
@@ -45,12 +48,17 @@ final class TestServer: @unchecked Sendable {
         let keyFile = directory.appendingPathComponent("signing.key")
         try "test:\(Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString())\n"
             .write(to: keyFile, atomically: true, encoding: .utf8)
+        let key = "test-admin-key-\(UUID().uuidString)"
+        adminKey = key
+        adminKeyFile = directory.appendingPathComponent("admin.key")
+        try "\(key)\n".write(to: adminKeyFile, atomically: true, encoding: .utf8)
         port = try Self.freePort()
         process = Process()
         process.executableURL = Self.binary()
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)",
                              "--bucket", "\(Self.bucket)=file:\(directory.appendingPathComponent("data").path)",
-                             "--rules", rulesFile.path, "--signing-key", keyFile.path, "--log-format", "text"]
+                             "--rules", rulesFile.path, "--signing-key", keyFile.path, "--admin-key", adminKeyFile.path,
+                             "--log-format", "text"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()

@@ -98,7 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock: count = connections[0]
             self.send_bytes(200, str(count).encode())
         elif path == "/status":
-            self.send_bytes(int(q.get("code", "200")), b"status")
+            extra = [("Retry-After", q["retry_after"])] if "retry_after" in q else []
+            self.send_bytes(int(q.get("code", "200")), b"status", extra)
         else:
             self.send_bytes(404, b"not found")
 

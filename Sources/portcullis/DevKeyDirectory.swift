@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The development keys `make run` (scripts/run.sh) keeps in `./data/dev-keys/`: the RS256 private key whose
+/// public half its gateway trusts, and one-line files naming the issuer and audience that gateway requires.
+/// `portcullis token` signs with them when given no key, so a token minted in the repository directory works
+/// against `make run` as is.
+struct DevKeyDirectory {
+    /// Relative to the working directory, as scripts/run.sh creates it.
+    static let path = "data/dev-keys"
+
+    let privateKeyPath: String
+    let issuer: String?
+    let audience: String?
+
+    /// The directory's contents, or nil when there is no readable dev private key here.
+    static func current() -> DevKeyDirectory? {
+        let key = "\(path)/jwt-private.pem"
+        guard access(key, R_OK) == 0 else { return nil }
+        return DevKeyDirectory(privateKeyPath: key, issuer: line("jwt-issuer"), audience: line("jwt-audience"))
+    }
+
+    /// The trimmed first line of a small file in the directory (nil when absent or empty).
+    private static func line(_ name: String) -> String? {
+        guard case .success(let bytes) = Terminal.readFile("\(path)/\(name)", limit: 4096) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        var first = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first ?? ""
+        while let c = first.first, c == " " || c == "\t" { first.removeFirst() }
+        while let c = first.last, c == " " || c == "\t" { first.removeLast() }
+        return first.isEmpty ? nil : String(first)
+    }
+}
