@@ -52,7 +52,12 @@ public final class EventDispatcher: Sendable {
         var scheduledWake: Timestamp?
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var ledgerFailing = false
+        /// When the pending count was last read from the ledger (it is throttled: a count may scan the outbox).
+        var pendingReadAt: Timestamp?
     }
+
+    /// The shortest time between two reads of the ledger's pending count.
+    static let pendingRefreshInterval: Duration = .milliseconds(250)
 
     public init(ledger: any EventLedger, webhooks: [Webhook], transport: any WebhookTransport, signer: EventSigner?,
                 policy: RetryPolicy = .standard, clock: any EventClock = SystemEventClock(), metrics: EventMetrics,
@@ -140,11 +145,11 @@ public final class EventDispatcher: Sendable {
             if started == free {
                 // The slots are full or more may be due: the next finished attempt wakes the loop.
                 if state.withLock({ $0.inFlight }) < settings.maxInFlight { signal.fire() }
-                await refreshPending()
+                await refreshPending(now: now)
                 return started
             }
         }
-        await refreshPending()
+        await refreshPending(now: now)
         var next: Timestamp?
         do { next = try await ledger.nextDue(webhooks: webhooks.map(\.url)) } catch { next = now.adding(.seconds(1)) }
         if let poll = settings.pollInterval {
@@ -155,7 +160,18 @@ public final class EventDispatcher: Sendable {
         return started
     }
 
-    private func refreshPending() async {
+    /// Reads the ledger's pending count, at most every `pendingRefreshInterval`; a skipped read schedules a
+    /// pass for when it is allowed, so the gauge never stays stale once the loop goes idle.
+    private func refreshPending(now: Timestamp) async {
+        let last = state.withLock { state -> Timestamp? in
+            if let last = state.pendingReadAt, now < last.adding(Self.pendingRefreshInterval) { return last }
+            state.pendingReadAt = now
+            return nil
+        }
+        if let last {
+            scheduleWake(at: last.adding(Self.pendingRefreshInterval), now: now)
+            return
+        }
         if let count = try? await ledger.pendingCount() { pending.store(count, ordering: .relaxed) }
     }
 
