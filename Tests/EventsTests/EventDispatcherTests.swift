@@ -76,9 +76,10 @@ import Testing
             if transport.sentIDs.last == "next" { break }
             h.clock.advance(by: .seconds(1))
         }
-        // Delays 1, 2, 4, 4, 4, 4: the attempt after t=19 would be at t=23 > 20, so the one at t=19 is the last;
-        // the next event goes at the following pass (t=20 here, one step per simulated second).
-        #expect(offsets == [0, 1, 3, 7, 11, 15, 19, 20])
+        // Delays 1, 2, 4, 4, 4, 4: the attempt after t=19 would be at t=23 > 20, so the one at t=19 is the last.
+        // The webhook failed seven times in a row, so the next event goes when its probe gate opens (t=23).
+        let expectedOffsets: [Int] = [0, 1, 3, 7, 11, 15, 19, 23]
+        #expect(offsets == expectedOffsets)
         #expect(transport.sentIDs == ["doomed", "doomed", "doomed", "doomed", "doomed", "doomed", "doomed", "next"])
         #expect(h.registry.sample("portcullis_events_dead_lettered_total") == 1)
         #expect(h.registry.sample(#"portcullis_events_failed_attempts_total{webhook="http://127.0.0.1:9/hook"}"#) == 7)
@@ -99,6 +100,32 @@ import Testing
         #expect(toHook == ["1", "2"])
         #expect(toDown == ["1"])
         #expect(try await h.ledger.pendingCount() == 2)
+    }
+
+    /// A dead receiver with many waiting events: after three failures in a row the webhook is only probed,
+    /// one attempt at a time with a growing gap, while the other events wait unattempted; when a probe
+    /// succeeds, everything due flows again.
+    @Test func aDeadWebhookIsProbedNotHammered() async throws {
+        let alive = Flag()
+        let transport = ScriptedTransport { _, _ in alive.isSet ? .acknowledged(status: 200) : .failed("connection refused") }
+        let h = Harness(transport: transport)
+        for i in 0..<10 { h.enqueue(event("\(i)", "object-\(i)")) }
+        #expect(await h.step() == 10)
+        var attemptsPerSecond: [Int] = []
+        for _ in 0..<20 {
+            h.clock.advance(by: .seconds(1))
+            attemptsPerSecond.append(await h.step())
+        }
+        // Gates of 1, 2, 4 and 8 s after the burst: probes at t=1, 3, 7 and 15.
+        let expected: [Int] = [1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]
+        #expect(attemptsPerSecond == expected)
+        alive.set()
+        h.clock.advance(by: .seconds(16))
+        #expect(await h.step() == 1)  // the probe that succeeds
+        #expect(await h.step() == 9)  // then everything due
+        #expect(try await h.ledger.pendingCount() == 0)
+        let sent = transport.sent.count
+        #expect(sent == 24)  // 10 in the burst, 4 failed probes, 1 good probe, 9 after
     }
 
     @Test func attemptsInFlightAreBounded() async throws {
@@ -183,6 +210,12 @@ import Testing
         let claims = try await ledger.claim(webhooks: ["http://h/"], now: now, limit: 10, leaseUntil: now)
         #expect(claims.map(\.event.id) == ["1", "2"])
     }
+}
+
+final class Flag: Sendable {
+    private let state = Mutex(false)
+    func set() { state.withLock { $0 = true } }
+    var isSet: Bool { state.withLock { $0 } }
 }
 
 final class ReportedDrops: Sendable {

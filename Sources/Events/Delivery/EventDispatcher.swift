@@ -54,7 +54,23 @@ public final class EventDispatcher: Sendable {
         var ledgerFailing = false
         /// When the pending count was last read from the ledger (it is throttled: a count may scan the outbox).
         var pendingReadAt: Timestamp?
+        var health: [ExactString: WebhookHealth] = [:]
     }
+
+    /// A webhook's recent record. After `unhealthyAfter` failures in a row it is probed: one attempt at a
+    /// time, the next one only after a backoff of its own, until an attempt succeeds. A dead or stalled
+    /// receiver then costs one attempt per backoff, not one per waiting event, and the events wait unattempted.
+    struct WebhookHealth {
+        var consecutiveFailures = 0
+        /// Failed probes since the webhook became unhealthy: the gate's backoff grows with them.
+        var probeFailures = 0
+        var gateUntil = Timestamp(nanosecondsSinceEpoch: 0)
+        /// The sequence number of the probe in flight, if any.
+        var probe: Int64?
+    }
+
+    /// Failures in a row after which a webhook is only probed.
+    static let unhealthyAfter = 3
 
     /// The shortest time between two reads of the ledger's pending count.
     static let pendingRefreshInterval: Duration = .milliseconds(250)
@@ -128,12 +144,21 @@ public final class EventDispatcher: Sendable {
     public func pass() async -> Int {
         let now = clock.now()
         let free = settings.maxInFlight - state.withLock { $0.inFlight }
+        let (healthy, probes, gates) = admission(now: now)
         var started = 0
         if free > 0 {
-            let claims: [DeliveryClaim]
+            var claims: [DeliveryClaim] = []
             do {
-                claims = try await ledger.claim(webhooks: webhooks.map(\.url), now: now, limit: free,
-                                                leaseUntil: now.adding(settings.lease))
+                if !healthy.isEmpty {
+                    claims = try await ledger.claim(webhooks: healthy, now: now, limit: free,
+                                                    leaseUntil: now.adding(settings.lease))
+                }
+                for webhook in probes where claims.count < free {
+                    let probe = try await ledger.claim(webhooks: [webhook], now: now, limit: 1,
+                                                       leaseUntil: now.adding(settings.lease))
+                    if let first = probe.first { markProbe(webhook, sequence: first.sequence) }
+                    claims += probe
+                }
                 noteLedger(failure: nil)
             } catch {
                 noteLedger(failure: error)
@@ -150,14 +175,69 @@ public final class EventDispatcher: Sendable {
             }
         }
         await refreshPending(now: now)
-        var next: Timestamp?
-        do { next = try await ledger.nextDue(webhooks: webhooks.map(\.url)) } catch { next = now.adding(.seconds(1)) }
+        var next = gates.min()
+        let open = healthy + probes
+        if !open.isEmpty {
+            do {
+                if let due = try await ledger.nextDue(webhooks: open) { next = min(next ?? due, due) }
+            } catch {
+                next = now.adding(.seconds(1))
+            }
+        }
         if let poll = settings.pollInterval {
             let polled = now.adding(poll)
             next = min(next ?? polled, polled)
         }
         if let next { scheduleWake(at: max(next, now.adding(settings.minimumGap)), now: now) }
         return started
+    }
+
+    /// Which webhooks may be claimed for now: the healthy ones freely, an unhealthy one for a single probe
+    /// once its gate opened and no probe is in flight; and when the closed gates open.
+    private func admission(now: Timestamp) -> (healthy: [String], probes: [String], gates: [Timestamp]) {
+        state.withLock { state in
+            var healthy: [String] = [], probes: [String] = [], gates: [Timestamp] = []
+            for webhook in webhooks {
+                let health = state.health[ExactString(webhook.url)] ?? WebhookHealth()
+                if health.consecutiveFailures < Self.unhealthyAfter {
+                    healthy.append(webhook.url)
+                } else if health.probe != nil {
+                    continue
+                } else if health.gateUntil <= now {
+                    probes.append(webhook.url)
+                } else {
+                    gates.append(health.gateUntil)
+                }
+            }
+            return (healthy, probes, gates)
+        }
+    }
+
+    private func markProbe(_ webhook: String, sequence: Int64) {
+        state.withLock { $0.health[ExactString(webhook), default: WebhookHealth()].probe = sequence }
+    }
+
+    /// Records how an attempt of `claim` ended, for `admission`: a success makes the webhook healthy; the
+    /// `unhealthyAfter`-th failure in a row closes its gate for the policy's first delay, and each failed probe
+    /// doubles the next one.
+    private func record(_ outcome: DeliveryOutcome, claim: DeliveryClaim, now: Timestamp) {
+        let key = ExactString(claim.webhook)
+        state.withLock { state in
+            var health = state.health[key] ?? WebhookHealth()
+            let wasProbe = health.probe == claim.sequence
+            if wasProbe { health.probe = nil }
+            if case .acknowledged = outcome {
+                state.health[key] = WebhookHealth()
+                return
+            }
+            health.consecutiveFailures += 1
+            if health.consecutiveFailures >= Self.unhealthyAfter {
+                if wasProbe { health.probeFailures += 1 }
+                let gate = now.adding(policy.delay(afterFailures: health.probeFailures + 1, jitter: jitter()))
+                health.gateUntil = max(health.gateUntil, gate)
+            }
+            state.health[key] = health
+        }
     }
 
     /// Reads the ledger's pending count, at most every `pendingRefreshInterval`; a skipped read schedules a
@@ -215,7 +295,9 @@ public final class EventDispatcher: Sendable {
         let headers = CloudEventMessage.headers(for: claim.event, signer: signer, sentAt: startedAt)
         let outcome = await transport.post(WebhookRequest(url: claim.webhook, label: label, headers: headers,
                                                           body: claim.event.body, timeout: timeout))
-        let action = lifecycle.finished(outcome, now: clock.now(), jitter: jitter())
+        let finishedAt = clock.now()
+        record(outcome, claim: claim, now: finishedAt)
+        let action = lifecycle.finished(outcome, now: finishedAt, jitter: jitter())
         do {
             switch action {
             case .acknowledge(let latency):

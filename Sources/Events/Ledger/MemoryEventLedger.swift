@@ -82,9 +82,10 @@ public final class MemoryEventLedger: EventLedger {
     public func claim(webhooks: [String], now: Timestamp, limit: Int,
                       leaseUntil: Timestamp) async throws(EventLedgerError) -> [DeliveryClaim] {
         guard limit > 0 else { return [] }
+        let wanted = Set(webhooks.map { ExactString($0) })
         return state.withLock { state in
             var ready: [(key: QueueKey, sequence: Int64)] = []
-            for (key, queue) in state.queues {
+            for (key, queue) in state.queues where wanted.contains(key.webhook) {
                 guard let head = queue.first, head.delivery.due <= now, head.delivery.leaseUntil <= now else { continue }
                 ready.append((key, head.sequence))
             }
@@ -120,9 +121,10 @@ public final class MemoryEventLedger: EventLedger {
     }
 
     public func nextDue(webhooks: [String]) async throws(EventLedgerError) -> Timestamp? {
-        state.withLock { state in
+        let wanted = Set(webhooks.map { ExactString($0) })
+        return state.withLock { state in
             var earliest: Timestamp?
-            for queue in state.queues.values {
+            for (key, queue) in state.queues where wanted.contains(key.webhook) {
                 guard let head = queue.first else { continue }
                 let ready = max(head.delivery.due, head.delivery.leaseUntil)
                 earliest = min(earliest ?? ready, ready)
