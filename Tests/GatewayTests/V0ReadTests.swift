@@ -240,3 +240,37 @@ import Storage
         #expect(r.json?["error"]?["message"]?.stringValue?.contains(name) == true)
     }
 }
+
+@Suite struct V0TranscodingTests {
+    /// "hello, gzip" as Python's `gzip.compress(mtime=0)` writes it.
+    static let gz: [UInt8] = [
+        31, 139, 8, 0, 0, 0, 0, 0, 2, 3, 203, 72, 205, 201, 201, 215, 81, 72, 175, 202, 44, 0, 0, 74, 155, 177, 92,
+        11, 0, 0, 0,
+    ]
+
+    @Test func gzipObjectsAreDecompressedUnlessTheClientAcceptsGzip() async throws {
+        let h = try V0Harness()
+        let boundary = "b0undary"
+        let body = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n{\"contentEncoding\":\"gzip\"}\r\n--\(boundary)\r\nContent-Type: text/plain\r\n\r\n".utf8)
+            + Self.gz + Array("\r\n--\(boundary)--".utf8)
+        let up = try await h.send("POST", "/v0/b/default-bucket/o?name=g.txt",
+                                  headers: [("Content-Type", "multipart/related; boundary=\(boundary)")], body: body)
+        #expect(up.status == 200)
+        let plain = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media")
+        #expect(plain.text == "hello, gzip")
+        #expect(plain["Content-Encoding"] == nil && plain["Content-Length"] == nil)
+        #expect(plain["X-Goog-Stored-Content-Encoding"] == "gzip")
+        let stored = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media",
+                                      headers: [("Accept-Encoding", "br, gzip;q=0.5")])
+        #expect(stored.body == Self.gz && stored["Content-Encoding"] == "gzip")
+        let refused = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media",
+                                       headers: [("Accept-Encoding", "gzip;q=0, identity")])
+        #expect(refused.text == "hello, gzip")
+    }
+
+    @Test(arguments: [("gzip", true), ("x-gzip;q=1", true), ("*", true), ("gzip;q=0", false), ("deflate, br", false),
+                      ("", false), ("GZIP", true)])
+    func acceptEncoding(_ header: String, _ accepted: Bool) {
+        #expect(AcceptEncoding.acceptsGzip(header) == accepted)
+    }
+}

@@ -16,6 +16,7 @@ BACKEND_QUIRKS and applied as strict xfails — a quirk that goes away fails the
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import os
@@ -1159,3 +1160,67 @@ def test_head_content_length_is_the_get_length(srv: Server) -> None:
         head = requests.head(url)
         assert head.status_code == got.status_code and head.content == b""
         assert head.headers["Content-Length"] == str(len(got.content)), (url, head.headers)
+
+
+# --- Decompressive transcoding (objects stored with Content-Encoding: gzip), on every backend ----------------
+
+def _put_gzip(base: str, name: str, data: bytes, cache_control: str | None = None) -> bytes:
+    stored = gzip.compress(data, mtime=0)
+    metadata: dict[str, object] = {"contentEncoding": "gzip", "contentType": "text/plain"}
+    if cache_control:
+        metadata["cacheControl"] = cache_control
+    resp = js_multipart(base, name, stored, metadata, content_type="text/plain")
+    assert resp.status_code == 200, resp.text
+    return stored
+
+
+def test_gzip_object_is_decompressed_for_clients_without_accept_encoding(srv: Server) -> None:
+    data = (b"portcullis transcoding " * 40_000)[:900_000]  # several gunzip buffers, ~900 KB decompressed
+    stored = _put_gzip(srv.url, "gz/plain.txt", data)
+    # A client that does not accept gzip gets the original bytes, streamed, without Content-Encoding or a length.
+    r = requests.get(obj(srv.url, "gz/plain.txt"), params={"alt": "media"}, headers={"Accept-Encoding": "identity"})
+    assert r.status_code == 200
+    assert r.content == data
+    assert "Content-Encoding" not in r.headers
+    assert "Content-Length" not in r.headers
+    assert r.headers["X-Goog-Stored-Content-Encoding"] == "gzip"
+    assert r.headers["X-Goog-Stored-Content-Length"] == str(len(stored))
+    assert "gunzipped" in r.headers["Warning"]
+    assert "x-goog-hash" not in r.headers
+    # A Range on a transcoded object is ignored: the whole decompressed object, 200.
+    ranged = requests.get(obj(srv.url, "gz/plain.txt"), params={"alt": "media"},
+                          headers={"Accept-Encoding": "identity", "Range": "bytes=0-9"})
+    assert ranged.status_code == 200 and ranged.content == data
+    # HEAD says the same without a body.
+    head = requests.head(obj(srv.url, "gz/plain.txt"), params={"alt": "media"}, headers={"Accept-Encoding": "identity"})
+    assert head.status_code == 200 and "Content-Length" not in head.headers and "Content-Encoding" not in head.headers
+
+
+def test_gzip_object_is_served_as_stored_to_gzip_clients_and_with_no_transform(srv: Server) -> None:
+    data = b"as stored " * 5000
+    stored = _put_gzip(srv.url, "gz/stored.txt", data)
+    r = requests.get(obj(srv.url, "gz/stored.txt"), params={"alt": "media"},
+                     headers={"Accept-Encoding": "gzip"}, stream=True)
+    raw = r.raw.read(decode_content=False)
+    assert r.status_code == 200 and r.headers["Content-Encoding"] == "gzip"
+    assert raw == stored and r.headers["Content-Length"] == str(len(stored))
+    # Ranges apply to the stored bytes when nothing is transcoded.
+    part = requests.get(obj(srv.url, "gz/stored.txt"), params={"alt": "media"},
+                        headers={"Accept-Encoding": "gzip", "Range": "bytes=0-9"}, stream=True)
+    assert part.status_code == 206 and part.raw.read(decode_content=False) == stored[:10]
+    # Cache-Control: no-transform: served as stored whatever the client accepts.
+    kept = _put_gzip(srv.url, "gz/kept.txt", data, cache_control="no-transform")
+    r = requests.get(obj(srv.url, "gz/kept.txt"), params={"alt": "media"}, headers={"Accept-Encoding": "identity"},
+                     stream=True)
+    assert r.headers["Content-Encoding"] == "gzip" and r.raw.read(decode_content=False) == kept
+
+
+def test_corrupt_gzip_object_ends_the_transfer_short(srv: Server) -> None:
+    # Declared gzip but not: the decompressed stream fails; the client sees a cut-off chunked body, never a
+    # crash and never garbage presented as complete.
+    resp = js_multipart(srv.url, "gz/bad.txt", b"this is not gzip at all",
+                        {"contentEncoding": "gzip", "contentType": "text/plain"}, content_type="text/plain")
+    assert resp.status_code == 200
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        requests.get(obj(srv.url, "gz/bad.txt"), params={"alt": "media"}, headers={"Accept-Encoding": "identity"})
+    assert requests.get(obj(srv.url, "gz/bad.txt")).status_code == 200

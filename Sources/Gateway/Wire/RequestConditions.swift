@@ -46,3 +46,26 @@ public enum RequestConditions {
         return RangeRequest(spec: spec, ifRange: ifRange)
     }
 }
+
+/// `Accept-Encoding` as decompressive transcoding reads it.
+public enum AcceptEncoding {
+    /// Whether a gzip body is acceptable: `gzip` (or `x-gzip`, or `*`) listed with a non-zero weight. An absent
+    /// header means the client did not ask for gzip, so a gzip-stored object is decompressed for it (as Cloud
+    /// Storage does).
+    public static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        var wildcard = false
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";")
+            guard let coding = parts.first?.trimmingSpaces().lowercased() else { continue }
+            let weight = parts.dropFirst().lazy.map { $0.trimmingSpaces().lowercased() }
+                .first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            switch coding {
+            case "gzip", "x-gzip": return weight > 0
+            case "*": wildcard = weight > 0
+            default: continue
+            }
+        }
+        return wildcard
+    }
+}

@@ -1,5 +1,6 @@
 public import PortcullisCore
 import Crypto
+import Gzip
 public import Storage
 
 /// Reads: metadata, bytes (whole, ranged, conditional), and the Firebase download URL's token.
@@ -28,9 +29,11 @@ extension StorageService {
         }
         let (meta, grant) = try await readAccess(object, bucket, caller, options.ensureDownloadToken, context)
         guard try options.conditions.checkRead(meta) else { return .notModified(Self.visible(meta, to: grant)) }
+        let decompress = Self.decompresses(meta, options)
 
         // One satisfiable `bytes` range → partial content; an `If-Range` that does not match → the whole object.
-        var spec = options.range.flatMap { $0.applies(to: meta) ? $0.spec : nil }
+        // A decompressed body has no stable byte offsets: its range is ignored (served whole, as GCS does).
+        var spec = decompress ? nil : options.range.flatMap { $0.applies(to: meta) ? $0.spec : nil }
         if let requested = spec, requested.resolve(size: meta.size) == nil {
             // `bytes=0-N` on an empty object is served whole (v0 §5.2: the JS SDK treats 416 as an error).
             if meta.size == 0, case .fromTo(first: 0, _) = requested { spec = nil }
@@ -38,13 +41,31 @@ extension StorageService {
         }
         if options.headOnly {
             return .content(ObjectContent(metadata: Self.visible(meta, to: grant),
-                                          range: spec?.resolve(size: meta.size), body: nil))
+                                          range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
         }
         let read = try await storage(context) { () async throws(StorageError) in
             try await bucket.backend.read(object, range: spec)
         }
-        return .content(ObjectContent(metadata: Self.visible(read.metadata, to: grant), range: read.range,
-                                      body: read.body))
+        return .content(Self.content(read, visible: Self.visible(read.metadata, to: grant), options))
+    }
+
+    /// Decompressive transcoding (as Cloud Storage does it): an object stored with `Content-Encoding: gzip` is
+    /// served decompressed to a client that does not accept gzip, unless its `Cache-Control` says
+    /// `no-transform`.
+    static func decompresses(_ meta: ObjectMetadata, _ options: ReadOptions) -> Bool {
+        guard !options.acceptsGzip, let encoding = meta.contentEncoding else { return false }
+        let lowered = encoding.lowercased()
+        guard lowered == "gzip" || lowered == "x-gzip" else { return false }
+        return !(meta.cacheControl?.lowercased().contains("no-transform") ?? false)
+    }
+
+    /// What a read serves: the bytes as opened, or gunzipped as they stream when transcoding applies.
+    static func content(_ read: ObjectRead, visible: ObjectMetadata, _ options: ReadOptions) -> ObjectContent {
+        guard read.range == nil, decompresses(read.metadata, options) else {
+            return ObjectContent(metadata: visible, range: read.range, body: read.body)
+        }
+        return ObjectContent(metadata: visible, range: nil, body: .stream(GunzipStream(read.body.stream)),
+                             decompressed: true)
     }
 
     /// The whole-object read on a local backend with ONE index lookup instead of two: the read (index row and
@@ -87,7 +108,7 @@ extension StorageService {
             read.body.discard()
             return .notModified(visible)
         }
-        return .content(ObjectContent(metadata: visible, range: nil, body: read.body))
+        return .content(Self.content(read, visible: visible, options))
     }
 
     /// The download token a Firebase download URL carries (minting the first one if needed), after the same
@@ -148,13 +169,17 @@ public struct ReadOptions: Sendable {
     public var headOnly: Bool
     /// See `metadata(of:caller:conditions:ensureDownloadToken:_:)`.
     public var ensureDownloadToken: Bool
+    /// The client accepts a gzip-encoded body (`Accept-Encoding: gzip`): objects stored gzip-encoded are served
+    /// as stored; otherwise they are decompressed on the fly.
+    public var acceptsGzip: Bool
 
     public init(conditions: Conditions = .none, range: RangeRequest? = nil, headOnly: Bool = false,
-                ensureDownloadToken: Bool = false) {
+                ensureDownloadToken: Bool = false, acceptsGzip: Bool = true) {
         self.conditions = conditions
         self.range = range
         self.headOnly = headOnly
         self.ensureDownloadToken = ensureDownloadToken
+        self.acceptsGzip = acceptsGzip
     }
 }
 
@@ -176,7 +201,17 @@ public struct ObjectContent: Sendable {
     public let metadata: ObjectMetadata
     public let range: ResolvedRange?
     public let body: ObjectBody?
+    /// The stored gzip bytes are being decompressed (decompressive transcoding): the body's length is unknown,
+    /// and the surface must not announce `Content-Encoding: gzip` or a `Content-Length`.
+    public let decompressed: Bool
 
-    /// Bytes the response carries.
-    public var length: Int64 { range?.length ?? metadata.size }
+    init(metadata: ObjectMetadata, range: ResolvedRange?, body: ObjectBody?, decompressed: Bool = false) {
+        self.metadata = metadata
+        self.range = range
+        self.body = body
+        self.decompressed = decompressed
+    }
+
+    /// Bytes the response carries; nil when not known before they are produced (a decompressed body).
+    public var length: Int64? { decompressed ? nil : range?.length ?? metadata.size }
 }

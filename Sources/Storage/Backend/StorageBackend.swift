@@ -133,6 +133,14 @@ public enum ObjectBody: Sendable {
     public func discard() {
         if case .stream(let stream) = self { stream.cancel() }
     }
+
+    /// The bytes as a stream, for consumers that must see them (a file region is read with `pread`).
+    public var stream: any ByteStream {
+        switch self {
+        case .file(let region): FileRegionStream(region)
+        case .stream(let stream): stream
+        }
+    }
 }
 
 /// One list page request, in the v0 model (§5.6).
