@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Validates openapi/portcullis.yaml and runs schemathesis (all checks) against a live gateway started on a free
-# loopback port with allow-all rules and a fresh embedded bucket. Usage:
-#   openapi/run-schemathesis.sh [PORTCULLIS_BINARY] [extra schemathesis args...]
+# Validates an OpenAPI document (openapi/portcullis.yaml, or $SPEC: e.g. SPEC=gcs-json.yaml for the Cloud
+# Storage JSON API) and runs schemathesis (all checks) against a live gateway started on a free loopback port
+# with allow-all rules and a fresh embedded bucket. Usage:
+#   [SPEC=gcs-json.yaml] openapi/run-schemathesis.sh [PORTCULLIS_BINARY] [extra schemathesis args...]
 # Needs `openapi-spec-validator` and `schemathesis` (st) on PATH or in .venv-openapi/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,7 +10,8 @@ binary="${1:-$root/.build/debug/portcullis}"
 shift || true
 if [[ -x "$root/.venv-openapi/bin/st" ]]; then export PATH="$root/.venv-openapi/bin:$PATH"; fi
 
-openapi-spec-validator "$root/openapi/portcullis.yaml"
+spec="$root/openapi/${SPEC:-portcullis.yaml}"
+openapi-spec-validator "$spec"
 
 work="$(mktemp -d)"
 cleanup() {
@@ -42,4 +44,4 @@ for _ in $(seq 1 100); do
 done
 if [[ -z "$port" ]]; then cat "$work/server.log"; echo "gateway did not start" >&2; exit 1; fi
 
-st --config-file "$root/schemathesis.toml" run "$root/openapi/portcullis.yaml" --url "http://127.0.0.1:$port" --checks all "$@"
+st --config-file "$root/schemathesis.toml" run "$spec" --url "http://127.0.0.1:$port" --checks all "$@"

@@ -65,12 +65,17 @@ step lint "$results/lint.xml" -- \
 if ((have_release)); then
     step blackbox "$results/blackbox.xml" -- \
         .venv-tools/bin/pytest "${pytest_common[@]}" tests/blackbox \
-        --ignore=tests/blackbox/lint --ignore=tests/blackbox/pyrebase --junitxml="$results/blackbox.xml"
+        --ignore=tests/blackbox/lint --ignore=tests/blackbox/pyrebase --ignore=tests/blackbox/clients \
+        --junitxml="$results/blackbox.xml"
     step pyrebase "$results/pyrebase.xml" -- \
         .venv-pyrebase/bin/pytest "${pytest_common[@]}" tests/blackbox/pyrebase --junitxml="$results/pyrebase.xml"
+    # Google's and Firebase's server-side clients against the Cloud Storage JSON API (their own venv).
+    step clients "$results/clients.xml" -- \
+        .venv-clients/bin/pytest "${pytest_common[@]}" tests/blackbox/clients --junitxml="$results/clients.xml"
 else
     skipped blackbox "release build failed"
     skipped pyrebase "release build failed"
+    skipped clients "release build failed"
 fi
 
 pc_log "make test took $((SECONDS - started)) s"

@@ -24,6 +24,10 @@ enum AuthenticationFactory {
         configuration.leewaySeconds = config.jwtLeewaySeconds
         configuration.hmacSecret = secrets.jwtHMACSecret
         configuration.adminKey = secrets.adminKey
+        configuration.trustsEmulatorOwner = config.devTrustEmulatorOwner
+        if config.devTrustEmulatorOwner {
+            logger.warning("--dev-trust-emulator-owner is on: `Authorization: Bearer owner` acts as admin and bypasses the rules; never use this outside local development")
+        }
 
         var keySource: KeySource?
         if let keySpec {

@@ -34,7 +34,7 @@ enum HelpText {
 
             """
         for option in ConfigurationOption.all {
-            out += "  --\(option.flag) \(option.valueName)"
+            out += "  --\(option.flag)" + (option.isSwitch ? "" : " \(option.valueName)")
             if option.repeatable { out += " (repeatable)" }
             out += "\n      env \(option.environment)"
             out += "   default: " + (option.defaultText ?? "none")
@@ -43,7 +43,8 @@ enum HelpText {
         out += """
 
             Endpoints: GET /healthz (alive), GET /readyz (503 while starting, draining or a backend is down),
-            GET /metrics (Prometheus), and the v0 API under /v0/b/{bucket}/o.
+            GET /metrics (Prometheus), the v0 API under /v0/b/{bucket}/o, and the Cloud Storage JSON API
+            under /storage/v1, /upload/storage/v1 and /download/storage/v1.
             Signals: SIGTERM/SIGINT drain in-flight requests (up to --drain-timeout) then exit 0; a second
             signal exits at once. SIGHUP reloads the rules file.
 

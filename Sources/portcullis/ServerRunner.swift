@@ -44,6 +44,8 @@ enum ServerRunner {
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
             backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
+        let jsonAPI = JSONAPI(service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
+                              logger: logger)
         let keysAttempted = StartupGate()
         let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
                                                         registry: registry, logger: logger,
@@ -51,7 +53,7 @@ enum ServerRunner {
 
         let readiness = Readiness { await service.isReady() }
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: [v0], authentication: authentication,
+            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: [v0, jsonAPI], authentication: authentication,
             metrics: httpMetrics, accessLog: AccessLog(format: config.logFormat),
             cors: CORSPolicy(origins: corsList(config.corsOrigins)))
 

@@ -36,6 +36,19 @@ import PortcullisCore
         }
     }
 
+    /// `--dev-trust-emulator-owner`: `Bearer owner` is admin only when switched on (in either scheme, like the
+    /// admin key).
+    @Test func emulatorOwnerIsAdminOnlyWhenTrusted() async throws {
+        let off = try Self.authenticator(engine: .openSSL)
+        await #expect(throws: AuthError.self) { _ = try await off.authenticate(authorization: "Bearer owner") }
+        var configuration = testConfiguration
+        configuration.trustsEmulatorOwner = true
+        let on = try Self.authenticator(engine: .openSSL, configuration: configuration)
+        #expect(try await on.authenticate(authorization: "Bearer owner")?.isAdmin == true)
+        #expect(try await on.authenticate(authorization: "Firebase owner")?.isAdmin == true)
+        await #expect(throws: AuthError.self) { _ = try await on.authenticate(authorization: "Bearer owners") }
+    }
+
     @Test func anonymousAndAdmin() async throws {
         let auth = try Self.authenticator(engine: .openSSL)
         #expect(try await auth.authenticate(authorization: nil) == nil)

@@ -31,7 +31,8 @@ import Testing
             let help = try CLI.run(arguments)
             #expect(help.status == 0)
             for option in ConfigurationOption.all {
-                #expect(help.stdout.contains("--\(option.flag) \(option.valueName)"), "\(arguments) lacks --\(option.flag)")
+                #expect(help.stdout.contains("--\(option.flag)" + (option.isSwitch ? "\n" : " \(option.valueName)")),
+                        "\(arguments) lacks --\(option.flag)")
                 #expect(help.stdout.contains(option.environment))
                 if let value = option.defaultText { #expect(help.stdout.contains("default: \(value)")) }
             }

@@ -24,6 +24,17 @@ import Testing
         #expect(config.signingKeyFile == nil && config.adminKeyFile == nil && config.publicURL == nil)
     }
 
+    @Test func devTrustEmulatorOwnerIsAnOffByDefaultSwitch() throws {
+        #expect(try parse([]).devTrustEmulatorOwner == false)
+        #expect(try parse(["--dev-trust-emulator-owner", "--listen", ":9"]).devTrustEmulatorOwner)
+        #expect(try parse(["--dev-trust-emulator-owner=false"]).devTrustEmulatorOwner == false)
+        #expect(try parse([], ["PORTCULLIS_DEV_TRUST_EMULATOR_OWNER": "true"]).devTrustEmulatorOwner)
+        #expect(try parse([], ["PORTCULLIS_DEV_TRUST_EMULATOR_OWNER": "0"]).devTrustEmulatorOwner == false)
+        #expect(throws: ConfigurationError.self) {
+            try parse([], ["PORTCULLIS_DEV_TRUST_EMULATOR_OWNER": "maybe"])
+        }
+    }
+
     @Test func everyOptionFromFlags() throws {
         let config = try parse([
             "--listen", "[::1]:9000", "--bucket", "a=file:/tmp/a", "--bucket=b=gs://real-b", "--bucket", "c=s3://c.bucket",

@@ -133,18 +133,8 @@ struct V0Harness {
     func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
               stream: (any ByteStream)? = nil, principal: Principal? = nil, api: V0API? = nil,
               context: RequestContext = RequestContext(requestID: "test")) async throws -> TestResponse {
-        var h = HTTPHeaders()
-        h.add("Host", "gateway.test")
-        for (name, value) in headers { h.add(name, value) }
-        let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h,
-                                  body: stream ?? BufferByteStream(body))
-        let registry = MetricsRegistry()
-        let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [api ?? self.api],
-            authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
-            accessLog: .disabled, cors: cors)
-        let response = await responder.respond(to: request, context: context)
-        return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
+        try await respond(through: [api ?? self.api], cors: cors, method, target, headers: headers, body: body,
+                          stream: stream, principal: principal, context: context)
     }
 
     /// Uploads `data` with a media upload and returns the metadata JSON.
@@ -160,6 +150,23 @@ struct V0Harness {
     static func objectPath(_ name: String) -> String {
         "/v0/b/\(bucket)/o/\(PercentDecoding.encodeComponent(name))"
     }
+}
+
+/// One request through a gateway pipeline over `surfaces` (CORS, HEAD handling, error shapes), as `principal`.
+func respond(through surfaces: [any APISurface], cors: CORSPolicy, _ method: String, _ target: String,
+             headers: [(String, String)], body: [UInt8], stream: (any ByteStream)?, principal: Principal?,
+             context: RequestContext) async throws -> TestResponse {
+    var h = HTTPHeaders()
+    h.add("Host", "gateway.test")
+    for (name, value) in headers { h.add(name, value) }
+    let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h, body: stream ?? BufferByteStream(body))
+    let registry = MetricsRegistry()
+    let responder = GatewayResponder(
+        ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: surfaces,
+        authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
+        accessLog: .disabled, cors: cors)
+    let response = await responder.respond(to: request, context: context)
+    return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
 }
 
 let alice = Principal(uid: "alice", claims: ["sub": .string("alice"), "email": .string("a@example.com")])

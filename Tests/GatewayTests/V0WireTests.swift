@@ -97,14 +97,14 @@ import Storage
     }
 
     @Test func uploadMetadataDecoding() throws {
-        let f = try V0MetadataJSON.decodeUpload(Array(#"{"bucket":"","metadata":null,"size":"5","name":"n"}"#.utf8))
+        let f = try ObjectResourceJSON.decodeUpload(Array(#"{"bucket":"","metadata":null,"size":"5","name":"n"}"#.utf8))
         #expect(f.name == "n")
         #expect(f.attributes.customMetadata.isEmpty)
-        let g = try V0MetadataJSON.decodeUpload(Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
+        let g = try ObjectResourceJSON.decodeUpload(Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
         #expect(g.attributes.customMetadata == ["a": "1.5", "b": "true", "c": #"{"d":1}"#])
-        #expect(throws: ServiceError.self) { try V0MetadataJSON.decodeUpload(Array(#"{"md5Hash":"nope"}"#.utf8)) }
-        #expect(throws: ServiceError.self) { try V0MetadataJSON.decodeUpload(Array("[1]".utf8)) }
-        #expect(try V0MetadataJSON.decodeUpload([]).name == nil)
+        #expect(throws: ServiceError.self) { try ObjectResourceJSON.decodeUpload(Array(#"{"md5Hash":"nope"}"#.utf8)) }
+        #expect(throws: ServiceError.self) { try ObjectResourceJSON.decodeUpload(Array("[1]".utf8)) }
+        #expect(try ObjectResourceJSON.decodeUpload([]).name == nil)
     }
 
     @Test func multipartReaderHandlesPreamblePaddingAndTinyChunks() async throws {

@@ -118,9 +118,9 @@ struct ArrayNameCursor: NameCursor {
     }
 
     @Test func successor() {
-        #expect(ListScanner.successor(of: Array("a/".utf8)) == Array("a0".utf8))
-        #expect(ListScanner.successor(of: [0x61, 0xFF]) == [0x62])
-        #expect(ListScanner.successor(of: [0xFF]) == nil)
-        #expect(ListScanner.successor(of: []) == nil)
+        #expect(ListPageBuilder.successor(of: Array("a/".utf8)) == Array("a0".utf8))
+        #expect(ListPageBuilder.successor(of: [0x61, 0xFF]) == [0x62])
+        #expect(ListPageBuilder.successor(of: [0xFF]) == nil)
+        #expect(ListPageBuilder.successor(of: []) == nil)
     }
 }

@@ -14,6 +14,9 @@ public struct AuthConfiguration: Sendable {
     public var hmacSecret: [UInt8]?
     /// `Authorization: Bearer <adminKey>` yields `Principal.admin`.
     public var adminKey: [UInt8]?
+    /// Development only: `Authorization: Bearer owner` — what the Firebase tools send to emulators — yields
+    /// `Principal.admin`. Off unless the operator asks for it.
+    public var trustsEmulatorOwner: Bool = false
     /// Tokens longer than this are refused before parsing.
     public var maxTokenBytes: Int = 16 * 1024
     /// Which library checks signatures (see `SignatureEngine`).

@@ -11,15 +11,19 @@ public struct ConfigurationOption: Sendable, Equatable {
     public let summary: String
     /// Repeatable flags collect every occurrence; their env var is a comma-separated list.
     public let repeatable: Bool
+    /// A switch takes no value: `--flag` turns it on (`--flag=false` off); its env var is `1`/`true`/`yes` or
+    /// `0`/`false`/`no`.
+    public let isSwitch: Bool
 
     public init(flag: String, valueName: String, environment: String, defaultText: String?, summary: String,
-                repeatable: Bool = false) {
+                repeatable: Bool = false, isSwitch: Bool = false) {
         self.flag = flag
         self.valueName = valueName
         self.environment = environment
         self.defaultText = defaultText
         self.summary = summary
         self.repeatable = repeatable
+        self.isSwitch = isSwitch
     }
 }
 
@@ -92,6 +96,11 @@ extension ConfigurationOption {
     public static let upstreamTimeout = ConfigurationOption(
         flag: "upstream-timeout", valueName: "DURATION", environment: "PORTCULLIS_UPSTREAM_TIMEOUT", defaultText: "30s",
         summary: "Overall wait for one upstream call (gs://, s3://, key URLs) across its retries and backoff; past it the request fails with 504.")
+    public static let devTrustEmulatorOwner = ConfigurationOption(
+        flag: "dev-trust-emulator-owner", valueName: "", environment: "PORTCULLIS_DEV_TRUST_EMULATOR_OWNER",
+        defaultText: "off",
+        summary: "Development only: `Authorization: Bearer owner` (what the Firebase tools send to emulators) acts as admin. Never in production; a warning is logged at start when on.",
+        isSwitch: true)
     public static let eventsWebhook = ConfigurationOption(
         flag: "events-webhook", valueName: "URL", environment: "PORTCULLIS_EVENTS_WEBHOOKS", defaultText: nil,
         summary: "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
@@ -105,6 +114,6 @@ extension ConfigurationOption {
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
-        .upstreamTimeout, .eventsWebhook, .eventsSecret,
+        .upstreamTimeout, .devTrustEmulatorOwner, .eventsWebhook, .eventsSecret,
     ]
 }

@@ -26,7 +26,12 @@ public enum ConfigurationParser {
                 value = String(body[body.index(after: equals)...])
             } else {
                 name = String(body)
-                guard byFlag[name] != nil else { throw .unknownFlag(argument) }
+                guard let option = byFlag[name] else { throw .unknownFlag(argument) }
+                if option.isSwitch {
+                    guard flagValues[name] == nil else { throw .conflict("--\(name) given more than once") }
+                    flagValues[name] = ["true"]
+                    continue
+                }
                 guard index < arguments.count else { throw .missingValue(flag: argument) }
                 value = arguments[index]
                 index += 1
@@ -103,6 +108,7 @@ public enum ConfigurationParser {
         if let value = try convert(.idleTimeout, { parseDuration($0) }) { config.idleTimeout = value }
         if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
         if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
+        if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let (values, source) = raw(.eventsWebhook) {
             for value in values {
                 switch Webhook.parse(value) {
@@ -269,6 +275,14 @@ public enum ConfigurationParser {
         guard seconds <= 31_536_000 else { return .failure("longer than a year") }
         guard allowZero || seconds > 0 else { return .failure("must be positive") }
         return .success(.milliseconds(Int64((seconds * 1000).rounded())))
+    }
+
+    static func parseSwitch(_ text: String) -> Result<Bool, ReasonText> {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": .success(true)
+        case "0", "false", "no", "off": .success(false)
+        default: .failure("expected true or false")
+        }
     }
 
     static func parseLogLevel(_ text: String) -> Result<Logger.Level, ReasonText> {

@@ -32,6 +32,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// How long one upstream call may wait in total, retries and backoff included
     /// (`UpstreamConfiguration.requestDeadline`).
     public var upstreamTimeout: Duration = .seconds(30)
+    /// Development only: `Bearer owner` acts as admin (`--dev-trust-emulator-owner`).
+    public var devTrustEmulatorOwner = false
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?

@@ -15,16 +15,23 @@ public struct PlainErrorShape: ErrorShape {
     public init() {}
 
     public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
-        var out = Array(#"{"error":{"code":"#.utf8)
-        DecimalText.append(Int64(error.status), to: &out)
-        out.append(contentsOf: #","message":"#.utf8)
-        JSONValue.encodeString(error.message, into: &out)
+        var out = error.jsonErrorOpening()
         out.append(contentsOf: "}}".utf8)
         return error.httpResponse(body: out, requestID: requestID)
     }
 }
 
 extension ServiceError {
+    /// `{"error":{"code":<status>,"message":"…"` — what every JSON error shape starts with; the shape adds its
+    /// own members and closes both objects.
+    public func jsonErrorOpening() -> [UInt8] {
+        var out = Array(#"{"error":{"code":"#.utf8)
+        DecimalText.append(Int64(status), to: &out)
+        out.append(contentsOf: #","message":"#.utf8)
+        JSONValue.encodeString(message, into: &out)
+        return out
+    }
+
     /// The response carrying `body` (JSON), the request id, and the headers HTTP gives this error's details:
     /// `Retry-After`, `Content-Range: bytes */N`, `WWW-Authenticate`, `Allow`.
     public func httpResponse(body: [UInt8], requestID: String?) -> HTTPResponse {

@@ -43,3 +43,17 @@ public struct GatewayAuthentication: RequestAuthenticating {
         }
     }
 }
+
+extension APISurface {
+    /// The response for a failure that reached the top of `handle`, in this surface's shape; server-side
+    /// failures (5xx) are also logged with the request id, so the client's error and the log line meet.
+    public func failureResponse(for error: any Error, context: RequestContext, logger: Logger) -> HTTPResponse {
+        let failure = ServiceError(any: error)
+        if failure.status >= 500 {
+            logger.error("request failed", [("requestId", .string(context.requestID)),
+                                            ("route", .string(context.routeTemplate)),
+                                            ("status", .int(Int64(failure.status))), ("error", .string("\(error)"))])
+        }
+        return errorShape.response(for: failure, requestID: context.requestID)
+    }
+}

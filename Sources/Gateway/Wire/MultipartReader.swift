@@ -30,7 +30,9 @@ public final class MultipartReader: @unchecked Sendable {
     private enum State { case preamble, content, afterDelimiter, closed }
 
     private let base: any ByteStream
-    /// `CRLF--boundary`: the delimiter that ends every part's content.
+    /// `LF--boundary`: the delimiter that ends every part's content. RFC 2046 puts CRLF before it; a CR right
+    /// before the match belongs to the delimiter, and a bare LF is accepted too (gcsfs writes LF line ends,
+    /// and GCS takes them).
     private let delimiter: [UInt8]
     private var buffer: [UInt8]
     private var head = 0
@@ -44,7 +46,7 @@ public final class MultipartReader: @unchecked Sendable {
 
     public init(body: any ByteStream, boundary: String) {
         self.base = body
-        self.delimiter = Array("\r\n--\(boundary)".utf8)
+        self.delimiter = Array("\n--\(boundary)".utf8)
         // The first delimiter has no preceding CRLF; pretend it had one so all delimiters look alike.
         self.buffer = [0x0D, 0x0A]
     }
@@ -85,7 +87,7 @@ public final class MultipartReader: @unchecked Sendable {
             state = .closed
             return nil
         }
-        // Transport padding, then the CRLF that ends the delimiter line.
+        // Transport padding, then the CRLF (or LF) that ends the delimiter line.
         while true {
             try await fill(atLeast: 1)
             guard available > 0 else { throw MultipartError.malformed("body ends in a delimiter line") }
@@ -118,16 +120,18 @@ public final class MultipartReader: @unchecked Sendable {
         guard state == .content || state == .preamble else { return nil }
         while true {
             if let at = findDelimiter() {
-                if at > head {
-                    let end = min(at, head + max(1, maxLength))
+                let contentEnd = at > head && buffer[at - 1] == 0x0D ? at - 1 : at
+                if contentEnd > head {
+                    let end = min(contentEnd, head + max(1, maxLength))
                     return take(upTo: end)
                 }
-                head += delimiter.count
+                head = at + delimiter.count
                 state = .afterDelimiter
                 compact()
                 return nil
             }
-            let safeEnd = buffer.count - (delimiter.count - 1)
+            // Held back: a delimiter that may start in the last bytes, and the CR that may precede it.
+            let safeEnd = buffer.count - delimiter.count
             if safeEnd > head {
                 return take(upTo: min(safeEnd, head + max(1, maxLength)))
             }
@@ -209,15 +213,15 @@ public final class MultipartReader: @unchecked Sendable {
         var from = head
         while true {
             var i = from
-            while i + 1 < buffer.count {
-                if buffer[i] == 0x0D, buffer[i + 1] == 0x0A {
-                    let line = buffer[head..<i]
-                    head = i + 2
+            while i < buffer.count {
+                if buffer[i] == 0x0A {
+                    let line = buffer[head..<(i > head && buffer[i - 1] == 0x0D ? i - 1 : i)]
+                    head = i + 1
                     return line
                 }
                 i += 1
             }
-            from = max(head, buffer.count - 1)
+            from = max(head, buffer.count)
             guard buffer.count - head <= Self.maxHeaderBytes else {
                 throw MultipartError.malformed("part headers too large")
             }

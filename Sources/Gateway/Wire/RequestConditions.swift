@@ -11,15 +11,18 @@ public enum RequestConditions {
 
     /// `ifGenerationMatch` and friends (400 when present but not a non-negative integer).
     public static func generation(_ query: QueryParameters) throws(ServiceError) -> Preconditions {
-        func int(_ name: String) throws(ServiceError) -> Int64? {
-            guard let text = query[name] else { return nil }
-            guard let value = Int64(text), value >= 0 else { throw .badRequest("\(name) must be a non-negative integer.") }
-            return value
-        }
+        func int(_ name: String) throws(ServiceError) -> Int64? { try integer(query, name) }
         return Preconditions(ifGenerationMatch: try int("ifGenerationMatch"),
                              ifMetagenerationMatch: try int("ifMetagenerationMatch"),
                              ifGenerationNotMatch: try int("ifGenerationNotMatch"),
                              ifMetagenerationNotMatch: try int("ifMetagenerationNotMatch"))
+    }
+
+    /// A non-negative integer query parameter (400 when present but not one).
+    public static func integer(_ query: QueryParameters, _ name: String) throws(ServiceError) -> Int64? {
+        guard let text = query[name] else { return nil }
+        guard let value = Int64(text), value >= 0 else { throw .badRequest("\(name) must be a non-negative integer.") }
+        return value
     }
 
     /// The generation preconditions plus `If-Match`, `If-None-Match`, `If-Modified-Since`,

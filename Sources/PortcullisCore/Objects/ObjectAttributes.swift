@@ -54,6 +54,9 @@ public struct MetadataPatch: Sendable, Equatable {
     public var addDownloadTokens: [String] = []
     /// Tokens removed from the list; the Gateway makes sure at least one token remains.
     public var removeDownloadTokens: [String] = []
+    /// A new token list replacing the current one before `add`/`remove` apply (the JSON API sets
+    /// `metadata.firebaseStorageDownloadTokens` like any key; `[]` removes every token).
+    public var replaceDownloadTokens: [String]?
 
     public init() {}
 
@@ -70,7 +73,7 @@ public struct MetadataPatch: Sendable, Equatable {
         for (key, value) in customMetadata {
             result.customMetadata[key] = value
         }
-        var tokens = current.downloadTokens.filter { !removeDownloadTokens.contains($0) }
+        var tokens = (replaceDownloadTokens ?? current.downloadTokens).filter { !removeDownloadTokens.contains($0) }
         for token in addDownloadTokens where !tokens.contains(token) {
             tokens.append(token)
         }

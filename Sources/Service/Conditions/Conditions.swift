@@ -14,6 +14,9 @@ public struct Conditions: Sendable, Equatable {
     public var ifModifiedSince: Timestamp?
     /// `If-Unmodified-Since`: 412 when the object is newer (ignored with `If-Match`).
     public var ifUnmodifiedSince: Timestamp?
+    /// The generation the request names (the JSON API's `generation=`). Only the live generation is kept, so
+    /// naming any other one is "no such object" (404), judged like every condition after the access decision.
+    public var selectedGeneration: Int64?
 
     public init(generation: Preconditions = .none, ifMatch: EntityTagList? = nil, ifNoneMatch: EntityTagList? = nil,
                 ifModifiedSince: Timestamp? = nil, ifUnmodifiedSince: Timestamp? = nil) {
@@ -28,6 +31,7 @@ public struct Conditions: Sendable, Equatable {
 
     /// For a write, patch or delete: every condition must hold (412 otherwise).
     func checkWrite(_ current: ObjectMetadata) throws(ServiceError) {
+        try checkSelected(current)
         guard generation.isSatisfied(by: current) else { throw .preconditionFailed() }
         try checkStrongValidators(current)
     }
@@ -36,6 +40,7 @@ public struct Conditions: Sendable, Equatable {
     /// `If-None-Match`/`If-Modified-Since` showing the client's copy is current, is 304 (returns `false`).
     /// Returns `true` when the read proceeds.
     func checkRead(_ current: ObjectMetadata) throws(ServiceError) -> Bool {
+        try checkSelected(current)
         guard generation.matchesHold(for: current) else { throw .preconditionFailed() }
         try checkStrongValidators(current)
         guard generation.notMatchesHold(for: current) else { return false }
@@ -46,6 +51,10 @@ public struct Conditions: Sendable, Equatable {
             return current.updated.secondsSinceEpoch > since.secondsSinceEpoch
         }
         return true
+    }
+
+    private func checkSelected(_ current: ObjectMetadata) throws(ServiceError) {
+        if let selectedGeneration, selectedGeneration != current.generation { throw .notFound() }
     }
 
     private func checkStrongValidators(_ current: ObjectMetadata) throws(ServiceError) {

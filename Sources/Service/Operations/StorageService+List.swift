@@ -1,4 +1,5 @@
-import PortcullisCore
+public import PortcullisCore
+import Rules
 import Storage
 
 /// Listing: rules `list` on the folder, then one backend page, with the next page's cursor sealed.
@@ -10,13 +11,21 @@ extension StorageService {
     ///
     /// The rules judge `list` on the folder being listed: the prefix up to its last `/` (without it), `""` for
     /// the bucket root — so a prefix that ends mid-name (`photos/ca`) lists a subset of what `list` on
-    /// `photos` allows. The page token is sealed and bound to the listing's shape (bucket, prefix, delimiter).
+    /// `photos` allows. The page token is sealed and bound to the listing's shape (bucket, prefix, delimiter
+    /// and every other option that changes which entries it holds).
+    ///
+    /// With `includeMetadata`, each item's metadata is returned only when the caller may read that object
+    /// (admin, or rules `get` judged on it): `list` reveals names, and an object's metadata — its download
+    /// tokens above all — is what a read reveals. Those per-item judgments are not counted as decisions; the
+    /// request's decision is its `list`.
     public func list(_ query: ListQuery, caller: Caller, _ context: RequestContext) async throws(ServiceError)
         -> ListResult {
         let bucket = try bucket(query.bucket)
         guard (1...Self.maxPageSize).contains(query.maxResults) else {
             throw .badRequest("maxResults must be an integer between 1 and \(Self.maxPageSize) inclusive.")
         }
+        let glob: NameGlob?
+        do { glob = try query.matchGlob.map(NameGlob.init) } catch { throw .badRequest("Invalid matchGlob: \(error)") }
         try authorize(.list, (query.bucket, Self.folder(of: query.prefix)), principal: caller.principal,
                       resource: nil, delimiter: query.delimiter, context)
         let binding = query.cursorBinding
@@ -29,9 +38,21 @@ extension StorageService {
             }
         }
         let request = ListRequest(bucket: bucket.name, prefix: query.prefix, delimiter: query.delimiter,
-                                  maxResults: query.maxResults, cursor: cursor)
+                                  maxResults: query.maxResults, cursor: cursor, startOffset: query.startOffset,
+                                  endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
+                                  matchGlob: glob, firebaseView: query.firebaseView,
+                                  includeMetadata: query.includeMetadata)
         let page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request) }
-        return ListResult(items: page.items, prefixes: page.prefixes,
+        var objects: [ObjectMetadata?] = []
+        if query.includeMetadata {
+            let now = Timestamp.now()
+            objects = page.objects.map { meta in
+                caller.isAdmin || judge(RulesRequest(method: .get, bucket: meta.bucket, path: meta.name,
+                                                     auth: caller.principal, time: now, resource: meta)).allowed
+                    ? meta : nil
+            }
+        }
+        return ListResult(items: page.items, prefixes: page.prefixes, objects: objects,
                           nextPageToken: page.nextCursor.map { ListCursor(binding: binding, cursor: $0).seal(sealer) })
     }
 
@@ -54,19 +75,45 @@ public struct ListQuery: Sendable, Equatable {
     public var maxResults: Int
     /// A `nextPageToken` from an earlier page of the same listing.
     public var pageToken: String?
+    /// Only names ≥ this / < this (byte order).
+    public var startOffset: String?
+    public var endOffset: String?
+    /// Also list an object named exactly like a listed prefix as an item.
+    public var includeTrailingDelimiter: Bool
+    /// A Cloud Storage glob (`NameGlob`); an invalid one is 400.
+    public var matchGlob: String?
+    /// Hide the names Firebase hides (v0); false lists every name (the JSON API).
+    public var firebaseView: Bool
+    /// Return each item's metadata (where the caller may read it), not only its name.
+    public var includeMetadata: Bool
 
     public init(bucket: String, prefix: String = "", delimiter: String? = nil,
-                maxResults: Int = StorageService.maxPageSize, pageToken: String? = nil) {
+                maxResults: Int = StorageService.maxPageSize, pageToken: String? = nil, startOffset: String? = nil,
+                endOffset: String? = nil, includeTrailingDelimiter: Bool = false, matchGlob: String? = nil,
+                firebaseView: Bool = true, includeMetadata: Bool = false) {
         self.bucket = bucket
         self.prefix = prefix
-        self.delimiter = delimiter
+        self.delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
         self.maxResults = maxResults
         self.pageToken = pageToken
+        self.startOffset = startOffset.flatMap { $0.isEmpty ? nil : $0 }
+        self.endOffset = endOffset.flatMap { $0.isEmpty ? nil : $0 }
+        self.includeTrailingDelimiter = includeTrailingDelimiter
+        self.matchGlob = matchGlob.flatMap { $0.isEmpty ? nil : $0 }
+        self.firebaseView = firebaseView
+        self.includeMetadata = includeMetadata
     }
 
-    /// What a page token is bound to: everything that shapes the listing except the page size.
+    /// What a page token is bound to: everything that shapes the listing except the page size and the item
+    /// representation. Options at their defaults add no key, so tokens of plain listings stay as they were.
     var cursorBinding: [String: String] {
-        ["b": bucket, "p": prefix, "d": delimiter ?? ""]
+        var binding = ["b": bucket, "p": prefix, "d": delimiter ?? ""]
+        if let startOffset { binding["so"] = startOffset }
+        if let endOffset { binding["eo"] = endOffset }
+        if includeTrailingDelimiter { binding["t"] = "1" }
+        if let matchGlob { binding["g"] = matchGlob }
+        if !firebaseView { binding["v"] = "gcs" }
+        return binding
     }
 }
 
@@ -74,5 +121,8 @@ public struct ListQuery: Sendable, Equatable {
 public struct ListResult: Sendable, Equatable {
     public var items: [String]
     public var prefixes: [String]
+    /// With `ListQuery.includeMetadata`, one per item (same order): its metadata when the caller may read the
+    /// object, nil when only its name may be shown. Empty otherwise.
+    public var objects: [ObjectMetadata?]
     public var nextPageToken: String?
 }

@@ -143,29 +143,51 @@ public enum ObjectBody: Sendable {
     }
 }
 
-/// One list page request, in the v0 model (§5.6).
+/// One list page request (v0 §5.6, and the Cloud Storage JSON API's `objects.list`).
 ///
 /// Ordering and filtering contract: items (names with no delimiter after the prefix) and prefixes (the name up
-/// to and including the first delimiter after the prefix) form ONE stream sorted by UTF-8 byte order. Names that
-/// Firebase considers invalid — after the prefix, an empty segment (`//`) or a trailing `/` — are dropped, and a
-/// prefix is dropped when it would contain an empty segment; dropping happens before counting. A page holds at
-/// most `maxResults` entries (items plus prefixes); a prefix appears once in the whole listing.
+/// to and including the first delimiter after the prefix) form ONE stream sorted by UTF-8 byte order. Only
+/// names in `[startOffset, endOffset)` take part, and with `matchGlob` only names it matches; a prefix is
+/// listed when at least one such name lies under it. In the Firebase view (`firebaseView`, what v0 lists),
+/// names that Firebase considers invalid — after the prefix, an empty segment (`//`) or a trailing `/` — are
+/// dropped, and a prefix is dropped when it would contain an empty segment; the Cloud Storage view shows every
+/// name. Dropping happens before counting. A page holds at most `maxResults` entries (items plus prefixes); a
+/// prefix appears once in the whole listing. With `includeTrailingDelimiter`, an object named exactly like a
+/// listed prefix (`dir/`) is also an item, listed with its prefix and not counted on its own.
 public struct ListRequest: Sendable, Equatable {
     public var bucket: String
-    /// Empty, or ending in the delimiter.
+    /// Any text; v0 sends empty or a folder ending in `/`.
     public var prefix: String
-    /// `"/"` (what the SDKs send) or nil for a flat listing.
+    /// Any non-empty text (v0: `"/"`), or nil for a flat listing.
     public var delimiter: String?
     public var maxResults: Int
-    /// The backend's own cursor from the previous page's `nextCursor`, already unsealed by the Gateway.
+    /// The backend's own cursor from the previous page's `nextCursor`, already unsealed by the service.
     public var cursor: String?
+    /// Only names ≥ this (byte order).
+    public var startOffset: String?
+    /// Only names < this (byte order).
+    public var endOffset: String?
+    public var includeTrailingDelimiter: Bool
+    public var matchGlob: NameGlob?
+    /// Hide the names the Firebase SDKs cannot address (v0); false shows every name (the JSON API).
+    public var firebaseView: Bool
+    /// Fill `ListPage.objects` with each item's metadata.
+    public var includeMetadata: Bool
 
-    public init(bucket: String, prefix: String, delimiter: String?, maxResults: Int, cursor: String?) {
+    public init(bucket: String, prefix: String, delimiter: String?, maxResults: Int, cursor: String?,
+                startOffset: String? = nil, endOffset: String? = nil, includeTrailingDelimiter: Bool = false,
+                matchGlob: NameGlob? = nil, firebaseView: Bool = true, includeMetadata: Bool = false) {
         self.bucket = bucket
         self.prefix = prefix
-        self.delimiter = delimiter
+        self.delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
         self.maxResults = maxResults
         self.cursor = cursor
+        self.startOffset = startOffset.flatMap { $0.isEmpty ? nil : $0 }
+        self.endOffset = endOffset.flatMap { $0.isEmpty ? nil : $0 }
+        self.includeTrailingDelimiter = includeTrailingDelimiter
+        self.matchGlob = matchGlob
+        self.firebaseView = firebaseView
+        self.includeMetadata = includeMetadata
     }
 }
 
@@ -174,11 +196,15 @@ public struct ListPage: Sendable, Equatable {
     public var prefixes: [String]
     /// Present only when more entries follow; opaque to everyone but the backend.
     public var nextCursor: String?
+    /// With `ListRequest.includeMetadata`: each item's metadata, in the order of `items` (an item that vanished
+    /// between the listing and its lookup is dropped from both). Empty otherwise.
+    public var objects: [ObjectMetadata]
 
-    public init(items: [String], prefixes: [String], nextCursor: String?) {
+    public init(items: [String], prefixes: [String], nextCursor: String?, objects: [ObjectMetadata] = []) {
         self.items = items
         self.prefixes = prefixes
         self.nextCursor = nextCursor
+        self.objects = objects
     }
 }
 

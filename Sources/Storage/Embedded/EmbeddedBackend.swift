@@ -89,12 +89,25 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
             throw .invalidArgument("maxResults must be between 1 and 1000")
         }
         let cursor = try request.cursor.map { (text) throws(StorageError) -> ListCursor in try ListCursor(decoding: text) }
-        let scanner = ListScanner(prefix: request.prefix, delimiter: request.delimiter, maxResults: request.maxResults)
+        var shape = request
+        shape.cursor = nil
+        let scanner = ListScanner(shape)
         let bucket = self.bucket
         return try await store.reader().run { (db) throws(StorageError) -> ListPage in
             try db.transaction(immediate: false) { () throws(StorageError) -> ListPage in
                 var names = try IndexNameCursor(database: db, bucket: bucket, upperBound: scanner.upperBound)
-                return try scanner.page(after: cursor, names: &names)
+                var page = try scanner.page(after: cursor, names: &names)
+                if request.includeMetadata {
+                    // The rows of this page's items, from the same snapshot as the names.
+                    var kept: [String] = []
+                    for name in page.items {
+                        guard let row = try ObjectIndex.fetch(db, bucket: bucket, name: name) else { continue }
+                        kept.append(name)
+                        page.objects.append(row.metadata)
+                    }
+                    page.items = kept
+                }
+                return page
             }
         }
     }

@@ -147,7 +147,9 @@ public final class GCSBackend: StorageBackend {
                 resolved = r
             }
         }
-        var headers = [(String, String)]()
+        // The stored bytes, always: without `Accept-Encoding: gzip` GCS would decompress a gzip-encoded object
+        // (decompressive transcoding), which the service decides per client instead.
+        var headers = [("Accept-Encoding", "gzip")]
         if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
         let response = try await send("GET", objectURL(object.name, query: [("alt", "media"),
                                                                            ("generation", String(metadata.generation))]),
@@ -165,17 +167,26 @@ public final class GCSBackend: StorageBackend {
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
         let base = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
-        return try await UpstreamListing.page(request) { [self] (from: String, limit: Int) async throws(StorageError) in
-            var query = [("prefix", request.prefix), ("maxResults", String(limit)), ("fields", "items(name),nextPageToken")]
+        let bucket = request.bucket
+        let fields = request.includeMetadata ? "items,nextPageToken" : "items(name),nextPageToken"
+        return try await UpstreamListing.page(request, fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
+            var query = [("prefix", request.prefix), ("maxResults", String(limit)), ("fields", fields)]
             if !from.isEmpty { query.append(("startOffset", from)) }
             let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
-            let names = (json?["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
-                .filter { !$0.hasPrefix(GCSBackend.stagingPrefix) }
-            // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
-            // compensated by dropping what lies before it.
-            let ordered = names.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
-            return (ordered, json?["nextPageToken"]?.stringValue.map { !$0.isEmpty } ?? false)
-        }
+            var entries: [UpstreamListing.Entry] = []
+            for item in json?["items"]?.arrayValue ?? [] {
+                guard let name = item["name"]?.stringValue, !name.hasPrefix(GCSBackend.stagingPrefix) else { continue }
+                // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
+                // compensated by dropping what lies before it.
+                guard !Array(name.utf8).lexicographicallyPrecedes(Array(from.utf8)) else { continue }
+                let metadata = request.includeMetadata ? try? GCSObjectCoding.metadata(from: item, bucket: bucket) : nil
+                entries.append(UpstreamListing.Entry(name: name, metadata: metadata))
+            }
+            return (entries, json?["nextPageToken"]?.stringValue.map { !$0.isEmpty } ?? false)
+        }, describe: { [self] (name: String) async throws(StorageError) in
+            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
+            do throws(StorageError) { return try await objectMetadata(path) } catch .notFound { return nil }
+        })
     }
 
     public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,

@@ -1,98 +1,113 @@
 import PortcullisCore
 
-/// Builds `ListRequest` pages (one merged, byte-ordered, filtered stream of items and prefixes) over an
-/// upstream that can only list flat names in byte order from a start point (GCS `startOffset`, S3
-/// `start-after`). Shared by the GCS and S3 backends.
+/// Builds `ListRequest` pages over an upstream that can only list flat names in byte order from a start point
+/// (GCS `startOffset`, S3 `start-after`), driving the shared `ListPageBuilder`. Used by the GCS and S3 backends.
 ///
-/// Our backend cursor is the last entry returned: `i:<name>` (resume after that item) or `p:<prefix>` (resume
-/// after every name under that prefix). A folder's children are skipped by restarting the flat listing at the
-/// prefix's successor (the trailing `/` replaced by `0`), so a prefix appears exactly once in the listing.
+/// Our backend cursor is the last entry returned (`ListCursor`). A folder's children are skipped by restarting
+/// the flat listing at the folder's successor, so a prefix appears exactly once in the listing. With
+/// `includeMetadata`, items carry the metadata the listing returned (GCS returns whole resources); items it
+/// did not describe (S3 lists keys and sizes only) are looked up with `describe`, a few at a time.
 struct UpstreamListing {
-    /// One flat fetch: names ≥ `from` (inclusive) under `prefix`, at most `limit`, and whether more follow.
-    typealias Fetch = @Sendable (_ from: String, _ limit: Int) async throws(StorageError) -> (names: [String], more: Bool)
+    /// One listed name, with its metadata when the upstream listing returns it.
+    struct Entry: Sendable {
+        var name: String
+        var metadata: ObjectMetadata?
+    }
 
-    static func page(_ request: ListRequest, fetch: Fetch) async throws(StorageError) -> ListPage {
+    /// One flat fetch: names ≥ `from` (inclusive) under the request prefix, at most `limit`, in byte order, and
+    /// whether more follow.
+    typealias Fetch = @Sendable (_ from: String, _ limit: Int) async throws(StorageError) -> (entries: [Entry], more: Bool)
+    /// The metadata of one listed item, or nil when it no longer exists.
+    typealias Describe = @Sendable (_ name: String) async throws(StorageError) -> ObjectMetadata?
+
+    /// Most names one page may look at before it returns early (hidden names, names a glob rejects).
+    static let scanBudget = 20_000
+    /// Most `describe` lookups in flight for one page.
+    static let describeConcurrency = 8
+
+    static func page(_ request: ListRequest, fetch: Fetch, describe: Describe? = nil) async throws(StorageError)
+        -> ListPage {
         guard (1...1000).contains(request.maxResults) else { throw .invalidArgument("maxResults must be 1…1000") }
-        let prefix = request.prefix
-        var from = prefix
-        var skipEqual: String?
-        var lastPrefix: String?
-        if let cursor = request.cursor {
-            let value = String(cursor.dropFirst(2))
-            guard value.hasPrefix(prefix), cursor.hasPrefix("i:") || cursor.hasPrefix("p:") else {
-                throw .invalidArgument("list cursor does not belong to this listing")
-            }
-            if cursor.hasPrefix("i:") {
-                from = value
-                skipEqual = value
-            } else {
-                from = successor(value)
-                lastPrefix = value
-            }
+        var builder = try ListPageBuilder(request)
+        if builder.isEmpty { return ListPage(items: [], prefixes: [], nextCursor: nil) }
+        var described: [ObjectMetadata?] = []
+        func finish(_ page: ListPage) async throws(StorageError) -> ListPage {
+            guard request.includeMetadata else { return page }
+            return try await complete(page, described, describe: describe)
         }
-        var items = [String](), prefixes = [String]()
-        var last: String?
-        func full() -> Bool { items.count + prefixes.count >= request.maxResults }
+        // Names below `floor` are behind the scan (already fed, or inside a skipped folder).
+        var floor = builder.startKey
+        var scanned = 0
         while true {
-            let limit = min(1000, max(request.maxResults - items.count - prefixes.count + 1, 32))
-            let (names, more) = try await fetch(from, limit)
-            for name in names {
-                guard name.hasPrefix(prefix) else { return ListPage(items: items, prefixes: prefixes, nextCursor: nil) }
-                if name == skipEqual { continue }
-                let rest = Substring(name).utf8.dropFirst(prefix.utf8.count)
-                if let delimiter = request.delimiter, let cut = findDelimiter(rest, Array(delimiter.utf8)) {
-                    let segment = rest[..<cut]
-                    if segment.isEmpty { continue } // `prefix//…`: the folder would have an empty segment
-                    let folder = prefix + String(decoding: segment, as: UTF8.self) + delimiter
-                    if folder == lastPrefix { continue }
-                    if full() { return ListPage(items: items, prefixes: prefixes, nextCursor: last) }
-                    prefixes.append(folder)
-                    lastPrefix = folder
-                    last = "p:" + folder
-                } else {
-                    guard isValidItem(rest) else { continue }
-                    if full() { return ListPage(items: items, prefixes: prefixes, nextCursor: last) }
-                    items.append(name)
-                    last = "i:" + name
+            // A floor just after a name (`name` + NUL) is fetched from the name itself, which is then skipped:
+            // no upstream is asked for a NUL in its start offset.
+            let from = floor.last == 0 ? Array(floor.dropLast()) : floor
+            let limit = min(1000, max(request.maxResults - builder.items.count - builder.prefixes.count + 1, 32))
+            let (entries, more) = try await fetch(String(decoding: from, as: UTF8.self), limit)
+            var lastName: [UInt8]?
+            for entry in entries {
+                let name = Array(entry.name.utf8)
+                lastName = name
+                if ListPageBuilder.less(name, floor) { continue }
+                scanned += 1
+                let itemsBefore = builder.items.count
+                let step = builder.feed(name)
+                if builder.items.count > itemsBefore { described.append(entry.metadata) }
+                switch step {
+                case .next: break
+                case .seek(let key): floor = key
+                case .full: return try await finish(builder.page(more: true))
+                case .done: return try await finish(builder.page(more: false))
                 }
             }
-            guard more, let tail = names.last else { return ListPage(items: items, prefixes: prefixes, nextCursor: nil) }
-            if let lastPrefix, tail.hasPrefix(lastPrefix) {
-                from = successor(lastPrefix)
-                skipEqual = nil
-            } else {
-                from = tail
-                skipEqual = tail
+            guard more, let lastName else { return try await finish(builder.page(more: false)) }
+            if ListPageBuilder.less(floor, lastName + [0]) { floor = lastName + [0] }
+            if scanned >= scanBudget { return try await finish(builder.pageCutShort()) }
+        }
+    }
+
+    /// Fills `objects` for the page's items: what the listing returned, else `describe` (bounded concurrency).
+    /// Items that vanished meanwhile are dropped.
+    private static func complete(_ page: ListPage, _ known: [ObjectMetadata?], describe: Describe?)
+        async throws(StorageError) -> ListPage {
+        var found = known
+        let missing = page.items.indices.filter { found[$0] == nil }
+        if !missing.isEmpty {
+            guard let describe else { throw .internalError("the listing returned no metadata and nothing can look it up") }
+            let names = page.items
+            let result: Result<[(Int, ObjectMetadata?)], StorageError> = await withTaskGroup(
+                of: Result<(Int, ObjectMetadata?), StorageError>.self) { group in
+                var results: [(Int, ObjectMetadata?)] = []
+                var failure: StorageError?
+                var next = missing.makeIterator()
+                func launch() {
+                    guard let index = next.next() else { return }
+                    group.addTask {
+                        do throws(StorageError) { return .success((index, try await describe(names[index]))) }
+                        catch { return .failure(error) }
+                    }
+                }
+                for _ in 0..<describeConcurrency { launch() }
+                for await outcome in group {
+                    switch outcome {
+                    case .success(let pair): results.append(pair)
+                    case .failure(let error): failure = failure ?? error
+                    }
+                    if failure == nil { launch() }
+                }
+                if let failure { return .failure(failure) }
+                return .success(results)
             }
+            for (index, metadata) in try result.get() { found[index] = metadata }
         }
-    }
-
-    /// Firebase hides names with an empty segment or a trailing `/` after the prefix.
-    static func isValidItem(_ rest: Substring.UTF8View) -> Bool {
-        guard let first = rest.first, let lastByte = rest.last else { return false }
-        if first == 0x2F || lastByte == 0x2F { return false }
-        var previous: UInt8 = 0
-        for byte in rest {
-            if byte == 0x2F && previous == 0x2F { return false }
-            previous = byte
+        var out = page
+        out.items = []
+        out.objects = []
+        for (index, name) in page.items.enumerated() {
+            guard let metadata = found[index] else { continue }
+            out.items.append(name)
+            out.objects.append(metadata)
         }
-        return true
-    }
-
-    private static func findDelimiter(_ rest: Substring.UTF8View, _ delimiter: [UInt8]) -> Substring.UTF8View.Index? {
-        guard let first = delimiter.first else { return nil }
-        var index = rest.startIndex
-        while index != rest.endIndex {
-            if rest[index] == first && rest[index...].starts(with: delimiter) { return index }
-            index = rest.index(after: index)
-        }
-        return nil
-    }
-
-    /// The smallest string greater than every name starting with `folder` (which ends in `/`).
-    static func successor(_ folder: String) -> String {
-        var bytes = Array(folder.utf8)
-        if let last = bytes.last, last < 0xFF { bytes[bytes.count - 1] = last + 1 } else { bytes.append(0xFF) }
-        return String(decoding: bytes, as: UTF8.self)
+        return out
     }
 }

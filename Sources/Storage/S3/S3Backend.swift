@@ -193,9 +193,15 @@ public final class S3Backend: StorageBackend {
     }
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        try await UpstreamListing.page(request) { [self] (from: String, limit: Int) async throws(StorageError) in
-            return try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
-        }
+        let bucket = request.bucket
+        return try await UpstreamListing.page(request, fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
+            let (names, more) = try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
+            return (names.map { UpstreamListing.Entry(name: $0) }, more)
+        }, describe: { [self] (name: String) async throws(StorageError) in
+            // ListObjectsV2 carries no user metadata: one HEAD per listed item.
+            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
+            do throws(StorageError) { return try await metadata(of: path) } catch .notFound { return nil }
+        })
     }
 
     /// One flat fetch of names ≥ `from`, with the hidden staging names cut out: a fetch that runs into

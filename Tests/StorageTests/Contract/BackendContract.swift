@@ -37,6 +37,7 @@ struct BackendContract: Sendable {
         case metadataRoundtrip, readRanges, overwriteCreatesNewGeneration, oldGenerationReaderKeepsReading
         case updateMetadataMerge, preconditions, deleteAndNotFound
         case listDelimiterAndPrefixes, listInvalidNamesFiltered, listPagination, listCursorResume
+        case listCloudStorageView, listOffsets, listTrailingDelimiter, listGlob, listWithMetadata
         case expectedMD5Mismatch, expectedSizeMismatch, beforeCommitRejects, bodyFailureMidway, unusualNames
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
         case changeRecording
@@ -60,6 +61,11 @@ struct BackendContract: Sendable {
         case .listInvalidNamesFiltered: try await listInvalidNamesFiltered()
         case .listPagination: try await listPagination()
         case .listCursorResume: try await listCursorResume()
+        case .listCloudStorageView: try await listCloudStorageView()
+        case .listOffsets: try await listOffsets()
+        case .listTrailingDelimiter: try await listTrailingDelimiter()
+        case .listGlob: try await listGlob()
+        case .listWithMetadata: try await listWithMetadata()
         case .expectedMD5Mismatch: try await expectedMD5Mismatch()
         case .expectedSizeMismatch: try await expectedSizeMismatch()
         case .beforeCommitRejects: try await beforeCommitRejects()

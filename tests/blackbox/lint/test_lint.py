@@ -28,9 +28,10 @@ def test_hadolint_dockerfile() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_openapi_document_is_valid() -> None:
-    spec = ROOT / "openapi" / "portcullis.yaml"
-    assert spec.exists(), "openapi/portcullis.yaml is missing"
+@pytest.mark.parametrize("name", ["portcullis.yaml", "gcs-json.yaml"])
+def test_openapi_document_is_valid(name: str) -> None:
+    spec = ROOT / "openapi" / name
+    assert spec.exists(), f"openapi/{name} is missing"
     result = run(str(BIN / "openapi-spec-validator"), str(spec))
     assert result.returncode == 0, result.stdout + result.stderr
 

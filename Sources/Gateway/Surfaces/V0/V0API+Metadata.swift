@@ -5,7 +5,7 @@ import Service
 /// PATCH (§5.4), DELETE (§5.5), download-token administration (§5.10) and signed URLs (DESIGN §7).
 extension V0API {
     func updateMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
-        let patch = try V0MetadataJSON.decodePatch(try await collectJSONBody(call))
+        let patch = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call))
         let meta = try await service.updateMetadata(object, .merge(patch),
                                                     conditions: try RequestConditions.parse(call.query, call.headers),
                                                     caller: call.caller, call.context)
@@ -27,7 +27,7 @@ extension V0API {
     /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}` (a body not
     /// declared as JSON is ignored: GET for an hour).
     func signURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
-        let fields = Self.bodyIsJSON(call) ? try V0MetadataJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
+        let fields = Self.bodyIsJSON(call) ? try ObjectResourceJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
         let method: SignedMethod
         switch fields["method"] {
         case nil: method = .read

@@ -24,47 +24,16 @@ extension V0API {
         case .notModified(let meta): return Self.notModified(meta)
         case .content(let c): content = c
         }
-        var response = HTTPResponse(status: 200, headers: downloadHeaders(content.metadata,
-                                                                          decompressed: content.decompressed))
-        if let range = content.range {
-            response.status = 206
-            response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(content.metadata.size)")
-            call.context.range = "\(range.offset)-\(range.last)"
-        }
-        switch content.body {
-        case nil: if let length = content.length { response.headers.add("Content-Length", String(length)) }
-        case .file(let region)?: response.body = .file(region)
-        case .stream(let stream)?: response.body = .stream(stream, length: content.length)
-        }
-        return response
+        return content.httpResponse(headers: downloadHeaders(content.metadata, decompressed: content.decompressed),
+                                    context: call.context)
     }
 
-    /// The representation headers of an object's bytes (§5.2). A body being decompressed (decompressive
-    /// transcoding) carries no `Content-Encoding` and no hashes (they are the stored bytes'), and says so with
-    /// `Warning` and `X-Goog-Stored-Content-*`, as Cloud Storage does.
+    /// The representation headers of an object's bytes (§5.2).
     func downloadHeaders(_ meta: ObjectMetadata, decompressed: Bool = false) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
         headers.add("Content-Disposition", Self.contentDisposition(meta))
-        if decompressed {
-            headers.add("Warning", "214 UploadServer gunzipped")
-        } else if let encoding = meta.contentEncoding, !encoding.isEmpty, encoding != "identity" {
-            headers.add("Content-Encoding", encoding)
-        }
-        headers.add("X-Goog-Stored-Content-Encoding", meta.contentEncoding ?? "identity")
-        headers.add("X-Goog-Stored-Content-Length", String(meta.size))
-        if let language = meta.contentLanguage { headers.add("Content-Language", language) }
-        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
-        headers.add("Accept-Ranges", "bytes")
-        headers.add("ETag", EntityTag.quoted(meta))
-        headers.add("Last-Modified", meta.updated.httpDate)
-        var hashes: [String] = []
-        if let crc = meta.crc32c { hashes.append("crc32c=\(crc)") }
-        if let md5 = meta.md5Hash { hashes.append("md5=\(md5)") }
-        if !hashes.isEmpty, !decompressed { headers.add("x-goog-hash", hashes.joined(separator: ",")) }
-        headers.add("x-goog-generation", String(meta.generation))
-        headers.add("x-goog-metageneration", String(meta.metageneration))
-        headers.add("x-goog-storage-class", meta.storageClass)
+        ObjectHeaders.addRepresentation(meta, decompressed: decompressed, to: &headers)
         return headers
     }
 

@@ -10,14 +10,14 @@ extension V0API {
     static let maxUploadURLBytes = 7 * 1024
 
     func resumableStart(_ call: V0Call, bucket: String, name objectName: String) async throws -> HTTPResponse {
-        let fields = Self.bodyIsJSON(call) ? try V0MetadataJSON.decodeUpload(try await collectJSONBody(call))
-            : V0MetadataJSON.UploadFields()
+        let fields = Self.bodyIsJSON(call) ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
+            : ObjectResourceJSON.UploadFields()
         let object = try V0Router.objectPath(bucket, objectName)
         try checkDeclaredLength(call, allowance: Int64(service.configuration.maxJSONBodyBytes))
         let declaredSize = try Self.int64Header(call.headers, "X-Goog-Upload-Header-Content-Length",
                                                 "X-Goog-Upload-Content-Length")
         let headerType = call.headers["X-Goog-Upload-Header-Content-Type"] ?? call.headers["X-Goog-Upload-Content-Type"]
-        if let headerType { try V0MetadataJSON.checkHeaderSafe(headerType, "X-Goog-Upload-Header-Content-Type") }
+        if let headerType { try ObjectResourceJSON.checkHeaderSafe(headerType, "X-Goog-Upload-Header-Content-Type") }
         let request = UploadRequest(
             object: object, attributes: Self.completeAttributes(fields.attributes, contentType: headerType),
             expectedMD5: fields.md5Hash, preconditions: try RequestConditions.generation(call.query),

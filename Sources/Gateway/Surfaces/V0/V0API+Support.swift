@@ -6,16 +6,7 @@ import Service
 extension V0API {
     /// The external base URL (`--public-url`, else `http://{Host}`), without a trailing slash.
     func baseURL(_ call: V0Call) -> String {
-        if var url = configuration.publicURL {
-            while url.hasSuffix("/") { url.removeLast() }
-            return url
-        }
-        let host = call.headers["Host"] ?? ""
-        let safe = !host.isEmpty && host.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-                || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x5B || c == 0x5D || c == 0x5F
-        }
-        return "http://" + (safe ? host : "localhost")
+        PublicBaseURL.resolve(configured: configuration.publicURL, headers: call.headers)
     }
 
     /// `{base}/v0/b/{bucket}/o/{object}` with both segments encoded like `encodeURIComponent` (§2.4).

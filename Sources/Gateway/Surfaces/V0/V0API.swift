@@ -46,13 +46,7 @@ public final class V0API: APISurface {
             return try await perform(call)
         } catch {
             if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
-            let failure = ServiceError(any: error)
-            if failure.status >= 500 {
-                logger.error("v0 request failed", [("requestId", .string(context.requestID)),
-                                                   ("status", .int(Int64(failure.status))),
-                                                   ("error", .string("\(error)"))])
-            }
-            return errorShape.response(for: failure, requestID: context.requestID)
+            return failureResponse(for: error, context: context, logger: logger)
         }
     }
 

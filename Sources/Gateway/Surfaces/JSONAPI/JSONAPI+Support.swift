@@ -1,0 +1,51 @@
+import HTTPServer
+import PortcullisCore
+import Service
+
+/// The small encoding and decoding helpers the JSON API handlers share.
+extension JSONAPI {
+    func baseURL(_ call: JSONCall) -> String {
+        PublicBaseURL.resolve(configured: configuration.publicURL, headers: call.headers)
+    }
+
+    /// A JSON response (GCS's content type).
+    static func json(_ body: [UInt8], status: Int = 200) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json; charset=UTF-8")
+        return HTTPResponse(status: status, headers: headers, body: .bytes(body))
+    }
+
+    /// The object resource of `meta` with its `ETag`.
+    func objectResponse(_ call: JSONCall, _ meta: ObjectMetadata, status: Int = 200) -> HTTPResponse {
+        var response = Self.json(JSONResources.object(meta, base: baseURL(call), mask: call.fields), status: status)
+        response.headers.add("ETag", EntityTag.quoted(meta))
+        return response
+    }
+
+    /// A 304 answer: the validators, no body.
+    static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("ETag", EntityTag.quoted(meta))
+        headers.add("Last-Modified", meta.updated.httpDate)
+        return HTTPResponse(status: 304, headers: headers)
+    }
+
+    /// A boolean query parameter (`true`/`false`, absent = `fallback`); anything else is 400.
+    static func flag(_ call: JSONCall, _ name: String, default fallback: Bool = false) throws(ServiceError) -> Bool {
+        switch call.query[name]?.lowercased() {
+        case nil: return fallback
+        case "true"?, "1"?: return true
+        case "false"?, "0"?: return false
+        case let other?: throw .badRequest("Invalid value for \(name): \(other).")
+        }
+    }
+
+    /// The request body as JSON bytes, refusing more than the service's JSON limit (413).
+    func collectJSONBody(_ call: JSONCall) async throws(ServiceError) -> [UInt8] {
+        do {
+            return try await call.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
+        } catch {
+            throw ServiceError(bodyError: error)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+public import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// The Cloud Storage JSON API surface (DESIGN §1, §7; shared/protocol/gcs-json.md): what Google's Cloud Storage
+/// libraries and the Firebase Admin SDKs send with `STORAGE_EMULATOR_HOST`, as a codec over the same
+/// `StorageService` — and so the same buckets, objects, generations, download tokens and access decisions — as v0.
+///
+/// It routes (`JSONRouter`), decodes query parameters, headers and resource JSON into typed service calls, and
+/// encodes what they return as GCS resources (`JSONResources`), byte streams with GCS's media headers, and
+/// failures in GCS's error shape. It decides nothing about access, existence or preconditions.
+public final class JSONAPI: APISurface {
+    let service: StorageService
+    let configuration: JSONAPIConfiguration
+    let logger: Logger
+    let router = JSONRouter()
+    public let errorShape: any ErrorShape = JSONErrorShape()
+
+    public init(service: StorageService, configuration: JSONAPIConfiguration = JSONAPIConfiguration(),
+                logger: Logger) {
+        self.service = service
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func matches(_ request: HTTPRequest) -> Bool { JSONRouter.matches(request) }
+
+    public func routeTemplate(for request: HTTPRequest) -> String { JSONRouter.template(for: request) }
+
+    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
+        let template = JSONRouter.template(for: request)
+        guard template != JSONRouter.unmatched else { throw .notFound("Not Found") }
+        return JSONRouter.methods(for: template)
+    }
+
+    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+        do {
+            let (operation, query) = try router.route(request)
+            context.bucket = operation.bucket
+            context.objectName = operation.objectName
+            try Self.checkStandardParameters(query)
+            let call = JSONCall(request: request, operation: operation, query: query, principal: principal,
+                                context: context, fields: try FieldMask.parse(query["fields"]))
+            return try await perform(call)
+        } catch {
+            return failureResponse(for: error, context: context, logger: logger)
+        }
+    }
+
+    /// Google's standard parameters every call accepts: `prettyPrint` (a boolean; responses are always
+    /// compact), `projection` (`full` or `noAcl`; no ACLs are kept, so both render the same), `userProject`
+    /// and `alt` (checked by the router). Invalid values are 400, as on GCS.
+    static func checkStandardParameters(_ query: QueryParameters) throws(ServiceError) {
+        if let value = query["prettyPrint"], !["true", "false"].contains(value.lowercased()) {
+            throw .badRequest("Invalid value for prettyPrint: \(value).")
+        }
+        if let value = query["projection"], !["full", "noacl"].contains(value.lowercased()) {
+            throw .badRequest("Invalid value for projection: \(value).")
+        }
+    }
+
+    private func perform(_ call: JSONCall) async throws -> HTTPResponse {
+        switch call.operation {
+        case .listBuckets: return try listBuckets(call)
+        case .getBucket(let name): return try getBucket(call, name)
+        case .listObjects(let bucket): return try await list(call, bucket: bucket)
+        case .getMetadata(let object): return try await getMetadata(call, object)
+        case .download(let object): return try await download(call, object)
+        case .patch(let object): return try await patch(call, object)
+        case .update(let object): return try await update(call, object)
+        case .delete(let object): return try await delete(call, object)
+        case .upload(let bucket, let kind): return try await upload(call, bucket: bucket, kind: kind)
+        case .resumable(let bucket, let uploadID): return try await resumable(call, bucket: bucket, uploadID: uploadID)
+        case .copy(let source, let destination, let rewrite):
+            return try await copy(call, from: source, to: destination, rewrite: rewrite)
+        case .compose(let destination): return try await compose(call, destination)
+        }
+    }
+}
+
+/// The JSON API surface's own settings (DESIGN §6). Built by the executable.
+public struct JSONAPIConfiguration: Sendable {
+    /// External base URL (`--public-url`) for session URIs and links; nil → `http://{Host header}`.
+    public var publicURL: String?
+
+    public init(publicURL: String? = nil) { self.publicURL = publicURL }
+}
+
+/// One request in flight.
+struct JSONCall: Sendable {
+    let request: HTTPRequest
+    let operation: JSONOperation
+    let query: QueryParameters
+    let principal: Principal?
+    let context: RequestContext
+    /// `fields=`: which members of the response resource to write (nil: all).
+    let fields: FieldMask?
+
+    var headers: HTTPHeaders { request.headers }
+    var isHead: Bool { request.method == .head }
+
+    /// The JSON API takes no capabilities in the query: the caller is who authenticated.
+    var caller: Caller { Caller(principal: principal) }
+}

@@ -1,0 +1,40 @@
+public import HTTPServer
+import PortcullisCore
+public import Service
+
+/// The Cloud Storage JSON API's error shape: `{"error":{"code":N,"message":"…","errors":[{"message":"…",
+/// "domain":"global","reason":"notFound"}]}}`, with the reasons GCS uses for each status (Google's clients
+/// map the status to their exception types; people and logs read the reason).
+public struct JSONErrorShape: ErrorShape {
+    public init() {}
+
+    public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
+        var out = error.jsonErrorOpening()
+        out.append(contentsOf: #","errors":[{"message":"#.utf8)
+        JSONValue.encodeString(error.message, into: &out)
+        out.append(contentsOf: #","domain":"global","reason":"#.utf8)
+        JSONValue.encodeString(Self.reason(error.kind), into: &out)
+        out.append(contentsOf: "}]}}".utf8)
+        return error.httpResponse(body: out, requestID: requestID)
+    }
+
+    /// GCS's `errors[].reason` for a failure kind.
+    static func reason(_ kind: ServiceError.Kind) -> String {
+        switch kind {
+        case .badRequest: "invalid"
+        case .unauthenticated: "authError"
+        case .forbidden: "forbidden"
+        case .notFound: "notFound"
+        case .methodNotAllowed: "methodNotAllowed"
+        case .requestTimeout: "requestTimeout"
+        case .preconditionFailed: "conditionNotMet"
+        case .payloadTooLarge: "uploadTooLarge"
+        case .rangeNotSatisfiable: "requestedRangeNotSatisfiable"
+        case .clientClosed: "clientClosedRequest"
+        case .internalError: "internalError"
+        case .notImplemented: "notImplemented"
+        case .badGateway, .unavailable: "backendError"
+        case .gatewayTimeout: "deadlineExceeded"
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import PortcullisCore
+import Service
+
+/// Writes one JSON object member by member, leaving out what a `fields` mask does not select (nil mask:
+/// everything). Values are escaped by `JSONValue.encodeString`; numbers the JSON API carries as strings are
+/// written as decimal strings.
+struct JSONObjectWriter {
+    private(set) var out: [UInt8]
+    private var empty = true
+    let mask: FieldMask?
+
+    init(mask: FieldMask?, capacity: Int = 512) {
+        out = []
+        out.reserveCapacity(capacity)
+        out.append(UInt8(ascii: "{"))
+        self.mask = mask
+    }
+
+    /// Starts member `key` when the mask selects it; returns false (writing nothing) otherwise.
+    private mutating func open(_ key: String) -> Bool {
+        if let mask, !mask.includes(key) { return false }
+        if !empty { out.append(UInt8(ascii: ",")) }
+        empty = false
+        JSONValue.encodeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+        return true
+    }
+
+    mutating func string(_ key: String, _ value: String?) {
+        guard let value, open(key) else { return }
+        JSONValue.encodeString(value, into: &out)
+    }
+
+    /// A 64-bit integer as the JSON API writes it: a decimal string.
+    mutating func decimal(_ key: String, _ value: Int64?) {
+        guard let value, open(key) else { return }
+        out.append(UInt8(ascii: "\""))
+        DecimalText.append(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    mutating func bool(_ key: String, _ value: Bool) {
+        guard open(key) else { return }
+        out.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func timestamp(_ key: String, _ value: Timestamp?) {
+        guard let value, open(key) else { return }
+        out.append(UInt8(ascii: "\""))
+        value.append(fractionDigits: 3, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// A nested value written by `body`, which gets the mask of what is selected inside it.
+    mutating func nested(_ key: String, _ body: (inout [UInt8], FieldMask?) -> Void) {
+        guard open(key) else { return }
+        body(&out, mask?.child(key))
+    }
+
+    /// `{"k":"v",…}` with keys in byte order.
+    mutating func stringMap(_ key: String, _ map: [String: String]) {
+        guard !map.isEmpty, open(key) else { return }
+        out.append(UInt8(ascii: "{"))
+        for (i, k) in map.keys.sorted(by: { $0.bytesLess(than: $1) }).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.encodeString(k, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONValue.encodeString(map[k]!, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    mutating func finish() -> [UInt8] {
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}

@@ -1,0 +1,149 @@
+import PortcullisCore
+import Service
+
+/// The Cloud Storage JSON API's resources on the wire, as GCS renders them: `storage#object`,
+/// `storage#objects` (a list page), `storage#bucket`, `storage#rewriteResponse`.
+///
+/// Object resource: `generation`, `metageneration` and `size` as decimal strings, RFC 3339 timestamps with
+/// milliseconds, base64 `md5Hash`/`crc32c`, `id` = `bucket/name/generation`, `selfLink` and `mediaLink` on
+/// the gateway's base URL, custom `metadata` with Firebase's download tokens under
+/// `firebaseStorageDownloadTokens` (comma-joined), as Firebase keeps them in GCS. The `etag` is the
+/// generation/metageneration validator the gateway compares conditions against (the same as on v0).
+enum JSONResources {
+    static let storageClassDefault = "STANDARD"
+
+    /// `{base}/storage/v1/b/{bucket}/o/{object}` (segments percent-encoded, `/` as `%2F`).
+    static func selfLink(base: String, bucket: String, name: String) -> String {
+        base + "/storage/v1/b/" + PercentDecoding.encodeComponent(bucket) + "/o/" + PercentDecoding.encodeComponent(name)
+    }
+
+    static func object(_ m: ObjectMetadata, base: String, mask: FieldMask?) -> [UInt8] {
+        var w = JSONObjectWriter(mask: mask)
+        write(m, base: base, into: &w)
+        return w.finish()
+    }
+
+    static func write(_ m: ObjectMetadata, base: String, into w: inout JSONObjectWriter) {
+        let encodedBucket = PercentDecoding.encodeComponent(m.bucket)
+        let encodedName = PercentDecoding.encodeComponent(m.name)
+        w.string("kind", "storage#object")
+        w.string("id", "\(m.bucket)/\(m.name)/\(m.generation)")
+        w.string("selfLink", "\(base)/storage/v1/b/\(encodedBucket)/o/\(encodedName)")
+        w.string("mediaLink", "\(base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media")
+        w.string("name", m.name)
+        w.string("bucket", m.bucket)
+        w.decimal("generation", m.generation)
+        w.decimal("metageneration", m.metageneration)
+        w.string("contentType", m.contentType)
+        w.string("storageClass", m.storageClass)
+        w.decimal("size", m.size)
+        w.string("md5Hash", m.md5Hash)
+        w.string("contentEncoding", m.contentEncoding)
+        w.string("contentDisposition", m.contentDisposition)
+        w.string("contentLanguage", m.contentLanguage)
+        w.string("cacheControl", m.cacheControl)
+        w.string("crc32c", m.crc32c)
+        w.string("etag", m.etag)
+        w.timestamp("timeCreated", m.timeCreated)
+        w.timestamp("updated", m.updated)
+        w.timestamp("timeStorageClassUpdated", m.timeCreated)
+        var custom = m.customMetadata
+        if !m.downloadTokens.isEmpty { custom[ObjectMetadata.downloadTokensKey] = m.downloadTokens.joined(separator: ",") }
+        w.stringMap("metadata", custom)
+    }
+
+    /// What a caller who may list but not read an object sees of it: its name.
+    static func writeNameOnly(bucket: String, name: String, into w: inout JSONObjectWriter) {
+        w.string("kind", "storage#object")
+        w.string("name", name)
+        w.string("bucket", bucket)
+    }
+
+    /// A list page: `{"kind":"storage#objects","nextPageToken","prefixes","items"}` (empty members left out).
+    static func objectList(_ page: ListResult, bucket: String, base: String, mask: FieldMask?) -> [UInt8] {
+        var w = JSONObjectWriter(mask: mask, capacity: 256 + 700 * page.items.count)
+        w.string("kind", "storage#objects")
+        w.string("nextPageToken", page.nextPageToken)
+        if !page.prefixes.isEmpty {
+            w.nested("prefixes") { out, _ in
+                out.append(UInt8(ascii: "["))
+                for (i, p) in page.prefixes.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONValue.encodeString(p, into: &out)
+                }
+                out.append(UInt8(ascii: "]"))
+            }
+        }
+        if !page.items.isEmpty {
+            w.nested("items") { out, itemMask in
+                out.append(UInt8(ascii: "["))
+                for (i, name) in page.items.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    var item = JSONObjectWriter(mask: itemMask)
+                    if i < page.objects.count, let meta = page.objects[i] {
+                        write(meta, base: base, into: &item)
+                    } else {
+                        writeNameOnly(bucket: bucket, name: name, into: &item)
+                    }
+                    out.append(contentsOf: item.finish())
+                }
+                out.append(UInt8(ascii: "]"))
+            }
+        }
+        return w.finish()
+    }
+
+    static func bucket(_ b: BucketInfo, base: String, mask: FieldMask?) -> [UInt8] {
+        var w = JSONObjectWriter(mask: mask)
+        writeBucket(b, base: base, into: &w)
+        return w.finish()
+    }
+
+    static func writeBucket(_ b: BucketInfo, base: String, into w: inout JSONObjectWriter) {
+        w.string("kind", "storage#bucket")
+        w.string("id", b.name)
+        w.string("selfLink", base + "/storage/v1/b/" + PercentDecoding.encodeComponent(b.name))
+        w.decimal("projectNumber", 0)
+        w.string("name", b.name)
+        w.timestamp("timeCreated", b.timeCreated)
+        w.timestamp("updated", b.timeCreated)
+        w.decimal("metageneration", 1)
+        w.string("location", b.location)
+        w.string("locationType", b.locationType)
+        w.string("storageClass", storageClassDefault)
+        w.string("etag", "CAE=")
+    }
+
+    static func bucketList(_ buckets: [BucketInfo], base: String, mask: FieldMask?) -> [UInt8] {
+        var w = JSONObjectWriter(mask: mask)
+        w.string("kind", "storage#buckets")
+        if !buckets.isEmpty {
+            w.nested("items") { out, itemMask in
+                out.append(UInt8(ascii: "["))
+                for (i, b) in buckets.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    var item = JSONObjectWriter(mask: itemMask)
+                    writeBucket(b, base: base, into: &item)
+                    out.append(contentsOf: item.finish())
+                }
+                out.append(UInt8(ascii: "]"))
+            }
+        }
+        return w.finish()
+    }
+
+    /// `storage#rewriteResponse` of a rewrite done in one call.
+    static func rewrite(_ m: ObjectMetadata, base: String, mask: FieldMask?) -> [UInt8] {
+        var w = JSONObjectWriter(mask: mask)
+        w.string("kind", "storage#rewriteResponse")
+        w.decimal("totalBytesRewritten", m.size)
+        w.decimal("objectSize", m.size)
+        w.bool("done", true)
+        w.nested("resource") { out, inner in
+            var r = JSONObjectWriter(mask: inner)
+            write(m, base: base, into: &r)
+            out.append(contentsOf: r.finish())
+        }
+        return w.finish()
+    }
+}

@@ -1,0 +1,44 @@
+import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// A `multipart/related` upload as both surfaces receive it (v0 §5.8; the JSON API's `uploadType=multipart`):
+/// part one is the object's JSON metadata, part two its bytes. Opening reads the metadata part (bounded) and
+/// positions the stream at the bytes, which the service then pulls to their end.
+public struct MultipartUpload: Sendable {
+    /// The metadata part's JSON.
+    public let metadata: [UInt8]
+    /// The media part's own `Content-Type`, when it has one (checked to be header-safe).
+    public let mediaContentType: String?
+    /// The media part's size if the body ends the way the SDKs end it (`CRLF--boundary--`), or with one more
+    /// CRLF after it (curl, most MIME writers); empty without a `Content-Length`.
+    public let possibleSizes: [Int64]
+    /// The media part's bytes; failing if the body holds more than two parts.
+    public let media: any ByteStream
+
+    /// Reads up to the media part. Malformed envelopes are 400; a metadata part over `jsonLimit` is 413.
+    public static func open(body: any ByteStream, boundary: String, jsonLimit: Int) async throws(ServiceError)
+        -> MultipartUpload {
+        let reader = MultipartReader(body: body, boundary: boundary)
+        do {
+            guard try await reader.nextPartHeaders() != nil else { throw MultipartError.unexpectedPartCount }
+            let json = try await reader.collectPart(limit: jsonLimit)
+            guard let mediaHeaders = try await reader.nextPartHeaders() else { throw MultipartError.unexpectedPartCount }
+            let partType = mediaHeaders.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
+            if let partType { try ObjectResourceJSON.checkHeaderSafe(partType, "Content-Type") }
+            var sizes: [Int64] = []
+            if let length = body.expectedLength {
+                let estimate = max(0, length - reader.consumedBytes - Int64(boundary.utf8.count + 6))
+                sizes = [estimate, max(0, estimate - 2)]
+            }
+            return MultipartUpload(metadata: json, mediaContentType: partType, possibleSizes: sizes,
+                                   media: reader.partStream(lastPart: true))
+        } catch let error as ServiceError {
+            throw error
+        } catch let error as MultipartError {
+            throw ServiceError.badRequest(error.description)
+        } catch {
+            throw ServiceError(bodyError: error)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+public import HTTPServer
+import PortcullisCore
+public import Service
+
+extension ObjectContent {
+    /// The response carrying these bytes with `headers`: 200 for the whole object, 206 with `Content-Range`
+    /// for a range (recorded on `context` for the access log); a HEAD (no body) gets the `Content-Length`.
+    public func httpResponse(headers: HTTPHeaders, context: RequestContext) -> HTTPResponse {
+        var response = HTTPResponse(status: 200, headers: headers)
+        if let range {
+            response.status = 206
+            response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(metadata.size)")
+            context.range = "\(range.offset)-\(range.last)"
+        }
+        switch body {
+        case nil:
+            // A HEAD answers with the framing its GET would have: the length, or chunked when it is unknown.
+            if let length { response.headers.add("Content-Length", String(length)) }
+            else { response.body = .stream(BufferByteStream.empty(), length: nil) }
+        case .file(let region)?: response.body = .file(region)
+        case .stream(let stream)?: response.body = .stream(stream, length: length)
+        }
+        return response
+    }
+}
