@@ -42,6 +42,9 @@ let package = Package(
         .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
+        // Change events (DESIGN §11): CloudEvents over HTTP, signing, retry and the delivery engine over an
+        // `EventLedger` (the embedded outbox lives in Storage; an in-memory ledger here). No storage, no HTTP server.
+        .target(name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream"], swiftSettings: strict),
         // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
         // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
         // Gzip: decompressive transcoding on the read path is the service's (wire-neutral) business.
@@ -49,7 +52,8 @@ let package = Package(
                 swiftSettings: strict),
         .target(
             name: "Gateway",
-            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service"],
+            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
+                           "Events"],
             exclude: ["Console/Assets"],
             swiftSettings: strict,
             plugins: ["ConsoleAssetsPlugin"]),
@@ -60,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "portcullis",
             dependencies: ["Gateway", "Service", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream",
-                           "Storage"],
+                           "Storage", "Events"],
             swiftSettings: strict),
         // The client SDK depends on Core only, so apps and ops tools link no server code.
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
@@ -74,8 +78,10 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
+        .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
+                                                         "Events"]),
         .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]

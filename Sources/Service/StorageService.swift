@@ -18,6 +18,8 @@ public final class StorageService: Sendable {
     let rules: RulesStore
     let decisions: DecisionCounters
     let logger: Logger
+    /// Where committed changes go as events (nil: no webhook configured, nothing is recorded).
+    let events: (any ChangeEventSink)?
 
     /// One configured bucket: its backend and what it can do, discovered once.
     struct Bucket: Sendable {
@@ -25,17 +27,21 @@ public final class StorageService: Sendable {
         let backend: any StorageBackend
         /// Resumable staging, when the backend offers it.
         let staging: (any ResumableStaging)?
+        /// The backend writes change events in its commit transactions (embedded outbox).
+        let outbox: (any ChangeOutbox)?
         /// Reads are a cheap local open (the embedded backend): a whole-object read may open first and decide
         /// after, saving an index lookup, because nothing leaves the process before the decision.
         let readsAreLocal: Bool
     }
 
     public init(configuration: ServiceConfiguration, backends: [String: any StorageBackend],
-                sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger) {
+                sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger,
+                events: (any ChangeEventSink)? = nil) {
         self.configuration = configuration
         var table: [ExactString: Bucket] = [:]
         for (name, backend) in backends {
             table[ExactString(name)] = Bucket(name: name, backend: backend, staging: backend as? any ResumableStaging,
+                                              outbox: backend as? any ChangeOutbox,
                                               readsAreLocal: backend is EmbeddedBackend)
         }
         self.buckets = table
@@ -43,6 +49,7 @@ public final class StorageService: Sendable {
         self.rules = rules
         self.decisions = DecisionCounters(registry: metrics)
         self.logger = logger
+        self.events = events
     }
 
     /// The configured bucket names, in byte order.

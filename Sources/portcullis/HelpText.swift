@@ -12,13 +12,15 @@ enum HelpText {
                                                           run rules test cases; print failures and a summary
           portcullis token (--key FILE | --hmac-secret FILE) [OPTIONS]
                                                           mint a development JWT
+          portcullis events list --dir DIR [--dead]       change events waiting in an embedded outbox
+          portcullis events redeliver --dir DIR ID...     retry dead-lettered events
           portcullis --help | --version
 
         Exit status: 0 success, 1 failed check or test, 2 usage or configuration error.
         """
 
     static var full: String {
-        usage + "\n\n" + serve + "\n" + TokenCommand.help
+        usage + "\n\n" + serve + "\n" + TokenCommand.help + "\n" + EventsCommand.help
     }
 
     static var serve: String {

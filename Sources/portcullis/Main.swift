@@ -22,6 +22,8 @@ struct PortcullisMain {
             RulesCommand.run(rest)
         case "token":
             TokenCommand.run(rest)
+        case "events":
+            EventsCommand.run(rest)
         case "--help", "-h", "help":
             Terminal.print(HelpText.full)
             exit(0)

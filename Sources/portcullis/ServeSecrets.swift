@@ -8,6 +8,8 @@ struct ServeSecrets {
     var signingKeyIsRandom: Bool
     var adminKey: [UInt8]?
     var jwtHMACSecret: [UInt8]?
+    /// `--events-secret`: signs change events.
+    var eventsSecret: [UInt8]?
 
     static func load(_ config: GatewayConfiguration) -> ServeSecrets {
         var secrets = ServeSecrets(signingKeys: [], signingKeyIsRandom: false, adminKey: nil, jwtHMACSecret: nil)
@@ -28,6 +30,9 @@ struct ServeSecrets {
         }
         if let path = config.jwtHMACSecretFile {
             secrets.jwtHMACSecret = secret(path, option: .jwtHMACSecret)
+        }
+        if let path = config.eventsSecretFile {
+            secrets.eventsSecret = secret(path, option: .eventsSecret)
         }
         if let spec = config.jwtKeys, !spec.lowercased().hasPrefix("http://"), !spec.lowercased().hasPrefix("https://") {
             // A key file is checked now so a typo fails at start; the key source re-reads it when it changes.

@@ -1,4 +1,5 @@
 import Dispatch
+import Events
 import Gateway
 import Service
 import HTTPServer
@@ -37,9 +38,11 @@ enum ServerRunner {
         rules.loadAtStart(source: rulesSource)
 
         let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
+        let events = EventsWiring.make(config: config, secret: secrets.eventsSecret, backends: backends,
+                                       client: upstream, registry: registry, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
-            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger)
+            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
         let jsonAPI = JSONAPI(service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
                               logger: logger)
@@ -90,6 +93,8 @@ enum ServerRunner {
             if case .invalidAddress = error { Terminal.fail("--listen \(config.listen): \(error.description)") }
             Terminal.fail("cannot listen on \(config.listen): \(error.description)", code: 1)
         }
+        // Delivery runs beside serving from now on; it resumes whatever the outboxes kept from earlier runs.
+        events?.start()
         // Ready once listening and the first JWT key load has finished (tokens would be refused before).
         Task {
             await keysAttempted.wait()

@@ -101,12 +101,19 @@ extension ConfigurationOption {
         defaultText: "off",
         summary: "Development only: `Authorization: Bearer owner` (what the Firebase tools send to emulators) acts as admin. Never in production; a warning is logged at start when on.",
         isSwitch: true)
+    public static let eventsWebhook = ConfigurationOption(
+        flag: "events-webhook", valueName: "URL", environment: "PORTCULLIS_EVENTS_WEBHOOKS", defaultText: nil,
+        summary: "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
+        repeatable: true)
+    public static let eventsSecret = ConfigurationOption(
+        flag: "events-secret", valueName: "FILE", environment: "PORTCULLIS_EVENTS_SECRET_FILE", defaultText: nil,
+        summary: "File holding the HMAC secret that signs events (`Portcullis-Signature`). Absent: events are sent unsigned (warning).")
 
     /// Every `serve` option, in help order.
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
-        .upstreamTimeout, .devTrustEmulatorOwner, .console,
+        .upstreamTimeout, .devTrustEmulatorOwner, .console, .eventsWebhook, .eventsSecret,
     ]
 }

@@ -1,4 +1,5 @@
 import PortcullisCore
+import Events
 
 /// Turns `portcullis serve` arguments and the process environment into a validated `GatewayConfiguration`.
 ///
@@ -109,6 +110,21 @@ public enum ConfigurationParser {
         if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let value = try convert(.console, parseOnOff) { config.console = value }
+        if let (values, source) = raw(.eventsWebhook) {
+            for value in values {
+                switch Webhook.parse(value) {
+                case .success(let webhook):
+                    guard !config.eventWebhooks.contains(where: { $0.url.utf8.elementsEqual(webhook.url.utf8) }) else {
+                        throw .invalidValue(option: .eventsWebhook, value: value, reason: "webhook configured twice",
+                                            source: source)
+                    }
+                    config.eventWebhooks.append(webhook)
+                case .failure(let problem):
+                    throw .invalidValue(option: .eventsWebhook, value: value, reason: problem.reason, source: source)
+                }
+            }
+        }
+        config.eventsSecretFile = single(.eventsSecret)?.value
 
         try config.validate()
         return config

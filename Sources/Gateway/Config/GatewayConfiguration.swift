@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import Events
 
 /// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
 ///
@@ -35,6 +36,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var devTrustEmulatorOwner = false
     /// Whether `/console` is served (`--console`).
     public var console: Bool = true
+    /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
+    public var eventWebhooks: [Webhook] = []
+    public var eventsSecretFile: String?
 
     public init() {}
 

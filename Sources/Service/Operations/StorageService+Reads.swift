@@ -144,7 +144,7 @@ extension StorageService {
         let pinned = Preconditions(ifGenerationMatch: meta.generation, ifMetagenerationMatch: meta.metageneration)
         do {
             return try await storage(context) { () async throws(StorageError) in
-                try await bucket.backend.updateMetadata(object, patch: patch, preconditions: pinned)
+                try await commitPatch(object, patch, preconditions: pinned, in: bucket)
             }
         } catch where error.kind == .preconditionFailed {
             guard let again = try await existing(object, in: bucket, context) else { throw .notFound() }

@@ -32,12 +32,15 @@ extension StorageService {
             throw error
         }
         let limited = LimitedByteStream(body, limit: configuration.maxObjectBytes)
-        let options = commitOptions(object, principal: caller.principal, existing: existing,
-                                    preconditions: request.preconditions, expectedMD5: request.expectedMD5,
-                                    expectedSize: nil, context)
-        return try await storage(context) { () async throws(StorageError) in
+        let options = recordingChanges(commitOptions(object, principal: caller.principal, existing: existing,
+                                                     preconditions: request.preconditions,
+                                                     expectedMD5: request.expectedMD5, expectedSize: nil, context),
+                                       in: bucket)
+        let committed = try await storage(context) { () async throws(StorageError) in
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
         }
+        publishWrite(committed, replaced: existing, in: bucket)
+        return committed
     }
 
     /// Applies `update` to `object` after rules `update` judged the object as it would become, then the
@@ -57,7 +60,7 @@ extension StorageService {
                                        ifMetagenerationMatch: current.metageneration)
             do {
                 return try await storage(context) { () async throws(StorageError) in
-                    try await bucket.backend.updateMetadata(object, patch: patch, preconditions: pinned)
+                    try await commitPatch(object, patch, preconditions: pinned, in: bucket)
                 }
             } catch where error.kind == .preconditionFailed {
                 continue
@@ -81,7 +84,8 @@ extension StorageService {
             try conditions.checkWrite(current)
             do {
                 try await storage(context) { () async throws(StorageError) in
-                    try await bucket.backend.delete(object, preconditions: Preconditions(ifGenerationMatch: current.generation))
+                    try await commitDelete(object, current: current,
+                                           preconditions: Preconditions(ifGenerationMatch: current.generation), in: bucket)
                 }
                 return
             } catch where error.kind == .preconditionFailed {
@@ -109,7 +113,7 @@ extension StorageService {
             patch.addDownloadTokens = [SecureRandom.uuidString()]
         }
         return try await storage(context) { () async throws(StorageError) in
-            try await bucket.backend.updateMetadata(object, patch: patch, preconditions: .none)
+            try await commitPatch(object, patch, preconditions: .none, in: bucket)
         }
     }
 

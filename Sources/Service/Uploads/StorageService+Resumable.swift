@@ -201,9 +201,11 @@ public struct ResumableUpload: Sendable {
             throw ServiceError(StorageError.sizeMismatch(expected: declared, actual: size)).withUpload(.active)
         }
         let existing = try await service.existing(object, in: bucket, context)
-        let options = service.commitOptions(object, principal: ticket.principal, existing: existing,
-                                            preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
-                                            expectedSize: ticket.declaredSize, context)
+        let options = service.recordingChanges(
+            service.commitOptions(object, principal: ticket.principal, existing: existing,
+                                  preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
+                                  expectedSize: ticket.declaredSize, context),
+            in: bucket)
         var attributes = ticket.attributes
         if ticket.derivesDownloadToken {
             attributes.downloadTokens = [service.sealer.derivedDownloadToken(ticket.downloadTokenSeed, keyOf: uploadID)]
@@ -211,8 +213,10 @@ public struct ResumableUpload: Sendable {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
-            return try await staging.finalizeUpload(ticket.handle, object: object, attributes: attributes,
-                                                    options: options)
+            let committed = try await staging.finalizeUpload(ticket.handle, object: object, attributes: attributes,
+                                                             options: options)
+            service.publishWrite(committed, replaced: existing, in: bucket)
+            return committed
         } catch {
             switch error {
             case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:

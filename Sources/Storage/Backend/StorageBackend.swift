@@ -231,13 +231,18 @@ public struct WriteOptions: Sendable {
     /// This is where rules judge `request.resource` with the true size and hashes. The preconditions are
     /// checked after it.
     public var beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)?
+    /// Record the commit's change events in the same transaction (backends that are a `ChangeOutbox`; others
+    /// ignore it).
+    public var changes: ChangeRecorder?
 
     public init(preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,
-                beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil) {
+                beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil,
+                changes: ChangeRecorder? = nil) {
         self.preconditions = preconditions
         self.expectedMD5 = expectedMD5
         self.expectedSize = expectedSize
         self.beforeCommit = beforeCommit
+        self.changes = changes
     }
 }
 

@@ -11,12 +11,12 @@ public import PortcullisCore
 ///
 /// Threads: SQLite calls run on the store's writer lane (serialised) and reader lanes; file I/O on its I/O
 /// pool. Nothing here blocks the cooperative pool.
-public final class EmbeddedBackend: StorageBackend, ResumableStaging {
+public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutbox {
     public let bucket: String
     /// The canonical directory path.
     public var directory: String { store.layout.root }
     let store: EmbeddedStore
-    private var blobs: BlobStore { store.blobs }
+    var blobs: BlobStore { store.blobs }
     /// `DIR/blobs/<bucket hash>/`, computed once (every whole-object read opens a file under it).
     private let blobDirectoryPrefix: String
 
@@ -132,33 +132,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
 
     public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
                                preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
-        try check(object)
-        return try await store.writer.run { (db) throws(StorageError) -> ObjectMetadata in
-            try db.transaction(immediate: true) { () throws(StorageError) -> ObjectMetadata in
-                guard let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
-                    throw .notFound
-                }
-                guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
-                let updated = patch.applied(to: current.metadata, now: .now())
-                try ObjectIndex.upsert(db, StoredObject(metadata: updated, blobID: current.blobID))
-                return updated
-            }
-        }
+        try await updateMetadata(object, patch: patch, preconditions: preconditions, recording: nil)
     }
 
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
-        try check(object)
-        let blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
-            try db.transaction(immediate: true) { () throws(StorageError) -> Int64 in
-                guard let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
-                    throw .notFound
-                }
-                guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
-                try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
-                return current.blobID
-            }
-        }
-        await blobs.removeBlob(bucket: bucket, blobID: blobID)
+        try await delete(object, preconditions: preconditions, recording: nil)
     }
 
     // MARK: - Shared commit path (write and finalize)
@@ -220,6 +198,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
                         }
                     }
                     try ObjectIndex.upsert(db, StoredObject(metadata: final, blobID: blobID))
+                    if let recorder = options.changes {
+                        for change in ObjectChange.write(committed: final, replaced: current?.metadata) {
+                            try EventOutboxSQL.insert(db, recorder.render(change))
+                        }
+                    }
                     return (final, current?.blobID)
                 }
             }

@@ -17,6 +17,8 @@ final class EmbeddedStore: Sendable {
     let inlineReaders: InlineReaders
     private let nextReader = Atomic<Int>(0)
     let blobs: BlobStore
+    /// The directory's event outbox, for the dispatcher (one per directory, like the store).
+    let events: EmbeddedEventLedger
     /// Bytes being appended to staged uploads right now, not yet counted in the index.
     let stagingInFlight = Atomic<Int64>(0)
     /// Running checksums of staged uploads appended by this process, by upload id: each covers exactly the
@@ -67,7 +69,13 @@ final class EmbeddedStore: Sendable {
         do throws(StorageError) {
             let writerConnection = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: timeout)
             try writerConnection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-            try writerConnection.execute(ObjectIndex.schema + StagingArea.schema)
+            try writerConnection.execute(ObjectIndex.schema + StagingArea.schema + EventOutboxSQL.schema)
+            if soleOwner {
+                // Leases of a process that died (kill -9) would hold its deliveries back until they end.
+                try writerConnection.transaction(immediate: true) { () throws(StorageError) in
+                    try EventOutboxSQL.releaseLeases(writerConnection, now: .now())
+                }
+            }
             writer = DatabaseLane(label: "portcullis.embedded.writer", connection: writerConnection)
             var readers = [DatabaseLane]()
             for index in 0..<max(1, options.readerConnections) {
@@ -76,6 +84,7 @@ final class EmbeddedStore: Sendable {
                 readers.append(DatabaseLane(label: "portcullis.embedded.reader.\(index)", connection: connection))
             }
             self.readers = readers
+            events = EmbeddedEventLedger(writer: writer, reader: readers[0])
             inlineReaders = try InlineReaders(path: layout.index, count: options.inlineReaderConnections)
         } catch {
             FileSystem.close(lockDescriptor)

@@ -42,6 +42,7 @@ struct BackendContract: Sendable {
         case policyNamesRoundTrip, listPagesThroughControlCharacterRuns, metadataKeysAreBytes
         case resumableLifecycle, resumableOffsetMismatch, resumableCancel, resumableSizeMismatch
         case resumableHandleBoundToExactName
+        case changeRecording
 
         var testDescription: String { rawValue }
 
@@ -80,6 +81,7 @@ struct BackendContract: Sendable {
         case .resumableOffsetMismatch: try await resumableOffsetMismatch()
         case .resumableCancel: try await resumableCancel()
         case .resumableSizeMismatch: try await resumableSizeMismatch()
+        case .changeRecording: try await changeRecording()
         }
     }
 

@@ -1,0 +1,69 @@
+import Crypto
+import PortcullisCore
+import Storage
+
+/// The service's change-event hook (DESIGN §11): every commit — upload, finalize, metadata update, token
+/// administration, first-token mint, delete — goes through these calls, which record its events.
+///
+/// On a backend with an outbox (`ChangeOutbox`, the embedded backend) the events are rendered and written in
+/// the commit transaction itself, then the sink is only told to look; on other backends they are rendered
+/// after the call returned and handed to the sink's in-memory queue. With no sink (no webhook configured)
+/// nothing is rendered or recorded.
+extension StorageService {
+    /// Renders a committed change as the event to deliver: a fresh id, the Cloud Storage type, the commit time
+    /// and the object resource as body.
+    static let eventRecorder = ChangeRecorder { change in
+        ChangeEvent(id: SecureRandom.uuidString(), kind: change.kind, bucket: change.object.bucket,
+                    name: change.object.name, time: change.time, body: ObjectResource.json(change.object))
+    }
+
+    /// `options` with the event recording a write to `bucket` needs (unchanged when events are off or the
+    /// backend keeps no outbox).
+    func recordingChanges(_ options: WriteOptions, in bucket: Bucket) -> WriteOptions {
+        guard events != nil, bucket.outbox != nil else { return options }
+        var recorded = options
+        recorded.changes = Self.eventRecorder
+        return recorded
+    }
+
+    /// After a write or finalize committed `committed` over `replaced` (the generation read before it).
+    func publishWrite(_ committed: ObjectMetadata, replaced: ObjectMetadata?, in bucket: Bucket) {
+        publish(ObjectChange.write(committed: committed, replaced: replaced), in: bucket)
+    }
+
+    /// A metadata update, recorded with its commit.
+    func commitPatch(_ object: ObjectPath, _ patch: MetadataPatch, preconditions: Preconditions,
+                     in bucket: Bucket) async throws(StorageError) -> ObjectMetadata {
+        let updated: ObjectMetadata
+        if events != nil, let outbox = bucket.outbox {
+            updated = try await outbox.updateMetadata(object, patch: patch, preconditions: preconditions,
+                                                      recording: Self.eventRecorder)
+        } else {
+            updated = try await bucket.backend.updateMetadata(object, patch: patch, preconditions: preconditions)
+        }
+        publish([ObjectChange(kind: .metadataUpdated, object: updated, time: updated.updated)], in: bucket)
+        return updated
+    }
+
+    /// A delete of `current` (the generation the preconditions pin), recorded with its commit.
+    func commitDelete(_ object: ObjectPath, current: ObjectMetadata, preconditions: Preconditions,
+                      in bucket: Bucket) async throws(StorageError) {
+        if events != nil, let outbox = bucket.outbox {
+            try await outbox.delete(object, preconditions: preconditions, recording: Self.eventRecorder)
+        } else {
+            try await bucket.backend.delete(object, preconditions: preconditions)
+        }
+        publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
+    }
+
+    /// Tells the sink about committed changes: "look at the outbox" when the backend recorded them, else the
+    /// rendered events themselves (rendered only here, after the commit, so a failed call publishes nothing).
+    private func publish(_ changes: @autoclosure () -> [ObjectChange], in bucket: Bucket) {
+        guard let events else { return }
+        if bucket.outbox != nil {
+            events.recorded()
+        } else {
+            events.publish(changes().map(Self.eventRecorder.render))
+        }
+    }
+}
