@@ -241,23 +241,23 @@ import Testing
     }
 }
 
-/// Point lookups in place on an HTTP event loop (`EventLoopInline`, `InlineReaders`).
+/// Point lookups in place on an HTTP event loop (`InPlaceLookup`, `InlineReaders`).
 @Suite struct EmbeddedInlineReadTests {
     typealias Base = EmbeddedBackendTests
 
-    /// Starts `operation` as an immediate task on this thread, marked as an event loop, and reports whether it
-    /// finished before `Task.immediate` returned (no suspension: no thread hop), plus its result.
+    /// Starts `operation` as an immediate task on this thread, holding a permit that covers this thread (as an
+    /// event loop grants it), and reports whether it finished without a thread hop, plus its result.
     static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
         -> (inline: Bool, value: T) {
-        // Whether the code after the await still runs inside the marked section: a read done in place never
-        // suspended; one that took a lane resumes on the cooperative pool, where the thread-local mark is absent.
+        // Whether the code after the await still runs where the permit applies: a read done in place never
+        // suspended; one that took a lane resumes on the cooperative pool, which the permit does not cover.
         // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)
         let box = ResultBox<T>()
         let inPlace = ResultBox<Bool>()
-        let task = EventLoopInline.run {
+        let task = InPlaceLookup.$permit.withValue(ThreadPermit()) {
             Task.immediate {
                 let result = await Result { try await operation() }
-                inPlace.set(.success(EventLoopInline.isActive))
+                inPlace.set(.success(InPlaceLookup.isPermitted))
                 box.set(result)
             }
         }
@@ -329,9 +329,26 @@ import Testing
             return statement.int64(0)
         }
         #expect(try value?.get() == 42)
-        #expect(!readers.isUsable, "unmarked threads never read in place")
-        #expect(EventLoopInline.run { readers.isUsable })
+        #expect(!readers.isUsable, "without a permit nothing reads in place")
+        #expect(InPlaceLookup.$permit.withValue(ThreadPermit()) { readers.isUsable })
+        let elsewhere = ResultBox<Bool>()
+        InPlaceLookup.$permit.withValue(ThreadPermit()) {
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                // Same task-local value visible only through an explicit rebind; the permit itself names a thread.
+                InPlaceLookup.$permit.withValue(InPlaceLookup.permit) { elsewhere.set(.success(readers.isUsable)) }
+                done.signal()
+            }
+            done.wait()
+        }
+        #expect(try elsewhere.get()?.get() == false, "a permit covers only the thread it was granted on")
     }
+}
+
+/// A permit covering the thread that created it, as an event loop's covers its own thread.
+final class ThreadPermit: InPlaceLookupPermit {
+    private let thread = pthread_self()
+    var coversCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
 }
 
 /// A result set once from a task and read from the test's thread.

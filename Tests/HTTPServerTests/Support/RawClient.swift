@@ -193,18 +193,19 @@ struct ImmediateResponder: HTTPResponder {
     func immediateResponse(to request: HTTPRequest) -> HTTPResponse? { handler(request) }
 }
 
-/// A server on 127.0.0.1:0 for one test.
+/// A server on 127.0.0.1:0 for one test, on the given event-loop driver.
 struct TestServer {
     let server: HTTPServer
     let port: Int
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
          handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws {
-        try self.init(configure: configure, responder: ClosureResponder(handler: handler))
+        try self.init(driver: driver, configure: configure, responder: ClosureResponder(handler: handler))
     }
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder) throws {
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+         responder: any HTTPResponder) throws {
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoop: driver)
         configure(&configuration)
         server = HTTPServer(configuration: configuration, responder: responder, logger: .disabled)
         port = try server.start()
