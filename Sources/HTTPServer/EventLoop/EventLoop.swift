@@ -123,7 +123,7 @@ final class EventLoopGroup: Sendable {
     let driver: EventLoopDriver
     let loops: [any EventLoop]
 
-    private init(driver: EventLoopDriver, loops: [any EventLoop]) {
+    init(driver: EventLoopDriver, loops: [any EventLoop]) {
         self.driver = driver
         self.loops = loops
     }
