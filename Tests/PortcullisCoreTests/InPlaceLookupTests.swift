@@ -35,10 +35,19 @@ import Glibc
     @Test func taskInheritsThePermitButLosesItAfterSuspending() async {
         let observed = Observed()
         // A thread of our own stands in for an event loop's (no task runs on it, and it is never a pool thread).
-        Thread.detachNewThread { Self.startTask(reportingTo: observed) }
-        let end = MonotonicClock.nanoseconds() + 5_000_000_000
-        while observed.value.withLock({ $0 }) == nil && MonotonicClock.nanoseconds() < end {
-            try? await Task.sleep(for: .milliseconds(1))
+        // It lives until the task has reported, as a loop's thread lives for the process: a thread that exited
+        // could have its id reused by a pool thread.
+        Thread.detachNewThread {
+            Self.startTask(reportingTo: observed)
+            while observed.value.withLock({ $0 }) == nil { usleep(1000) }
+        }
+        // Polled from a Dispatch thread: the cooperative pool may be busy with other suites.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                let end = MonotonicClock.nanoseconds() + 60_000_000_000
+                while observed.value.withLock({ $0 }) == nil && MonotonicClock.nanoseconds() < end { usleep(1000) }
+                continuation.resume()
+            }
         }
         let result = observed.value.withLock { $0 }
         #expect(result?.before == true)

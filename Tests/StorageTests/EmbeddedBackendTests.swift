@@ -245,7 +245,7 @@ import Testing
 @Suite struct EmbeddedInlineReadTests {
     typealias Base = EmbeddedBackendTests
 
-    /// Starts `operation` as an immediate task on this thread, holding a permit that covers this thread (as an
+    /// Starts `operation` as an immediate task on a loop-like serial queue, holding that queue's permit (as an
     /// event loop grants it), and reports whether it finished without a thread hop, plus its result.
     static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
         -> (inline: Bool, value: T) {
@@ -254,11 +254,14 @@ import Testing
         // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)
         let box = ResultBox<T>()
         let inPlace = ResultBox<Bool>()
-        let task = InPlaceLookup.$permit.withValue(ThreadPermit()) {
-            Task.immediate {
-                let result = await Result { try await operation() }
-                inPlace.set(.success(InPlaceLookup.isPermitted))
-                box.set(result)
+        let loop = QueuePermit()
+        let task = loop.queue.sync {
+            InPlaceLookup.$permit.withValue(loop) {
+                Task.immediate {
+                    let result = await Result { try await operation() }
+                    inPlace.set(.success(InPlaceLookup.isPermitted))
+                    box.set(result)
+                }
             }
         }
         await task.value
@@ -330,25 +333,22 @@ import Testing
         }
         #expect(try value?.get() == 42)
         #expect(!readers.isUsable, "without a permit nothing reads in place")
-        #expect(InPlaceLookup.$permit.withValue(ThreadPermit()) { readers.isUsable })
-        let elsewhere = ResultBox<Bool>()
-        InPlaceLookup.$permit.withValue(ThreadPermit()) {
-            let done = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                // Same task-local value visible only through an explicit rebind; the permit itself names a thread.
-                InPlaceLookup.$permit.withValue(InPlaceLookup.permit) { elsewhere.set(.success(readers.isUsable)) }
-                done.signal()
-            }
-            done.wait()
-        }
-        #expect(try elsewhere.get()?.get() == false, "a permit covers only the thread it was granted on")
+        let loop = QueuePermit()
+        #expect(loop.queue.sync { InPlaceLookup.$permit.withValue(loop) { readers.isUsable } })
+        #expect(!InPlaceLookup.$permit.withValue(loop) { readers.isUsable }, "the permit covers only its loop's queue")
     }
 }
 
-/// A permit covering the thread that created it, as an event loop's covers its own thread.
-final class ThreadPermit: InPlaceLookupPermit {
-    private let thread = pthread_self()
-    var coversCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
+/// A permit covering the blocks running on its serial queue, as the Dispatch event loop's does.
+final class QueuePermit: InPlaceLookupPermit {
+    let queue = DispatchQueue(label: "test.loop")
+    private static let key = DispatchSpecificKey<ObjectIdentifier>()
+    private let mark = Mark()
+    private final class Mark: Sendable {}
+
+    init() { queue.setSpecific(key: Self.key, value: ObjectIdentifier(mark)) }
+
+    var coversCurrentThread: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(mark) }
 }
 
 /// A result set once from a task and read from the test's thread.
