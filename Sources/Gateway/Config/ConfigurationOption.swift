@@ -1,3 +1,5 @@
+public import HTTPServer
+
 /// One `portcullis serve` option: its flag, its environment variable and its default, described once so the
 /// parser, `serve --help` and docs/configuration.md cannot drift apart (DESIGN §6).
 public struct ConfigurationOption: Sendable, Equatable {
@@ -89,11 +91,15 @@ extension ConfigurationOption {
     public static let maxConnections = ConfigurationOption(
         flag: "max-connections", valueName: "N", environment: "PORTCULLIS_MAX_CONNECTIONS", defaultText: "4096",
         summary: "Open client connections accepted at once; further connections wait in the listen backlog.")
+    public static let eventLoop = ConfigurationOption(
+        flag: "event-loop", valueName: "epoll|dispatch", environment: "PORTCULLIS_EVENT_LOOP",
+        defaultText: EventLoopDriver.platformDefault.rawValue,
+        summary: "Connection event-loop driver: `epoll` (our own threads in epoll_wait, one per core; Linux only, the default there and the fastest) or `dispatch` (read/write DispatchSources on one serial queue per core; portable, the default elsewhere). Behaviour is the same; the choice is logged at start and exported as portcullis_build_info{event_loop}.")
 
     /// Every `serve` option, in help order.
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
-        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
+        .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections, .eventLoop,
     ]
 }

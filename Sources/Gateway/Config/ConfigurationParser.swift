@@ -1,3 +1,4 @@
+import HTTPServer
 import PortcullisCore
 
 /// Turns `portcullis serve` arguments and the process environment into a validated `GatewayConfiguration`.
@@ -101,6 +102,7 @@ public enum ConfigurationParser {
         if let value = try convert(.headerTimeout, { parseDuration($0) }) { config.headerTimeout = value }
         if let value = try convert(.idleTimeout, { parseDuration($0) }) { config.idleTimeout = value }
         if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
+        if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
 
         try config.validate()
         return config
@@ -252,6 +254,17 @@ public enum ConfigurationParser {
         guard seconds <= 31_536_000 else { return .failure("longer than a year") }
         guard allowZero || seconds > 0 else { return .failure("must be positive") }
         return .success(.milliseconds(Int64((seconds * 1000).rounded())))
+    }
+
+    /// `epoll` or `dispatch`, and only one this platform has.
+    static func parseEventLoop(_ text: String) -> Result<EventLoopDriver, ReasonText> {
+        guard let driver = EventLoopDriver(rawValue: text.lowercased()) else {
+            return .failure(ReasonText("expected \(EventLoopDriver.allCases.map(\.rawValue).joined(separator: " or "))"))
+        }
+        guard driver.isAvailable else {
+            return .failure(ReasonText("\(driver) does not exist on this platform; use \(EventLoopDriver.platformDefault)"))
+        }
+        return .success(driver)
     }
 
     static func parseLogLevel(_ text: String) -> Result<Logger.Level, ReasonText> {

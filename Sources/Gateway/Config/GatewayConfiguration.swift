@@ -1,3 +1,4 @@
+public import HTTPServer
 public import PortcullisCore
 
 /// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
@@ -28,6 +29,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration = .seconds(10)
     public var idleTimeout: Duration = .seconds(60)
     public var maxConnections: Int = 4096
+    /// The HTTP server's event-loop driver (DESIGN §3).
+    public var eventLoop: EventLoopDriver = .platformDefault
 
     public init() {}
 
@@ -65,6 +68,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw .invalidValue(option: .maxConnections, value: String(maxConnections), reason: "must be 1-1000000")
+        }
+        guard eventLoop.isAvailable else {
+            throw .invalidValue(option: .eventLoop, value: eventLoop.rawValue, reason: "not available on this platform")
         }
         for (option, value) in [(ConfigurationOption.headerTimeout, headerTimeout), (.idleTimeout, idleTimeout),
                                 (.uploadIdleTimeout, uploadIdleTimeout)] where value <= .zero {
