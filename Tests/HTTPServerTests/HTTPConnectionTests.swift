@@ -674,3 +674,33 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         #expect(throws: HTTPServerError.self) { _ = try server.start() }
     }
 }
+
+extension HTTPConnectionTests {
+    /// Connections a client abandons in any phase all release their descriptors (the server's count of open
+    /// connections returns to zero), on every driver.
+    @Test(arguments: EventLoopDriver.available)
+    func abandonedConnectionsAreAllReleased(driver: EventLoopDriver) async throws {
+        try await blocking {
+            let server = try TestServer(driver: driver, handler: okHandler)
+            defer { server.server.stop() }
+            for shape in 0..<4 {
+                for _ in 0..<20 {
+                    let client = try server.client()
+                    switch shape {
+                    case 0: break
+                    case 1: try client.send("GET / HTTP/1.1\r\nHo")
+                    case 2:
+                        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                        shutdown(client.fd, Int32(SHUT_WR))
+                        _ = try client.readToEnd()
+                    default: try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                    }
+                    client.reset()
+                }
+                let end = MonotonicClock.nanoseconds() + 5_000_000_000
+                while server.server.openConnections > 0 && MonotonicClock.nanoseconds() < end { usleep(2000) }
+                #expect(server.server.openConnections == 0, "\(driver) shape \(shape)")
+            }
+        }
+    }
+}

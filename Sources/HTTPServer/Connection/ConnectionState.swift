@@ -1,19 +1,20 @@
 /// The lifecycle of one connection: ONE state at a time, each naming what it owns.
 ///
 /// ```
-///                      accept
-///                        │
-///                        ▼
-///        ┌──────▶ readingHead ──── bad head / 408 ────▶ closingAfterWrite ──┐
-///        │          │     │                                                 │ written
-///        │     head │     │ silence (first head, idle), peer gone           ▼
-///        │          ▼     └──────────────────────────────▶ closed ◀──── lingering
-///        │      exchanging ─── abort: write stall, send error, stream ───▶ closed    ▲
-///        │          │  │                                                    │      │ peer closed,
-///        │ body     │  └── response written, `Connection: close` ───────────┼──────┘ linger time
-///        │ done     │ response written, body bytes left                     │
-///        │          ▼                                                       │
-///        └──── drainingBody ──── too much, broken, silent ─────────────────┘
+///                       accept
+///                         │
+///                         ▼
+///      ┌────────────▶ readingHead ────── bad head, 408 ──────▶ closingAfterWrite
+///      │                  │                                            │ written
+///      │                  │ head                                       ▼
+///      │ body complete    ▼           `Connection: close`          lingering
+///      ├─────────────── exchanging ──────────────────────────────────▶ ▲  │
+///      │                  │ response written, body bytes left          │  │ peer closed, 1 MiB,
+///      │                  ▼                          server drain      │  │ linger time
+///      └─────────────── drainingBody ──────────────────────────────────┘  ▼
+///        drained                                                        closed
+///
+///   any state → closed: silence (first head, idle), peer gone, send error, write stall, abort
 /// ```
 ///
 /// | state | owns | deadline | reads | writes |
@@ -23,11 +24,12 @@
 /// | `drainingBody` | the parser in the unread body, bytes drained | body timeout | yes | no |
 /// | `closingAfterWrite` | the error response's output | write timeout while the socket refuses bytes | no | while output waits |
 /// | `lingering` | bytes discarded | linger time | yes (discarded) | no (shut down) |
-/// | `closed` | nothing; the loop closes the descriptor at the end of its turn | — | no | no |
+/// | `closed` | nothing; the descriptor is closed once the loop releases it (`descriptorReleased`) | — | no | no |
 ///
 /// Interest and the next deadline are derived from the state (`interest(endOfInput:)`, `nextDeadline`), so
 /// they cannot disagree with it; what happens when a deadline passes is `expiry(now:)`. Every change goes
-/// through `HTTPConnection.transition(to:)`, which refuses an edge this table does not have.
+/// through `HTTPConnection.transition(to:)` (`allows(from:to:)` lists the diagram's edges; any other is a
+/// `preconditionFailure`), or `update(_:)` for a new payload of the same state.
 enum ConnectionState {
     case readingHead(HeadReading)
     case exchanging(Exchange)

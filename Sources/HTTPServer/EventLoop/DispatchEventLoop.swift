@@ -50,11 +50,16 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
 
     // MARK: - Loop queue
 
-    /// A channel's sources and whether each is resumed.
-    private final class Sources {
+    /// A channel's sources; confined to the queue (hence `@unchecked Sendable`: only queue jobs carry it).
+    private final class Sources: @unchecked Sendable {
         var read: (any DispatchSourceRead)?
         var write: (any DispatchSourceWrite)?
         var cancelsPending = 0
+        /// The read source reported the end of input (its data is 0: a FIN, or a hang-up). After a hang-up
+        /// Dispatch stops watching the descriptor for good, so from then on the loop reports readability
+        /// itself while the channel wants it (see `redeliverEnd`).
+        var ended = false
+        var redeliveryQueued = false
     }
 
     func register(_ channel: any EventLoopChannel) {
@@ -74,10 +79,15 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
                 } else {
                     let source = DispatchSource.makeReadSource(fileDescriptor: channel.descriptor, queue: queue)
                     // Strong: the channel lives while it is watched; cancelling the source releases the handler.
-                    source.setEventHandler { channel.handleReadiness(.readable) }
+                    source.setEventHandler { [self] in
+                        if source.data == 0 { sources.ended = true }
+                        channel.handleReadiness(sources.ended ? [.readable, .failed] : .readable)
+                        redeliverEnd(to: channel, sources)
+                    }
                     sources.read = source
                     source.activate()
                 }
+                redeliverEnd(to: channel, sources)
             } else {
                 sources.read?.suspend()
             }
@@ -95,6 +105,20 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
             } else {
                 sources.write?.suspend()
             }
+        }
+    }
+
+    /// Level-triggered readability after the end of input, which Dispatch reports only once: while the
+    /// channel still wants to read, it is told again (after other work of the loop), until its reads see the
+    /// end and it stops asking — what epoll does by itself for a hung-up descriptor.
+    private func redeliverEnd(to channel: any EventLoopChannel, _ sources: Sources) {
+        guard sources.ended, !sources.redeliveryQueued, channel.registration.applied.contains(.read) else { return }
+        sources.redeliveryQueued = true
+        queue.async { [self] in
+            sources.redeliveryQueued = false
+            guard channel.registration.driverState === sources, channel.registration.applied.contains(.read) else { return }
+            channel.handleReadiness([.readable, .failed])
+            redeliverEnd(to: channel, sources)
         }
     }
 
