@@ -18,6 +18,10 @@ import Darwin
 /// | `backingOff(until:)` | no | the deadline passes → `accepting` |
 /// | `stopped` | no; the descriptor closes once the loop releases it | never |
 ///
+/// Stopping lets the loop release the listener first and closes it only then (which refuses new
+/// connections): shutting a listener down while Dispatch still watches it raises a hang-up that races the
+/// source's cancellation inside libdispatch (it crashed the process in tests).
+///
 /// Confined to its loop (hence `@unchecked Sendable`), except `stop`, `pausedAtLimit` and `loop`.
 final class Acceptor: EventLoopChannel, @unchecked Sendable {
     enum State: Equatable {
@@ -35,6 +39,8 @@ final class Acceptor: EventLoopChannel, @unchecked Sendable {
     private var state = State.accepting
     private var nextLoop = 0
     private var lastBackoffLog: UInt64 = 0
+    /// Called once the listener is closed (`stop`).
+    private var whenClosed: (@Sendable () -> Void)?
     /// Mirrors `state == .atLimit` for other threads, so a closing connection only wakes the acceptor's loop
     /// when the acceptor is actually waiting for it.
     let pausedAtLimit = Atomic<Bool>(false)
@@ -51,14 +57,14 @@ final class Acceptor: EventLoopChannel, @unchecked Sendable {
         loop.setInterest(.read, for: self)
     }
 
-    /// Stops accepting. Any thread: the listener is shut down at once (new connections are refused from this
-    /// moment), then the loop lets go of it and closes it.
-    func stop() {
-        Posix.shutdownBoth(descriptor)
+    /// Stops accepting. Any thread: the loop lets go of the listener and closes it — from then on new
+    /// connections are refused — and then calls `closed` (on the loop).
+    func stop(_ closed: @escaping @Sendable () -> Void) {
         loop.execute { [self] in
-            guard state != .stopped else { return }
+            guard state != .stopped else { return closed() }
             state = .stopped
             pausedAtLimit.store(false, ordering: .relaxed)
+            whenClosed = closed
             loop.deregister(self)
         }
     }
@@ -96,8 +102,8 @@ final class Acceptor: EventLoopChannel, @unchecked Sendable {
             if fd < 0 {
                 let error = errno
                 switch error {
-                case EAGAIN, EWOULDBLOCK, EINVAL:
-                    return  // drained, or the listener was shut down by `stop`
+                case EAGAIN, EWOULDBLOCK:
+                    return
                 case EINTR, ECONNABORTED, EPROTO:
                     continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
@@ -138,5 +144,7 @@ final class Acceptor: EventLoopChannel, @unchecked Sendable {
 
     func descriptorReleased() {
         Posix.close(descriptor)
+        whenClosed?()
+        whenClosed = nil
     }
 }

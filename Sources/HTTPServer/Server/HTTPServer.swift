@@ -103,7 +103,7 @@ public final class HTTPServer: Sendable {
     /// connections, lets in-flight exchanges finish (their responses say `Connection: close`) until
     /// `deadline` has passed, then force-closes whatever is left. Returns once every connection is closed.
     public func drain(deadline: Duration) async {
-        core.stopAccepting()
+        await core.stopAccepting()
         for connection in core.connectionSnapshot() {
             connection.loop.execute { connection.beginDrain() }
         }
@@ -122,10 +122,10 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Immediate shutdown: stops accepting and aborts every connection (in-flight exchanges report
-    /// `completed: false`). Returns without waiting for the connections' loops.
+    /// Immediate shutdown: stops accepting (the listener is closed when this returns) and aborts every
+    /// connection (in-flight exchanges report `completed: false`) without waiting for their loops.
     public func stop() {
-        core.stopAccepting()
+        core.stopAcceptingNow()
         forceCloseAll()
     }
 

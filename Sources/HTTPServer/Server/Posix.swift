@@ -71,9 +71,6 @@ enum Posix {
     /// Shuts down our sending side (the peer reads an end of stream; we may still read).
     static func shutdownOutput(_ fd: Int32) { _ = shutdown(fd, Int32(SHUT_WR)) }
 
-    /// Shuts down both sides: a listener refuses new connections at once.
-    static func shutdownBoth(_ fd: Int32) { _ = shutdown(fd, Int32(SHUT_RDWR)) }
-
     /// Makes the next `close` send a reset instead of a clean end (`SO_LINGER` 0): a client reading a
     /// close-delimited or partial body then sees an error, not an end.
     static func resetOnClose(_ fd: Int32) {

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import PortcullisCore
 
@@ -67,13 +68,29 @@ final class ServerCore: @unchecked Sendable {
         acceptor.loop.execute { acceptor.start() }
     }
 
-    /// Stops accepting: the listening socket is shut down at once (new connections are refused) and closed.
-    func stopAccepting() {
-        let acceptor = registry.withLock { registry -> Acceptor? in
+    /// Stops accepting and returns once the listening socket is closed (new connections are refused).
+    func stopAccepting() async {
+        guard let acceptor = takeAcceptor() else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            acceptor.stop { continuation.resume() }
+        }
+    }
+
+    /// `stopAccepting` for synchronous callers: waits for the loop to close the listener (a few microseconds
+    /// unless the loop is busy; at most a second), except on that loop itself, which cannot wait for itself.
+    func stopAcceptingNow() {
+        guard let acceptor = takeAcceptor() else { return }
+        guard !acceptor.loop.coversCurrentThread else { return acceptor.stop {} }
+        let closed = DispatchSemaphore(value: 0)
+        acceptor.stop { closed.signal() }
+        _ = closed.wait(timeout: .now() + 1)
+    }
+
+    private func takeAcceptor() -> Acceptor? {
+        registry.withLock { registry -> Acceptor? in
             defer { registry.acceptor = nil }
             return registry.acceptor
         }
-        acceptor?.stop()
     }
 
     /// Registers a just-accepted descriptor as a connection served by `loop`. Called by the acceptor.

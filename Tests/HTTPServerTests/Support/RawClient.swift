@@ -92,7 +92,9 @@ final class RawClient: @unchecked Sendable {
     @discardableResult
     func fill(max: Int = 65536) throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: max)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        var n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        // A signal (the exit tests' child processes end with SIGCHLD) interrupts a blocked recv: try again.
+        while n < 0 && errno == EINTR { n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) } }
         if n > 0 {
             buffer.append(contentsOf: chunk[0..<n])
             return true
