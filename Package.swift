@@ -39,13 +39,17 @@ let package = Package(
         .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
         .target(name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
+        // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
+        // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
+        .target(name: "Service", dependencies: ["PortcullisCore", "Crypto", "Rules", "Storage"], swiftSettings: strict),
         .target(
             name: "Gateway",
-            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
+            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service"],
             swiftSettings: strict),
         .executableTarget(
             name: "portcullis",
-            dependencies: ["Gateway", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage"],
+            dependencies: ["Gateway", "Service", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream",
+                           "Storage"],
             swiftSettings: strict),
         // The client SDK depends on Core only, so apps and ops tools link no server code.
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
@@ -58,7 +62,8 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "HTTPServer", "Storage", "Crypto"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules"]),
         .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Gateway
+import Service
 import PortcullisCore
 import Rules
 

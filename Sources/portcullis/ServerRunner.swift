@@ -1,5 +1,6 @@
 import Dispatch
 import Gateway
+import Service
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -31,26 +32,20 @@ enum ServerRunner {
         }
         let rules = RulesLoader(config: config, logger: logger)
         rules.loadAtStart(source: rulesSource)
-        let authorizer = RulesAuthorizer(store: rules.store)
 
-        let signer = CapabilitySigner(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
-        let api = V0API(
-            configuration: V0Configuration(
-                publicURL: config.publicURL, maxObjectBytes: config.maxObjectBytes,
-                corsOrigins: corsList(config.corsOrigins),
-                uploadIdleTimeoutSeconds: Int(config.uploadIdleTimeout.components.seconds)),
-            backends: backends, signer: signer, authorizer: { authorizer }, metrics: registry, logger: logger)
+        let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
+        let service = StorageService(
+            configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
+            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger)
+        let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
         let keysAttempted = StartupGate()
         let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
                                                         registry: registry, logger: logger,
                                                         keysAttempted: keysAttempted)
 
-        let readiness = Readiness {
-            for backend in backends.values where await !backend.isReady() { return false }
-            return true
-        }
+        let readiness = Readiness { await service.isReady() }
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: readiness, registry: registry), api: api, authentication: authentication,
+            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: [v0], authentication: authentication,
             metrics: httpMetrics, accessLog: AccessLog(format: config.logFormat),
             cors: CORSPolicy(origins: corsList(config.corsOrigins)))
 

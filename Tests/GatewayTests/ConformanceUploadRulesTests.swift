@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -38,12 +40,13 @@ import Storage
         init() throws {
             let store = RulesStore(logger: .disabled)
             _ = try store.load(source: ConformanceUploadRulesTests.rules, fileName: "c.rules").get()
-            let authorizer = RulesAuthorizer(store: store)
-            harness = try V0Harness(authorizer: authorizer)
+            harness = try V0Harness(rules: try #require(store.current))
             metrics = MetricsRegistry()
-            api = V0API(configuration: V0Configuration(publicURL: "http://gateway.test"),
-                        backends: [V0Harness.bucket: harness.backend], signer: harness.signer,
-                        authorizer: { authorizer }, metrics: metrics, logger: .disabled)
+            let service = StorageService(configuration: ServiceConfiguration(),
+                                         backends: [V0Harness.bucket: harness.backend], sealer: harness.sealer,
+                                         rules: store, metrics: metrics, logger: .disabled)
+            api = V0API(service: service, configuration: V0Configuration(publicURL: "http://gateway.test"),
+                        logger: .disabled)
         }
 
         func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -22,12 +24,15 @@ struct GCSResumableGatewayTests {
             method: "POST", url: "\(endpoint)/storage/v1/b?project=test", headers: [("Content-Type", "application/json")],
             body: .bytes(Array("{\"name\":\"\(gcsBucket)\"}".utf8))), maxBytes: 1 << 20)
         try #require(created.status == 200)
-        let signer = CapabilitySigner(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))])
+        let signer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))])
         func api() throws -> V0API {
             let backend = try GCSBackend(configuration: GCSBackendConfiguration(bucket: gcsBucket, endpoint: endpoint),
                                          client: Self.client)
-            return V0API(configuration: V0Configuration(publicURL: "http://gateway.test"), backends: [Self.bucket: backend],
-                         signer: signer, authorizer: { AllowAllAuthorizer() }, metrics: MetricsRegistry(), logger: .disabled)
+            let service = StorageService(configuration: ServiceConfiguration(), backends: [Self.bucket: backend],
+                                         sealer: signer, rules: RulesStore(fixed: AllowAllRules()),
+                                         metrics: MetricsRegistry(), logger: .disabled)
+            return V0API(service: service, configuration: V0Configuration(publicURL: "http://gateway.test"),
+                         logger: .disabled)
         }
         return (try api(), try api())
     }

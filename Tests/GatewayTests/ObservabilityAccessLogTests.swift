@@ -3,6 +3,7 @@ import PortcullisCore
 import Synchronization
 import Testing
 @testable import Gateway
+import Service
 
 /// Collects access-log lines in memory.
 final class CapturedLines: Sendable {
@@ -83,11 +84,11 @@ final class CapturedLines: Sendable {
         let log = AccessLog(format: .json, output: captured.append)
         let registry = MetricsRegistry()
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: Readiness(), registry: registry), api: EchoAPI(),
+            ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [EchoAPI()],
             authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry), accessLog: log)
         for format in [LogFormat.json, .text] {
             let textLog = AccessLog(format: format, output: captured.append)
-            let r = GatewayResponder(ops: responder.ops, api: EchoAPI(), authentication: PermissiveAuthentication(),
+            let r = GatewayResponder(ops: responder.ops, surfaces: [EchoAPI()], authentication: PermissiveAuthentication(),
                                      metrics: responder.metrics, accessLog: textLog)
             for auth in ["Bearer secret", "Firebase secret", "Bearer bad-secret"] {
                 let request = HTTPRequest(method: .get, target: "/v0/b/bkt/o/file?alt=media&token=secret&sig=secret",
@@ -106,22 +107,26 @@ final class CapturedLines: Sendable {
 
 /// Accepts `Bearer secret`/`Firebase secret` as user `u1`, rejects other credentials.
 struct PermissiveAuthentication: RequestAuthenticating {
-    func authenticate(authorization: String?) async throws(GatewayError) -> Principal? {
+    func authenticate(authorization: String?) async throws(ServiceError) -> Principal? {
         guard let authorization else { return nil }
         if authorization.hasSuffix(" secret") { return Principal(uid: "u1", claims: [:]) }
-        throw GatewayError(status: 401, message: "Invalid token.",
-                           headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+        var details = ServiceError.Details()
+        details.challenge = #"Bearer error="invalid_token""#
+        throw ServiceError(.unauthenticated, "Invalid token.", details: details)
     }
 }
 
 /// Answers every `/v0/` request with 200 and the principal's uid, filling the context like the real API.
-struct EchoAPI: APIHandling {
+struct EchoAPI: APISurface {
+    let errorShape: any ErrorShape = PlainErrorShape()
     func matches(_ request: HTTPRequest) -> Bool { request.path.hasPrefix("/v0/") }
+    func routeTemplate(for request: HTTPRequest) -> String { "/v0/unmatched" }
+    func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] { ["GET"] }
     func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
         context.routeTemplate = "/v0/b/{bucket}/o/{object}"
         context.bucket = "bkt"
         context.objectName = "file"
-        context.decision = "allow"
+        context.decision = .allow
         return HTTPResponse(status: 200, body: .bytes(Array((principal?.uid ?? "anonymous").utf8)))
     }
 }

@@ -96,12 +96,12 @@ extension LoopbackHTTP {
         let readiness: Readiness
         let captured = CapturedLines()
 
-        init(api: (any APIHandling)? = EchoAPI()) throws {
+        init(surfaces: [any APISurface] = [EchoAPI()]) throws {
             let registry = MetricsRegistry()
             readiness = Readiness(probeInterval: .zero)
             let metrics = HTTPMetrics(registry: registry)
             let responder = GatewayResponder(
-                ops: OpsEndpoints(readiness: readiness, registry: registry), api: api,
+                ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces,
                 authentication: PermissiveAuthentication(), metrics: metrics,
                 accessLog: AccessLog(format: .json, output: captured.append))
             server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -8,7 +10,7 @@ import Storage
     static let base = "/v0/b/\(V0Harness.bucket)/o"
 
     @Test func denialMasksExistence() async throws {
-        let h = try V0Harness(authorizer: DenyAllAuthorizer())
+        let h = try V0Harness(rules: DenyAllRules())
         let context = RequestContext(requestID: "r1")
         for (method, target) in [("GET", V0Harness.objectPath("missing")),
                                  ("GET", V0Harness.objectPath("missing") + "?alt=media"),
@@ -20,7 +22,7 @@ import Storage
             #expect(r.status == 403, "\(method) \(target)")
             #expect(r.json?["error"]?["code"] == .int(403))
         }
-        #expect(context.decision == "deny")
+        #expect(context.decision == .deny)
         let r = try await h.send("GET", V0Harness.objectPath("missing"))
         #expect(r.json?["error"]?["message"] == .string("Permission denied. No READ permission."))
         let list = try await h.send("GET", Self.base)
@@ -28,15 +30,15 @@ import Storage
     }
 
     @Test func rulesSeeTheRightResources() async throws {
-        let authorizer = ScriptedAuthorizer { _ in true }
-        let h = try V0Harness(authorizer: authorizer)
+        let authorizer = ScriptedRules { _ in true }
+        let h = try V0Harness(rules: authorizer)
         try await h.put("x/y.txt", Array("hello".utf8), principal: alice)
         let create = try #require(authorizer.requests.last)
         #expect(create.method == .create)
         #expect(create.resource == nil)
         #expect(create.requestResource?.size == 5)
         #expect(create.requestResource?.md5Hash != nil)
-        #expect(create.principal == alice)
+        #expect(create.auth == alice)
         #expect(create.path == "x/y.txt")
 
         try await h.put("x/y.txt", Array("again".utf8), principal: alice)
@@ -58,24 +60,24 @@ import Storage
         let h = try V0Harness()
         let m = try await h.put("t.bin", [1, 2, 3])
         let token = try #require(m["downloadTokens"]?.stringValue)
-        let locked = h.sibling(authorizer: DenyAllAuthorizer())
+        let locked = h.sibling(rules: DenyAllRules())
         let context = RequestContext(requestID: "t")
         let r = try await h.send("GET", V0Harness.objectPath("t.bin") + "?alt=media&token=\(token)", api: locked, context: context)
         #expect(r.status == 200)
         #expect(r.body == [1, 2, 3])
-        #expect(context.decision == "token")
+        #expect(context.decision == .token)
         #expect(try await h.send("GET", V0Harness.objectPath("t.bin") + "?token=\(token)", api: locked).status == 200)
         #expect(try await h.send("GET", V0Harness.objectPath("t.bin") + "?alt=media&token=wrong", api: locked).status == 403)
         let adminContext = RequestContext(requestID: "a")
         #expect(try await h.send("DELETE", V0Harness.objectPath("t.bin"), principal: .admin, api: locked,
                                  context: adminContext).status == 204)
-        #expect(adminContext.decision == "admin")
+        #expect(adminContext.decision == .admin)
     }
 
     @Test func signedURLs() async throws {
         let h = try V0Harness()
         try await h.put("s/doc.txt", Array("signed!".utf8))
-        let locked = h.sibling(authorizer: DenyAllAuthorizer())
+        let locked = h.sibling(rules: DenyAllRules())
         // Signing needs the permission it grants.
         #expect(try await h.send("POST", V0Harness.objectPath("s/doc.txt") + "?signedUrl",
                                  body: Array(#"{"method":"GET"}"#.utf8), api: locked).status == 403)
@@ -103,8 +105,8 @@ import Storage
         #expect(try await h.send("GET", V0Harness.objectPath("s/doc.txt") + "?alt=media&signature=x", api: locked).status == 400)
 
         // Expired: a grant sealed in the past.
-        let expired = SignedURLGrant(method: "GET", bucket: V0Harness.bucket, name: "s/doc.txt",
-                                     expiresAtSeconds: Timestamp.now().secondsSinceEpoch - 1).seal(h.signer)
+        let expired = SignedURLGrant(method: .read, bucket: V0Harness.bucket, name: "s/doc.txt",
+                                     expiresAtSeconds: Timestamp.now().secondsSinceEpoch - 1).seal(h.sealer)
         let old = try await h.send("GET", V0Harness.objectPath("s/doc.txt") + "?alt=media&signature=\(expired)", api: locked)
         #expect(old.status == 403)
         #expect(old.json?["error"]?["message"] == .string("The signed URL has expired."))
@@ -171,7 +173,7 @@ import Storage
     }
 
     @Test func configuredOriginsOnly() async throws {
-        let h = try V0Harness(configuration: V0Configuration(corsOrigins: ["https://good.example"]))
+        let h = try V0Harness(configuration: V0Configuration(publicURL: "http://gateway.test"), corsOrigins: ["https://good.example"])
         let good = try await h.send("OPTIONS", "/v0/b/default-bucket/o", headers: [
             ("Origin", "https://good.example"), ("Access-Control-Request-Method", "GET")])
         #expect(good.status == 204)

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -39,7 +41,7 @@ final class CoreOnlyBackend: StorageBackend {
         (.bodyFailed(ByteStreamError.limitExceeded(limit: 10)), 413, nil),
         (.bodyFailed(ByteStreamError.truncated(expected: 10, received: 2)), 400, nil),
         (.bodyFailed(ByteStreamError.timedOut), 408, nil),
-        (.rejected(GatewayError.forbidden("no")), 403, nil),
+        (.rejected(ServiceError.forbidden("no")), 403, nil),
         (.unavailable(reason: "down", retryAfter: 7), 503, "Retry-After: 7"),
         (.unavailable(reason: "down", retryAfter: nil), 503, "Retry-After: 1"),
         (.timedOut("slow"), 504, nil),
@@ -48,9 +50,9 @@ final class CoreOnlyBackend: StorageBackend {
         (.internalError("boom"), 500, nil),
     ])
     func storageErrorMapping(error: StorageError, status: Int, header: String?) throws {
-        let mapped = GatewayError(error)
+        let mapped = ServiceError(error)
         #expect(mapped.status == status)
-        let response = mapped.response(requestID: "rid")
+        let response = V0ErrorShape().response(for: mapped, requestID: "rid")
         #expect(response.headers["X-Request-Id"] == "rid")
         if let header {
             let parts = header.split(separator: ":", maxSplits: 1).map { $0.trimmingSpaces() }
@@ -65,8 +67,11 @@ final class CoreOnlyBackend: StorageBackend {
 
     @Test func resumableOnACoreOnlyBackendIs501() async throws {
         let h = try V0Harness()
-        let api = V0API(configuration: V0Configuration(), backends: [V0Harness.bucket: CoreOnlyBackend(h.backend)],
-                        signer: h.signer, authorizer: { AllowAllAuthorizer() }, metrics: MetricsRegistry(), logger: .disabled)
+        let service = StorageService(configuration: ServiceConfiguration(),
+                                     backends: [V0Harness.bucket: CoreOnlyBackend(h.backend)], sealer: h.sealer,
+                                     rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(),
+                                     logger: .disabled)
+        let api = V0API(service: service, logger: .disabled)
         let r = try await h.send("POST", "/v0/b/default-bucket/o?name=x", headers: [
             ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")], api: api)
         #expect(r.status == 501)

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -81,9 +83,11 @@ import Storage
         // Another instance with the same key continues the listing; one with another key refuses it.
         let sibling = h.sibling()
         #expect(try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))", api: sibling).status == 200)
-        let stranger = V0API(configuration: V0Configuration(), backends: [V0Harness.bucket: h.backend],
-                             signer: CapabilitySigner(keys: [SigningKey(id: "k1", secret: Array("other".utf8))]),
-                             authorizer: { AllowAllAuthorizer() }, metrics: MetricsRegistry(), logger: .disabled)
+        let strangerService = StorageService(
+            configuration: ServiceConfiguration(), backends: [V0Harness.bucket: h.backend],
+            sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("other".utf8))]),
+            rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(), logger: .disabled)
+        let stranger = V0API(service: strangerService, logger: .disabled)
         #expect(try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))", api: stranger).status == 400)
     }
 
@@ -100,8 +104,8 @@ import Storage
     }
 
     @Test func listRulesSeeFolderAndDelimiter() async throws {
-        let authorizer = ScriptedAuthorizer { _ in true }
-        let h = try V0Harness(authorizer: authorizer)
+        let authorizer = ScriptedRules { _ in true }
+        let h = try V0Harness(rules: authorizer)
         _ = try await h.send("GET", Self.base + "?prefix=a%2Fb%2F&delimiter=%2F")
         _ = try await h.send("GET", Self.base + "?prefix=&delimiter=%2F")
         let lists = authorizer.requests.filter { $0.method == .list }

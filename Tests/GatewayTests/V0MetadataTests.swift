@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -109,7 +111,7 @@ import Storage
         let last = try #require(replaced.json?["downloadTokens"]?.stringValue)
         #expect(!last.isEmpty && last != tokens[1] && !last.contains(","))
         // With rules denying reads, only current tokens open the object.
-        let locked = h.sibling(authorizer: DenyAllAuthorizer())
+        let locked = h.sibling(rules: DenyAllRules())
         #expect(try await h.send("GET", path + "?alt=media&token=\(first)", api: locked).status == 403)
         #expect(try await h.send("GET", path + "?alt=media&token=\(last)", api: locked).status == 200)
     }
@@ -150,7 +152,7 @@ extension V0Harness {
     /// The request shapes pyrebase4's Storage class sends (stack-notes): raw POST with an unencoded name and no
     /// Content-Type, metadata for the token, `alt=media&token=`, `DELETE /o?name=`.
     @Test func pyrebaseFlow() async throws {
-        let h = try V0Harness(authorizer: ScriptedAuthorizer { $0.principal != nil })
+        let h = try V0Harness(rules: ScriptedRules { $0.auth != nil })
         let put = try await h.send("POST", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", body: [9, 8, 7],
                                    principal: alice)
         #expect(put.status == 200)
@@ -163,5 +165,14 @@ extension V0Harness {
         #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg").status == 403)
         #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", principal: alice).status == 204)
         #expect(try await h.send("GET", url).status == 403)
+    }
+
+    @Test(arguments: ["null", "[]", "\"x\"", "42", "true"])
+    func patchBodyThatIsNotAnObjectIs400AndChangesNothing(_ body: String) async throws {
+        let h = try V0Harness()
+        try await h.put("p.txt", Array("x".utf8))
+        let r = try await h.send("PATCH", V0Harness.objectPath("p.txt"), body: Array(body.utf8))
+        #expect(r.status == 400)
+        #expect(try await h.send("GET", V0Harness.objectPath("p.txt")).json?["metageneration"] == .string("1"))
     }
 }

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -179,7 +181,7 @@ import Storage
         #expect(context.routeTemplate == V0Router.objectTemplate)
         #expect(context.bucket == "default-bucket")
         #expect(context.objectName == "ctx/a.bin")
-        #expect(context.decision == "allow")
+        #expect(context.decision == .allow)
         #expect(context.range == "10-19")
 
         let list = RequestContext(requestID: "l")
@@ -192,5 +194,49 @@ import Storage
         #expect(unknown.routeTemplate == "/v0/unmatched")
         #expect(h.api.matches(HTTPRequest(method: .get, target: "/v0/b/x/o")))
         #expect(!h.api.matches(HTTPRequest(method: .get, target: "/v01/b")))
+    }
+}
+
+@Suite struct V0NotMatchConditionTests {
+    @Test func notMatchPreconditionsAre304OnReadsAnd412OnWrites() async throws {
+        let h = try V0Harness()
+        let meta = try await h.put("nm.txt", Array("x".utf8))
+        let generation = try #require(meta["generation"]?.stringValue)
+        let path = V0Harness.objectPath("nm.txt")
+        // Reads: a failed …NotMatch is 304 (as GCS answers), a met one serves.
+        #expect(try await h.send("GET", path + "?ifGenerationNotMatch=\(generation)").status == 304)
+        #expect(try await h.send("GET", path + "?alt=media&ifGenerationNotMatch=\(generation)").status == 304)
+        #expect(try await h.send("GET", path + "?ifMetagenerationNotMatch=1").status == 304)
+        #expect(try await h.send("GET", path + "?alt=media&ifGenerationNotMatch=1").status == 200)
+        #expect(try await h.send("GET", path + "?ifMetagenerationNotMatch=7").status == 200)
+        // Writes: 412, and nothing changes.
+        let patch = try await h.send("PATCH", path + "?ifGenerationNotMatch=\(generation)",
+                                     body: Array(#"{"contentType":"a/b"}"#.utf8))
+        #expect(patch.status == 412)
+        #expect(try await h.send("DELETE", path + "?ifMetagenerationNotMatch=1").status == 412)
+        let upload = try await h.send("POST", "/v0/b/default-bucket/o?name=nm.txt&ifGenerationNotMatch=\(generation)",
+                                      headers: [("Content-Type", "text/plain")], body: Array("y".utf8))
+        #expect(upload.status == 412)
+        let after = try await h.send("GET", path)
+        #expect(after.json?["generation"]?.stringValue == generation)
+        #expect(after.json?["contentType"] == .string("text/plain"))
+        // …NotMatch=0 means "must exist": a new name fails it.
+        #expect(try await h.send("POST", "/v0/b/default-bucket/o?name=new.txt&ifGenerationNotMatch=0",
+                                 body: Array("y".utf8)).status == 412)
+        #expect(try await h.send("GET", V0Harness.objectPath("new.txt")).status == 404)
+        #expect(try await h.send("GET", path + "?ifGenerationNotMatch=x").status == 400)
+    }
+
+    @Test(arguments: ["name", "alt", "upload_id", "pageToken", "maxResults", "prefix", "delimiter", "token",
+                      "signature", "ifGenerationMatch", "ifMetagenerationNotMatch"])
+    func repeatedSingleValuedParametersAre400(_ name: String) async throws {
+        let h = try V0Harness()
+        try await h.put("dup.txt", Array("x".utf8))
+        let target = name == "name" || name == "upload_id"
+            ? "/v0/b/default-bucket/o?\(name)=a&\(name)=b"
+            : V0Harness.objectPath("dup.txt") + "?\(name)=1&\(name)=2"
+        let r = try await h.send(name == "name" ? "POST" : "GET", target, body: [1])
+        #expect(r.status == 400)
+        #expect(r.json?["error"]?["message"]?.stringValue?.contains(name) == true)
     }
 }

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -36,9 +38,9 @@ import Storage
     }
 
     @Test func fullFlowAcrossInstancesWithoutAuthorization() async throws {
-        let authorizer = ScriptedAuthorizer { $0.principal?.uid == "alice" }
-        let h = try V0Harness(authorizer: authorizer)
-        let other = h.sibling(authorizer: authorizer)
+        let authorizer = ScriptedRules { $0.auth?.uid == "alice" }
+        let h = try V0Harness(rules: authorizer)
+        let other = h.sibling(rules: authorizer)
         let data = randomBytes(3 * 262_144 + 1000)
         let url = try await start(h, name: "big/file.bin", size: data.count)
         let chunk = 262_144
@@ -72,7 +74,7 @@ import Storage
         #expect(meta["downloadTokens"]?.stringValue?.count == 36)
         // Rules at finalize judged the starter (alice), though no chunk carried a principal.
         let create = try #require(authorizer.requests.last { $0.method == .create })
-        #expect(create.principal?.uid == "alice")
+        #expect(create.auth?.uid == "alice")
         #expect(create.requestResource?.size == Int64(data.count))
         #expect(create.requestResource?.md5Hash != nil)
 
@@ -134,7 +136,7 @@ import Storage
         r = try await command(h, url, "upload, finalize", offset: 4, body: randomBytes(6))
         #expect(r.status == 200)
         // Declared size above the ceiling: 413 at start.
-        let small = try V0Harness(configuration: V0Configuration(publicURL: "http://gateway.test", maxObjectBytes: 100))
+        let small = try V0Harness(configuration: V0Configuration(publicURL: "http://gateway.test"), service: ServiceConfiguration(maxObjectBytes: 100))
         let big = try await small.send("POST", Self.base + "?name=x", headers: [
             ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
             ("X-Goog-Upload-Header-Content-Length", "101")])
@@ -171,8 +173,8 @@ import Storage
 
     @Test func rulesDenialAtStartAndAtFinalize() async throws {
         // Deny creates larger than 100 bytes: the declared size is judged at start...
-        let authorizer = ScriptedAuthorizer { $0.method != .create || ($0.requestResource?.size ?? 0) <= 100 }
-        let h = try V0Harness(authorizer: authorizer)
+        let authorizer = ScriptedRules { $0.method != .create || ($0.requestResource?.size ?? 0) <= 100 }
+        let h = try V0Harness(rules: authorizer)
         let big = try await h.send("POST", Self.base + "?name=big", headers: [
             ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
             ("X-Goog-Upload-Header-Content-Length", "101")])

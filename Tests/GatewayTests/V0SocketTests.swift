@@ -4,6 +4,8 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -15,7 +17,12 @@ import Storage
         let api: V0API
         func respond(to request: HTTPRequest) async -> HTTPResponse {
             let principal: Principal? = request.headers["Authorization"] == "Firebase alice" ? alice : nil
-            return await api.handle(request, principal: principal, context: RequestContext(requestID: "sock"))
+            let registry = MetricsRegistry()
+            let responder = GatewayResponder(
+                ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [api],
+                authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
+                accessLog: .disabled)
+            return await responder.respond(to: request)
         }
     }
 
@@ -25,8 +32,8 @@ import Storage
         let base: String
         let session: URLSession
 
-        init(authorizer: any Authorizer = AllowAllAuthorizer()) throws {
-            harness = try V0Harness(authorizer: authorizer, configuration: V0Configuration())
+        init(authorizer: any RulesEngine = AllowAllRules()) throws {
+            harness = try V0Harness(rules: authorizer, configuration: V0Configuration())
             server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
                                 responder: Responder(api: harness.api), logger: .disabled)
             let port = try server.start()
@@ -99,7 +106,7 @@ import Storage
     }
 
     @Test func resumableUploadOverTheWireUsesTheAbsoluteURL() async throws {
-        let authorizer = ScriptedAuthorizer { $0.principal?.uid == "alice" }
+        let authorizer = ScriptedRules { $0.auth?.uid == "alice" }
         let live = try Live(authorizer: authorizer)
         let data = randomBytes(600_000)
         let (status, start, _) = try await live.request("POST", "/v0/b/default-bucket/o?name=r%2Ffile.bin", headers: [

@@ -4,21 +4,37 @@ import Testing
 @testable import Gateway
 import HTTPServer
 import PortcullisCore
+import Rules
+@testable import Service
 import Storage
 
-/// An authorizer driven by a closure, recording every request it judged.
-final class ScriptedAuthorizer: Authorizer {
-    private let decide: @Sendable (AccessRequest) -> Bool
-    private let seen = Mutex<[AccessRequest]>([])
+/// Rules driven by a closure, recording every request they judged.
+final class ScriptedRules: RulesEngine {
+    private let decide: @Sendable (RulesRequest) -> Bool
+    private let seen = Mutex<[RulesRequest]>([])
 
-    init(_ decide: @escaping @Sendable (AccessRequest) -> Bool) { self.decide = decide }
+    init(_ decide: @escaping @Sendable (RulesRequest) -> Bool) { self.decide = decide }
 
-    func authorize(_ request: AccessRequest) -> AccessDecision {
+    func evaluate(_ request: RulesRequest) -> RulesDecision {
         seen.withLock { $0.append(request) }
-        return AccessDecision(allowed: decide(request))
+        return RulesDecision(allowed: decide(request))
     }
 
-    var requests: [AccessRequest] { seen.withLock { $0 } }
+    func explain(_ request: RulesRequest) -> RulesDecision { evaluate(request) }
+
+    var requests: [RulesRequest] { seen.withLock { $0 } }
+}
+
+/// Denies everything (the server's stance with no rules file).
+struct DenyAllRules: RulesEngine {
+    func evaluate(_ request: RulesRequest) -> RulesDecision { RulesDecision(allowed: false) }
+    func explain(_ request: RulesRequest) -> RulesDecision { RulesDecision(allowed: false, explanation: "deny-all") }
+}
+
+/// Authentication that trusts the test: every request is `principal`'s.
+struct FixedAuthentication: RequestAuthenticating {
+    let principal: Principal?
+    func authenticate(authorization: String?) async throws(ServiceError) -> Principal? { principal }
 }
 
 /// A body stream that hands out its bytes in fixed-size pieces (to split multipart boundaries across chunk
@@ -77,31 +93,40 @@ func readBody(_ body: ResponseBody) async throws -> [UInt8] {
     }
 }
 
-/// A V0API over a fresh EmbeddedBackend directory, driven in-process.
+/// The v0 surface over a `StorageService` on a fresh EmbeddedBackend directory, driven in-process through the
+/// gateway pipeline (CORS, HEAD handling, error shapes), with the principal each request names.
 struct V0Harness {
     static let bucket = "default-bucket"
     let api: V0API
+    let service: StorageService
     let backend: EmbeddedBackend
-    let signer: CapabilitySigner
+    let sealer: CapabilitySealer
     let directory: String
+    let cors: CORSPolicy
 
-    init(authorizer: any Authorizer = AllowAllAuthorizer(),
+    init(rules: any RulesEngine = AllowAllRules(),
          configuration: V0Configuration = V0Configuration(publicURL: "http://gateway.test"),
-         signer: CapabilitySigner = CapabilitySigner(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
+         service serviceConfiguration: ServiceConfiguration = ServiceConfiguration(),
+         corsOrigins: [String] = ["*"],
+         sealer: CapabilitySealer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
          directory: String? = nil) throws {
         let dir = directory ?? (NSTemporaryDirectory() + "v0tests-" + UUID().uuidString)
         self.directory = dir
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         backend = try EmbeddedBackend.open(directory: dir, bucket: Self.bucket)
-        self.signer = signer
-        api = V0API(configuration: configuration, backends: [Self.bucket: backend], signer: signer,
-                    authorizer: { authorizer }, metrics: MetricsRegistry(), logger: .disabled)
+        self.sealer = sealer
+        self.cors = CORSPolicy(origins: corsOrigins)
+        service = StorageService(configuration: serviceConfiguration, backends: [Self.bucket: backend], sealer: sealer,
+                                 rules: RulesStore(fixed: rules), metrics: MetricsRegistry(), logger: .disabled)
+        api = V0API(service: service, configuration: configuration, logger: .disabled)
     }
 
-    /// Another API instance over the same storage and signing key (scale-out tests).
-    func sibling(authorizer: any Authorizer = AllowAllAuthorizer()) -> V0API {
-        V0API(configuration: V0Configuration(publicURL: "http://gateway.test"), backends: [Self.bucket: backend],
-              signer: signer, authorizer: { authorizer }, metrics: MetricsRegistry(), logger: .disabled)
+    /// Another surface over the same storage and signing key, judged by other rules (scale-out tests).
+    func sibling(rules: any RulesEngine = AllowAllRules()) -> V0API {
+        V0API(service: StorageService(configuration: service.configuration, backends: [Self.bucket: backend],
+                                      sealer: sealer, rules: RulesStore(fixed: rules), metrics: MetricsRegistry(),
+                                      logger: .disabled),
+              configuration: V0Configuration(publicURL: "http://gateway.test"), logger: .disabled)
     }
 
     @discardableResult
@@ -113,7 +138,12 @@ struct V0Harness {
         for (name, value) in headers { h.add(name, value) }
         let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h,
                                   body: stream ?? BufferByteStream(body))
-        let response = await (api ?? self.api).handle(request, principal: principal, context: context)
+        let registry = MetricsRegistry()
+        let responder = GatewayResponder(
+            ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [api ?? self.api],
+            authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
+            accessLog: .disabled, cors: cors)
+        let response = await responder.respond(to: request, context: context)
         return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
     }
 

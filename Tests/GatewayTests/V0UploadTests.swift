@@ -1,5 +1,7 @@
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -97,7 +99,7 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
     }
 
     @Test func bodiesOverTheCeilingAre413() async throws {
-        let h = try V0Harness(configuration: V0Configuration(maxObjectBytes: 1000))
+        let h = try V0Harness(configuration: V0Configuration(), service: ServiceConfiguration(maxObjectBytes: 1000))
         // Content-Length says so: refused before the body is read.
         let declared = try await h.send("POST", Self.base + "?name=big", stream: ChunkedStream(randomBytes(1001), piece: 100))
         #expect(declared.status == 413)

@@ -1,6 +1,8 @@
 import Crypto
 import Testing
 @testable import Gateway
+@testable import Service
+import Rules
 import HTTPServer
 import PortcullisCore
 import Storage
@@ -15,9 +17,9 @@ import Storage
     @Test func signerRotationAndPurposeSeparation() throws {
         let old = SigningKey(id: "old", secret: Array("old-secret".utf8))
         let new = SigningKey(id: "new", secret: Array("new-secret".utf8))
-        let before = CapabilitySigner(keys: [old])
-        let during = CapabilitySigner(keys: [new, old])
-        let after = CapabilitySigner(keys: [new])
+        let before = CapabilitySealer(keys: [old])
+        let during = CapabilitySealer(keys: [new, old])
+        let after = CapabilitySealer(keys: [new])
         let token = before.seal(purpose: .listCursor, payload: .object(["c": .string("x")]))
         #expect(try during.open(purpose: .listCursor, token: token)["c"] == .string("x"))
         #expect(throws: CapabilityError.unknownKey) { try after.open(purpose: .listCursor, token: token) }
@@ -26,17 +28,26 @@ import Storage
         #expect(during.seal(purpose: .upload, payload: .null).hasPrefix(Base64URL.encode(Array("new".utf8))))
     }
 
-    @Test func uploadCapabilityRoundTrips() throws {
-        let signer = CapabilitySigner(keys: [SigningKey(id: "k", secret: [1, 2, 3])])
-        let cap = UploadCapability(
+    @Test func uploadTicketRoundTripsEncrypted() throws {
+        let sealer = CapabilitySealer(keys: [SigningKey(id: "k", secret: [1, 2, 3])])
+        let ticket = UploadTicket(
             bucket: "b", name: "a/b c", handle: "h1", declaredSize: 42, principal: alice,
             attributes: ObjectAttributes(contentType: "x/y", contentDisposition: "inline", customMetadata: ["k": "v"],
                                          downloadTokens: ["t"]),
             expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww==", preconditions: Preconditions(ifGenerationMatch: 0),
-            issuedAtMillis: 1234)
-        let sealed = cap.seal(signer)
+            issuedAtMillis: 1234, expiresAtSeconds: Timestamp.now().secondsSinceEpoch + 60, derivesDownloadToken: false)
+        let sealed = ticket.seal(sealer)
         #expect(sealed.utf8.allSatisfy { $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
-        #expect(try UploadCapability.open(signer, token: sealed) == cap)
+        #expect(try UploadTicket.open(sealer, token: sealed, bucket: "b", now: .now()) == ticket)
+        #expect(throws: CapabilityError.mismatch("bucket")) {
+            try UploadTicket.open(sealer, token: sealed, bucket: "other", now: .now())
+        }
+        let later = Timestamp(nanosecondsSinceEpoch: (ticket.expiresAtSeconds + 1) * 1_000_000_000)
+        #expect(throws: CapabilityError.expired) { try UploadTicket.open(sealer, token: sealed, bucket: "b", now: later) }
+        // Nothing of the payload is readable in the token: not the uploader's email, not the attributes.
+        let box = try #require(Base64URL.decode(String(sealed.split(separator: ".")[1])))
+        #expect(!String(decoding: box, as: UTF8.self).contains("example.com"))
+        #expect(!String(decoding: box, as: UTF8.self).contains("x/y"))
     }
 
     @Test func queryDecoding() throws {
@@ -46,8 +57,8 @@ import Storage
         #expect(q.contains("flag"))
         #expect(q["x"] == "✓")
         #expect(q["empty"] == "")
-        #expect(throws: GatewayError.self) { try QueryParameters(parsing: "a=%zz") }
-        #expect(throws: GatewayError.self) { try QueryParameters(parsing: "a=%ff") }
+        #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%zz") }
+        #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%ff") }
         #expect(PercentDecoding.decode("a+b%2B", plusIsSpace: false) == "a+b+")
         #expect(PercentDecoding.encodeComponent("a/b c(1)!~*'.png") == "a%2Fb%20c(1)!~*'.png")
     }
@@ -73,7 +84,7 @@ import Storage
                                timeCreated: t, updated: t, md5Hash: "XrY7u+Ae7tCTyyK7j1rNww==", crc32c: "yZRlqg==",
                                contentType: "text/plain", contentDisposition: "inline", customMetadata: ["owner": "u123"],
                                downloadTokens: ["a", "b"])
-        let text = String(decoding: MetadataJSON.encode(m), as: UTF8.self)
+        let text = String(decoding: V0MetadataJSON.encode(m), as: UTF8.self)
         #expect(text == #"{"name":"notes/hello.txt","bucket":"demo","generation":"1717171717171","metageneration":"1","contentType":"text/plain","timeCreated":"2024-05-31T16:08:37.171Z","updated":"2024-05-31T16:08:37.171Z","storageClass":"STANDARD","size":"11","md5Hash":"XrY7u+Ae7tCTyyK7j1rNww==","crc32c":"yZRlqg==","etag":"1717171717171/1","contentEncoding":"identity","contentDisposition":"inline","downloadTokens":"a,b","metadata":{"owner":"u123"}}"#)
     }
 
@@ -81,19 +92,19 @@ import Storage
         let m = ObjectMetadata(bucket: "b", name: "é\"\n", generation: 0, metageneration: 10, size: 0,
                                timeCreated: Timestamp(millisecondsSinceEpoch: 0),
                                updated: Timestamp(millisecondsSinceEpoch: 1_000))
-        let text = String(decoding: MetadataJSON.encode(m), as: UTF8.self)
+        let text = String(decoding: V0MetadataJSON.encode(m), as: UTF8.self)
         #expect(text == #"{"name":"é\"\n","bucket":"b","generation":"0","metageneration":"10","timeCreated":"1970-01-01T00:00:00.000Z","updated":"1970-01-01T00:00:01.000Z","storageClass":"STANDARD","size":"0","etag":"0/10","contentEncoding":"identity"}"#)
     }
 
     @Test func uploadMetadataDecoding() throws {
-        let f = try MetadataJSON.decodeUpload(Array(#"{"bucket":"","metadata":null,"size":"5","name":"n"}"#.utf8))
+        let f = try V0MetadataJSON.decodeUpload(Array(#"{"bucket":"","metadata":null,"size":"5","name":"n"}"#.utf8))
         #expect(f.name == "n")
         #expect(f.attributes.customMetadata.isEmpty)
-        let g = try MetadataJSON.decodeUpload(Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
+        let g = try V0MetadataJSON.decodeUpload(Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
         #expect(g.attributes.customMetadata == ["a": "1.5", "b": "true", "c": #"{"d":1}"#])
-        #expect(throws: GatewayError.self) { try MetadataJSON.decodeUpload(Array(#"{"md5Hash":"nope"}"#.utf8)) }
-        #expect(throws: GatewayError.self) { try MetadataJSON.decodeUpload(Array("[1]".utf8)) }
-        #expect(try MetadataJSON.decodeUpload([]).name == nil)
+        #expect(throws: ServiceError.self) { try V0MetadataJSON.decodeUpload(Array(#"{"md5Hash":"nope"}"#.utf8)) }
+        #expect(throws: ServiceError.self) { try V0MetadataJSON.decodeUpload(Array("[1]".utf8)) }
+        #expect(try V0MetadataJSON.decodeUpload([]).name == nil)
     }
 
     @Test func multipartReaderHandlesPreamblePaddingAndTinyChunks() async throws {
@@ -135,9 +146,9 @@ import Storage
             == .uploadMultipart(bucket: "b", name: "x", boundary: "q"))
         #expect(try route("PUT", "/v0/b/b/o?upload_id=u") == .resumableContinue(bucket: "b", uploadID: "u"))
         #expect(try route("GET", "/v0/b/b/o") == .list(bucket: "b"))
-        #expect(throws: GatewayError.self) { try route("GET", "/v0/b/b/o/%E0%A4") }
-        #expect(throws: GatewayError.self) { try route("GET", "/v0/b/b/o/a?alt=bogus") }
-        #expect(throws: GatewayError.self) { try route("GET", "/v0/b/b/o/" + String(repeating: "x", count: 1025)) }
-        #expect(throws: GatewayError.self) { try route("GET", "/v0/b/b/o/a%0Ab") }
+        #expect(throws: ServiceError.self) { try route("GET", "/v0/b/b/o/%E0%A4") }
+        #expect(throws: ServiceError.self) { try route("GET", "/v0/b/b/o/a?alt=bogus") }
+        #expect(throws: ServiceError.self) { try route("GET", "/v0/b/b/o/" + String(repeating: "x", count: 1025)) }
+        #expect(throws: ServiceError.self) { try route("GET", "/v0/b/b/o/a%0Ab") }
     }
 }

@@ -1,4 +1,5 @@
 public import HTTPServer
+import Service
 
 /// CORS for browser apps (v0 §3): preflights allow the Firebase SDK's headers and methods, and every response
 /// to an allowed origin exposes the headers the JS SDK reads (`X-Goog-Upload-*` above all — without them a
@@ -36,11 +37,6 @@ public struct CORSPolicy: Sendable {
         allowAny || origins.contains { HTTPHeaders.equalsIgnoringCase($0, origin) }
     }
 
-    /// Whether the request is a CORS preflight (OPTIONS with `Access-Control-Request-Method`).
-    public static func isPreflight(_ request: HTTPRequest) -> Bool {
-        request.method == .options && request.headers.contains("Access-Control-Request-Method")
-    }
-
     /// The answer to an OPTIONS request on a route serving `methods`: a preflight gets the allow headers (or
     /// 403 for a foreign origin or a method the route does not serve); a plain OPTIONS lists the methods.
     public func preflight(_ request: HTTPRequest, methods: [String]) -> HTTPResponse {
@@ -52,11 +48,11 @@ public struct CORSPolicy: Sendable {
         }
         let requested = requestedMethod.trimmingSpaces()
         guard methods.contains(requested) else {
-            return GatewayError.forbidden("Method \(requested) is not allowed here.").response(requestID: nil)
+            return PlainErrorShape().response(for: .forbidden("Method \(requested) is not allowed here."), requestID: nil)
         }
         guard let origin = request.headers["Origin"] else { return HTTPResponse(status: 204, headers: headers) }
         guard allows(origin: origin) else {
-            return GatewayError.forbidden("Origin \(origin) is not allowed.").response(requestID: nil)
+            return PlainErrorShape().response(for: .forbidden("Origin \(origin) is not allowed."), requestID: nil)
         }
         headers.add("Access-Control-Allow-Origin", origin)
         headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")

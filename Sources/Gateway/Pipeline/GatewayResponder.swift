@@ -1,7 +1,11 @@
 public import HTTPServer
 import PortcullisCore
+public import Service
 
-/// The gateway's `HTTPResponder`: ops routes, then authentication and the v0 API, then 404 (DESIGN §1).
+/// The gateway's `HTTPResponder`: ops routes, then the API surface the path belongs to (after authenticating
+/// the caller), then 404 (DESIGN §1). It names no surface: each surface labels its route, renders its errors
+/// and does its work; this pipeline adds what every exchange gets — request ids, CORS, HEAD handling, the
+/// access-log line and the HTTP metrics.
 ///
 /// Every response carries `X-Request-Id` (the caller's if sane, else a generated one; `/healthz` only echoes a
 /// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
@@ -9,19 +13,18 @@ import PortcullisCore
 /// counted with a pre-resolved counter and otherwise answered from a pre-rendered response.
 public struct GatewayResponder: HTTPResponder {
     public let ops: OpsEndpoints
-    public let api: (any APIHandling)?
+    public let surfaces: [any APISurface]
     public let authentication: any RequestAuthenticating
     public let metrics: HTTPMetrics
     public let accessLog: AccessLog
-    /// Decorates responses the API never saw (authentication failures) so browsers can read them.
-    public let cors: CORSPolicy?
+    public let cors: CORSPolicy
     private let healthCounter: Counter
 
-    public init(ops: OpsEndpoints, api: (any APIHandling)?, authentication: any RequestAuthenticating,
-                metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy? = nil) {
+    public init(ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
+                metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])) {
         self.ops = ops
         self.cors = cors
-        self.api = api
+        self.surfaces = surfaces
         self.authentication = authentication
         self.metrics = metrics
         self.accessLog = accessLog
@@ -46,28 +49,29 @@ public struct GatewayResponder: HTTPResponder {
             return await respondToOps(request, route: opsRoute)
         }
 
-        let startedAt = Timestamp.now()
         let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
-        let context = RequestContext(requestID: requestID,
-                                     traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]))
+        return await respond(to: request, context: RequestContext(
+            requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"])))
+    }
+
+    /// `respond(to:)` for a non-ops request within `context` (which the caller may keep, to see what the
+    /// exchange decided).
+    public func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+        let path = request.path
+        let requestID = context.requestID
+        let startedAt = Timestamp.now()
         metrics.inflight.increment()
 
         var response: HTTPResponse
-        if let api, api.matches(request) {
-            do {
-                let principal = try await authentication.authenticate(authorization: request.headers["Authorization"])
-                context.principalUID = principal?.uid
-                response = await api.handle(request, principal: principal, context: context)
-            } catch {
-                if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
-                response = error.response(requestID: requestID)
-                if request.method == .head { response.body = .empty }
-                cors?.decorate(&response, for: request)
-            }
+        if let surface = surfaces.first(where: { $0.matches(request) }) {
+            context.routeTemplate = surface.routeTemplate(for: request)
+            response = await respond(to: request, on: surface, context: context)
         } else {
-            response = GatewayError.notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path)).")
-                .response(requestID: requestID)
+            response = PlainErrorShape().response(
+                for: .notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path))"),
+                requestID: requestID)
         }
+        if request.method == .head { Self.stripForHead(&response) }
         if !response.headers.contains("X-Request-Id") { response.headers.add("X-Request-Id", requestID) }
 
         let handlerCompletion = response.onComplete
@@ -87,11 +91,44 @@ public struct GatewayResponder: HTTPResponder {
         return response
     }
 
+    /// OPTIONS (a CORS preflight or a plain one) without authentication; anything else after it. CORS headers
+    /// for an allowed origin go on every answer, errors included, so browsers can read them.
+    private func respond(to request: HTTPRequest, on surface: any APISurface, context: RequestContext) async
+        -> HTTPResponse {
+        var response: HTTPResponse
+        if request.method == .options {
+            do {
+                response = cors.preflight(request, methods: try surface.allowedMethods(for: request))
+            } catch {
+                response = surface.errorShape.response(for: error, requestID: context.requestID)
+            }
+        } else {
+            do {
+                let principal = try await authentication.authenticate(authorization: request.headers["Authorization"])
+                context.principalUID = principal?.uid
+                response = await surface.handle(request, principal: principal, context: context)
+            } catch {
+                response = surface.errorShape.response(for: error, requestID: context.requestID)
+            }
+        }
+        cors.decorate(&response, for: request)
+        return response
+    }
+
+    /// A HEAD answer: no body, but the `Content-Length` the GET would have (RFC 9110 §9.3.2), not 0.
+    static func stripForHead(_ response: inout HTTPResponse) {
+        if case .bytes(let bytes) = response.body, !response.headers.contains("Content-Length") {
+            response.headers.add("Content-Length", String(bytes.count))
+        }
+        response.body = .empty
+    }
+
     private func respondToOps(_ request: HTTPRequest, route: String) async -> HTTPResponse {
         let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"])
         guard ops.isAllowed(request.method) else {
             let requestID = callerID ?? RequestIdentity.generate()
-            var response = GatewayError.methodNotAllowed(allow: OpsEndpoints.allowedMethods).response(requestID: requestID)
+            var response = PlainErrorShape().response(for: .methodNotAllowed(allow: OpsEndpoints.allowedMethods),
+                                                      requestID: requestID)
             attachMetrics(&response, route: route, method: request.method)
             return response
         }
@@ -142,7 +179,7 @@ private struct RequestFacts: Sendable {
             route: context.routeTemplate, target: target, bucket: context.bucket, object: context.objectName,
             status: status, bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
             timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: context.upstreamNanos,
-            principalUID: context.principalUID, decision: context.decision, range: context.range,
+            principalUID: context.principalUID, decision: context.decision?.rawValue, range: context.range,
             userAgent: userAgent, traceID: context.traceID)
     }
 }

@@ -1,35 +1,45 @@
 public import Auth
 public import HTTPServer
 public import PortcullisCore
+public import Service
 
 /// Turns an `Authorization` header into a principal for `GatewayResponder`.
 ///
 /// Contract: a nil header is anonymous (returns nil, not an error); a header that is present but invalid throws
-/// a `GatewayError` (401 with `WWW-Authenticate`). Implemented by `Authenticator` (JWTs and the admin key) and
-/// by fakes in tests.
+/// a 401 `ServiceError` with its challenge. Implemented by `Authenticator` (JWTs and the admin key) and by
+/// fakes in tests.
 public protocol RequestAuthenticating: Sendable {
-    func authenticate(authorization: String?) async throws(GatewayError) -> Principal?
+    func authenticate(authorization: String?) async throws(ServiceError) -> Principal?
 }
 
-/// The application routes behind authentication (the v0 API). Implemented by `V0API`.
-public protocol APIHandling: Sendable {
-    /// Whether the request is for this API at all (else the responder answers 404).
+/// One API surface (v0, the Cloud Storage JSON API, …): a codec between its wire format and the
+/// `StorageService`. The pipeline finds the surface a request belongs to, authenticates the caller, and hands
+/// it over; it never names a surface. A surface writes its route template on the context, renders its own
+/// errors, and never decides access, existence or preconditions (the service does).
+public protocol APISurface: Sendable {
+    /// Whether the request is for this surface at all (by path prefix).
     func matches(_ request: HTTPRequest) -> Bool
-    /// Handles a matched request; fills `context` (route template, bucket, object, decision, range).
+    /// The route template for labelling, even for requests that fail before routing.
+    func routeTemplate(for request: HTTPRequest) -> String
+    /// The methods the request's route serves, for OPTIONS and CORS preflights; throws when the target names
+    /// no such bucket or an invalid object.
+    func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String]
+    /// Handles an authenticated request end to end (never throws: failures are rendered in `errorShape`).
     func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse
+    var errorShape: any ErrorShape { get }
 }
 
-/// The Auth module's authenticator as the responder's seam: its `AuthError`s become 401 `GatewayError`s.
+/// The Auth module's authenticator as the responder's seam: its `AuthError`s become 401 `ServiceError`s.
 public struct GatewayAuthentication: RequestAuthenticating {
     public let authenticator: Authenticator
 
     public init(_ authenticator: Authenticator) { self.authenticator = authenticator }
 
-    public func authenticate(authorization: String?) async throws(GatewayError) -> Principal? {
+    public func authenticate(authorization: String?) async throws(ServiceError) -> Principal? {
         do {
             return try await authenticator.authenticate(authorization: authorization)
         } catch {
-            throw GatewayError(error)
+            throw ServiceError(error)
         }
     }
 }

@@ -1,7 +1,8 @@
 public import PortcullisCore
+public import Service
 
 /// Why a `multipart/related` body was refused (→ 400).
-public enum MultipartError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum MultipartError: MalformedBody, Sendable, Equatable {
     case badContentType(String)
     case malformed(String)
     case unexpectedPartCount

@@ -81,27 +81,51 @@ public struct MetadataPatch: Sendable, Equatable {
     }
 }
 
-/// Conditions a write, patch or delete must meet; a mismatch is `StorageError.preconditionFailed`.
+/// Conditions on the object's current generation (GCS's `if(Meta)generation(Not)Match` parameters); a write,
+/// patch or delete that does not meet them is `StorageError.preconditionFailed`.
 public struct Preconditions: Sendable, Equatable {
     /// Required current generation; `0` means "the object must not exist".
     public var ifGenerationMatch: Int64?
     public var ifMetagenerationMatch: Int64?
+    /// The current generation must differ (and an object must exist); `0` means "the object must exist".
+    public var ifGenerationNotMatch: Int64?
+    /// The current metageneration must differ (and an object must exist).
+    public var ifMetagenerationNotMatch: Int64?
 
-    public init(ifGenerationMatch: Int64? = nil, ifMetagenerationMatch: Int64? = nil) {
+    public init(ifGenerationMatch: Int64? = nil, ifMetagenerationMatch: Int64? = nil,
+                ifGenerationNotMatch: Int64? = nil, ifMetagenerationNotMatch: Int64? = nil) {
         self.ifGenerationMatch = ifGenerationMatch
         self.ifMetagenerationMatch = ifMetagenerationMatch
+        self.ifGenerationNotMatch = ifGenerationNotMatch
+        self.ifMetagenerationNotMatch = ifMetagenerationNotMatch
     }
 
     public static let none = Preconditions()
 
-    /// Whether `current` (nil when absent) satisfies these conditions.
+    /// Whether `current` (nil when absent) satisfies every condition.
     public func isSatisfied(by current: ObjectMetadata?) -> Bool {
+        matchesHold(for: current) && notMatchesHold(for: current)
+    }
+
+    /// The `…Match` conditions alone (on a read, their failure is 412).
+    public func matchesHold(for current: ObjectMetadata?) -> Bool {
         if let generation = ifGenerationMatch {
             if generation == 0 { if current != nil { return false } }
             else if current?.generation != generation { return false }
         }
         if let metageneration = ifMetagenerationMatch, current?.metageneration != metageneration {
             return false
+        }
+        return true
+    }
+
+    /// The `…NotMatch` conditions alone (on a read, their failure is 304 Not Modified, as GCS answers).
+    public func notMatchesHold(for current: ObjectMetadata?) -> Bool {
+        if let generation = ifGenerationNotMatch {
+            guard let current, generation == 0 || current.generation != generation else { return false }
+        }
+        if let metageneration = ifMetagenerationNotMatch {
+            guard let current, current.metageneration != metageneration else { return false }
         }
         return true
     }

@@ -28,7 +28,9 @@ public protocol StorageBackend: Sendable {
 
     /// Writes a new generation from `body` (pulled to its end), computing MD5 and CRC32C as bytes pass.
     /// Atomic: readers see the old generation until the new one is complete and committed, then only the new
-    /// one. Checks `options.preconditions` against the generation being replaced at commit time.
+    /// one. Checks `options.preconditions` against the generation being replaced at commit time, after
+    /// `options.beforeCommit` (never before it, and never before the body is in: a caller the rules refuse
+    /// must not learn whether they held — the service fails fast itself once the caller is allowed).
     func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
                options: WriteOptions) async throws(StorageError) -> ObjectMetadata
 
@@ -181,7 +183,8 @@ public struct WriteOptions: Sendable {
     public var expectedSize: Int64?
     /// Called exactly once after every byte is in and checksummed, before the new generation becomes visible,
     /// with the metadata it would have. Throwing aborts the write (the error is rethrown as `.rejected`).
-    /// This is where rules judge `request.resource` with the true size and hashes.
+    /// This is where rules judge `request.resource` with the true size and hashes. The preconditions are
+    /// checked after it.
     public var beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)?
 
     public init(preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,

@@ -106,14 +106,6 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging {
     public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
                       options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
         try check(object)
-        if options.preconditions != .none {
-            // Fail fast before taking the body; re-checked at commit.
-            let current = try await fetchIfPresent(object)
-            guard options.preconditions.isSatisfied(by: current?.metadata) else {
-                body.cancel()
-                throw .preconditionFailed
-            }
-        }
         let received = try await blobs.receive(body, expectedSize: options.expectedSize)
         do throws(StorageError) {
             try verify(received.checksums, options: options)

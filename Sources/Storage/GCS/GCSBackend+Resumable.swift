@@ -75,7 +75,6 @@ extension GCSBackend: ResumableStaging {
         if let expected = options.expectedSize, expected != total { throw .sizeMismatch(expected: expected, actual: total) }
         let (md5, crc32c) = checksum.digests
         if let expected = options.expectedMD5, expected != md5 { throw .checksumMismatch(expected: expected, actual: md5) }
-        try await checkPreconditions(object, options.preconditions)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
@@ -86,6 +85,8 @@ extension GCSBackend: ResumableStaging {
                 customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
+        // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
+        try await checkPreconditions(object, options.preconditions)
         let range = tail.isEmpty ? "bytes */\(total)" : "bytes \(base)-\(total - 1)/\(total)"
         let headers = [("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream"),
                        ("X-Goog-Hash", "crc32c=\(crc32c),md5=\(md5)")]

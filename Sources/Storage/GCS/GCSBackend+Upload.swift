@@ -100,6 +100,8 @@ extension GCSBackend {
                 downloadTokens: attributes.downloadTokens)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
+        // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
+        try await checkPreconditions(object, options.preconditions)
         let total = offset + Int64(pending.count)
         guard case .done(let json) = try await putChunk(session, bytes: pending, offset: offset, total: total,
                                                           contentType: attributes.contentType) else {

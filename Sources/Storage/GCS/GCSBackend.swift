@@ -47,6 +47,8 @@ public final class GCSBackend: StorageBackend {
         var query = [(String, String)]()
         if let g = p.ifGenerationMatch { query.append(("ifGenerationMatch", String(g))) }
         if let m = p.ifMetagenerationMatch { query.append(("ifMetagenerationMatch", String(m))) }
+        if let g = p.ifGenerationNotMatch { query.append(("ifGenerationNotMatch", String(g))) }
+        if let m = p.ifMetagenerationNotMatch { query.append(("ifMetagenerationNotMatch", String(m))) }
         return query
     }
 
@@ -184,7 +186,6 @@ public final class GCSBackend: StorageBackend {
 
     func writeObject(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
-        try await checkPreconditions(object, options.preconditions)
         let session = try await startSession(object, attributes: attributes, preconditions: options.preconditions)
         do {
             return try await upload(body, to: session, object: object, attributes: attributes, options: options)

@@ -19,11 +19,7 @@ extension S3Backend {
             body.cancel()
             throw .invalidArgument("object names under \(Self.stagingPrefix) are reserved by the gateway")
         }
-        var current: ObjectMetadata?
-        if options.preconditions != .none {
-            do { current = try await metadata(of: object) } catch .notFound { current = nil }
-            guard options.preconditions.isSatisfied(by: current) else { body.cancel(); throw .preconditionFailed }
-        }
+        let current: ObjectMetadata? = nil
         var reader = PartReader(body: body, partBytes: configuration.partBytes)
         let first = try await reader.next()
         if first.last {
@@ -64,7 +60,6 @@ extension S3Backend {
         var current = current
         if options.preconditions != .none {
             do { current = try await metadata(of: object) } catch .notFound { current = nil }
-            guard options.preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         }
         let now = Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000)
         var generation = now.nanosecondsSinceEpoch / 1000
@@ -78,6 +73,8 @@ extension S3Backend {
         if let beforeCommit = options.beforeCommit {
             do { try await beforeCommit(metadata) } catch { throw .rejected(error) }
         }
+        // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
+        guard options.preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         return metadata
     }
 

@@ -1,0 +1,40 @@
+public import HTTPServer
+import PortcullisCore
+public import Service
+
+/// How a surface writes a `ServiceError` as an HTTP response: the one place per surface where failures get
+/// their wire shape (DESIGN §8). The pipeline asks the surface a request belongs to, so even failures that
+/// happen before the surface runs (authentication, CORS preflight) come out in its shape.
+public protocol ErrorShape: Sendable {
+    func response(for error: ServiceError, requestID: String?) -> HTTPResponse
+}
+
+/// `{"error":{"code":<status>,"message":"…"}}` — the Firebase v0 shape, and the gateway's own for requests
+/// that belong to no surface (unknown routes, ops endpoints).
+public struct PlainErrorShape: ErrorShape {
+    public init() {}
+
+    public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
+        var out = Array(#"{"error":{"code":"#.utf8)
+        DecimalText.append(Int64(error.status), to: &out)
+        out.append(contentsOf: #","message":"#.utf8)
+        JSONValue.encodeString(error.message, into: &out)
+        out.append(contentsOf: "}}".utf8)
+        return error.httpResponse(body: out, requestID: requestID)
+    }
+}
+
+extension ServiceError {
+    /// The response carrying `body` (JSON), the request id, and the headers HTTP gives this error's details:
+    /// `Retry-After`, `Content-Range: bytes */N`, `WWW-Authenticate`, `Allow`.
+    public func httpResponse(body: [UInt8], requestID: String?) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json; charset=utf-8")
+        if let requestID { headers.add("X-Request-Id", requestID) }
+        if let seconds = details.retryAfterSeconds { headers.add("Retry-After", String(seconds)) }
+        if let size = details.objectSize, kind == .rangeNotSatisfiable { headers.add("Content-Range", "bytes */\(size)") }
+        if let challenge = details.challenge { headers.add("WWW-Authenticate", challenge) }
+        if let methods = details.allowedMethods { headers.add("Allow", methods.joined(separator: ", ")) }
+        return HTTPResponse(status: status, headers: headers, body: .bytes(body))
+    }
+}

@@ -1,0 +1,101 @@
+import HTTPServer
+import PortcullisCore
+import Service
+
+/// The small encoding and decoding helpers every v0 handler shares.
+extension V0API {
+    /// The external base URL (`--public-url`, else `http://{Host}`), without a trailing slash.
+    func baseURL(_ call: V0Call) -> String {
+        if var url = configuration.publicURL {
+            while url.hasSuffix("/") { url.removeLast() }
+            return url
+        }
+        let host = call.headers["Host"] ?? ""
+        let safe = !host.isEmpty && host.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x5B || c == 0x5D || c == 0x5F
+        }
+        return "http://" + (safe ? host : "localhost")
+    }
+
+    /// `{base}/v0/b/{bucket}/o/{object}` with both segments encoded like `encodeURIComponent` (§2.4).
+    func objectURL(_ call: V0Call, _ object: ObjectPath) -> String {
+        baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(object.bucket) + "/o/"
+            + PercentDecoding.encodeComponent(object.name)
+    }
+
+    /// A JSON response (200 unless told otherwise).
+    static func json(_ body: [UInt8], status: Int = 200, headers extra: [(String, String)] = []) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json; charset=utf-8")
+        for (name, value) in extra { headers.add(name, value) }
+        return HTTPResponse(status: status, headers: headers, body: .bytes(body))
+    }
+
+    /// The metadata resource of `meta` with its `ETag`.
+    static func metadataResponse(_ meta: ObjectMetadata) -> HTTPResponse {
+        json(V0MetadataJSON.encode(meta), headers: [("ETag", EntityTag.quoted(meta))])
+    }
+
+    /// A 304 answer for `meta`: its validators, no body.
+    static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("ETag", EntityTag.quoted(meta))
+        headers.add("Last-Modified", meta.updated.httpDate)
+        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
+        return HTTPResponse(status: 304, headers: headers)
+    }
+
+    /// Whether the body is declared as JSON (or not declared at all): only then is it parsed as JSON metadata
+    /// (resumable start, signed-URL requests); other bodies are ignored.
+    static func bodyIsJSON(_ call: V0Call) -> Bool {
+        guard let type = call.headers["Content-Type"] else { return true }
+        return type.lowercased().contains("json")
+    }
+
+    /// The request body as JSON bytes, refusing more than the service's JSON limit (413).
+    func collectJSONBody(_ call: V0Call) async throws(ServiceError) -> [UInt8] {
+        do {
+            return try await call.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
+        } catch {
+            throw ServiceError(bodyError: error)
+        }
+    }
+
+    /// Parses a non-negative decimal header value (400 when present but not a number).
+    static func int64Header(_ headers: HTTPHeaders, _ names: String...) throws(ServiceError) -> Int64? {
+        for name in names {
+            guard let text = headers[name] else { continue }
+            guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
+                throw .badRequest("\(name) must be a non-negative integer.")
+            }
+            return value
+        }
+        return nil
+    }
+
+    /// Refuses a body the `Content-Length` already shows is too large, before reading it (413), and checks the
+    /// resumable size/offset headers on every upload request: a malformed value is 400, a declared size or
+    /// offset beyond the ceiling 413 — also on upload kinds that do not use them, so no request carrying
+    /// nonsense is silently accepted. `allowance` covers an envelope around the object (multipart, JSON).
+    func checkDeclaredLength(_ call: V0Call, allowance: Int64 = 0) throws(ServiceError) {
+        let limit = service.configuration.maxObjectBytes
+        if let length = call.request.body.expectedLength, length > limit + allowance {
+            throw .payloadTooLarge(limit: limit)
+        }
+        for name in ["X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Content-Length", "X-Goog-Upload-Offset"] {
+            if let value = try Self.int64Header(call.headers, name), value > limit {
+                throw .payloadTooLarge(limit: limit)
+            }
+        }
+    }
+
+    /// Fills the upload defaults of §5.8: `application/octet-stream` and `inline` (the service mints the
+    /// download token).
+    static func completeAttributes(_ attributes: ObjectAttributes, contentType fallback: String?) -> ObjectAttributes {
+        var a = attributes
+        if a.contentType == nil { a.contentType = fallback.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream" }
+        if a.contentDisposition == nil { a.contentDisposition = "inline" }
+        return a
+    }
+}

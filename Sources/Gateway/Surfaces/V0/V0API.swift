@@ -1,0 +1,93 @@
+public import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// The Firebase Storage v0 surface (v0.md §5 plus the gateway extensions of DESIGN §7): a codec between the
+/// v0 wire format and the `StorageService`.
+///
+/// It routes (`V0Router`), decodes what the request asks into typed service calls, and encodes what they
+/// return — metadata JSON, byte streams, list pages, upload statuses — and failures in the v0 error shape. It
+/// decides nothing about access, existence or preconditions: the service does, before anything is revealed.
+public final class V0API: APISurface {
+    let service: StorageService
+    let configuration: V0Configuration
+    let logger: Logger
+    let router: V0Router
+    public let errorShape: any ErrorShape = V0ErrorShape()
+
+    /// The granularity announced to resumable clients (v0 §5.9 [REC]: the SDKs' 256 KiB).
+    public static let chunkGranularity = 262_144
+
+    public init(service: StorageService, configuration: V0Configuration = V0Configuration(), logger: Logger) {
+        self.service = service
+        self.configuration = configuration
+        self.logger = logger
+        self.router = V0Router(buckets: service.bucketNames)
+    }
+
+    public func matches(_ request: HTTPRequest) -> Bool { V0Router.matches(request) }
+
+    public func routeTemplate(for request: HTTPRequest) -> String { V0Router.template(for: request) }
+
+    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
+        try router.validateTarget(request)
+        return V0Router.template(for: request) == V0Router.collectionTemplate ? V0Router.collectionMethods
+            : V0Router.objectMethods
+    }
+
+    /// Handles one v0 request end to end. `principal` is nil for anonymous callers. Never throws.
+    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+        do {
+            let routed = try router.route(request)
+            context.routeTemplate = routed.routeTemplate
+            context.bucket = routed.operation.bucket
+            context.objectName = routed.operation.objectName
+            let call = V0Call(request: request, routed: routed, principal: principal, context: context)
+            return try await perform(call)
+        } catch {
+            if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
+            let failure = ServiceError(any: error)
+            if failure.status >= 500 {
+                logger.error("v0 request failed", [("requestId", .string(context.requestID)),
+                                                   ("status", .int(Int64(failure.status))),
+                                                   ("error", .string("\(error)"))])
+            }
+            return errorShape.response(for: failure, requestID: context.requestID)
+        }
+    }
+
+    private func perform(_ call: V0Call) async throws -> HTTPResponse {
+        switch call.routed.operation {
+        case .getMetadata(let object): return try await getMetadata(call, object)
+        case .download(let object): return try await download(call, object)
+        case .downloadURL(let object): return try await downloadURL(call, object)
+        case .list(let bucket): return try await list(call, bucket: bucket)
+        case .updateMetadata(let object): return try await updateMetadata(call, object)
+        case .delete(let object): return try await delete(call, object)
+        case .uploadMedia(let object): return try await uploadMedia(call, object)
+        case .uploadMultipart(let bucket, let name, let boundary):
+            return try await uploadMultipart(call, bucket: bucket, name: name, boundary: boundary)
+        case .resumableStart(let bucket, let name): return try await resumableStart(call, bucket: bucket, name: name)
+        case .resumableContinue(let bucket, let uploadID):
+            return try await resumableContinue(call, bucket: bucket, uploadID: uploadID)
+        case .createToken(let object): return try await manageToken(call, object, delete: nil)
+        case .deleteToken(let object, let token): return try await manageToken(call, object, delete: token)
+        case .signURL(let object): return try await signURL(call, object)
+        }
+    }
+}
+
+/// One request in flight: what every handler needs besides the API's own state.
+struct V0Call: Sendable {
+    let request: HTTPRequest
+    let routed: RoutedRequest
+    let principal: Principal?
+    let context: RequestContext
+
+    var query: QueryParameters { routed.query }
+    var headers: HTTPHeaders { request.headers }
+
+    /// The caller as the service sees it: the principal plus the capabilities the query presents
+    /// (`?token=`, `?signature=`).
+    var caller: Caller { Caller(principal: principal, downloadToken: query["token"], signature: query["signature"]) }
+}

@@ -1,0 +1,239 @@
+public import PortcullisCore
+public import Service
+
+/// The v0 object resource on the wire (v0 §4): encoding of `ObjectMetadata`, decoding of the writable fields.
+///
+/// Encoding follows §4.1 exactly: `size`/`generation`/`metageneration` as decimal strings, millisecond RFC 3339
+/// timestamps, base64 hashes, `downloadTokens` as one comma-joined string, `contentEncoding: "identity"` when
+/// unset, and `metadata` omitted when empty. Written by hand (no Foundation) because it is on every response.
+public enum V0MetadataJSON {
+    /// The full resource, as returned by GET metadata, PATCH and uploads.
+    ///
+    /// On every metadata GET, so it appends bytes directly: keys are pre-quoted static text, numbers and
+    /// timestamps are written digit by digit (no intermediate Strings), only values go through the escaper.
+    public static func encode(_ m: ObjectMetadata) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        out.append(contentsOf: #"{"name":"#.utf8)
+        JSONValue.encodeString(m.name, into: &out)
+        field(#","bucket":"#, m.bucket, &out)
+        out.append(contentsOf: #","generation":""#.utf8)
+        DecimalText.append(m.generation, to: &out)
+        out.append(contentsOf: #"","metageneration":""#.utf8)
+        DecimalText.append(m.metageneration, to: &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","contentType":"#, m.contentType, &out)
+        out.append(contentsOf: #","timeCreated":""#.utf8)
+        m.timeCreated.append(fractionDigits: 3, to: &out)
+        out.append(contentsOf: #"","updated":""#.utf8)
+        m.updated.append(fractionDigits: 3, to: &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","storageClass":"#, m.storageClass, &out)
+        out.append(contentsOf: #","size":""#.utf8)
+        DecimalText.append(m.size, to: &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","md5Hash":"#, m.md5Hash, &out)
+        field(#","crc32c":"#, m.crc32c, &out)
+        out.append(contentsOf: #","etag":""#.utf8)
+        DecimalText.append(m.generation, to: &out)
+        out.append(UInt8(ascii: "/"))
+        DecimalText.append(m.metageneration, to: &out)
+        out.append(UInt8(ascii: "\""))
+        field(#","contentEncoding":"#, m.contentEncoding ?? "identity", &out)
+        field(#","contentDisposition":"#, m.contentDisposition, &out)
+        field(#","contentLanguage":"#, m.contentLanguage, &out)
+        field(#","cacheControl":"#, m.cacheControl, &out)
+        if !m.downloadTokens.isEmpty {
+            out.append(contentsOf: #","downloadTokens":"#.utf8)
+            if m.downloadTokens.count == 1 {
+                JSONValue.encodeString(m.downloadTokens[0], into: &out)
+            } else {
+                JSONValue.encodeString(m.downloadTokens.joined(separator: ","), into: &out)
+            }
+        }
+        if !m.customMetadata.isEmpty {
+            out.append(contentsOf: #","metadata":{"#.utf8)
+            for (i, k) in m.customMetadata.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.encodeString(k, into: &out)
+                out.append(UInt8(ascii: ":"))
+                JSONValue.encodeString(m.customMetadata[k]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// `prefix` (a pre-quoted `,"key":`) and the escaped value, when there is one.
+    @inline(__always)
+    private static func field(_ prefix: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        guard let value else { return }
+        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        JSONValue.encodeString(value, into: &out)
+    }
+
+    /// What an upload's JSON metadata (multipart JSON part, resumable start body) asks for.
+    public struct UploadFields: Sendable, Equatable {
+        public var name: String?
+        public var attributes = ObjectAttributes()
+        /// A client-declared base64 MD5, checked against the bytes (mismatch → 400, nothing stored).
+        public var md5Hash: String?
+        public init() {}
+    }
+
+    /// Limits on custom metadata, so one object's metadata stays small (GCS allows 8 KiB in total).
+    public static let maxCustomMetadataBytes = 8 * 1024
+
+    /// Decodes upload metadata (v0 §4.2). Tolerates what the SDKs send (`"bucket": ""`, `"metadata": null`,
+    /// read-only fields, which are ignored); non-string custom values are stringified as the emulator does
+    /// (a `null` value is dropped); `firebaseStorageDownloadTokens` becomes the object's token list.
+    public static func decodeUpload(_ body: [UInt8]) throws(ServiceError) -> UploadFields {
+        var fields = UploadFields()
+        guard let object = try parseObject(body) else { return fields }
+        fields.name = try string(object, "name")
+        fields.attributes.contentType = try headerSafe(object, "contentType")
+        fields.attributes.contentEncoding = try headerSafe(object, "contentEncoding")
+        fields.attributes.contentDisposition = try headerSafe(object, "contentDisposition")
+        fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
+        fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
+        if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
+            guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
+            fields.md5Hash = md5
+        }
+        if case .object(let custom)? = object["metadata"] {
+            for (key, value) in custom {
+                let text: String
+                switch value {
+                case .null: continue
+                case .string(let s): text = s
+                default: text = value.encoded()
+                }
+                if key == ObjectMetadata.downloadTokensKey {
+                    fields.attributes.downloadTokens = splitTokens(text)
+                } else {
+                    fields.attributes.customMetadata[key] = text
+                }
+            }
+            try checkCustomSize(fields.attributes.customMetadata)
+        }
+        return fields
+    }
+
+    /// Decodes a PATCH body with the §5.4 merge semantics: absent = unchanged, `null` = remove, custom keys
+    /// merged one by one, `firebaseStorageDownloadTokens` unioned into the token list.
+    /// A body that is JSON but not an object (`null`, `[]`, `"x"`, `42`) is 400 and changes nothing; an empty
+    /// body is an empty patch.
+    public static func decodePatch(_ body: [UInt8]) throws(ServiceError) -> MetadataPatch {
+        var patch = MetadataPatch()
+        guard let object = try parseObject(body, allowNull: false) else { return patch }
+        patch.contentType = try fieldPatch(object, "contentType")
+        patch.contentEncoding = try fieldPatch(object, "contentEncoding")
+        patch.contentDisposition = try fieldPatch(object, "contentDisposition")
+        patch.contentLanguage = try fieldPatch(object, "contentLanguage")
+        patch.cacheControl = try fieldPatch(object, "cacheControl")
+        switch object["metadata"] {
+        case nil: break
+        case .null?: patch.clearCustomMetadata = true
+        case .object(let custom)?:
+            var size = 0
+            for (key, value) in custom {
+                let text: String?
+                switch value {
+                case .null: text = nil
+                case .string(let s): text = s
+                default: text = value.encoded()
+                }
+                if key == ObjectMetadata.downloadTokensKey {
+                    if let text { patch.addDownloadTokens = splitTokens(text) }
+                    continue
+                }
+                size += key.utf8.count + (text?.utf8.count ?? 0)
+                patch.customMetadata[key] = .some(text)
+            }
+            guard size <= maxCustomMetadataBytes else {
+                throw .badRequest("Custom metadata exceeds \(maxCustomMetadataBytes) bytes.")
+            }
+        default:
+            throw .badRequest("metadata must be an object of strings or null.")
+        }
+        return patch
+    }
+
+    // MARK: - helpers
+
+    /// The members of a JSON object body; nil for an empty body (and for `null` when `allowNull`, as the SDKs
+    /// send it for "no metadata"); 400 for any other JSON value.
+    static func parseObject(_ body: [UInt8], allowNull: Bool = true) throws(ServiceError) -> [String: JSONValue]? {
+        guard body.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
+        let value: JSONValue
+        do { value = try JSONValue.parse(body) } catch { throw ServiceError(error) }
+        switch value {
+        case .object(let members): return members
+        case .null where allowNull: return nil
+        default: throw .badRequest("The request body must be a JSON object.")
+        }
+    }
+
+    static func string(_ object: [String: JSONValue], _ key: String) throws(ServiceError) -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        default: throw .badRequest("\(key) must be a string.")
+        }
+    }
+
+    /// A field that is later sent as a response header: control characters would break the header block.
+    static func headerSafe(_ object: [String: JSONValue], _ key: String) throws(ServiceError) -> String? {
+        guard let value = try string(object, key) else { return nil }
+        try checkHeaderSafe(value, key)
+        return value
+    }
+
+    /// Longest value (in Unicode code points, as JSON Schema's `maxLength` counts) of a field sent back as a
+    /// response header.
+    public static let maxHeaderFieldLength = 1024
+
+    static func checkHeaderSafe(_ value: String, _ key: String) throws(ServiceError) {
+        guard value.unicodeScalars.count <= maxHeaderFieldLength,
+              !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            throw .badRequest("\(key) must be at most \(maxHeaderFieldLength) characters without control characters.")
+        }
+    }
+
+    static func fieldPatch(_ object: [String: JSONValue], _ key: String) throws(ServiceError) -> FieldPatch<String> {
+        switch object[key] {
+        case nil: return .unchanged
+        case .null?: return .remove
+        case .string(let s)?:
+            try checkHeaderSafe(s, key)
+            return .set(s)
+        default: throw .badRequest("\(key) must be a string or null.")
+        }
+    }
+
+    static func checkCustomSize(_ custom: [String: String]) throws(ServiceError) {
+        let size = custom.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard size <= maxCustomMetadataBytes else {
+            throw .badRequest("Custom metadata exceeds \(maxCustomMetadataBytes) bytes.")
+        }
+    }
+
+    /// `a, b,,c` → `["a","b","c"]`.
+    public static func splitTokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        for part in text.split(separator: ",") {
+            let token = part.trimmingSpaces()
+            if !token.isEmpty, !tokens.contains(token) { tokens.append(token) }
+        }
+        return tokens
+    }
+
+    static func isBase64MD5(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard b.count == 24, b[22] == UInt8(ascii: "="), b[23] == UInt8(ascii: "=") else { return false }
+        return b[..<22].allSatisfy { c in
+            (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47
+        }
+    }
+}

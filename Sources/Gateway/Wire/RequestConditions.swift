@@ -1,0 +1,48 @@
+public import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// Conditions and ranges as both surfaces send them: GCS's generation parameters in the query, the HTTP
+/// validators and `Range` in the headers. Parsed here once; judged by the service.
+public enum RequestConditions {
+    /// The query parameters that carry generation preconditions (each single-valued).
+    public static let parameterNames = ["ifGenerationMatch", "ifGenerationNotMatch", "ifMetagenerationMatch",
+                                        "ifMetagenerationNotMatch"]
+
+    /// `ifGenerationMatch` and friends (400 when present but not a non-negative integer).
+    public static func generation(_ query: QueryParameters) throws(ServiceError) -> Preconditions {
+        func int(_ name: String) throws(ServiceError) -> Int64? {
+            guard let text = query[name] else { return nil }
+            guard let value = Int64(text), value >= 0 else { throw .badRequest("\(name) must be a non-negative integer.") }
+            return value
+        }
+        return Preconditions(ifGenerationMatch: try int("ifGenerationMatch"),
+                             ifMetagenerationMatch: try int("ifMetagenerationMatch"),
+                             ifGenerationNotMatch: try int("ifGenerationNotMatch"),
+                             ifMetagenerationNotMatch: try int("ifMetagenerationNotMatch"))
+    }
+
+    /// The generation preconditions plus `If-Match`, `If-None-Match`, `If-Modified-Since`,
+    /// `If-Unmodified-Since` (an unparsable date is ignored, as RFC 9110 says).
+    public static func parse(_ query: QueryParameters, _ headers: HTTPHeaders) throws(ServiceError) -> Conditions {
+        Conditions(
+            generation: try generation(query),
+            ifMatch: headers["If-Match"].map(EntityTagList.init(parsing:)),
+            ifNoneMatch: headers["If-None-Match"].map(EntityTagList.init(parsing:)),
+            ifModifiedSince: headers["If-Modified-Since"].flatMap(HTTPDate.parse),
+            ifUnmodifiedSince: headers["If-Unmodified-Since"].flatMap(HTTPDate.parse))
+    }
+
+    /// One well-formed `bytes` range with its `If-Range`, or nil (anything else is served whole, as RFC 9110
+    /// allows).
+    public static func range(_ headers: HTTPHeaders) -> RangeRequest? {
+        guard let spec = headers["Range"].flatMap({ ByteRangeSpec.parse($0) }) else { return nil }
+        let ifRange: RangeRequest.IfRange? = headers["If-Range"].map { raw in
+            let value = raw.trimmingSpaces()
+            if value.hasPrefix("\"") { return .entityTag(value) }
+            if let date = HTTPDate.parse(value) { return .date(date) }
+            return .unusable
+        }
+        return RangeRequest(spec: spec, ifRange: ifRange)
+    }
+}

@@ -1,0 +1,128 @@
+public import PortcullisCore
+
+/// The conditions a request puts on the object's current state: GCS's generation preconditions plus the HTTP
+/// validators (RFC 9110 §13). Surfaces parse them from their query parameters and headers; the service
+/// evaluates them — after the access decision, never before.
+public struct Conditions: Sendable, Equatable {
+    /// `ifGenerationMatch` and friends.
+    public var generation: Preconditions
+    /// `If-Match`: one of these strong tags must be the current one (412 otherwise).
+    public var ifMatch: EntityTagList?
+    /// `If-None-Match`: a read answers 304 when one of these (weakly compared) is current.
+    public var ifNoneMatch: EntityTagList?
+    /// `If-Modified-Since`: a read answers 304 when the object is not newer (ignored with `If-None-Match`).
+    public var ifModifiedSince: Timestamp?
+    /// `If-Unmodified-Since`: 412 when the object is newer (ignored with `If-Match`).
+    public var ifUnmodifiedSince: Timestamp?
+
+    public init(generation: Preconditions = .none, ifMatch: EntityTagList? = nil, ifNoneMatch: EntityTagList? = nil,
+                ifModifiedSince: Timestamp? = nil, ifUnmodifiedSince: Timestamp? = nil) {
+        self.generation = generation
+        self.ifMatch = ifMatch
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
+        self.ifUnmodifiedSince = ifUnmodifiedSince
+    }
+
+    public static let none = Conditions()
+
+    /// For a write, patch or delete: every condition must hold (412 otherwise).
+    func checkWrite(_ current: ObjectMetadata) throws(ServiceError) {
+        guard generation.isSatisfied(by: current) else { throw .preconditionFailed() }
+        try checkStrongValidators(current)
+    }
+
+    /// For a read: `…Match`, `If-Match` and `If-Unmodified-Since` failing is 412; `…NotMatch` failing, or
+    /// `If-None-Match`/`If-Modified-Since` showing the client's copy is current, is 304 (returns `false`).
+    /// Returns `true` when the read proceeds.
+    func checkRead(_ current: ObjectMetadata) throws(ServiceError) -> Bool {
+        guard generation.matchesHold(for: current) else { throw .preconditionFailed() }
+        try checkStrongValidators(current)
+        guard generation.notMatchesHold(for: current) else { return false }
+        if let ifNoneMatch {
+            return !ifNoneMatch.matches(current, weak: true)
+        }
+        if let since = ifModifiedSince {
+            return current.updated.secondsSinceEpoch > since.secondsSinceEpoch
+        }
+        return true
+    }
+
+    private func checkStrongValidators(_ current: ObjectMetadata) throws(ServiceError) {
+        if let ifMatch {
+            guard ifMatch.matches(current, weak: false) else { throw .preconditionFailed() }
+        } else if let since = ifUnmodifiedSince, current.updated.secondsSinceEpoch > since.secondsSinceEpoch {
+            throw .preconditionFailed()
+        }
+    }
+}
+
+/// An `If-Match`/`If-None-Match` field value: `*`, or entity tags (each possibly weak, `W/"…"`).
+public struct EntityTagList: Sendable, Equatable {
+    public var any: Bool
+    /// `(opaque tag with its quotes, weak)`.
+    public var tags: [(tag: String, weak: Bool)]
+
+    public init(parsing header: String) {
+        any = false
+        tags = []
+        for raw in header.split(separator: ",") {
+            var tag = Substring(raw)
+            while let f = tag.first, f == " " || f == "\t" { tag = tag.dropFirst() }
+            while let l = tag.last, l == " " || l == "\t" { tag = tag.dropLast() }
+            if tag == "*" {
+                any = true
+            } else if tag.hasPrefix("W/") {
+                tags.append((String(tag.dropFirst(2)), true))
+            } else {
+                tags.append((String(tag), false))
+            }
+        }
+    }
+
+    /// Whether the list names `current` (`*` names any existing object). `weak` accepts `W/` tags (If-None-Match
+    /// compares weakly, RFC 9110 §13.1.2); otherwise they never match.
+    func matches(_ current: ObjectMetadata, weak: Bool) -> Bool {
+        if any { return true }
+        let etag = EntityTag.quoted(current)
+        return tags.contains { ($0.weak ? weak : true) && $0.tag.bytesEqual(etag) }
+    }
+
+    public static func == (a: EntityTagList, b: EntityTagList) -> Bool {
+        a.any == b.any && a.tags.elementsEqual(b.tags) { $0.tag.bytesEqual($1.tag) && $0.weak == $1.weak }
+    }
+}
+
+/// The strong validator of one generation and metageneration.
+public enum EntityTag {
+    /// `"generation/metageneration"`, quoted as it appears in `ETag`.
+    public static func quoted(_ meta: ObjectMetadata) -> String { "\"\(meta.etag)\"" }
+}
+
+/// A `Range` request: the range, and the `If-Range` validator that decides whether it applies.
+public struct RangeRequest: Sendable, Equatable {
+    public var spec: ByteRangeSpec
+    public var ifRange: IfRange?
+
+    public init(spec: ByteRangeSpec, ifRange: IfRange? = nil) {
+        self.spec = spec
+        self.ifRange = ifRange
+    }
+
+    /// `If-Range` (RFC 9110 §13.1.5): a strong entity tag or a date; anything else never matches.
+    public enum IfRange: Sendable, Equatable {
+        case entityTag(String)
+        case date(Timestamp)
+        case unusable
+    }
+
+    /// Whether the range applies to `current` (else the whole object is served).
+    func applies(to current: ObjectMetadata) -> Bool {
+        switch ifRange {
+        case nil: true
+        case .entityTag(let tag)?: tag.bytesEqual(EntityTag.quoted(current))
+        case .date(let date)?: date.secondsSinceEpoch == current.updated.secondsSinceEpoch
+        case .unusable?: false
+        }
+    }
+}

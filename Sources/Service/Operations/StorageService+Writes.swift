@@ -1,0 +1,174 @@
+import Crypto
+public import PortcullisCore
+import Storage
+
+/// One-shot uploads, metadata updates, deletes and download-token administration.
+extension StorageService {
+    /// How often a patch or delete is retried when the object changed between the rules check and the write.
+    static let writeAttempts = 3
+
+    /// Uploads `body` as the new generation of `request.object`: the early rules check before any byte is
+    /// read, then the bytes, then the final check with the true size and hashes, then the preconditions.
+    public func upload(_ request: UploadRequest, body: any ByteStream, caller: Caller, _ context: RequestContext)
+        async throws(ServiceError) -> ObjectMetadata {
+        let bucket: Bucket
+        do throws(ServiceError) { bucket = try self.bucket(request.object.bucket) } catch {
+            body.cancel()
+            throw error
+        }
+        let object = request.object
+        let attributes = Self.withDownloadToken(request.attributes, request.mintDownloadToken)
+        var admitted = request
+        admitted.attributes = attributes
+        let existing: ObjectMetadata?
+        do throws(ServiceError) {
+            existing = try await self.existing(object, in: bucket, context)
+            if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
+               !request.preconditions.isSatisfied(by: existing) {
+                throw ServiceError.preconditionFailed()
+            }
+        } catch {
+            body.cancel()
+            throw error
+        }
+        let limited = LimitedByteStream(body, limit: configuration.maxObjectBytes)
+        let options = commitOptions(object, principal: caller.principal, existing: existing,
+                                    preconditions: request.preconditions, expectedMD5: request.expectedMD5,
+                                    expectedSize: nil, context)
+        return try await storage(context) { () async throws(StorageError) in
+            try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
+        }
+    }
+
+    /// Applies `update` to `object` after rules `update` judged the object as it would become, then the
+    /// client's conditions. The write is pinned to the generation the rules judged.
+    public func updateMetadata(_ object: ObjectPath, _ update: MetadataUpdate, conditions: Conditions,
+                               caller: Caller, _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+        let bucket = try bucket(object.bucket)
+        for _ in 0..<Self.writeAttempts {
+            let current = try await existing(object, in: bucket, context)
+            let patch = current.map { update.patch(against: $0) }
+            let proposed = current.flatMap { current in patch.map { $0.applied(to: current, now: .now()) } }
+            try authorize(.update, (object.bucket, object.name), principal: caller.principal, resource: current,
+                          requestResource: proposed, context)
+            guard let current, let patch else { throw .notFound() }
+            try conditions.checkWrite(current)
+            let pinned = Preconditions(ifGenerationMatch: current.generation,
+                                       ifMetagenerationMatch: current.metageneration)
+            do {
+                return try await storage(context) { () async throws(StorageError) in
+                    try await bucket.backend.updateMetadata(object, patch: patch, preconditions: pinned)
+                }
+            } catch where error.kind == .preconditionFailed {
+                continue
+            }
+        }
+        throw .unavailable("The object is being modified concurrently; retry.", retryAfter: 1)
+    }
+
+    /// Deletes `object`, by rules `delete` or a signed URL granting it.
+    public func delete(_ object: ObjectPath, conditions: Conditions, caller: Caller, _ context: RequestContext)
+        async throws(ServiceError) {
+        let bucket = try bucket(object.bucket)
+        let signed = try openSignature(caller, .delete, object, context)
+        for _ in 0..<Self.writeAttempts {
+            let current = try await existing(object, in: bucket, context)
+            if !signed {
+                try authorize(.delete, (object.bucket, object.name), principal: caller.principal, resource: current,
+                              context)
+            }
+            guard let current else { throw .notFound() }
+            try conditions.checkWrite(current)
+            do {
+                try await storage(context) { () async throws(StorageError) in
+                    try await bucket.backend.delete(object, preconditions: Preconditions(ifGenerationMatch: current.generation))
+                }
+                return
+            } catch where error.kind == .preconditionFailed {
+                continue
+            }
+        }
+        throw .unavailable("The object is being modified concurrently; retry.", retryAfter: 1)
+    }
+
+    /// Adds a download token (`token == nil`) or removes one (admin only, v0 §5.10). The last token is never
+    /// removed without a replacement (§8).
+    public func manageDownloadToken(_ object: ObjectPath, removing token: String?, caller: Caller,
+                                    _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+        guard caller.isAdmin else { throw .forbidden("Missing admin credentials.") }
+        context.decision = .admin
+        let bucket = try bucket(object.bucket)
+        guard let current = try await existing(object, in: bucket, context) else { throw .notFound() }
+        var patch = MetadataPatch()
+        if let token {
+            patch.removeDownloadTokens = [token]
+            if current.downloadTokens.allSatisfy({ $0.bytesEqual(token) }) {
+                patch.addDownloadTokens = [SecureRandom.uuidString()]
+            }
+        } else {
+            patch.addDownloadTokens = [SecureRandom.uuidString()]
+        }
+        return try await storage(context) { () async throws(StorageError) in
+            try await bucket.backend.updateMetadata(object, patch: patch, preconditions: .none)
+        }
+    }
+
+    /// Longest validity of a signed URL.
+    public static let maxSignedURLSeconds: Int64 = 7 * 24 * 3600
+
+    /// Seals a signed-URL grant for `method` on `object`, valid `seconds` from now. The caller needs the
+    /// permission the URL grants (rules `get` or `delete` on the object, judged now).
+    public func signURL(_ object: ObjectPath, method: SignedMethod, validFor seconds: Int64, caller: Caller,
+                        _ context: RequestContext) async throws(ServiceError) -> SignedURL {
+        guard (1...Self.maxSignedURLSeconds).contains(seconds) else {
+            throw .badRequest("expiresIn must be an integer between 1 and \(Self.maxSignedURLSeconds).")
+        }
+        let bucket = try bucket(object.bucket)
+        let current = try await existing(object, in: bucket, context)
+        try authorize(method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,
+                      resource: current, context)
+        guard current != nil else { throw .notFound() }
+        let expiresAt = Timestamp.now().secondsSinceEpoch + seconds
+        let grant = SignedURLGrant(method: method, bucket: object.bucket, name: object.name,
+                                   expiresAtSeconds: expiresAt)
+        return SignedURL(signature: grant.seal(sealer),
+                         expiresAt: Timestamp(nanosecondsSinceEpoch: expiresAt * 1_000_000_000))
+    }
+}
+
+/// A metadata change: GCS's PATCH (merge) or PUT (replace every writable field).
+public enum MetadataUpdate: Sendable, Equatable {
+    case merge(MetadataPatch)
+    /// Absent fields are cleared and custom metadata is replaced; download tokens are kept unless the new
+    /// attributes name some (they are capabilities, not descriptive metadata).
+    case replace(ObjectAttributes)
+
+    /// The patch that turns `current` into what this update asks for.
+    func patch(against current: ObjectMetadata) -> MetadataPatch {
+        switch self {
+        case .merge(let patch):
+            return patch
+        case .replace(let a):
+            var patch = MetadataPatch()
+            func field(_ new: String?) -> FieldPatch<String> { new.map { .set($0) } ?? .remove }
+            patch.contentType = field(a.contentType)
+            patch.contentEncoding = field(a.contentEncoding)
+            patch.contentDisposition = field(a.contentDisposition)
+            patch.contentLanguage = field(a.contentLanguage)
+            patch.cacheControl = field(a.cacheControl)
+            patch.clearCustomMetadata = true
+            patch.customMetadata = a.customMetadata.mapValues { Optional($0) }
+            if !a.downloadTokens.isEmpty {
+                patch.removeDownloadTokens = current.downloadTokens.filter { !a.downloadTokens.containsBytes($0) }
+                patch.addDownloadTokens = a.downloadTokens
+            }
+            return patch
+        }
+    }
+}
+
+/// A sealed signed-URL grant; the surface puts `signature` into its URL.
+public struct SignedURL: Sendable, Equatable {
+    public let signature: String
+    public let expiresAt: Timestamp
+}

@@ -1,0 +1,106 @@
+public import PortcullisCore
+import Rules
+public import Storage
+
+/// The wire-neutral storage service (DESIGN §1): everything between decoding a request and encoding its
+/// response, once, for every API surface.
+///
+/// It works on typed values — object paths, conditions, attribute sets, byte streams, sealed capabilities as
+/// strings — never on raw paths, query strings or JSON. For each operation it authorizes first (rules, the
+/// admin key, or a capability the caller presented), before revealing whether the object exists or whether
+/// a precondition holds; then it checks conditions, calls the bucket's backend and records what it decided on
+/// the request context. Surfaces decode into these calls and encode what they return; they never decide
+/// access, existence or preconditions themselves.
+public final class StorageService: Sendable {
+    public let configuration: ServiceConfiguration
+    let buckets: [ExactString: Bucket]
+    let sealer: CapabilitySealer
+    let rules: RulesStore
+    let decisions: DecisionCounters
+    let logger: Logger
+
+    /// One configured bucket: its backend and what it can do, discovered once.
+    struct Bucket: Sendable {
+        let name: String
+        let backend: any StorageBackend
+        /// Resumable staging, when the backend offers it.
+        let staging: (any ResumableStaging)?
+        /// Reads are a cheap local open (the embedded backend): a whole-object read may open first and decide
+        /// after, saving an index lookup, because nothing leaves the process before the decision.
+        let readsAreLocal: Bool
+    }
+
+    public init(configuration: ServiceConfiguration, backends: [String: any StorageBackend],
+                sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger) {
+        self.configuration = configuration
+        var table: [ExactString: Bucket] = [:]
+        for (name, backend) in backends {
+            table[ExactString(name)] = Bucket(name: name, backend: backend, staging: backend as? any ResumableStaging,
+                                              readsAreLocal: backend is EmbeddedBackend)
+        }
+        self.buckets = table
+        self.sealer = sealer
+        self.rules = rules
+        self.decisions = DecisionCounters(registry: metrics)
+        self.logger = logger
+    }
+
+    /// The configured bucket names, in byte order.
+    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }
+
+    /// Whether `name` is a configured bucket (compared by bytes).
+    public func hasBucket(_ name: String) -> Bool { buckets[ExactString(name)] != nil }
+
+    /// Whether every bucket's backend can serve requests now (`/readyz`).
+    public func isReady() async -> Bool {
+        for bucket in buckets.values where await !bucket.backend.isReady() { return false }
+        return true
+    }
+
+    func bucket(_ name: String) throws(ServiceError) -> Bucket {
+        guard let bucket = buckets[ExactString(name)] else { throw .notFound("Bucket \(name) not found.") }
+        return bucket
+    }
+
+    /// Validates a name against the object-name policy (`ObjectPath`) before any backend sees it.
+    public static func objectPath(_ bucket: String, _ name: String) throws(ServiceError) -> ObjectPath {
+        do { return try ObjectPath(bucket: bucket, name: name) } catch { throw ServiceError(error) }
+    }
+
+    /// Runs a storage call, adding its duration to the request's upstream time and converting its error.
+    func storage<T>(_ context: RequestContext, _ body: () async throws(StorageError) -> T) async throws(ServiceError)
+        -> T {
+        let start = MonotonicClock.nanoseconds()
+        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        do { return try await body() } catch { throw ServiceError(error) }
+    }
+
+    /// The current metadata, or nil when the object does not exist (any other failure is thrown).
+    func existing(_ object: ObjectPath, in bucket: Bucket, _ context: RequestContext) async throws(ServiceError)
+        -> ObjectMetadata? {
+        let start = MonotonicClock.nanoseconds()
+        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        do {
+            return try await bucket.backend.metadata(of: object)
+        } catch .notFound {
+            return nil
+        } catch {
+            throw ServiceError(error)
+        }
+    }
+}
+
+/// The service's settings, from the configuration contract (DESIGN §6). Built by the executable.
+public struct ServiceConfiguration: Sendable {
+    /// Upload size ceiling (`--max-object-bytes`).
+    public var maxObjectBytes: Int64
+    /// Largest JSON request body a surface collects (metadata, PATCH, resumable start, multipart JSON part).
+    public var maxJSONBodyBytes: Int
+
+    public static let defaultMaxObjectBytes: Int64 = 5 << 40  // 5 TiB
+
+    public init(maxObjectBytes: Int64 = ServiceConfiguration.defaultMaxObjectBytes, maxJSONBodyBytes: Int = 1 << 20) {
+        self.maxObjectBytes = maxObjectBytes
+        self.maxJSONBodyBytes = maxJSONBodyBytes
+    }
+}

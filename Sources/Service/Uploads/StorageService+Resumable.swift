@@ -1,0 +1,229 @@
+public import PortcullisCore
+public import Storage
+
+/// Resumable uploads, stateless: the upload id is a sealed `UploadTicket` (target, starter identity, declared
+/// size and attributes, staging handle), so chunk, query, cancel and finalize requests need no
+/// `Authorization` and may land on any instance. Surfaces map their protocol (v0's `X-Goog-Upload-*`
+/// commands, the JSON API's `Content-Range` chunks) onto `startResumable` and the `ResumableUpload` it opens.
+extension StorageService {
+    /// Starts a resumable upload after the early rules check; returns the sealed upload id.
+    public func startResumable(_ request: UploadRequest, declaredSize: Int64?, caller: Caller,
+                               _ context: RequestContext) async throws(ServiceError) -> String {
+        let bucket = try bucket(request.object.bucket)
+        guard let staging = bucket.staging else {
+            throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
+        }
+        if let declaredSize, declaredSize > configuration.maxObjectBytes {
+            throw .payloadTooLarge(limit: configuration.maxObjectBytes)
+        }
+        let object = request.object
+        var admitted = request
+        admitted.possibleSizes = declaredSize.map { [$0] } ?? []
+        let existing = try await existing(object, in: bucket, context)
+        if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
+           !request.preconditions.isSatisfied(by: existing) {
+            throw .preconditionFailed()
+        }
+        let issued = Timestamp.now()
+        let derives = request.mintDownloadToken && request.attributes.downloadTokens.isEmpty
+        var staged = request.attributes
+        if derives {
+            staged.downloadTokens = [sealer.derivedDownloadToken(
+                UploadTicket.downloadTokenSeed(bucket: object.bucket, name: object.name,
+                                               issuedAtMillis: issued.millisecondsSinceEpoch), keyOf: nil)]
+        }
+        let handle = try await storage(context) { () async throws(StorageError) in
+            try await staging.startUpload(object, attributes: staged, declaredSize: declaredSize)
+        }
+        let ticket = UploadTicket(
+            bucket: object.bucket, name: object.name, handle: handle, declaredSize: declaredSize,
+            principal: caller.principal, attributes: request.attributes, expectedMD5: request.expectedMD5,
+            preconditions: request.preconditions, issuedAtMillis: issued.millisecondsSinceEpoch,
+            expiresAtSeconds: issued.secondsSinceEpoch + UploadTicket.lifetimeSeconds, derivesDownloadToken: derives)
+        return ticket.seal(sealer)
+    }
+
+    /// Opens the upload `uploadID` names in `bucket`. An edited, foreign, expired or rotated-out id is an
+    /// unknown upload (404), as is one for another bucket.
+    public func resumableUpload(_ uploadID: String, bucket name: String, _ context: RequestContext)
+        throws(ServiceError) -> ResumableUpload {
+        let ticket: UploadTicket
+        do {
+            ticket = try UploadTicket.open(sealer, token: uploadID, bucket: name, now: .now())
+        } catch .mismatch {
+            throw .badRequest("The upload_id belongs to another bucket.")
+        } catch {
+            throw .notFound("Unknown upload_id.")
+        }
+        let bucket = try bucket(name)
+        guard let staging = bucket.staging else {
+            throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
+        }
+        let object = try Self.objectPath(ticket.bucket, ticket.name)
+        context.objectName = ticket.name
+        context.decision = .token
+        if context.principalUID == nil { context.principalUID = ticket.principal?.uid }
+        return ResumableUpload(service: self, bucket: bucket, staging: staging, object: object, ticket: ticket,
+                               uploadID: uploadID, context: context)
+    }
+}
+
+/// One request against an open resumable upload. Every failure carries where the upload stands
+/// (`ServiceError.details.upload`), so clients know whether they may resume.
+public struct ResumableUpload: Sendable {
+    let service: StorageService
+    let bucket: StorageService.Bucket
+    let staging: any ResumableStaging
+    public let object: ObjectPath
+    let ticket: UploadTicket
+    let uploadID: String
+    let context: RequestContext
+
+    /// The size the client declared at the start, if any.
+    public var declaredSize: Int64? { ticket.declaredSize }
+
+    static let unknownUpload = ServiceError.notFound("Unknown or expired upload.")
+
+    /// Where the upload stands. Backends that forget finished uploads answer `.notFound` once the staging area
+    /// is gone; then an object created since the upload started, of the declared size, is taken as its result
+    /// (statelessness: there is no session table to ask). Nil: unknown or expired.
+    public func state() async throws(ServiceError) -> UploadState? {
+        do {
+            return try await service.storage(context) { () async throws(StorageError) in
+                try await staging.uploadState(ticket.handle, object: object)
+            }
+        } catch where error.kind == .notFound {
+            guard let meta = try await service.existing(object, in: bucket, context),
+                  meta.timeCreated.millisecondsSinceEpoch >= ticket.issuedAtMillis,
+                  ticket.declaredSize == nil || meta.size == ticket.declaredSize else { return nil }
+            return .finalized(size: meta.size, generation: meta.generation)
+        }
+    }
+
+    /// The object a finalized upload committed, while it is still that generation.
+    public func committedObject(generation: Int64) async throws(ServiceError) -> ObjectMetadata? {
+        guard let meta = try await service.existing(object, in: bucket, context), meta.generation == generation else {
+            return nil
+        }
+        return meta
+    }
+
+    /// The error for a chunk or finalize sent to an upload that no longer accepts them.
+    func inactive() async throws(ServiceError) -> ServiceError {
+        switch try await state() {
+        case .finalized?:
+            return ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
+        case .cancelled?:
+            return ServiceError.badRequest("The upload was cancelled.").withUpload(.cancelled)
+        case .active(let size)?:
+            return ServiceError(StorageError.offsetMismatch(current: size)).withUpload(.active)
+        case nil:
+            return Self.unknownUpload
+        }
+    }
+
+    /// Discards the staged bytes. Returns `.cancelled`; a finalized upload is an error.
+    public func cancel() async throws(ServiceError) {
+        switch try await state() {
+        case .active?:
+            try await service.storage(context) { () async throws(StorageError) in
+                try await staging.cancelUpload(ticket.handle, object: object)
+            }
+        case .cancelled?:
+            return
+        case .finalized?:
+            throw ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
+        case nil:
+            throw Self.unknownUpload
+        }
+    }
+
+    /// Appends `body` at `offset`; returns the staged size. A wrong offset stores nothing and reports the
+    /// persisted size (status still active, so the client queries and resumes).
+    public func append(at offset: Int64, body: any ByteStream) async throws(ServiceError) -> Int64 {
+        let maxObjectBytes = service.configuration.maxObjectBytes
+        let ceiling = ticket.declaredSize ?? maxObjectBytes
+        let room = ceiling - offset
+        let beyondDeclared = ServiceError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
+            .withUpload(.active)
+        if let length = body.expectedLength, length > max(0, room) {
+            body.cancel()
+            guard case .active(let current)? = try await state() else { throw try await inactive() }
+            // A wrong offset is reported as such (with the persisted size, so the client resumes from it), even
+            // when the misplaced chunk would also overrun the declared size.
+            if offset != current { throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active) }
+            if ticket.declaredSize != nil { throw beyondDeclared }
+            throw ServiceError.payloadTooLarge(limit: maxObjectBytes)
+        }
+        let limited = LimitedByteStream(body, limit: max(0, room))
+        let start = MonotonicClock.nanoseconds()
+        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        do {
+            return try await staging.appendChunk(ticket.handle, object: object, offset: offset, body: limited)
+        } catch {
+            switch error {
+            case .offsetMismatch(let current):
+                throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active)
+            case .notFound, .invalidArgument:
+                throw try await inactive()
+            case .sizeMismatch:
+                throw beyondDeclared
+            case .bodyFailed(let underlying):
+                if case .limitExceeded? = underlying as? ByteStreamError, ticket.declaredSize != nil { throw beyondDeclared }
+                throw ServiceError(bodyError: underlying).withUpload(.active)
+            default:
+                throw ServiceError(error).withUpload(.active)
+            }
+        }
+    }
+
+    /// Commits the staged bytes: size and MD5 checked, rules `create` judged for the starter's identity, then
+    /// the preconditions. A repeated finalize replays the object's metadata. `stagedSize` is what the caller
+    /// already knows was staged (nil: ask the backend).
+    public func finalize(stagedSize known: Int64?) async throws(ServiceError) -> ObjectMetadata {
+        let size: Int64
+        if let known {
+            size = known
+        } else {
+            switch try await state() {
+            case .active(let staged)?:
+                size = staged
+            case .finalized(_, let generation)?:
+                if let meta = try await committedObject(generation: generation) { return meta }
+                throw ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
+            case .cancelled?:
+                throw ServiceError.badRequest("The upload was cancelled.").withUpload(.cancelled)
+            case nil:
+                throw Self.unknownUpload
+            }
+        }
+        if let declared = ticket.declaredSize, size != declared {
+            throw ServiceError(StorageError.sizeMismatch(expected: declared, actual: size)).withUpload(.active)
+        }
+        let existing = try await service.existing(object, in: bucket, context)
+        let options = service.commitOptions(object, principal: ticket.principal, existing: existing,
+                                            preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
+                                            expectedSize: ticket.declaredSize, context)
+        var attributes = ticket.attributes
+        if ticket.derivesDownloadToken {
+            attributes.downloadTokens = [service.sealer.derivedDownloadToken(ticket.downloadTokenSeed, keyOf: uploadID)]
+        }
+        let start = MonotonicClock.nanoseconds()
+        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        do {
+            return try await staging.finalizeUpload(ticket.handle, object: object, attributes: attributes,
+                                                    options: options)
+        } catch {
+            switch error {
+            case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:
+                throw ServiceError(error).withUpload(.active)
+            case .notFound, .invalidArgument:
+                throw try await inactive()
+            default:
+                // Rules denial, checksum mismatch, failed precondition: this upload can never succeed.
+                try? await staging.cancelUpload(ticket.handle, object: object)
+                throw ServiceError(error).withUpload(.final)
+            }
+        }
+    }
+}
