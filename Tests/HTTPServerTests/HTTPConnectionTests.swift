@@ -704,3 +704,23 @@ extension HTTPConnectionTests {
         }
     }
 }
+
+extension HTTPConnectionTests {
+    /// The responder's synchronous stretch holds its loop's in-place permit (DESIGN §3). Work it hands to
+    /// another task inherits the permit but, running on the cooperative pool, may not use it.
+    @Test(arguments: EventLoopDriver.available)
+    func responderStartsWithTheLoopsPermit(driver: EventLoopDriver) async throws {
+        try await blocking {
+            let server = try TestServer(driver: driver) { _ in
+                let inPlace = InPlaceLookup.isPermitted
+                let child = await Task { (InPlaceLookup.permit != nil, InPlaceLookup.isPermitted) }.value
+                return HTTPResponse(status: 200, body: .bytes(Array("\(inPlace) \(child.0) \(child.1)".utf8)))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let text = try client.readResponse().text
+            #expect(text == "true true false")
+        }
+    }
+}

@@ -129,7 +129,7 @@ final class Exchange: @unchecked Sendable {
              (.pulling(_, let pull, _), .failed), (.pulling(_, let pull, _), .cancelled):
             body = next
             return pull
-        case (.unread, .failed), (.unread, .cancelled), (.unread, .complete):
+        case (.unread, .failed), (.unread, .cancelled):
             body = next
             return nil
         case (.complete, _), (.failed, _), (.cancelled, _):

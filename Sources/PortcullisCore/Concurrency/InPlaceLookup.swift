@@ -19,8 +19,10 @@ public protocol InPlaceLookupPermit: AnyObject, Sendable {
 /// A task-local, so the permit travels with the responder task through every layer between the loop and a
 /// backend (no parameter on each protocol in between), and ends with that task tree. It is not enough on its
 /// own: a task that suspends resumes on Swift's cooperative pool — which must never block — still carrying
-/// the value. Hence the second condition, `coversCurrentThread`: after the first real suspension the permit
-/// no longer applies, so nothing here ever blocks the cooperative pool.
+/// the value. Hence the second condition, `coversCurrentThread`: once the task runs elsewhere the permit no
+/// longer applies, so nothing here ever blocks the cooperative pool. (An `await` whose result is already
+/// there does not leave the loop's thread; the stretch is then still synchronous on the loop, and the permit
+/// rightly still applies.)
 public enum InPlaceLookup {
     /// The permit of the event loop running the current task's synchronous stretch, if any.
     @TaskLocal public static var permit: (any InPlaceLookupPermit)?
