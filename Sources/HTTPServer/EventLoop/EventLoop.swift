@@ -80,8 +80,9 @@ protocol EventLoopChannel: AnyObject, Sendable {
     func handleReadiness(_ readiness: Readiness)
     /// Acts on every deadline at or before `now` and returns the next one (`.max`: none).
     func checkDeadlines(now: UInt64) -> UInt64
-    /// Called once after `deregister`, when the driver no longer watches the descriptor: the channel may
-    /// close it now without the number, reused, reaching a stale watch.
+    /// Called once after `deregister`, when the driver no longer watches the descriptor. The channel closes
+    /// it here (the epoll driver relies on the close to drop it from its set); a number reused after this
+    /// cannot reach a stale watch.
     func descriptorReleased()
 }
 
