@@ -34,7 +34,10 @@ let package = Package(
         .systemLibrary(name: "CEpoll"),
 
         .target(name: "PortcullisCore", swiftSettings: strict),
-        .target(name: "HTTPServer", dependencies: ["PortcullisCore", "CEpoll"], swiftSettings: strict),
+        // CEpoll only where epoll exists: elsewhere HTTPServer builds with its Dispatch driver alone.
+        .target(name: "HTTPServer",
+                dependencies: ["PortcullisCore", .target(name: "CEpoll", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Streaming gunzip (decompressive transcoding): the only importer of CZlib.

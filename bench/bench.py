@@ -6,7 +6,10 @@ backend, RS256 JWKS, bench/typical.rules) and nginx (bench/nginx.conf.template) 
 run every scenario alternating peer and Portcullis for N rounds; print one table of medians and write the same as
 JSON under bench/results/<timestamp>.json.
 
-Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted):
+Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted). S1–S3 run once per event-loop driver
+(`--event-loops`, default: every driver the platform has — epoll and dispatch on Linux): one Portcullis process
+per driver on the same data, alternated with nginx in every round, so both ratios come from the same minutes.
+The other scenarios run on the first driver (the platform default).
   S1 /healthz req/s + p99 vs nginx `return 200`          target ≥ 0.8×
   S2 metadata GET, JWT + rules `get` vs nginx JSON file    target ≥ 0.6×
   S3 4 KiB alt=media, JWT + rules vs nginx 4 KiB file      target ≥ 0.6×
@@ -59,6 +62,11 @@ AUDIENCE = "portcullis-bench"
 
 def log(message: str) -> None:
     print(f"==> {message}", file=sys.stderr, flush=True)
+
+
+def default_event_loops() -> list[str]:
+    """Every event-loop driver this platform has, its default first (epoll exists only on Linux)."""
+    return ["epoll", "dispatch"] if platform.system() == "Linux" else ["dispatch"]
 
 
 def free_port() -> int:
@@ -147,8 +155,9 @@ class KeySet:
 class Portcullis:
     def __init__(self, binary: str, workdir: Path, keys: KeySet, rules: Path | None = None,
                  buckets: list[str] | None = None, env: dict[str, str] | None = None,
-                 extra_args: list[str] | None = None) -> None:
+                 extra_args: list[str] | None = None, event_loop: str | None = None) -> None:
         self.binary = binary
+        self.event_loop = event_loop
         self.buckets = buckets
         self.extra_args = extra_args or []
         self.env = env
@@ -170,7 +179,8 @@ class Portcullis:
         return [self.binary, "serve", "--listen", f"127.0.0.1:{port}", *buckets,
                 "--rules", str(self.rules), "--jwt-keys", str(self.keys.jwks),
                 "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE, "--signing-key", str(self.signing),
-                "--max-connections", "20000", "--log-format", "json", *self.extra_args]
+                "--max-connections", "20000", "--log-format", "json", *self.extra_args,
+                *(["--event-loop", self.event_loop] if self.event_loop else [])]
 
     def start(self) -> float:
         self.port = free_port()
@@ -472,7 +482,17 @@ class Bench:
         self.keys = KeySet.create(self.workdir)
         self.token = self.keys.token("benchuser", role="bench")
         self.auth = {"Authorization": f"Bearer {self.token}"}
-        self.portcullis = Portcullis(args.binary, self.workdir, self.keys, Path(args.rules))
+        self.event_loops: list[str] = args.event_loops or default_event_loops()
+        self.portcullis = Portcullis(args.binary, self.workdir, self.keys, Path(args.rules),
+                                     event_loop=self.event_loops[0])
+        # One more gateway per further driver, on the same data (started after `prepare` filled it).
+        self.others: dict[str, Portcullis] = {}
+        for driver in self.event_loops[1:]:
+            (self.workdir / f"loop-{driver}").mkdir()
+            other = Portcullis(args.binary, self.workdir / f"loop-{driver}", self.keys, Path(args.rules),
+                               event_loop=driver)
+            other.data = self.portcullis.data
+            self.others[driver] = other
         self.nginx = Nginx(self.static)
         self.fake_gcs: FakeGCS | None = None
         self.scenarios: list[Scenario] = []
@@ -489,8 +509,8 @@ class Bench:
             raise RuntimeError(f"upload {name}: {status} {data[:300]!r}")
         return json.loads(data)
 
-    def object_url(self, name: str, **query: str) -> str:
-        url = f"{self.portcullis.url}/v0/b/{BUCKET}/o/{urllib.parse.quote(name, safe='')}"
+    def object_url(self, name: str, gateway: Portcullis | None = None, **query: str) -> str:
+        url = f"{(gateway or self.portcullis).url}/v0/b/{BUCKET}/o/{urllib.parse.quote(name, safe='')}"
         return url + ("?" + urllib.parse.urlencode(query) if query else "")
 
     def wait_for_keys(self) -> None:
@@ -551,46 +571,65 @@ class Bench:
 
     # runs ----------------------------------------------------------------------------------------------------
 
-    def pair(self, scenario: Scenario, ours, peer, rounds: int) -> None:
-        """Alternate peer and Portcullis runs (order flips every round) and collect both."""
+    def pair(self, scenario: Scenario, ours, peer, rounds: int,
+             more: list[tuple[Scenario, object]] | None = None) -> None:
+        """Alternate peer and Portcullis runs (order flips every round) and collect both. `more`: further
+        (scenario, run) pairs — the same scenario on another event-loop driver — that join the rotation and
+        share the peer's runs, so every ratio is measured against the same nginx minutes."""
+        contenders = [("peer", scenario, peer), ("portcullis", scenario, ours)]
+        contenders += [("portcullis", extra, run) for extra, run in (more or [])]
         for round_index in range(rounds):
-            order = [("peer", peer), ("portcullis", ours)]
+            shift = round_index % len(contenders)
+            order = contenders[shift:] + contenders[:shift]
             if round_index % 2:
                 order.reverse()
-            for who, run in order:
+            for who, target, run in order:
                 if run is None:
                     continue
                 value = run()
-                (scenario.peer if who == "peer" else scenario.portcullis).append(value)
-                log(f"{scenario.key} round {round_index + 1} {who}: {value:.2f} {scenario.unit}")
+                if who == "peer":
+                    for _, each, _ in contenders[1:]:
+                        each.peer.append(value)
+                    scenario_label = scenario.key
+                else:
+                    target.portcullis.append(value)
+                    scenario_label = f"{target.key} {target.title}"
+                log(f"{scenario_label} round {round_index + 1} {who}: {value:.2f} {scenario.unit}")
 
     def wrk_rps(self, scenario: Scenario, url: str, headers: dict | None = None, connections: int = 64):
         def run() -> float:
             result = wrk(url, self.seconds, connections=connections, headers=headers)
             if result.errors or result.non_2xx:
                 scenario.notes.append(f"{url.split('?')[0]}: {result.errors} socket errors, {result.non_2xx} non-2xx")
-            key = "portcullis" if url.startswith(self.portcullis.url) else "peer"
+            key = "peer" if url.startswith(self.nginx.url) else "portcullis"
             scenario.add_extra(f"{key}_p99_ms", result.p99_ms)
             return result.requests_per_second
         return run
 
+    def per_driver(self, key: str, title: str, target: str, path, headers: dict | None, peer_url: str) -> None:
+        """One HTTP scenario on every event-loop driver: `path(gateway)` is the URL to load on that gateway."""
+        label = (lambda driver: f" [{driver}]") if len(self.event_loops) > 1 else (lambda driver: "")
+        main = Scenario(key, title + label(self.event_loops[0]), "req/s", target)
+        more = [(Scenario(key, title + label(driver), "req/s", target), gateway)
+                for driver, gateway in self.others.items()]
+        self.pair(main, self.wrk_rps(main, path(self.portcullis), headers), self.wrk_rps(main, peer_url, headers),
+                  self.rounds, [(extra, self.wrk_rps(extra, path(gateway), headers)) for extra, gateway in more])
+        self.scenarios.append(main)
+        self.scenarios += [extra for extra, _ in more]
+
     def s1(self) -> None:
-        scenario = Scenario("S1", "/healthz", "req/s", "≥0.8×")
-        self.pair(scenario, self.wrk_rps(scenario, self.portcullis.url + "/healthz"),
-                  self.wrk_rps(scenario, self.nginx.url + "/healthz"), self.rounds)
-        self.scenarios.append(scenario)
+        self.per_driver("S1", "/healthz", "≥0.8×", lambda gateway: gateway.url + "/healthz", None,
+                        self.nginx.url + "/healthz")
 
     def s2(self) -> None:
-        scenario = Scenario("S2", "metadata GET + JWT + rules", "req/s", "≥0.6×")
-        self.pair(scenario, self.wrk_rps(scenario, self.object_url("bench/meta.json"), self.auth),
-                  self.wrk_rps(scenario, self.nginx.url + "/static/meta.json", self.auth), self.rounds)
-        self.scenarios.append(scenario)
+        self.per_driver("S2", "metadata GET + JWT + rules", "≥0.6×",
+                        lambda gateway: self.object_url("bench/meta.json", gateway=gateway), self.auth,
+                        self.nginx.url + "/static/meta.json")
 
     def s3(self) -> None:
-        scenario = Scenario("S3", "4 KiB alt=media + JWT + rules", "req/s", "≥0.6×")
-        self.pair(scenario, self.wrk_rps(scenario, self.object_url("bench/4k.bin", alt="media"), self.auth),
-                  self.wrk_rps(scenario, self.nginx.url + "/static/4k.bin", self.auth), self.rounds)
-        self.scenarios.append(scenario)
+        self.per_driver("S3", "4 KiB alt=media + JWT + rules", "≥0.6×",
+                        lambda gateway: self.object_url("bench/4k.bin", gateway=gateway, alt="media"), self.auth,
+                        self.nginx.url + "/static/4k.bin")
 
     def s4(self) -> None:
         scenario = Scenario("S4", "1 GiB alt=media, 4 conns", "MB/s", "≥0.9×")
@@ -967,14 +1006,14 @@ class Bench:
     def report(self) -> dict:
         rows = []
         print()
-        header = f"{'scenario':<34} {'Portcullis':>14} {'peer':>14} {'ratio':>7} {'target':>10}  verdict"
+        header = f"{'scenario':<46} {'Portcullis':>14} {'peer':>14} {'ratio':>7} {'target':>10}  verdict"
         print(header)
         print("-" * len(header))
         for scenario in self.scenarios:
             ours, peer = scenario.median(scenario.portcullis), scenario.median(scenario.peer)
             ratio, result = verdict(scenario)
             fmt = (lambda v: "—" if v is None else f"{v:,.2f} {scenario.unit}" if v < 10 else f"{v:,.1f} {scenario.unit}")
-            print(f"{scenario.key + ' ' + scenario.title:<34} {fmt(ours):>14} {fmt(peer):>14} {ratio:>7} "
+            print(f"{scenario.key + ' ' + scenario.title:<46} {fmt(ours):>14} {fmt(peer):>14} {ratio:>7} "
                   f"{scenario.target:>10}  {result}")
             for name, values in scenario.extra.items():
                 print(f"{'':<6}{name}: median {statistics.median(values):,.2f}")
@@ -995,10 +1034,17 @@ class Bench:
                                           "S12"])
         try:
             self.prepare(wanted)
-            log("warming up")
-            for url, headers in ((self.portcullis.url + "/healthz", None), (self.nginx.url + "/healthz", None),
-                                 (self.object_url("bench/meta.json"), self.auth),
-                                 (self.object_url("bench/4k.bin", alt="media"), self.auth)):
+            if any(key in wanted for key in ("S1", "S2", "S3")):
+                for gateway in self.others.values():
+                    gateway.start()
+            else:
+                self.others = {}
+            log(f"warming up (event loops: {', '.join(self.event_loops[:1] + list(self.others))})")
+            warm = [(self.nginx.url + "/healthz", None)]
+            for gateway in [self.portcullis, *self.others.values()]:
+                warm += [(gateway.url + "/healthz", None), (self.object_url("bench/meta.json", gateway), self.auth),
+                         (self.object_url("bench/4k.bin", gateway, alt="media"), self.auth)]
+            for url, headers in warm:
                 wrk(url, 2, headers=headers)
             for key in wanted:
                 try:
@@ -1010,6 +1056,8 @@ class Bench:
                     self.scenarios.append(failed)
         finally:
             self.portcullis.stop()
+            for gateway in self.others.values():
+                gateway.stop()
             self.nginx.stop()
             if self.fake_gcs:
                 self.fake_gcs.stop()
@@ -1019,6 +1067,8 @@ class Bench:
             "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                                      text=True).stdout.strip(),
             "mode": "quick" if self.quick else "full", "rounds": self.rounds, "seconds_per_run": self.seconds,
+            "event_loops": self.event_loops[:1] + list(self.others),
+            "load_average": os.getloadavg(),
             "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
         })
         out_dir = ROOT / "bench" / "results"
@@ -1034,6 +1084,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="S1-S3 and S9 only, 5 s runs (~2 minutes)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--event-loops", nargs="*", choices=["epoll", "dispatch"],
+                        help="drivers S1-S3 run on, the first also for every other scenario "
+                             "(default: epoll dispatch on Linux, dispatch elsewhere)")
     parser.add_argument("--duration", type=int, default=0, help="seconds per wrk run")
     parser.add_argument("--scenarios", nargs="*", help="e.g. S1 S4")
     parser.add_argument("--idle-connections", type=int, default=10_000)

@@ -66,8 +66,10 @@ enum ServerRunner {
             configuration: HTTPServerConfiguration(
                 host: config.listen.host, port: config.listen.port,
                 timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
-                maxConnections: config.maxConnections),
+                maxConnections: config.maxConnections, eventLoop: config.eventLoop),
             responder: responder, logger: logger)
+        ProcessMetrics.registerBuildInfo(in: registry, version: PortcullisVersion.current,
+                                         eventLoop: server.eventLoop.rawValue)
         httpMetrics.trackOpenConnections { server.openConnections }
         registry.gauge("portcullis_stream_buffered_bytes", help: "Response bytes buffered in user space.") {
             Double(server.bufferedResponseBytes)
@@ -107,7 +109,7 @@ enum ServerRunner {
         logger.info("portcullis ready", [
             ("address", .string(bound.description)), ("url", .string(url)),
             ("buckets", .string(config.buckets.map(\.description).joined(separator: ","))),
-            ("version", .string(PortcullisVersion.current)),
+            ("version", .string(PortcullisVersion.current)), ("event_loop", .string(server.eventLoop.rawValue)),
         ])
         if let first = config.buckets.first {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")

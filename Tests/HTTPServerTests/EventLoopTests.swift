@@ -7,24 +7,34 @@ import PortcullisCore
 import Glibc
 #endif
 
-/// The epoll loops: jobs handed over from other threads, and the loops' process-wide lifetime.
+/// The loop contract both drivers keep: jobs handed over from other threads, the in-place permit, and the
+/// loops' process-wide lifetime.
 @Suite(.serialized) struct EventLoopTests {
-    /// Jobs from many threads all run, on the loop's one thread, each producer's jobs in the order given.
-    @Test func jobsFromOtherThreadsRunInOrderOnTheLoop() async throws {
-        let loop = EventLoop.shared[0]
+    /// Jobs from many threads all run, one at a time, on the loop, each producer's jobs in the order given;
+    /// inside them the loop's permit covers the running thread, outside it does not.
+    @Test(arguments: EventLoopDriver.available)
+    func jobsFromOtherThreadsRunInOrderOnTheLoop(driver: EventLoopDriver) async throws {
+        let loop = try #require(EventLoopGroup.shared(driver)).loops[0]
         let producers = 8, perProducer = 2000
-        struct Seen { var next = [Int](repeating: 0, count: 8); var threads = Set<UInt>(); var outOfOrder = 0; var done = 0 }
+        struct Seen { var next = [Int](repeating: 0, count: 8); var outOfOrder = 0; var uncovered = 0; var done = 0 }
         let seen = Mutex(Seen())
+        let running = Atomic<Int>(0)
+        let overlapped = Atomic<Bool>(false)
         try await blocking {
             DispatchQueue.concurrentPerform(iterations: producers) { producer in
                 for index in 0..<perProducer {
                     loop.execute {
+                        if running.add(1, ordering: .sequentiallyConsistent).newValue != 1 {
+                            overlapped.store(true, ordering: .relaxed)
+                        }
+                        let covered = loop.coversCurrentThread
                         seen.withLock { seen in
                             if seen.next[producer] != index { seen.outOfOrder += 1 }
                             seen.next[producer] = index + 1
-                            seen.threads.insert(UInt(pthread_self()))
+                            if !covered { seen.uncovered += 1 }
                             seen.done += 1
                         }
+                        running.subtract(1, ordering: .sequentiallyConsistent)
                     }
                 }
             }
@@ -36,27 +46,43 @@ import Glibc
         let result = seen.withLock { $0 }
         #expect(result.done == producers * perProducer)
         #expect(result.outOfOrder == 0)
-        #expect(result.threads.count == 1)
+        #expect(result.uncovered == 0)
+        let jobsOverlapped = overlapped.load(ordering: .relaxed)
+        #expect(!jobsOverlapped)
+        #expect(!loop.coversCurrentThread)
     }
 
-    /// Starting and stopping servers starts no loop threads: every server shares the process's loops, one per
-    /// core. Counted by thread name, so threads other tests start meanwhile do not matter.
-    @Test func serversShareTheProcessLoops() async throws {
+    /// Starting and stopping servers starts no threads of ours: every server shares the process's loops, one
+    /// per core (the epoll loops' threads are named `pc-http-N`; the Dispatch loops start none).
+    @Test(arguments: EventLoopDriver.available)
+    func serversShareTheProcessLoops(driver: EventLoopDriver) async throws {
         @Sendable func serveOnce() throws {
-            let server = try TestServer { _ in HTTPResponse(status: 200, body: .bytes(Array("ok".utf8))) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .bytes(Array("ok".utf8))) }
             defer { server.server.stop() }
+            #expect(server.server.eventLoop == driver)
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try client.readResponse().status == 200)
         }
         try await blocking { try serveOnce() }
-        #expect(loopThreads() == EventLoop.shared.count)
+        let threads = loopThreads()
+        if driver == .epoll { #expect(threads == EventLoopGroup.coreCount) }
         try await blocking { for _ in 0..<20 { try serveOnce() } }
-        #expect(loopThreads() == EventLoop.shared.count)
+        #expect(loopThreads() == threads)
+    }
+
+    /// A driver the platform lacks is refused at start, not at the first connection.
+    @Test func unavailableDriverIsRefused() throws {
+        for driver in EventLoopDriver.allCases where !driver.isAvailable {
+            let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoop: driver),
+                                    responder: ClosureResponder { _ in HTTPResponse(status: 200) }, logger: .disabled)
+            #expect(throws: HTTPServerError.eventLoopUnavailable(driver)) { _ = try server.start() }
+        }
+        #expect(EventLoopDriver.available.first == EventLoopDriver.platformDefault)
     }
 }
 
-/// Threads of this process named like the event loops (`pc-http-N`), from /proc/self/task/*/comm.
+/// Threads of this process named like the epoll loops (`pc-http-N`), from /proc/self/task/*/comm.
 private func loopThreads() -> Int {
     guard let directory = opendir("/proc/self/task") else { return -1 }
     defer { closedir(directory) }

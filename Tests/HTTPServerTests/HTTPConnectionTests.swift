@@ -31,10 +31,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     }
 }
 
+/// The whole connection layer over real sockets, once per event-loop driver.
 @Suite(.serialized) struct HTTPConnectionTests {
-    @Test func keepAliveServesSeveralRequestsOnOneConnection() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func keepAliveServesSeveralRequestsOnOneConnection(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             for path in ["/a", "/b", "/c"] {
@@ -50,9 +52,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func pipelinedRequestsAreAnsweredInOrder(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { request in
+            let server = try TestServer(driver: driver) { request in
                 if request.target == "/slow" { try? await Task.sleep(for: .milliseconds(200)) }
                 return await okHandler(request)
             }
@@ -64,9 +67,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func burstOfPipelinedRequestsOnTheImmediatePath() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func burstOfPipelinedRequestsOnTheImmediatePath(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(responder: ImmediateResponder { request in
+            let server = try TestServer(driver: driver, responder: ImmediateResponder { request in
                 HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
             })
             defer { server.server.stop() }
@@ -78,9 +82,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func expectContinueIsSentWhenTheBodyIsPulled() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func expectContinueIsSentWhenTheBodyIsPulled(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: echoHandler)
+            let server = try TestServer(driver: driver, handler: echoHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("PUT /u HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
@@ -96,9 +101,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func expectContinueIsNotSentWhenTheResponderAnswersWithoutReading() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func expectContinueIsNotSentWhenTheResponderAnswersWithoutReading(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 413, body: .bytes(Array("too big".utf8))) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 413, body: .bytes(Array("too big".utf8))) }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("PUT /u HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
@@ -109,11 +115,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func requestBodyIsReadOnlyWhileTheResponderPulls() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func requestBodyIsReadOnlyWhileTheResponderPulls(driver: EventLoopDriver) async throws {
         let total = 32 << 20
         let resume = Box<Bool>()
         try await blocking {
-            let server = try TestServer { request in
+            let server = try TestServer(driver: driver) { request in
                 var received = 0
                 do {
                     if let first = try await request.body.next(maxLength: 65536) { received += first.count }
@@ -141,9 +148,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func chunkedRequestBody() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func chunkedRequestBody(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: echoHandler)
+            let server = try TestServer(driver: driver, handler: echoHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n")
@@ -154,9 +162,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func chunkedResponseForUnknownLength() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func chunkedResponseForUnknownLength(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 200_000, chunk: 30_000), length: nil)) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 200_000, chunk: 30_000), length: nil)) }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -169,9 +178,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func streamWithDeclaredLengthUsesContentLength() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func streamWithDeclaredLengthUsesContentLength(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 100_000), length: 100_000)) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 100_000), length: 100_000)) }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -181,9 +191,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func headGetsTheHeadersOfGetWithoutBody() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func headGetsTheHeadersOfGetWithoutBody(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: .bytes(Array("hello".utf8))) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: .bytes(Array("hello".utf8))) }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -196,9 +207,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func http10ClosesByDefaultAndKeepsAliveWhenAsked() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func http10ClosesByDefaultAndKeepsAliveWhenAsked(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let first = try server.client()
             try first.send("GET /old HTTP/1.0\r\n\r\n")
@@ -215,9 +227,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func http10StreamIsCloseDelimited() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func http10StreamIsCloseDelimited(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 70_000), length: nil)) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 70_000), length: nil)) }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -228,9 +241,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func connectionCloseIsHonoured() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func connectionCloseIsHonoured(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -239,9 +253,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func unreadSmallBodyIsDrainedAndTheConnectionReused() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func unreadSmallBodyIsDrainedAndTheConnectionReused(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             let body = String(repeating: "z", count: 50_000)
@@ -251,9 +266,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func unreadLargeBodyClosesTheConnection() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func unreadLargeBodyClosesTheConnection(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\nabc")
@@ -284,11 +300,11 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         ("GET / HTTP/1.1\r\nHost: x\r\n" + (0..<101).map { "F\($0): v\r\n" }.joined() + "\r\n", 431),
     ]
 
-    @Test(arguments: 0..<malformed.count)
-    func malformedRequestGetsStatusAndClose(index: Int) async throws {
+    @Test(arguments: EventLoopDriver.available, 0..<malformed.count)
+    func malformedRequestGetsStatusAndClose(driver: EventLoopDriver, index: Int) async throws {
         let (text, expected) = Self.malformed[index]
         try await blocking {
-            let server = try TestServer(handler: okHandler)
+            let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send(text)
@@ -301,9 +317,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func malformedChunkInBodyFailsTheStreamAndCloses() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func malformedChunkInBodyFailsTheStreamAndCloses(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(handler: echoHandler)
+            let server = try TestServer(driver: driver, handler: echoHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
@@ -314,9 +331,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func bodyLimitIs413() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func bodyLimitIs413(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.limits.maxBodyBytes = 10 }, handler: okHandler)
+            let server = try TestServer(driver: driver, configure: { $0.limits.maxBodyBytes = 10 }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
@@ -325,9 +343,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func slowlorisGets408AndClose() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func slowlorisGets408AndClose(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(300) }, handler: okHandler)
+            let server = try TestServer(driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(300) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             let start = MonotonicClock.nanoseconds()
@@ -343,18 +362,20 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func silentNewConnectionIsClosedAfterTheHeaderTimeout() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func silentNewConnectionIsClosedAfterTheHeaderTimeout(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            let server = try TestServer(driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             #expect(try client.readToEnd().isEmpty)
         }
     }
 
-    @Test func idleKeepAliveConnectionIsClosedSilently() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func idleKeepAliveConnectionIsClosedSilently(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
+            let server = try TestServer(driver: driver, configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -363,9 +384,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func bodyReadTimeoutFailsThePull() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func bodyReadTimeoutFailsThePull(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.timeouts.bodyRead = .milliseconds(200) }, handler: echoHandler)
+            let server = try TestServer(driver: driver, configure: { $0.timeouts.bodyRead = .milliseconds(200) }, handler: echoHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
@@ -377,10 +399,11 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func slowReaderOf8MiBStreamKeepsServerBuffersBounded() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func slowReaderOf8MiBStreamKeepsServerBuffersBounded(driver: EventLoopDriver) async throws {
         let stream = CountingStream(total: 8 << 20)
         try await blocking {
-            let server = try TestServer { _ in HTTPResponse(status: 200, body: .stream(stream, length: 8 << 20)) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(stream, length: 8 << 20)) }
             defer { server.server.stop() }
             let client = try server.client(receiveBuffer: 64 * 1024)
             try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -395,10 +418,11 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func sendfileServesAFileRegion() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func sendfileServesAFileRegion(driver: EventLoopDriver) async throws {
         let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try await withTemporaryFile(content) { path in try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 let descriptor = open(path, O_RDONLY)
                 return HTTPResponse(status: 206, body: .file(FileRegion(descriptor: descriptor, offset: 1000, length: 250_000)))
             }
@@ -416,11 +440,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
 
     /// Regions up to `inlineFileBytes` are read behind the head and sent with it; the bytes must be the
     /// region's, on every request of a keep-alive connection, and an empty region is an empty body.
-    @Test(arguments: [(100, 5000), (0, 16 * 1024), (7, 0)])
-    func smallFileRegionIsSentWithTheHead(offset: Int, length: Int) async throws {
+    @Test(arguments: EventLoopDriver.available, [(100, 5000), (0, 16 * 1024), (7, 0)])
+    func smallFileRegionIsSentWithTheHead(driver: EventLoopDriver, region: (offset: Int, length: Int)) async throws {
+        let (offset, length) = region
         let content = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         try await withTemporaryFile(content) { path in try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 let descriptor = open(path, O_RDONLY)
                 return HTTPResponse(status: 200, body: .file(FileRegion(descriptor: descriptor, offset: Int64(offset),
                                                                         length: Int64(length))))
@@ -438,10 +463,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     }
 
     /// A file shorter than its region must never end the response cleanly (inline read or `sendfile`).
-    @Test(arguments: [4000, 400_000])
-    func fileShorterThanItsRegionAbortsTheResponse(length: Int) async throws {
+    @Test(arguments: EventLoopDriver.available, [4000, 400_000])
+    func fileShorterThanItsRegionAbortsTheResponse(driver: EventLoopDriver, length: Int) async throws {
         try await withTemporaryFile([UInt8](repeating: 0x61, count: 1000)) { path in try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 HTTPResponse(status: 200, body: .file(FileRegion(descriptor: open(path, O_RDONLY), offset: 0,
                                                                  length: Int64(length))))
             }
@@ -456,11 +481,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         } }
     }
 
-    @Test func clientDisconnectMidResponseReportsIncomplete() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func clientDisconnectMidResponseReportsIncomplete(driver: EventLoopDriver) async throws {
         let summary = Box<ExchangeSummary>()
         let stream = CountingStream(total: nil)
         try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
             }
             defer { server.server.stop() }
@@ -477,11 +503,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func completedExchangeIsReportedOnce() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func completedExchangeIsReportedOnce(driver: EventLoopDriver) async throws {
         let calls = Atomic<Int>(0)
         let summary = Box<ExchangeSummary>()
         try await blocking {
-            let server = try TestServer { request in
+            let server = try TestServer(driver: driver) { request in
                 _ = try? await request.body.collect(limit: 100)
                 return HTTPResponse(status: 201, body: .bytes(Array("done".utf8)), onComplete: {
                     calls.add(1, ordering: .relaxed)
@@ -505,9 +532,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func responseStreamFailureAbortsTheConnection() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func responseStreamFailureAbortsTheConnection(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 HTTPResponse(status: 200, body: .stream(CountingStream(total: nil, chunk: 1000, failAfter: 5000), length: nil))
             }
             defer { server.server.stop() }
@@ -519,9 +547,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func unsafeResponseHeadersAreDropped() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func unsafeResponseHeadersAreDropped(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer { _ in
+            let server = try TestServer(driver: driver) { _ in
                 HTTPResponse(status: 200, headers: ["X-Ok": "1", "X-Bad": "a\r\nInjected: yes", "Content-Length": "999"])
             }
             defer { server.server.stop() }
@@ -534,9 +563,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func drainLetsInFlightRequestFinishAndRefusesNewConnections() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func drainLetsInFlightRequestFinishAndRefusesNewConnections(driver: EventLoopDriver) async throws {
         let entered = Box<Bool>()
-        let server = try TestServer { request in
+        let server = try TestServer(driver: driver) { request in
             entered.set(true)
             try? await Task.sleep(for: .milliseconds(300))
             return await okHandler(request)
@@ -563,10 +593,11 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         #expect(server.server.openConnections == 0)
     }
 
-    @Test func drainDeadlineForceClosesStuckExchanges() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func drainDeadlineForceClosesStuckExchanges(driver: EventLoopDriver) async throws {
         let summary = Box<ExchangeSummary>()
         let entered = Box<Bool>()
-        let server = try TestServer { _ in
+        let server = try TestServer(driver: driver) { _ in
             entered.set(true)
             return HTTPResponse(status: 200, body: .stream(CountingStream(total: nil), length: nil), onComplete: { summary.set($0) })
         }
@@ -581,11 +612,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         #expect(try await blocking { summary.wait() }?.completed == false)
     }
 
-    @Test func stalledReaderIsAbortedAfterTheWriteTimeout() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func stalledReaderIsAbortedAfterTheWriteTimeout(driver: EventLoopDriver) async throws {
         let summary = Box<ExchangeSummary>()
         let stream = CountingStream(total: nil)
         try await blocking {
-            let server = try TestServer(configure: { $0.timeouts.write = .milliseconds(300) }) { _ in
+            let server = try TestServer(driver: driver, configure: { $0.timeouts.write = .milliseconds(300) }) { _ in
                 HTTPResponse(status: 200, body: .stream(stream, length: nil), onComplete: { summary.set($0) })
             }
             defer { server.server.stop() }
@@ -599,9 +631,10 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func maxConnectionsDefersFurtherAccepts() async throws {
+    @Test(arguments: EventLoopDriver.available)
+    func maxConnectionsDefersFurtherAccepts(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(configure: { $0.maxConnections = 1 }, handler: okHandler)
+            let server = try TestServer(driver: driver, configure: { $0.maxConnections = 1 }, handler: okHandler)
             defer { server.server.stop() }
             let first = try server.client()
             try first.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -618,8 +651,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func ipv6LoopbackLiteral() async throws {
-        var configuration = HTTPServerConfiguration(host: "[::1]", port: 0)
+    @Test(arguments: EventLoopDriver.available)
+    func ipv6LoopbackLiteral(driver: EventLoopDriver) async throws {
+        var configuration = HTTPServerConfiguration(host: "[::1]", port: 0, eventLoop: driver)
         configuration.maxConnections = 10
         let server = HTTPServer(configuration: configuration, responder: ClosureResponder(handler: okHandler), logger: .disabled)
         do {
@@ -633,9 +667,60 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
-    @Test func startRejectsBadAddresses() {
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "999.1.1.1", port: 0),
+    @Test(arguments: EventLoopDriver.available)
+    func startRejectsBadAddresses(driver: EventLoopDriver) {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "999.1.1.1", port: 0, eventLoop: driver),
                                 responder: ClosureResponder(handler: okHandler), logger: .disabled)
         #expect(throws: HTTPServerError.self) { _ = try server.start() }
+    }
+}
+
+extension HTTPConnectionTests {
+    /// Connections a client abandons in any phase all release their descriptors (the server's count of open
+    /// connections returns to zero), on every driver.
+    @Test(arguments: EventLoopDriver.available)
+    func abandonedConnectionsAreAllReleased(driver: EventLoopDriver) async throws {
+        try await blocking {
+            let server = try TestServer(driver: driver, handler: okHandler)
+            defer { server.server.stop() }
+            for shape in 0..<4 {
+                for _ in 0..<20 {
+                    let client = try server.client()
+                    switch shape {
+                    case 0: break
+                    case 1: try client.send("GET / HTTP/1.1\r\nHo")
+                    case 2:
+                        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                        shutdown(client.fd, Int32(SHUT_WR))
+                        _ = try client.readToEnd()
+                    default: try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                    }
+                    client.reset()
+                }
+                let end = MonotonicClock.nanoseconds() + 5_000_000_000
+                while server.server.openConnections > 0 && MonotonicClock.nanoseconds() < end { usleep(2000) }
+                #expect(server.server.openConnections == 0, "\(driver) shape \(shape)")
+            }
+        }
+    }
+}
+
+extension HTTPConnectionTests {
+    /// The responder's synchronous stretch holds its loop's in-place permit (DESIGN §3). Work it hands to
+    /// another task inherits the permit but, running on the cooperative pool, may not use it.
+    @Test(arguments: EventLoopDriver.available)
+    func responderStartsWithTheLoopsPermit(driver: EventLoopDriver) async throws {
+        try await blocking {
+            let server = try TestServer(driver: driver) { _ in
+                let inPlace = InPlaceLookup.isPermitted
+                let child = await Task { (InPlaceLookup.permit != nil, InPlaceLookup.isPermitted) }.value
+                return HTTPResponse(status: 200, body: .bytes(Array("\(inPlace) \(child.0) \(child.1)".utf8)))
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            let text = try client.readResponse().text
+            #expect(text == "true true false")
+        }
     }
 }

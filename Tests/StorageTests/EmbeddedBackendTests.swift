@@ -271,24 +271,27 @@ import Testing
     }
 }
 
-/// Point lookups in place on an HTTP event loop (`EventLoopInline`, `InlineReaders`).
+/// Point lookups in place on an HTTP event loop (`InPlaceLookup`, `InlineReaders`).
 @Suite struct EmbeddedInlineReadTests {
     typealias Base = EmbeddedBackendTests
 
-    /// Starts `operation` as an immediate task on this thread, marked as an event loop, and reports whether it
-    /// finished before `Task.immediate` returned (no suspension: no thread hop), plus its result.
+    /// Starts `operation` as an immediate task on a loop-like serial queue, holding that queue's permit (as an
+    /// event loop grants it), and reports whether it finished without a thread hop, plus its result.
     static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
         -> (inline: Bool, value: T) {
-        // Whether the code after the await still runs inside the marked section: a read done in place never
-        // suspended; one that took a lane resumes on the cooperative pool, where the thread-local mark is absent.
+        // Whether the code after the await still runs where the permit applies: a read done in place never
+        // suspended; one that took a lane resumes on the cooperative pool, which the permit does not cover.
         // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)
         let box = ResultBox<T>()
         let inPlace = ResultBox<Bool>()
-        let task = EventLoopInline.run {
-            Task.immediate {
-                let result = await Result { try await operation() }
-                inPlace.set(.success(EventLoopInline.isActive))
-                box.set(result)
+        let loop = QueuePermit()
+        let task = loop.queue.sync {
+            InPlaceLookup.$permit.withValue(loop) {
+                Task.immediate {
+                    let result = await Result { try await operation() }
+                    inPlace.set(.success(InPlaceLookup.isPermitted))
+                    box.set(result)
+                }
             }
         }
         await task.value
@@ -359,9 +362,23 @@ import Testing
             return statement.int64(0)
         }
         #expect(try value?.get() == 42)
-        #expect(!readers.isUsable, "unmarked threads never read in place")
-        #expect(EventLoopInline.run { readers.isUsable })
+        #expect(!readers.isUsable, "without a permit nothing reads in place")
+        let loop = QueuePermit()
+        #expect(loop.queue.sync { InPlaceLookup.$permit.withValue(loop) { readers.isUsable } })
+        #expect(!InPlaceLookup.$permit.withValue(loop) { readers.isUsable }, "the permit covers only its loop's queue")
     }
+}
+
+/// A permit covering the blocks running on its serial queue, as the Dispatch event loop's does.
+final class QueuePermit: InPlaceLookupPermit {
+    let queue = DispatchQueue(label: "test.loop")
+    private static let key = DispatchSpecificKey<ObjectIdentifier>()
+    private let mark = Mark()
+    private final class Mark: Sendable {}
+
+    init() { queue.setSpecific(key: Self.key, value: ObjectIdentifier(mark)) }
+
+    var coversCurrentThread: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(mark) }
 }
 
 /// A result set once from a task and read from the test's thread.

@@ -27,6 +27,13 @@ import Upstream
                 == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
     }
 
+    @Test func canonicalQueryIsSortedAndEncoded() {
+        #expect(S3Signer.canonicalQuery([("uploads", "")]) == "uploads=")
+        #expect(S3Signer.canonicalQuery([("prefix", "a b/c"), ("list-type", "2"), ("delimiter", "/")])
+                == "delimiter=%2F&list-type=2&prefix=a%20b%2Fc")
+        #expect(S3Signer.canonicalQuery([("k", "b"), ("k", "a")]) == "k=a&k=b")
+    }
+
     @Test func urlParts() {
         #expect(S3Signer.split("http://127.0.0.1:9000/b/a%20b/../c?x=1") == ("127.0.0.1:9000", "/b/a%20b/../c", "x=1"))
         #expect(S3Signer.split("https://B.s3.amazonaws.com:443/k") == ("b.s3.amazonaws.com", "/k", ""))

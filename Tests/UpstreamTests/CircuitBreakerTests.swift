@@ -29,11 +29,4 @@ import Testing
         breaker.recordFailure("b")
         #expect(breaker.admit("b") == .allowed)
     }
-
-    @Test func canonicalQueryIsSortedAndEncoded() {
-        #expect(AWSSigV4.canonicalQuery([("uploads", "")]) == "uploads=")
-        #expect(AWSSigV4.canonicalQuery([("prefix", "a b/c"), ("list-type", "2"), ("delimiter", "/")])
-                == "delimiter=%2F&list-type=2&prefix=a%20b%2Fc")
-        #expect(AWSSigV4.percentEncode("a/b é~", keepSlash: true) == "a/b%20%C3%A9~")
-    }
 }

@@ -44,6 +44,12 @@ def portcullis_bin() -> str:
     raise RuntimeError("PORTCULLIS_BIN is not set and no .build/{release,debug}/portcullis exists")
 
 
+def event_loop() -> str:
+    """The event-loop driver every server of this run uses ($PC_EVENT_LOOP: `epoll` or `dispatch`; empty: the
+    binary's default). scripts/test.sh runs the connection-level suites once per driver."""
+    return os.environ.get("PC_EVENT_LOOP", "")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -142,6 +148,8 @@ class Server:
             self.starts += 1
             self.port = port or free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("PORTCULLIS_")}
+            if event_loop():
+                env["PORTCULLIS_EVENT_LOOP"] = event_loop()
             env.update(self.env)
             log = open(self.log_path, "wb")
             self.process = subprocess.Popen(
@@ -149,6 +157,7 @@ class Server:
                 cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             log.close()
             if self.wait_ready(timeout):
+                self.check_event_loop()
                 return self
             code = self.process.poll()
             text = self.log_text()
@@ -170,6 +179,18 @@ class Server:
                 pass
             time.sleep(0.02)
         return False
+
+    def check_event_loop(self) -> None:
+        """With $PC_EVENT_LOOP set, the server must report that driver (a suite run per driver must not
+        silently test the default twice)."""
+        wanted = self.env.get("PORTCULLIS_EVENT_LOOP") or event_loop()
+        if not wanted:
+            return
+        metrics = request("GET", self.url + "/metrics", timeout=5).body.decode()
+        line = next((l for l in metrics.splitlines() if l.startswith("portcullis_build_info{")), "")
+        if f'event_loop="{wanted}"' not in line:
+            self.kill()
+            raise RuntimeError(f"{self.name} runs {line or 'an unknown event loop'}, expected {wanted}")
 
     def log_text(self) -> str:
         try:

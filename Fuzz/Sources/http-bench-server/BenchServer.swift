@@ -16,14 +16,17 @@ struct CannedResponder: HTTPResponder {
     }
 }
 
-/// `http-bench-server [port] [async|immediate]`: serves the canned response on 127.0.0.1 until killed.
+/// `http-bench-server [port] [async|immediate] [epoll|dispatch]`: serves the canned response on 127.0.0.1
+/// until killed, on the given event-loop driver (default: the platform's).
 @main
 struct BenchServer {
     static func main() async throws {
         let arguments = CommandLine.arguments
         let port = arguments.count > 1 ? Int(arguments[1]) ?? 0 : 0
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port),
+            configuration: HTTPServerConfiguration(
+                host: "127.0.0.1", port: port,
+                eventLoop: arguments.count > 3 ? EventLoopDriver(rawValue: arguments[3]) ?? .platformDefault : .platformDefault),
             responder: CannedResponder(immediate: arguments.count > 2 && arguments[2] == "immediate"),
             logger: .disabled)
         let bound = try server.start()

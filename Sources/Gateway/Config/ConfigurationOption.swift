@@ -1,3 +1,5 @@
+public import HTTPServer
+
 /// One `portcullis serve` option: its flag, its environment variable and its default, described once so the
 /// parser, `serve --help` and docs/configuration.md cannot drift apart (DESIGN §6).
 public struct ConfigurationOption: Sendable, Equatable {
@@ -108,12 +110,16 @@ extension ConfigurationOption {
     public static let eventsSecret = ConfigurationOption(
         flag: "events-secret", valueName: "FILE", environment: "PORTCULLIS_EVENTS_SECRET_FILE", defaultText: nil,
         summary: "File holding the HMAC secret that signs events (`Portcullis-Signature`). Absent: events are sent unsigned (warning).")
+    public static let eventLoop = ConfigurationOption(
+        flag: "event-loop", valueName: "epoll|dispatch", environment: "PORTCULLIS_EVENT_LOOP",
+        defaultText: EventLoopDriver.platformDefault.rawValue,
+        summary: "Connection event-loop driver: `epoll` (our own threads in epoll_wait, one per core; Linux only, the default there and the fastest) or `dispatch` (read/write DispatchSources on one serial queue per core; portable, the default elsewhere). Behaviour is the same; the choice is logged at start and exported as portcullis_build_info{event_loop}.")
 
     /// Every `serve` option, in help order.
     public static let all: [ConfigurationOption] = [
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
-        .upstreamTimeout, .devTrustEmulatorOwner, .console, .eventsWebhook, .eventsSecret,
+        .upstreamTimeout, .devTrustEmulatorOwner, .console, .eventsWebhook, .eventsSecret, .eventLoop,
     ]
 }

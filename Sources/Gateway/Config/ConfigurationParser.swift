@@ -1,3 +1,4 @@
+import HTTPServer
 import PortcullisCore
 import Events
 
@@ -125,6 +126,7 @@ public enum ConfigurationParser {
             }
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
+        if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
 
         try config.validate()
         return config
@@ -284,6 +286,17 @@ public enum ConfigurationParser {
         case "0", "false", "no", "off": .success(false)
         default: .failure("expected true or false")
         }
+    }
+
+    /// `epoll` or `dispatch`, and only one this platform has.
+    static func parseEventLoop(_ text: String) -> Result<EventLoopDriver, ReasonText> {
+        guard let driver = EventLoopDriver(rawValue: text.lowercased()) else {
+            return .failure(ReasonText("expected \(EventLoopDriver.allCases.map(\.rawValue).joined(separator: " or "))"))
+        }
+        guard driver.isAvailable else {
+            return .failure(ReasonText("\(driver) does not exist on this platform; use \(EventLoopDriver.platformDefault)"))
+        }
+        return .success(driver)
     }
 
     static func parseLogLevel(_ text: String) -> Result<Logger.Level, ReasonText> {

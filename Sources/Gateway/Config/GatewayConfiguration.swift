@@ -1,3 +1,4 @@
+public import HTTPServer
 public import PortcullisCore
 public import Events
 
@@ -39,6 +40,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
+    /// The HTTP server's event-loop driver (DESIGN §3).
+    public var eventLoop: EventLoopDriver = .platformDefault
 
     public init() {}
 
@@ -76,6 +79,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw .invalidValue(option: .maxConnections, value: String(maxConnections), reason: "must be 1-1000000")
+        }
+        guard eventLoop.isAvailable else {
+            throw .invalidValue(option: .eventLoop, value: eventLoop.rawValue, reason: "not available on this platform")
         }
         for (option, value) in [(ConfigurationOption.headerTimeout, headerTimeout), (.idleTimeout, idleTimeout),
                                 (.uploadIdleTimeout, uploadIdleTimeout), (.upstreamTimeout, upstreamTimeout)]

@@ -20,6 +20,13 @@ public enum ProcessMetrics {
         }
     }
 
+    /// `portcullis_build_info{version,event_loop} 1`: what this process runs, as labels (the Prometheus
+    /// convention for build information), so dashboards can split figures by version and event-loop driver.
+    public static func registerBuildInfo(in registry: MetricsRegistry, version: String, eventLoop: String) {
+        registry.gauge("portcullis_build_info", help: "Build and runtime facts of this process, as labels; always 1.",
+                       labels: ["version", "event_loop"]).labels(version, eventLoop).set(1)
+    }
+
     /// RSS from the second field of `/proc/self/statm` (pages) times the page size.
     public static func residentMemoryBytes() -> Int64? {
         let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Consequence for responders: the code before a responder's first `await` runs on the connection's
 /// loop, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
-/// calls `EventLoopInline` allows: `HTTPConnection` starts the responder with the loop thread marked.
+/// calls `InPlaceLookup` allows: `HTTPConnection` starts the responder with the loop's permit bound.
 final class AsyncBridge<Result: Sendable>: Sendable {
     private enum State: Sendable {
         case starting
@@ -25,7 +25,7 @@ final class AsyncBridge<Result: Sendable>: Sendable {
     /// Starts `operation`. Returns the task (for cancellation) and, when it completed synchronously, its
     /// result; otherwise `deliver` is called later on `loop`.
     static func start(
-        on loop: EventLoop,
+        on loop: any EventLoop,
         _ operation: @escaping @Sendable () async -> Result,
         deliver: @escaping @Sendable (Result) -> Void
     ) -> (task: Task<Void, Never>, inline: Result?) {

@@ -2,146 +2,112 @@ import PortcullisCore
 
 /// Request bodies: read from the socket only while the responder pulls, and drained after the response.
 extension HTTPConnection {
-    /// A `next` call from the request body stream, now on the connection's event loop.
-    func pullBody(_ exchange: Exchange, maxLength: Int, continuation: CheckedContinuation<[UInt8]?, any Error>) {
-        guard exchange === self.exchange, phase == .exchanging, !exchange.bodyCancelled else {
-            continuation.resume(throwing: ByteStreamError.cancelled)
+    /// A `next` call from the request body stream, now on the connection's event loop. `resume` is called
+    /// exactly once, now or when bytes arrive.
+    func pullBody(_ exchange: Exchange, maxLength: Int, resume: @escaping (Result<[UInt8]?, any Error>) -> Void) {
+        defer { settle() }
+        guard case .exchanging(let current) = state, current === exchange else {
+            resume(.failure(ByteStreamError.cancelled))
             return
         }
+        let invited: Bool
         switch exchange.body {
-        case .ended:
-            continuation.resume(returning: nil)
-            return
-        case .failed(let error):
-            continuation.resume(throwing: error)
-            return
-        case .open:
-            break
+        case .complete: return resume(.success(nil))
+        case .failed(let error): return resume(.failure(error))
+        // A cancelled stream stays cancelled; the stream contract forbids concurrent `next` calls.
+        case .cancelled, .pulling: return resume(.failure(ByteStreamError.cancelled))
+        case .unread(_, let wasInvited): invited = wasInvited
         }
-        guard exchange.pendingPull == nil else {
-            // The stream contract forbids concurrent `next` calls.
-            continuation.resume(throwing: ByteStreamError.cancelled)
-            return
-        }
-        exchange.pendingPull = Exchange.PendingPull(maxLength: maxLength, continuation: continuation)
-        if exchange.head.expectsContinue && !exchange.continueSent && !exchange.responseStarted {
-            // The responder wants the body: now, and only now, invite the client to send it.
-            exchange.continueSent = true
-            output.append(contentsOf: ResponseHead.continueResponse)
-            // If the socket is full the write source finishes the interim response; reading goes on.
-            if flushOutput() { suspendWriting() }
-            guard phase == .exchanging else { return }
+        exchange.startPull(Exchange.PendingPull(maxLength: maxLength, resume: resume),
+                           deadline: loop.now() &+ timeouts.bodyRead)
+        if !invited && !exchange.responseStarted {
+            // The responder wants the body: now, and only now, invite the client to send it. If the socket is
+            // full the rest of the interim response goes out when it drains; reading goes on meanwhile.
+            exchange.output.bytes.append(contentsOf: ResponseHead.continueResponse)
+            if send(&exchange.output, counting: exchange) == .failed {
+                close()
+                return
+            }
         }
         serviceBodyPull()
     }
 
-    /// Satisfies a pending pull from buffered bytes, or reads the socket for more.
+    /// Satisfies the waiting pull from buffered bytes, or leaves it waiting for the socket.
     func serviceBodyPull() {
-        guard let exchange, let pull = exchange.pendingPull else {
-            suspendReading()
+        guard case .exchanging(let exchange) = state, case .pulling(let parser, let pull, _) = exchange.body else {
             return
         }
-        let (consumed, event) = parser.parse(input.readable, maxBodyBytes: pull.maxLength)
+        let (consumed, event) = parser.parser.parse(input.readable, maxBodyBytes: pull.maxLength)
         input.consume(consumed)
         exchange.bytesIn += Int64(consumed)
         switch event {
         case nil:
-            if peerClosed {
-                exchange.body = .failed(ByteStreamError.truncated(
-                    expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived))
-                exchange.closeAfter = true
-                finishPull(exchange, .failure(ByteStreamError.truncated(
-                    expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived)))
+            if input.endOfInput {
+                let error = ByteStreamError.truncated(
+                    expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived)
+                exchange.reuse = .close
+                exchange.endPull(.failed(error))?.resume(.failure(error))
             } else {
-                setReadDeadline(.body)
-                resumeReading()
+                exchange.extendPull(deadline: loop.now() &+ timeouts.bodyRead)
             }
         case .body(let bytes)?:
             exchange.bodyBytesReceived += Int64(bytes.count)
-            finishPull(exchange, .success(bytes))
+            exchange.endPull(.unread(parser, invited: true))?.resume(.success(bytes))
         case .end?:
-            exchange.body = .ended
-            finishPull(exchange, .success(nil))
+            exchange.endPull(.complete)?.resume(.success(nil))
         case .error(let error)?:
-            exchange.body = .failed(error)
-            exchange.closeAfter = true
-            finishPull(exchange, .failure(error))
+            exchange.reuse = .close
+            exchange.endPull(.failed(error))?.resume(.failure(error))
         case .head?:
-            exchange.body = .failed(ByteStreamError.cancelled)
-            exchange.closeAfter = true
-            finishPull(exchange, .failure(ByteStreamError.cancelled))
+            exchange.reuse = .close
+            exchange.endPull(.failed(ByteStreamError.cancelled))?.resume(.failure(ByteStreamError.cancelled))
         }
     }
 
-    private func finishPull(_ exchange: Exchange, _ result: Result<[UInt8]?, any Error>) {
-        suspendReading()
-        setReadDeadline(.none)
-        guard let pull = exchange.pendingPull else { return }
-        exchange.pendingPull = nil
-        pull.continuation.resume(with: result)
-    }
-
-    func failPendingPull(_ exchange: Exchange, _ error: any Error) {
-        guard let pull = exchange.pendingPull else { return }
-        exchange.pendingPull = nil
-        if phase == .exchanging {
-            suspendReading()
-            setReadDeadline(.none)
-        }
-        pull.continuation.resume(throwing: error)
-    }
-
-    /// The responder cancelled the body stream. The bytes still on the wire are drained after the response.
+    /// The responder cancelled the body stream. The bytes still on the wire are drained after the response —
+    /// unless the client was never invited to send them (`Expect: 100-continue`): then it closes.
     func cancelBody(_ exchange: Exchange) {
-        guard exchange === self.exchange, phase == .exchanging else { return }
-        exchange.bodyCancelled = true
-        failPendingPull(exchange, ByteStreamError.cancelled)
+        defer { settle() }
+        guard case .exchanging(let current) = state, current === exchange else { return }
+        switch exchange.body {
+        case .unread(let parser, let invited):
+            if !invited { exchange.reuse = .close }
+            _ = exchange.endPull(.cancelled(parser))
+        case .pulling(let parser, _, _):
+            exchange.endPull(.cancelled(parser))?.resume(.failure(ByteStreamError.cancelled))
+        case .complete, .cancelled, .failed:
+            break
+        }
     }
 
+    /// The waiting pull got no byte for the body timeout: it fails, and the connection closes after the
+    /// response (the rest of the body cannot be trusted to come).
     func bodyReadTimedOut() {
-        guard phase == .exchanging, let exchange else {
-            // Draining an unread body that does not come: give up on the connection.
-            close()
-            return
-        }
-        exchange.body = .failed(ByteStreamError.timedOut)
-        exchange.closeAfter = true
-        failPendingPull(exchange, ByteStreamError.timedOut)
+        guard case .exchanging(let exchange) = state else { return }
+        exchange.reuse = .close
+        exchange.endPull(.failed(ByteStreamError.timedOut))?.resume(.failure(ByteStreamError.timedOut))
     }
 
     /// Discards the rest of an unread body (up to `maxDrainBodyBytes`) so the connection can be reused.
     func continueDrainingBody() {
-        guard let exchange else {
-            readNextRequest()
-            return
-        }
+        guard case .drainingBody(var drain) = state else { return }
         let limit = context.configuration.maxDrainBodyBytes
         while true {
-            let (consumed, event) = parser.parse(input.readable)
+            let (consumed, event) = drain.parser.parser.parse(input.readable)
             input.consume(consumed)
-            drainedBodyBytes += Int64(consumed)
-            guard drainedBodyBytes <= limit else {
-                close()
-                return
-            }
+            drain.drained += Int64(consumed)
+            guard drain.drained <= limit else { return close() }
             switch event {
             case .body?:
                 continue
             case .end?:
-                exchange.body = .ended
-                suspendReading()
-                readNextRequest()
-                return
+                return readNextRequest()
             case .error?, .head?:
-                close()
-                return
+                return close()
             case nil:
-                if peerClosed {
-                    close()
-                    return
-                }
-                setReadDeadline(.body)
-                resumeReading()
+                if input.endOfInput { return close() }
+                drain.deadline = loop.now() &+ timeouts.bodyRead
+                update(.drainingBody(drain))
                 return
             }
         }

@@ -1,6 +1,8 @@
 import PortcullisCore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Responses: head rendering, body writing with backpressure, and the end of an exchange.
@@ -9,31 +11,28 @@ extension HTTPConnection {
     func responseReady(_ exchange: Exchange, _ response: HTTPResponse) {
         exchange.status = response.status
         exchange.onComplete = response.onComplete
-        exchange.responderTask = nil
-        guard exchange === self.exchange, phase == .exchanging else {
+        guard case .exchanging(let current) = state, current === exchange else {
             // The connection went away while the responder worked.
             if case .stream(let stream, _) = response.body { stream.cancel() }
-            exchange.report(completed: false)
+            exchange.finish(completed: false, now: loop.now())
             return
         }
-        let head = exchange.head
         switch exchange.body {
-        case .open:
-            if head.expectsContinue && !exchange.continueSent {
-                // Answered without reading: the client may never send the body, so do not wait for it.
-                exchange.closeAfter = true
-            } else if let expected = exchange.bodyExpectedLength,
-                      expected - exchange.bodyBytesReceived > context.configuration.maxDrainBodyBytes {
-                exchange.closeAfter = true
+        case .unread(_, invited: false):
+            // Answered without reading: the client may never send the body, so do not wait for it.
+            exchange.reuse = .close
+        case .unread, .pulling, .cancelled:
+            if let expected = exchange.bodyExpectedLength,
+               expected - exchange.bodyBytesReceived > context.configuration.maxDrainBodyBytes {
+                exchange.reuse = .close
             }
         case .failed:
-            exchange.closeAfter = true
-        case .ended:
+            exchange.reuse = .close
+        case .complete:
             break
         }
-        if draining { exchange.closeAfter = true }
         writeHead(exchange, response)
-        pumpResponse()
+        pumpResponse(exchange)
     }
 
     private func writeHead(_ exchange: Exchange, _ response: HTTPResponse) {
@@ -54,11 +53,39 @@ extension HTTPConnection {
         let http11 = exchange.head.versionMinor == 1
         let chunked = bodyAllowed && length == nil && http11
         if bodyAllowed && length == nil && !http11 && !isHead {
-            exchange.closeAfter = true  // HTTP/1.0: the end of the body is the end of the connection
+            exchange.reuse = .close  // HTTP/1.0: the end of the body is the end of the connection
         }
 
-        if output.capacity == 0 { output.reserveCapacity(1024) }  // released while idle: one allocation, not a growth series
-        output.append(contentsOf: ResponseHead.statusLine(status))
+        // A new exchange's buffer: one allocation, not a growth series.
+        if exchange.output.bytes.capacity == 0 { exchange.output.bytes.reserveCapacity(1024) }
+        writeHeadBytes(into: &exchange.output.bytes, exchange: exchange, response: response, length: length,
+                       bodyAllowed: bodyAllowed, chunked: chunked)
+
+        guard bodyAllowed && !isHead else {
+            if case .stream(let stream, _) = response.body { stream.cancel() }
+            exchange.startSending(.buffered)
+            return
+        }
+        switch response.body {
+        case .empty:
+            exchange.startSending(.buffered)
+        case .bytes(let bytes):
+            exchange.output.bytes.append(contentsOf: bytes)
+            exchange.startSending(.buffered)
+        case .stream(let stream, let declared):
+            exchange.startSending(.stream(stream, remaining: declared, chunked: chunked, pulling: false))
+        case .file(let region):
+            if region.length <= Self.inlineFileBytes && Self.appendFile(region, to: &exchange.output.bytes) {
+                exchange.startSending(.buffered)
+            } else {
+                exchange.startSending(.file(region, offset: region.offset, remaining: region.length))
+            }
+        }
+    }
+
+    private func writeHeadBytes(into output: inout [UInt8], exchange: Exchange, response: HTTPResponse,
+                                length: Int64?, bodyAllowed: Bool, chunked: Bool) {
+        output.append(contentsOf: ResponseHead.statusLine(response.status))
         output.append(contentsOf: context.dateHeader.current())
         for (name, value) in response.headers.fields {
             if Self.isFramingField(name) { continue }
@@ -83,30 +110,9 @@ extension HTTPConnection {
                 output.append(contentsOf: ResponseHead.chunked)
             }
         }
-        output.append(contentsOf: exchange.closeAfter ? ResponseHead.connectionClose : ResponseHead.connectionKeepAlive)
+        output.append(contentsOf: exchange.reuse == .close ? ResponseHead.connectionClose : ResponseHead.connectionKeepAlive)
         output.append(0x0D)
         output.append(0x0A)
-
-        guard bodyAllowed && !isHead else {
-            if case .stream(let stream, _) = response.body { stream.cancel() }
-            exchange.writer = .buffered
-            return
-        }
-        switch response.body {
-        case .empty:
-            exchange.writer = .buffered
-        case .bytes(let bytes):
-            output.append(contentsOf: bytes)
-            exchange.writer = .buffered
-        case .stream(let stream, let declared):
-            exchange.writer = .stream(stream, remaining: declared, chunked: chunked, pulling: false)
-        case .file(let region):
-            if region.length <= Self.inlineFileBytes && appendFile(region) {
-                exchange.writer = .buffered
-            } else {
-                exchange.writer = .file(region, offset: region.offset, remaining: region.length)
-            }
-        }
     }
 
     /// File regions up to this size are read into the output buffer behind the head and sent with it in one
@@ -117,7 +123,7 @@ extension HTTPConnection {
 
     /// Appends the whole region to `output`; false (and `output` unchanged) when the file is shorter than the
     /// region or unreadable, so `sendfile` runs and reports it the usual way.
-    private func appendFile(_ region: FileRegion) -> Bool {
+    private static func appendFile(_ region: FileRegion, to output: inout [UInt8]) -> Bool {
         let length = Int(region.length)
         guard length > 0 else { return true }
         let start = output.count
@@ -153,62 +159,60 @@ extension HTTPConnection {
 
     /// Writes as much of the response as the socket takes; pulls the next stream chunk only once the
     /// previous one is entirely in the kernel, so at most one chunk per connection sits in user space.
-    func pumpResponse() {
-        guard phase == .exchanging, let exchange else { return }
+    func pumpResponse(_ exchange: Exchange) {
         while true {
-            if outputOffset < output.count {
-                reportBuffered(output.count - outputOffset)
-                guard flushOutput() else { return }
+            guard case .exchanging(let current) = state, current === exchange else { return }
+            if !exchange.output.isEmpty {
+                reportBuffered(exchange.output.pendingCount)
+                switch send(&exchange.output, counting: exchange) {
+                case .flushed: break
+                case .blocked: return
+                case .failed: return close()
+                }
             }
-            switch exchange.writer {
-            case .pending:
-                suspendWriting()
-                return
+            guard case .sending(let producer) = exchange.response else { return }
+            switch producer {
             case .buffered:
-                suspendWriting()
-                exchangeFinished()
-                return
+                return exchangeFinished(exchange)
             case .file(let region, let offset, let remaining):
                 if remaining == 0 {
-                    exchange.writer = .buffered
+                    exchange.advance(.buffered)
                     continue
                 }
-                var position = off_t(offset)
-                let n = sendfile(fd, region.descriptor, &position, Int(min(remaining, 1 << 30)))
+                let n = Posix.sendFile(to: descriptor, from: region.descriptor, offset: offset,
+                                       count: Int(min(remaining, 1 << 30)))
                 if n > 0 {
                     exchange.bytesOut += Int64(n)
-                    if exchange.firstByteAt == nil { exchange.firstByteAt = MonotonicClock.nanoseconds() }
-                    exchange.writer = .file(region, offset: offset + Int64(n), remaining: remaining - Int64(n))
-                    suspendWriting()
+                    if exchange.firstByteAt == nil { exchange.firstByteAt = loop.now() }
+                    exchange.advance(.file(region, offset: offset + Int64(n), remaining: remaining - Int64(n)))
+                    exchange.output.stallDeadline = .max
                     continue
                 }
                 let error = errno
                 if n < 0 && error == EINTR { continue }
                 if n < 0 && (error == EAGAIN || error == EWOULDBLOCK) {
-                    resumeWriting()
+                    if !exchange.output.isStalled { exchange.output.stallDeadline = loop.now() &+ timeouts.write }
                     return
                 }
                 if n == 0 {
                     context.logger.warning("file shorter than its region, aborting response",
                                            [("remote", .string(remoteAddress))])
                 }
-                abort()
-                return
+                return abort()
             case .stream(let stream, let remaining, let chunked, let pulling):
-                suspendWriting()
                 if pulling { return }
-                exchange.writer = .stream(stream, remaining: remaining, chunked: chunked, pulling: true)
+                exchange.advance(.stream(stream, remaining: remaining, chunked: chunked, pulling: true))
                 // With the declared length reached, one more pull must confirm the end of the stream.
-                let maxLength = remaining.map { max(1, Int(clamping: min($0, Int64(context.configuration.responseChunkBytes)))) }
-                    ?? context.configuration.responseChunkBytes
+                let chunkBytes = context.configuration.responseChunkBytes
+                let maxLength = remaining.map { max(1, Int(clamping: min($0, Int64(chunkBytes)))) } ?? chunkBytes
                 let (_, inline) = AsyncBridge<Result<[UInt8]?, any Error>>.start(on: loop) {
                     do { return .success(try await stream.next(maxLength: maxLength)) } catch { return .failure(error) }
                 } deliver: { [self] result in
-                    if self.applyChunk(exchange, result) { self.pumpResponse() }
+                    if self.applyChunk(exchange, result) { self.pumpResponse(exchange) }
+                    self.settle()
                 }
                 // A chunk produced synchronously is handled in this loop (no recursion, however long the stream).
-                guard let inline else { return }
-                guard applyChunk(exchange, inline) else { return }
+                guard let inline, applyChunk(exchange, inline) else { return }
             }
         }
     }
@@ -216,8 +220,8 @@ extension HTTPConnection {
     /// Frames a pulled chunk into the output buffer. Returns false when the exchange is over (stale chunk,
     /// or the connection was aborted); true when the caller should keep pumping.
     private func applyChunk(_ exchange: Exchange, _ result: Result<[UInt8]?, any Error>) -> Bool {
-        guard exchange === self.exchange, phase == .exchanging,
-              case .stream(let stream, let remaining, let chunked, _) = exchange.writer
+        guard case .exchanging(let current) = state, current === exchange,
+              case .sending(.stream(let stream, let remaining, let chunked, _)) = exchange.response
         else { return false }
         switch result {
         case .failure(let error):
@@ -233,11 +237,11 @@ extension HTTPConnection {
                 abort()
                 return false
             }
-            if chunked { output.append(contentsOf: ResponseHead.lastChunk) }
-            exchange.writer = .buffered
+            if chunked { exchange.output.bytes.append(contentsOf: ResponseHead.lastChunk) }
+            exchange.advance(.buffered)
         case .success(let bytes?):
             if bytes.isEmpty {
-                exchange.writer = .stream(stream, remaining: remaining, chunked: chunked, pulling: false)
+                exchange.advance(.stream(stream, remaining: remaining, chunked: chunked, pulling: false))
             } else if let remaining {
                 guard Int64(bytes.count) <= remaining else {
                     context.logger.warning("response stream exceeded its declared length, aborting connection",
@@ -246,75 +250,43 @@ extension HTTPConnection {
                     abort()
                     return false
                 }
-                if output.isEmpty {
+                if exchange.output.isEmpty {
                     // Nothing else is queued: send the stream's own array (no copy of every byte into `output`).
-                    output = bytes
-                    outputOffset = 0
+                    exchange.output.bytes = bytes
+                    exchange.output.offset = 0
                 } else {
-                    output.append(contentsOf: bytes)
+                    exchange.output.bytes.append(contentsOf: bytes)
                 }
-                exchange.writer = .stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false)
+                exchange.advance(.stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false))
             } else {
                 if chunked {
-                    ResponseHead.appendHex(bytes.count, to: &output)
-                    output.append(0x0D)
-                    output.append(0x0A)
+                    ResponseHead.appendHex(bytes.count, to: &exchange.output.bytes)
+                    exchange.output.bytes.append(0x0D)
+                    exchange.output.bytes.append(0x0A)
                 }
-                output.append(contentsOf: bytes)
+                exchange.output.bytes.append(contentsOf: bytes)
                 if chunked {
-                    output.append(0x0D)
-                    output.append(0x0A)
+                    exchange.output.bytes.append(0x0D)
+                    exchange.output.bytes.append(0x0A)
                 }
-                exchange.writer = .stream(stream, remaining: nil, chunked: chunked, pulling: false)
+                exchange.advance(.stream(stream, remaining: nil, chunked: chunked, pulling: false))
             }
         }
-        return true
-    }
-
-    /// Sends buffered output. Returns true when all of it is in the kernel; false when the socket is full
-    /// (the write source is armed) or the connection failed (it is closed).
-    func flushOutput() -> Bool {
-        var progressed = false
-        while outputOffset < output.count {
-            let n = output.withUnsafeBytes { buffer in
-                send(fd, buffer.baseAddress! + outputOffset, buffer.count - outputOffset, Int32(MSG_NOSIGNAL))
-            }
-            if n > 0 {
-                outputOffset += n
-                progressed = true
-                if let exchange {
-                    exchange.bytesOut += Int64(n)
-                    if exchange.firstByteAt == nil && exchange.responseStarted {
-                        exchange.firstByteAt = MonotonicClock.nanoseconds()
-                    }
-                }
-                continue
-            }
-            let error = errno
-            if n < 0 && error == EINTR { continue }
-            if n < 0 && (error == EAGAIN || error == EWOULDBLOCK) {
-                if !wantWriting { resumeWriting() } else if progressed { setWriteDeadline(active: true) }
-                return false
-            }
-            // EPIPE, ECONNRESET: the client is gone.
-            close()
-            return false
-        }
-        // A taken-over stream chunk is dropped, not kept as capacity (idle connections hold no output buffer).
-        output.removeAll(keepingCapacity: output.capacity <= 16 * 1024)
-        outputOffset = 0
-        reportBuffered(0)
         return true
     }
 
     func handleWritable() {
-        switch phase {
-        case .exchanging:
-            pumpResponse()
-        case .closingAfterWrite:
-            if flushOutput() { closeGracefully() }
-        default:
-            suspendWriting()
+        switch state {
+        case .exchanging(let exchange):
+            pumpResponse(exchange)
+        case .closingAfterWrite(let response):
+            switch send(&response.output, counting: nil) {
+            case .flushed: closeGracefully()
+            case .blocked: break
+            case .failed: close()
+            }
+        case .readingHead, .drainingBody, .lingering, .closed:
+            break
         }
     }
 }

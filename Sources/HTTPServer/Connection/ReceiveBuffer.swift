@@ -8,6 +8,8 @@ final class ReceiveBuffer {
     private(set) var capacity: Int
     private var readIndex = 0
     private var writeIndex = 0
+    /// The peer closed its side, or the socket failed: no byte will follow the readable ones.
+    var endOfInput = false
 
     init(capacity: Int = 4096) {
         self.capacity = capacity

@@ -81,14 +81,6 @@ public struct HTTPRequestParser: Sendable {
         return false
     }
 
-    /// True while the parser is reading a head (request line or header fields), i.e. before `.head`.
-    public var isReadingHead: Bool {
-        switch state {
-        case .requestLine, .headerLines: return true
-        default: return false
-        }
-    }
-
     /// True once the parser has reported an error; it will not recover.
     public var hasFailed: Bool {
         if case .failed = state { return true }

@@ -1,14 +1,17 @@
-import Dispatch
 import Synchronization
 public import PortcullisCore
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The one error type of the HTTPServer module: failures to start listening.
 public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible {
     case alreadyStarted
     case invalidAddress(String)
+    /// The configured event-loop driver does not exist on this platform.
+    case eventLoopUnavailable(EventLoopDriver)
     /// A socket call failed: the call and its errno.
     case socket(String, Int32)
 
@@ -16,21 +19,22 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .alreadyStarted: "server already started"
         case .invalidAddress(let address): "invalid listen address \(address)"
+        case .eventLoopUnavailable(let driver): "the \(driver) event loop is not available on this platform"
         case .socket(let call, let error): "\(call) failed: \(String(cString: strerror(error)))"
         }
     }
 }
 
-/// An HTTP/1.1 server on `epoll` event loops.
+/// An HTTP/1.1 server on event loops.
 ///
-/// Each accepted connection is served by one event loop (`EventLoop`: a thread per core waiting in
-/// `epoll_wait`, shared by its connections, so a connection's events never run concurrently) with
-/// non-blocking socket I/O (see `HTTPConnection` for the full lifecycle and the loop→async bridge); the
-/// responder runs in a `Task` per request, in place on the loop while it stays synchronous. Accepting stays
-/// on a Dispatch read source (rare, and off the request path). Keep-alive, pipelining (answered in order, one
-/// at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies streamed with backpressure,
-/// response bodies from bytes, streams, file regions (`sendfile`; small ones read and sent with the head), and
-/// the limits and timeouts of `HTTPServerConfiguration`.
+/// Each accepted connection is served by one event loop (`EventLoop`, one per core, shared by its connections,
+/// so a connection's events never run concurrently) with non-blocking socket I/O (see `HTTPConnection` for
+/// the lifecycle and the loop→async bridge); the responder runs in a `Task` per request, in place on the loop
+/// while it stays synchronous. The loops come from the configured driver (`EventLoopDriver`: epoll or
+/// Dispatch); the listener is a channel of the first loop like any connection. Keep-alive, pipelining
+/// (answered in order, one at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies
+/// streamed with backpressure, response bodies from bytes, streams, file regions (`sendfile`; small ones read
+/// and sent with the head), and the limits and timeouts of `HTTPServerConfiguration`.
 ///
 /// A started server runs until `drain(deadline:)` or `stop()`, even if this object is released.
 ///
@@ -46,6 +50,9 @@ public final class HTTPServer: Sendable {
 
     public var configuration: HTTPServerConfiguration { core.configuration }
 
+    /// The driver this server's connections run on.
+    public var eventLoop: EventLoopDriver { core.group.driver }
+
     /// Binds `host:port`, starts accepting, and returns the bound port (the kernel's choice when the
     /// configured port is 0).
     public func start() throws(HTTPServerError) -> Int {
@@ -54,6 +61,10 @@ public final class HTTPServer: Sendable {
             return started
         }
         guard !already else { throw .alreadyStarted }
+        guard core.configuration.eventLoop.isAvailable else {
+            started.withLock { $0 = false }
+            throw .eventLoopUnavailable(core.configuration.eventLoop)
+        }
         _ = signal(SIGPIPE, SIG_IGN)
         let listener: (fd: Int32, port: Int)
         do {
@@ -64,7 +75,8 @@ public final class HTTPServer: Sendable {
             throw error
         }
         core.startAccepting(listenFD: listener.fd)
-        core.logger.info("listening", [("host", .string(core.configuration.host)), ("port", .int(Int64(listener.port)))])
+        core.logger.info("listening", [("host", .string(core.configuration.host)), ("port", .int(Int64(listener.port))),
+                                       ("event_loop", .string(core.group.driver.rawValue))])
         return listener.port
     }
 
@@ -91,7 +103,7 @@ public final class HTTPServer: Sendable {
     /// connections, lets in-flight exchanges finish (their responses say `Connection: close`) until
     /// `deadline` has passed, then force-closes whatever is left. Returns once every connection is closed.
     public func drain(deadline: Duration) async {
-        core.stopAccepting()
+        await core.stopAccepting()
         for connection in core.connectionSnapshot() {
             connection.loop.execute { connection.beginDrain() }
         }
@@ -110,10 +122,10 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Immediate shutdown: stops accepting and aborts every connection (in-flight exchanges report
-    /// `completed: false`). Returns without waiting for the connections' loops.
+    /// Immediate shutdown: stops accepting (the listener is closed when this returns) and aborts every
+    /// connection (in-flight exchanges report `completed: false`) without waiting for their loops.
     public func stop() {
-        core.stopAccepting()
+        core.stopAcceptingNow()
         forceCloseAll()
     }
 

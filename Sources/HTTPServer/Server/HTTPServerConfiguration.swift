@@ -45,10 +45,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxDrainBodyBytes: Int64
     /// The largest chunk pulled from a streamed response body at a time. Default 64 KiB.
     public var responseChunkBytes: Int
+    /// The event-loop driver connections run on (`EventLoopDriver.platformDefault`: epoll on Linux, Dispatch
+    /// elsewhere). `start()` refuses a driver this platform does not have.
+    public var eventLoop: EventLoopDriver
 
     public init(host: String = "127.0.0.1", port: Int = 8080, limits: HTTPParserLimits = HTTPParserLimits(),
                 timeouts: HTTPServerTimeouts = HTTPServerTimeouts(), maxConnections: Int = 4096,
-                backlog: Int = 4096, maxDrainBodyBytes: Int64 = 1024 * 1024, responseChunkBytes: Int = 64 * 1024) {
+                backlog: Int = 4096, maxDrainBodyBytes: Int64 = 1024 * 1024, responseChunkBytes: Int = 64 * 1024,
+                eventLoop: EventLoopDriver = .platformDefault) {
         self.host = host
         self.port = port
         self.limits = limits
@@ -57,6 +61,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.backlog = backlog
         self.maxDrainBodyBytes = maxDrainBodyBytes
         self.responseChunkBytes = responseChunkBytes
+        self.eventLoop = eventLoop
     }
 }
 

@@ -1,9 +1,6 @@
 import Dispatch
 import Synchronization
 import PortcullisCore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Counters the server exposes for tests and metrics; updated with relaxed atomics, and only when a value
 /// changes (the hot path of a fully flushed response touches none of them).
@@ -25,11 +22,11 @@ final class ServerStatistics: Sendable {
     }
 }
 
-/// The running server: listener, accept loop and connection registry, shared by `HTTPServer` and its
+/// The running server: its loops, acceptor and connection registry, shared by `HTTPServer` and its
 /// connections.
 ///
-/// Threading: the listener and its accept source are confined to `acceptQueue`; the registry is behind a
-/// mutex because connections leave it from their loops' threads (hence `@unchecked Sendable`).
+/// Threading: the registry is behind a mutex because connections enter it from the acceptor's loop and leave
+/// it from their own loops' threads; everything else is immutable after `start` (hence `@unchecked Sendable`).
 final class ServerCore: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let responder: any HTTPResponder
@@ -38,35 +35,24 @@ final class ServerCore: @unchecked Sendable {
     /// The `Date:` line every response carries, shared by all connections.
     let dateHeader = DateHeaderCache()
     /// The timeouts in nanoseconds, converted once (read on every request).
-    let idleNanos, headerReadNanos, bodyReadNanos, writeNanos, lingerNanos: UInt64
-    let acceptQueue = DispatchQueue(label: "portcullis.http.accept")
-    /// The process's event loops (one thread per core); connections are spread over them round-robin.
-    let loops = EventLoop.shared
-    private var nextLoop = 0
+    let timeouts: ConnectionTimeouts
+    /// The process's loops of the configured driver (one per core); connections are spread over them.
+    let group: EventLoopGroup
 
     private struct Registry {
         var connections: [ObjectIdentifier: HTTPConnection] = [:]
+        var acceptor: Acceptor?
     }
     private let registry = Mutex(Registry())
 
-    // Confined to acceptQueue.
-    private var listenFD: Int32 = -1
-    private var acceptSource: (any DispatchSourceRead)?
-    private var acceptSuspended = false
-    private var suspendedForLimit = false
-    private var accepting = false
-    private var lastBackoffLog: UInt64 = 0
-
-    init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
+    /// `group` nil: the configured driver's group (the caller has checked that it exists).
+    init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger,
+         group: EventLoopGroup? = nil) {
         self.configuration = configuration
         self.responder = responder
         self.logger = logger
-        let timeouts = configuration.timeouts
-        idleNanos = timeouts.idle.nanoseconds
-        headerReadNanos = timeouts.headerRead.nanoseconds
-        bodyReadNanos = timeouts.bodyRead.nanoseconds
-        writeNanos = timeouts.write.nanoseconds
-        lingerNanos = timeouts.lingeringClose.nanoseconds
+        timeouts = ConnectionTimeouts(configuration.timeouts)
+        self.group = group ?? EventLoopGroup.shared(configuration.eventLoop) ?? EventLoopGroup.shared(.dispatch)!
     }
 
     var openConnections: Int { registry.withLock { $0.connections.count } }
@@ -75,106 +61,54 @@ final class ServerCore: @unchecked Sendable {
 
     // MARK: - Listening
 
-    /// Starts accepting on an already bound and listening descriptor.
+    /// Starts accepting on an already bound and listening descriptor, from the group's first loop.
     func startAccepting(listenFD fd: Int32) {
-        acceptQueue.sync {
-            listenFD = fd
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
-            // Strong on purpose: the core lives while it accepts; `stopAccepting` cancels the source, which
-            // releases this handler and the cycle with it.
-            source.setEventHandler { [self] in self.acceptConnections() }
-            source.setCancelHandler { Glibc.close(fd) }
-            acceptSource = source
-            accepting = true
-            source.activate()
+        let acceptor = Acceptor(listener: fd, core: self, loop: group.loops[0])
+        registry.withLock { $0.acceptor = acceptor }
+        acceptor.loop.execute { acceptor.start() }
+    }
+
+    /// Stops accepting and returns once the listening socket is closed (new connections are refused).
+    func stopAccepting() async {
+        guard let acceptor = takeAcceptor() else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            acceptor.stop { continuation.resume() }
         }
     }
 
-    /// Stops accepting: the listening socket is shut down at once (new connections are refused) and closed.
-    func stopAccepting() {
-        acceptQueue.sync {
-            guard accepting, let source = acceptSource else { return }
-            accepting = false
-            shutdown(listenFD, Int32(SHUT_RDWR))
-            if acceptSuspended { source.resume(); acceptSuspended = false }
-            source.cancel()
-            acceptSource = nil
+    /// `stopAccepting` for synchronous callers: waits for the loop to close the listener (a few microseconds
+    /// unless the loop is busy; at most a second), except on that loop itself, which cannot wait for itself.
+    func stopAcceptingNow() {
+        guard let acceptor = takeAcceptor() else { return }
+        guard !acceptor.loop.coversCurrentThread else { return acceptor.stop {} }
+        let closed = DispatchSemaphore(value: 0)
+        acceptor.stop { closed.signal() }
+        _ = closed.wait(timeout: .now() + 1)
+    }
+
+    private func takeAcceptor() -> Acceptor? {
+        registry.withLock { registry -> Acceptor? in
+            defer { registry.acceptor = nil }
+            return registry.acceptor
         }
     }
 
-    private func suspendAccepting() {
-        guard !acceptSuspended, let source = acceptSource else { return }
-        acceptSuspended = true
-        source.suspend()
-    }
-
-    private func resumeAccepting() {
-        guard acceptSuspended, accepting, let source = acceptSource else { return }
-        acceptSuspended = false
-        suspendedForLimit = false
-        source.resume()
-    }
-
-    private func acceptConnections() {
-        for _ in 0..<64 {
-            guard accepting else { return }
-            if openConnections >= configuration.maxConnections {
-                suspendedForLimit = true
-                suspendAccepting()
-                return
-            }
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listenFD, $0, &length) }
-            }
-            if fd < 0 {
-                let error = errno
-                switch error {
-                case EAGAIN, EWOULDBLOCK:
-                    return
-                case EINTR, ECONNABORTED, EPROTO:
-                    continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // Out of descriptors or memory: stop accepting for a moment, keep serving the others.
-                    statistics.acceptBackoffs.add(1, ordering: .relaxed)
-                    let now = MonotonicClock.nanoseconds()
-                    if now &- lastBackoffLog > 1_000_000_000 {
-                        lastBackoffLog = now
-                        logger.warning("accept failed, backing off", [("errno", .int(Int64(error)))])
-                    }
-                    suspendAccepting()
-                    acceptQueue.asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in resumeAccepting() }
-                    return
-                default:
-                    logger.error("accept failed", [("errno", .int(Int64(error)))])
-                    return
-                }
-            }
-            let flags = fcntl(fd, F_GETFL)
-            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            var one: Int32 = 1
-            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            nextLoop = (nextLoop + 1) % loops.count
-            let connection = HTTPConnection(fd: fd, remoteAddress: SocketAddress.describe(storage), context: self,
-                                            loop: loops[nextLoop])
-            registry.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
-            statistics.acceptedConnections.add(1, ordering: .relaxed)
-            connection.loop.execute { connection.start() }
-        }
+    /// Registers a just-accepted descriptor as a connection served by `loop`. Called by the acceptor.
+    func adopt(fd: Int32, remoteAddress: String, loop: any EventLoop) {
+        let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, context: self, loop: loop)
+        registry.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
+        statistics.acceptedConnections.add(1, ordering: .relaxed)
+        loop.execute { connection.start() }
     }
 
     /// Called on the connection's loop once its descriptor is closed.
     func connectionClosed(_ connection: HTTPConnection) {
-        let remaining = registry.withLock { registry -> Int in
+        let (remaining, acceptor) = registry.withLock { registry -> (Int, Acceptor?) in
             registry.connections[ObjectIdentifier(connection)] = nil
-            return registry.connections.count
+            return (registry.connections.count, registry.acceptor)
         }
-        if remaining < configuration.maxConnections {
-            acceptQueue.async { [self] in
-                if suspendedForLimit { resumeAccepting() }
-            }
+        if remaining < configuration.maxConnections, let acceptor, acceptor.pausedAtLimit.load(ordering: .relaxed) {
+            acceptor.loop.execute { acceptor.connectionsBelowLimit() }
         }
     }
 }

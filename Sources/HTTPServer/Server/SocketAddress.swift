@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// Resolving, binding and describing socket addresses with Glibc.
+/// Resolving, binding and describing socket addresses.
 enum SocketAddress {
     /// Creates a listening, non-blocking TCP socket on `host:port` and returns it with the bound port.
     static func listen(host: String, port: Int, backlog: Int) throws(HTTPServerError) -> (fd: Int32, port: Int) {
@@ -12,7 +14,7 @@ enum SocketAddress {
 
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = Posix.streamSocketType
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(literal.isEmpty ? nil : literal, String(port), &hints, &result)
@@ -21,18 +23,19 @@ enum SocketAddress {
         }
         defer { freeaddrinfo(info) }
 
-        let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(info.pointee.ai_family, Posix.streamSocketType, 0)
         guard fd >= 0 else { throw .socket("socket", errno) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let error = errno
-            Glibc.close(fd)
+            Posix.close(fd)
             throw .socket("bind \(host):\(port)", error)
         }
-        guard Glibc.listen(fd, Int32(clamping: max(1024, backlog))) == 0 else {
+        guard Posix.listen(fd, backlog: Int32(clamping: max(1024, backlog))) == 0 else {
             let error = errno
-            Glibc.close(fd)
+            Posix.close(fd)
             throw .socket("listen", error)
         }
         let flags = fcntl(fd, F_GETFL)

@@ -9,7 +9,7 @@ import Glibc
 public struct EmbeddedOptions: Sendable {
     /// SQLite reader connections (each on its own serial queue); reads run concurrently with the writer.
     public var readerConnections: Int
-    /// SQLite reader connections for point lookups made in place on an HTTP event loop (`EventLoopInline`):
+    /// SQLite reader connections for point lookups made in place on an HTTP event loop (`InPlaceLookup`):
     /// one per loop is enough (the server runs one loop per core); 0 sends every read through the reader
     /// lanes. When all are in use, or the database is busy, a read takes a lane as before.
     public var inlineReaderConnections: Int

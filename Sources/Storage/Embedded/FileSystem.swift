@@ -144,8 +144,6 @@ enum FileSystem {
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR {}
     }
 
-    static func unlock(_ fd: Int32) { flock(fd, LOCK_UN) }
-
     /// The absolute, symlink-free form of an existing path (the registry key of a directory).
     static func canonicalPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }

@@ -2,7 +2,7 @@ import Synchronization
 import PortcullisCore
 
 /// SQLite reader connections used in place, on the calling thread, for point lookups made while an HTTP event
-/// loop runs a request synchronously (`EventLoopInline.isActive`).
+/// loop runs a request synchronously and grants it `InPlaceLookup.permit`.
 ///
 /// Why: a cached metadata GET is a ~10 µs index lookup, but the round trip through a reader lane (enqueue,
 /// wake the lane's thread, resume the task on the cooperative pool, hand the response back to the connection's
@@ -36,8 +36,9 @@ final class InlineReaders: Sendable {
         self.slots = slots
     }
 
-    /// Whether an in-place read may be attempted on this thread at all.
-    var isUsable: Bool { !slots.isEmpty && EventLoopInline.isActive }
+    /// Whether an in-place read may be attempted here at all: connections exist and the current task holds
+    /// an event loop's permit that covers this thread (`InPlaceLookup`).
+    var isUsable: Bool { !slots.isEmpty && InPlaceLookup.isPermitted }
 
     /// Runs `body` on a free connection, in place. nil when none is free or the database is busy (the caller
     /// then uses a reader lane); otherwise the body's result or error.

@@ -47,15 +47,6 @@ extension GCSBackend {
         return .done(json)
     }
 
-    /// Bytes the session holds (`Range: bytes=0-N` → N+1), or the finished object.
-    func querySession(_ session: String) async throws(StorageError) -> ChunkResult {
-        let (status, headers, json) = try await sendJSON("PUT", session, headers: [("Content-Range", "bytes */*")],
-                                                         op: "upload_query", idempotent: true, rawBody: [])
-        if status == 308 { return .incomplete(persisted: Self.persisted(headers)) }
-        guard let json else { throw .internalError("GCS upload status without an object resource") }
-        return .done(json)
-    }
-
     func cancelSession(_ session: String) async {
         _ = try? await sendJSON("DELETE", session, op: "upload_cancel", idempotent: true)
     }

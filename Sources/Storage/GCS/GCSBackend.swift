@@ -33,14 +33,14 @@ public final class GCSBackend: StorageBackend {
 
     // MARK: URLs
 
-    var bucketPath: String { "/b/\(AWSSigV4.percentEncode(configuration.bucket))" }
+    var bucketPath: String { "/b/\(PercentEncoding.unreserved.encode(configuration.bucket))" }
 
     func objectURL(_ name: String, query: [(String, String)] = []) -> String {
-        url("\(configuration.endpoint)/storage/v1\(bucketPath)/o/\(AWSSigV4.percentEncode(name))", query)
+        url("\(configuration.endpoint)/storage/v1\(bucketPath)/o/\(PercentEncoding.unreserved.encode(name))", query)
     }
 
     func url(_ base: String, _ query: [(String, String)]) -> String {
-        query.isEmpty ? base : base + "?" + query.map { "\($0.0)=\(AWSSigV4.percentEncode($0.1))" }.joined(separator: "&")
+        query.isEmpty ? base : base + "?" + query.map { "\($0.0)=\(PercentEncoding.unreserved.encode($0.1))" }.joined(separator: "&")
     }
 
     static func preconditionQuery(_ p: Preconditions) -> [(String, String)] {

@@ -205,7 +205,7 @@ extension S3Backend: ResumableStaging {
 
     func copyPart(_ key: String, uploadID: String, number: Int, source: String, offset: Int64,
                   length: Int64) async throws(StorageError) -> String {
-        let headers = [("x-amz-copy-source", configuration.bucket + "/" + AWSSigV4.percentEncode(source, keepSlash: true)),
+        let headers = [("x-amz-copy-source", configuration.bucket + "/" + PercentEncoding.unreservedAndSlash.encode(source)),
                        ("x-amz-copy-source-range", "bytes=\(offset)-\(offset + length - 1)")]
         let (_, body) = try await exchange(
             "PUT", url(key, query: [("partNumber", String(number)), ("uploadId", uploadID)]), headers: headers,

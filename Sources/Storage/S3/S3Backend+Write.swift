@@ -101,7 +101,7 @@ extension S3Backend {
     /// to `maxSingleCopyBytes` (S3's limit is 5 GiB), a multipart UploadPartCopy above.
     func copy(from source: String, to key: String, size: Int64, headers: [(String, String)],
               sourceETag: String? = nil) async throws(StorageError) {
-        let sourceHeader = configuration.bucket + "/" + AWSSigV4.percentEncode(source, keepSlash: true)
+        let sourceHeader = configuration.bucket + "/" + PercentEncoding.unreservedAndSlash.encode(source)
         if size <= configuration.maxSingleCopyBytes {
             var all = headers
             all.append(("x-amz-copy-source", sourceHeader))

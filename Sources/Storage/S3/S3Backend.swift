@@ -45,13 +45,13 @@ public final class S3Backend: StorageBackend {
     func url(_ key: String?, query: [(String, String)] = []) -> String {
         var base: String
         if configuration.pathStyle {
-            base = "\(configuration.endpoint)/\(AWSSigV4.percentEncode(configuration.bucket))"
+            base = "\(configuration.endpoint)/\(PercentEncoding.unreserved.encode(configuration.bucket))"
         } else {
             let scheme = configuration.endpoint.hasPrefix("http://") ? "http://" : "https://"
             base = scheme + configuration.bucket + "." + configuration.endpoint.dropFirst(scheme.count)
         }
-        base += "/" + (key.map { AWSSigV4.percentEncode($0, keepSlash: true) } ?? "")
-        return query.isEmpty ? base : base + "?" + AWSSigV4.canonicalQuery(query)
+        base += "/" + (key.map { PercentEncoding.unreservedAndSlash.encode($0) } ?? "")
+        return query.isEmpty ? base : base + "?" + S3Signer.canonicalQuery(query)
     }
 
     /// Signs (`S3Signer`: the payload hash of an in-memory body, `UNSIGNED-PAYLOAD` for a stream) and sends.

@@ -11,7 +11,7 @@ import PortcullisCore
 /// segments in keys are neither removed nor re-encoded) and lets us sign exactly the headers we send.
 ///
 /// Contract: `url` is the full request URL, its path already RFC 3986-encoded per segment (S3 canonical URIs
-/// are not encoded twice) and its query already canonical (`AWSSigV4.canonicalQuery`). The returned headers
+/// are not encoded twice) and its query already canonical (`canonicalQuery`). The returned headers
 /// (`Authorization`, `X-Amz-Date`, `x-amz-content-sha256`, `x-amz-security-token`) are appended to `headers`.
 struct S3Signer: Sendable {
     let accessKeyID: String
@@ -20,6 +20,17 @@ struct S3Signer: Sendable {
     let region: String
 
     static let unsignedPayload = "UNSIGNED-PAYLOAD"
+
+    /// The canonical query string SigV4 signs: keys and values RFC 3986-encoded with upper-case hex, sorted
+    /// bytewise by key then value, and `=` always present (`uploads=`, not `uploads`). S3 request URLs are
+    /// built with it, so what is sent is exactly what is signed.
+    static func canonicalQuery(_ items: [(String, String)]) -> String {
+        items.map { (PercentEncoding.unreserved.encode($0.0), PercentEncoding.unreserved.encode($0.1)) }
+            .sorted { $0.0.bytesEqual($1.0) ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
+                                    : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+            .map { "\($0.0)=\($0.1)" }
+            .joined(separator: "&")
+    }
     static let emptyPayloadHash = hex(SHA256.hash([UInt8]()))
 
     /// `headers` plus the signature headers. `payloadHash` is the hex SHA-256 of the body or `UNSIGNED-PAYLOAD`.

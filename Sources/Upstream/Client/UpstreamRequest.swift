@@ -7,7 +7,7 @@ public import PortcullisCore
 /// never raw paths.
 public struct UpstreamRequest: Sendable {
     public var method: String
-    /// Absolute `http(s)://` URL, already percent-encoded (sent verbatim; SigV4 signs it verbatim too).
+    /// Absolute `http(s)://` URL, already percent-encoded (sent verbatim: a signature over it stays valid).
     public var url: String
     /// Request headers in order. `Host`, `Content-Length` and `Transfer-Encoding` are set by the client.
     /// Pass a W3C `traceparent` here to forward it.
@@ -17,8 +17,6 @@ public struct UpstreamRequest: Sendable {
     /// Safe to send twice (GET, HEAD, PUT of a whole object, DELETE): only such requests are retried, and
     /// only when they failed before any response byte reached the caller.
     public var idempotent: Bool
-    /// Sign with AWS Signature V4 (libcurl's `CURLOPT_AWS_SIGV4`). See `AWSSigV4` for what the caller must do.
-    public var awsSigV4: AWSSigV4?
     /// Metric label and circuit-breaker key. Defaults to the URL's host.
     public var backend: String
     /// Metric label: a short fixed operation name (`"get"`, `"list"`, `"jwks"`).
@@ -26,7 +24,7 @@ public struct UpstreamRequest: Sendable {
 
     public init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
-        timeouts: UpstreamTimeouts = .init(), idempotent: Bool? = nil, awsSigV4: AWSSigV4? = nil,
+        timeouts: UpstreamTimeouts = .init(), idempotent: Bool? = nil,
         backend: String? = nil, operation: String = "request"
     ) {
         self.method = method
@@ -35,7 +33,6 @@ public struct UpstreamRequest: Sendable {
         self.body = body
         self.timeouts = timeouts
         self.idempotent = idempotent ?? ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(method)
-        self.awsSigV4 = awsSigV4
         self.backend = backend ?? UpstreamRequest.host(of: url)
         self.operation = operation
     }
@@ -82,43 +79,5 @@ public struct UpstreamTimeouts: Sendable, Equatable {
         self.connect = connect
         self.firstByte = firstByte
         self.idle = idle
-    }
-}
-
-/// AWS Signature V4 parameters, applied by libcurl (`CURLOPT_AWS_SIGV4` + `CURLOPT_USERPWD`).
-///
-/// libcurl 7.88 signs the URL's query string verbatim, so the caller must build it canonical
-/// (`canonicalQuery`). The client adds `x-amz-content-sha256: UNSIGNED-PAYLOAD` when the caller did not pass
-/// that header, and `x-amz-security-token` when a session token is set. Never pass header-removal entries.
-public struct AWSSigV4: Sendable, Equatable {
-    public var accessKeyID: String
-    public var secretAccessKey: String
-    public var sessionToken: String?
-    public var region: String
-    public var service: String
-
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, region: String,
-                service: String = "s3") {
-        self.accessKeyID = accessKeyID
-        self.secretAccessKey = secretAccessKey
-        self.sessionToken = sessionToken
-        self.region = region
-        self.service = service
-    }
-
-    /// The canonical query string SigV4 expects: keys sorted bytewise, keys and values RFC 3986-encoded with
-    /// upper-case hex, and `=` always present (`uploads=`).
-    public static func canonicalQuery(_ items: [(String, String)]) -> String {
-        items.map { (percentEncode($0.0), percentEncode($0.1)) }
-            .sorted { $0.0 == $1.0 ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
-                                    : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
-            .map { "\($0.0)=\($0.1)" }
-            .joined(separator: "&")
-    }
-
-    /// RFC 3986 percent-encoding of everything but unreserved characters (`A-Z a-z 0-9 - . _ ~`), upper-case hex;
-    /// with `keepSlash`, `/` is kept (S3 object keys in paths).
-    public static func percentEncode(_ text: String, keepSlash: Bool = false) -> String {
-        (keepSlash ? PercentEncoding.unreservedAndSlash : PercentEncoding.unreserved).encode(text)
     }
 }

@@ -92,7 +92,9 @@ final class RawClient: @unchecked Sendable {
     @discardableResult
     func fill(max: Int = 65536) throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: max)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        var n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        // A signal (the exit tests' child processes end with SIGCHLD) interrupts a blocked recv: try again.
+        while n < 0 && errno == EINTR { n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) } }
         if n > 0 {
             buffer.append(contentsOf: chunk[0..<n])
             return true
@@ -193,18 +195,19 @@ struct ImmediateResponder: HTTPResponder {
     func immediateResponse(to request: HTTPRequest) -> HTTPResponse? { handler(request) }
 }
 
-/// A server on 127.0.0.1:0 for one test.
+/// A server on 127.0.0.1:0 for one test, on the given event-loop driver.
 struct TestServer {
     let server: HTTPServer
     let port: Int
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
          handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws {
-        try self.init(configure: configure, responder: ClosureResponder(handler: handler))
+        try self.init(driver: driver, configure: configure, responder: ClosureResponder(handler: handler))
     }
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder) throws {
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+         responder: any HTTPResponder) throws {
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoop: driver)
         configure(&configuration)
         server = HTTPServer(configuration: configuration, responder: responder, logger: .disabled)
         port = try server.start()

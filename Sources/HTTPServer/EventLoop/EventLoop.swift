@@ -1,0 +1,154 @@
+import PortcullisCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Which mechanism tells the server's connections that their sockets are ready (DESIGN §3).
+///
+/// Both drivers implement the same `EventLoop` contract and pass the same test suite; the choice changes
+/// throughput and per-connection memory, never behaviour.
+public enum EventLoopDriver: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Our own threads, one per core, each waiting in `epoll_wait` (Linux only): the fastest here.
+    case epoll
+    /// A serial `DispatchQueue` per loop with read/write `DispatchSource`s: runs wherever Dispatch does.
+    case dispatch
+
+    /// `epoll` where it exists, `dispatch` elsewhere.
+    public static var platformDefault: EventLoopDriver {
+        #if os(Linux)
+        .epoll
+        #else
+        .dispatch
+        #endif
+    }
+
+    /// Whether this platform has the driver's mechanism.
+    public var isAvailable: Bool {
+        switch self {
+        case .dispatch: true
+        case .epoll:
+            #if os(Linux)
+            true
+            #else
+            false
+            #endif
+        }
+    }
+
+    /// The drivers this platform has, the default first.
+    public static var available: [EventLoopDriver] {
+        [platformDefault] + allCases.filter { $0 != platformDefault && $0.isAvailable }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// Readiness a channel asks its loop to report.
+struct IOInterest: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let read = IOInterest(rawValue: 1)
+    static let write = IOInterest(rawValue: 2)
+}
+
+/// What a loop reports about a channel's descriptor. `failed` (hang-up or error) comes with whatever
+/// interest the channel has: its next `read` or `send` then says what happened.
+struct Readiness: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let readable = Readiness(rawValue: 1)
+    static let writable = Readiness(rawValue: 2)
+    static let failed = Readiness(rawValue: 4)
+}
+
+/// Driver-private bookkeeping kept in the channel itself, so a driver needs no table lookup to change a
+/// registration (`setInterest` runs several times per request).
+struct ChannelRegistration {
+    /// The interest the driver has applied (epoll: registered in the set; Dispatch: sources resumed).
+    var applied: IOInterest = []
+    /// Whatever else the driver keeps per channel (Dispatch: its sources); nil for epoll.
+    var driverState: AnyObject?
+}
+
+/// Something a loop watches: a connection or the listener. Every method is called on its loop (the
+/// conformers are confined to it, hence `Sendable` only so that loop jobs can carry them).
+protocol EventLoopChannel: AnyObject, Sendable {
+    /// The descriptor the loop watches. Owned by the channel, which closes it in `descriptorReleased`.
+    var descriptor: Int32 { get }
+    var registration: ChannelRegistration { get set }
+    /// The descriptor is ready as `readiness` says (only for the interest the channel has).
+    func handleReadiness(_ readiness: Readiness)
+    /// Acts on every deadline at or before `now` and returns the next one (`.max`: none).
+    func checkDeadlines(now: UInt64) -> UInt64
+    /// Called once after `deregister`, when the driver no longer watches the descriptor. The channel closes
+    /// it here (the epoll driver relies on the close to drop it from its set); a number reused after this
+    /// cannot reach a stale watch.
+    func descriptorReleased()
+}
+
+/// The seam between the HTTP layer and a readiness mechanism: one loop is one thread of execution that runs
+/// everything of the channels registered with it.
+///
+/// Contract, identical for every driver:
+/// - **Serial and ordered.** Readiness callbacks, deadline sweeps and `execute`d jobs of one loop never run
+///   concurrently, and jobs from one thread run in the order they were handed over. Every method but
+///   `execute`, `now` and `coversCurrentThread` must be called on the loop.
+/// - **Level-triggered interest.** A channel is told again while its socket stays ready and it keeps the
+///   interest; with no interest it is told nothing (a hung-up peer cannot make the loop spin).
+/// - **Deregistration ends delivery at once**; `descriptorReleased` follows later on the loop, never within
+///   the callback that deregistered.
+/// - **One deadline sweep per loop.** A channel reports its earliest deadline with `deadlineChanged`; when it
+///   passes, the loop calls `checkDeadlines` on every channel (sweeps are at least a few milliseconds apart,
+///   so a deadline may be met that late).
+/// - **In-place lookups.** The loop is an `InPlaceLookupPermit` covering its own thread: code it runs
+///   synchronously may make the brief, bounded calls DESIGN §3 allows (see `InPlaceLookup`).
+protocol EventLoop: InPlaceLookupPermit {
+    /// Runs `job` on the loop after the current callback; wakes the loop if it waits. Any thread.
+    func execute(_ job: @escaping @Sendable () -> Void)
+    /// Starts watching `channel` (with no interest yet).
+    func register(_ channel: any EventLoopChannel)
+    /// Makes the loop report exactly `interest` for `channel` from now on.
+    func setInterest(_ interest: IOInterest, for channel: any EventLoopChannel)
+    /// Stops watching `channel`; its `descriptorReleased` runs later on the loop.
+    func deregister(_ channel: any EventLoopChannel)
+    /// A channel's earliest deadline is now `deadline` (the loop's clock, nanoseconds).
+    func deadlineChanged(_ deadline: UInt64)
+    /// The loop's clock: monotonic nanoseconds (`MonotonicClock` for the real drivers). Any thread.
+    func now() -> UInt64
+}
+
+/// The process's loops of one driver, one per core, created on first use and never stopped: every server in
+/// the process shares them (as Dispatch's global queues are shared), so starting and stopping servers — tests
+/// do it hundreds of times — never starts or strands threads.
+final class EventLoopGroup: Sendable {
+    let driver: EventLoopDriver
+    let loops: [any EventLoop]
+
+    init(driver: EventLoopDriver, loops: [any EventLoop]) {
+        self.driver = driver
+        self.loops = loops
+    }
+
+    static let coreCount = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+
+    private static let dispatch = EventLoopGroup(
+        driver: .dispatch, loops: (0..<coreCount).map { DispatchEventLoop(name: "portcullis.http.dispatch.\($0)") })
+
+    #if os(Linux)
+    private static let epoll = EventLoopGroup(
+        driver: .epoll, loops: (0..<coreCount).map { EpollEventLoop(name: "pc-http-\($0)") })
+    #endif
+
+    /// The shared group of `driver`; nil where the driver's mechanism does not exist.
+    static func shared(_ driver: EventLoopDriver) -> EventLoopGroup? {
+        switch driver {
+        case .dispatch: return dispatch
+        case .epoll:
+            #if os(Linux)
+            return epoll
+            #else
+            return nil
+            #endif
+        }
+    }
+}
