@@ -65,7 +65,6 @@ import Testing
         // The failed open released the directory lock: a leaked lock would make the next open wait forever.
         let probe = try FileSystem.create(layout.lockFile, exclusive: false)
         let free = FileSystem.tryLock(probe, exclusive: true)
-        FileSystem.unlock(probe)
         FileSystem.close(probe)
         #expect(free, "the failed open still holds the directory lock")
         guard free else { return }
