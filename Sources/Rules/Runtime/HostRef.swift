@@ -82,9 +82,11 @@ struct HostContext {
             switch known {
             case .name: return .string(m.name)
             case .bucket: return .string(m.bucket)
-            case .size: return .int(m.size)
-            case .md5Hash: return m.md5Hash.map(Value.string)
-            case .crc32c: return m.crc32c.map(Value.string)
+            case .size: return proposed && request.unknownFields.contains(.size) ? .unknown : .int(m.size)
+            case .md5Hash:
+                return proposed && request.unknownFields.contains(.md5Hash) ? .unknown : m.md5Hash.map(Value.string)
+            case .crc32c:
+                return proposed && request.unknownFields.contains(.crc32c) ? .unknown : m.crc32c.map(Value.string)
             case .contentDisposition: return m.contentDisposition.map(Value.string)
             case .contentEncoding: return m.contentEncoding.map(Value.string)
             case .contentLanguage: return m.contentLanguage.map(Value.string)
@@ -121,7 +123,10 @@ struct HostContext {
         guard case .host(let h) = v else { return v }
         var out: [ExactString: Value] = [:]
         for k in keys(h) {
-            if let f = field(h, k) { out[ExactString(k)] = materialize(f) }
+            guard let f = field(h, k) else { continue }
+            let value = materialize(f)
+            if value.isUnknown { return value }  // a map with an unknown member compares as unknown
+            out[ExactString(k)] = value
         }
         return .map(out)
     }
