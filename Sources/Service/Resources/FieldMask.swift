@@ -1,4 +1,4 @@
-public import Service
+internal import PortcullisCore
 
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
 /// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are letters, digits and `_`
