@@ -14,6 +14,7 @@ without the defence. Sections:
   `Authorization` headers and a repeated single-valued query parameter are refused with 400 before anything
   else happens;
 - item 5, one name policy on every backend: `test_identity_names.py`;
+- issue 19 item 5: an accepted resumable start logs its decision;
 - item 6, bounded upstream waits: an upstream that accepts connections and never answers costs a client about
   `--upstream-timeout`, then a 504 in the error shape, on gs:// and s3:// buckets.
 """
@@ -379,3 +380,30 @@ def test_item4_a_repeated_single_valued_parameter_is_400(rsrv: RulesServer, para
     query = f"{parameter}={urllib.parse.quote(value)}&{parameter}={urllib.parse.quote(value)}"
     answer = requests.get(f"{target}?{query}", headers=_admin(rsrv))
     assert_error(answer, 400)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 19 item 5 — every request that reached a decision logs it, an accepted resumable start included.
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_a_resumable_start_logs_its_decision(rsrv: RulesServer) -> None:
+    # The access log may be flushed a short while after the answer: poll for the line.
+    cases = [("users/owner/logged-sized.bin", rsrv.auth("owner"), {"X-Goog-Upload-Header-Content-Length": "3"},
+              200, "allow"),
+             ("users/owner/logged-unsized.bin", rsrv.auth("owner"), {}, 200, "allow"),
+             ("users/owner/logged-denied.bin", rsrv.auth("intruder"), {}, 403, "deny")]
+    for name, auth, extra, status, decision in cases:
+        start = requests.post(coll(rsrv.url), params={"name": name},
+                              headers={**auth, "X-Goog-Upload-Protocol": "resumable",
+                                       "X-Goog-Upload-Command": "start", **extra})
+        assert start.status_code == status, start.text
+        request_id = start.headers["X-Request-Id"]
+        deadline = time.monotonic() + 10
+        entry = None
+        while entry is None and time.monotonic() < deadline:
+            entry = next((e for e in rsrv.server.access_log()
+                          if e.get("request_id") == request_id or e.get("rid") == request_id), None)
+            if entry is None:
+                time.sleep(0.05)
+        assert entry is not None, f"no access-log line for {request_id}"
+        assert entry.get("decision") == decision, entry
