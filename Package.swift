@@ -73,19 +73,21 @@ let package = Package(
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
         .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient", "PortcullisCore"], swiftSettings: strict),
 
+        // Test-only helpers shared by several test targets (reading child processes' pipes safely).
+        .target(name: "ChildProcessIO", path: "Tests/Shared/ChildProcessIO", swiftSettings: strict),
         .testTarget(name: "PortcullisCoreTests", dependencies: ["PortcullisCore"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CryptoTests", dependencies: ["ChildProcessIO", "Crypto"]),
         .testTarget(name: "RulesTests", dependencies: ["Rules"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "GzipTests", dependencies: ["Gzip", "PortcullisCore"]),
-        .testTarget(name: "AuthTests", dependencies: ["Auth", "Crypto", "HTTPServer"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Crypto"]),
+        .testTarget(name: "GzipTests", dependencies: ["ChildProcessIO", "Gzip", "PortcullisCore"]),
+        .testTarget(name: "AuthTests", dependencies: ["ChildProcessIO", "Auth", "Crypto", "HTTPServer"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["ChildProcessIO", "Upstream", "HTTPServer"]),
+        .testTarget(name: "StorageTests", dependencies: ["ChildProcessIO", "Storage", "Crypto"]),
         .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
+        .testTarget(name: "GatewayTests", dependencies: ["ChildProcessIO", "Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
                                                          "Events"]),
-        .testTarget(name: "StorageClientTests", dependencies: ["StorageClient", "PortcullisCore"]),
+        .testTarget(name: "StorageClientTests", dependencies: ["ChildProcessIO", "StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ChildProcessIO
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
@@ -29,7 +30,7 @@ func openssl(_ arguments: [String], in directory: URL) throws -> Data {
     process.standardOutput = out
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
+    let data = out.fileHandleForReading.readToEndRetryingInterrupts()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
     return data

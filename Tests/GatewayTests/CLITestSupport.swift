@@ -1,4 +1,5 @@
 import Foundation
+import ChildProcessIO
 
 /// Runs the built `portcullis` executable (the `swift build` product next to the test bundle).
 enum CLI {
@@ -39,8 +40,8 @@ enum CLI {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        let stdoutData = out.fileHandleForReading.readToEndRetryingInterrupts()
+        let stderrData = err.fileHandleForReading.readToEndRetryingInterrupts()
         process.waitUntilExit()
         return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
                        stderr: String(decoding: stderrData, as: UTF8.self))

@@ -2,6 +2,7 @@ import Foundation
 import PortcullisCore
 import Testing
 @testable import Gzip
+import ChildProcessIO
 
 /// `GunzipStream` against gzip data made by other implementations (the `gzip` CLI, Python's `gzip`/`zlib`):
 /// round trips, multi-member files, every truncation of a member, corruption, and a high-ratio stream read in
@@ -238,7 +239,7 @@ enum GzipFixtures {
         }
         defer { if let inputFile { try? FileManager.default.removeItem(at: inputFile) } }
         try process.run()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let output = stdout.fileHandleForReading.readToEndRetryingInterrupts()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw ToolFailed(status: process.terminationStatus) }
         return Array(output)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ChildProcessIO
 
 /// `portcullis-cli completion bash|zsh`: the scripts parse, and bash completes commands, options and option
 /// values from the CLI's own command table.
@@ -24,7 +25,7 @@ import Testing
                     process.standardOutput = pipe
                     process.standardError = pipe
                     try process.run()
-                    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+                    let output = pipe.fileHandleForReading.readToEndRetryingInterrupts()
                     process.waitUntilExit()
                     return String(decoding: output, as: UTF8.self) + (process.terminationStatus == 0 ? "" : "[exit \(process.terminationStatus)]")
                 })

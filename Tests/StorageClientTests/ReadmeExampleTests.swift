@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import StorageClient
+import ChildProcessIO
 
 /// The README's Swift and CLI examples, run for real. Keep the README in sync with these bodies.
 @Suite(.serialized) struct ReadmeExampleTests {
@@ -36,7 +37,7 @@ import StorageClient
             process.standardOutput = pipe
             process.standardError = pipe
             try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            let output = pipe.fileHandleForReading.readToEndRetryingInterrupts()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: output, as: UTF8.self))
         }

@@ -4,6 +4,7 @@ import PortcullisCore
 @testable import Storage
 import Testing
 import Upstream
+import ChildProcessIO
 
 /// A stand-in for Google's OAuth2 token endpoint (and a GCS endpoint that only records what reached it): a
 /// Python HTTP server on 127.0.0.1, port chosen by the OS, that exits when its stdin closes.
@@ -31,7 +32,7 @@ final class GCSTokenServer: @unchecked Sendable {
         try process.run()
         var line = Data()
         while true {
-            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+            let byte = (stdout.fileHandleForReading.readChunkRetryingInterrupts(maxLength: 1) ?? Data())
             if byte.isEmpty || byte == Data([0x0A]) { break }
             line.append(byte)
         }

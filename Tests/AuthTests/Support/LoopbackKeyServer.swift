@@ -5,6 +5,7 @@ import FoundationNetworking
 import Synchronization
 import Upstream
 @testable import Auth
+import ChildProcessIO
 
 /// A real HTTP server on 127.0.0.1:<free port> (Python's http.server) serving one directory, adding
 /// `Cache-Control: max-age=<maxAge>`. Tests rewrite files in `directory` to rotate keys.
@@ -50,7 +51,7 @@ final class LoopbackKeyServer: @unchecked Sendable {
         // The first stdout line is the bound port (the server is listening once it is printed).
         var line = Data()
         while !line.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
+            let chunk = (out.fileHandleForReading.readChunkRetryingInterrupts() ?? Data())
             guard !chunk.isEmpty else { throw CocoaError(.fileReadUnknown) }
             line.append(chunk)
         }

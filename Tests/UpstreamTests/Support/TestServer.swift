@@ -1,4 +1,5 @@
 import Foundation
+import ChildProcessIO
 
 /// A Python HTTP server process on 127.0.0.1 with an OS-chosen port (see `testServerScript`).
 final class TestServer: @unchecked Sendable {
@@ -21,7 +22,7 @@ final class TestServer: @unchecked Sendable {
         // Reads the one "PORT n" line the server prints once it listens.
         var line = Data()
         while true {
-            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+            let byte = (stdout.fileHandleForReading.readChunkRetryingInterrupts(maxLength: 1) ?? Data())
             if byte.isEmpty || byte == Data([0x0A]) { break }
             line.append(byte)
         }
