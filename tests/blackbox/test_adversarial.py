@@ -33,30 +33,12 @@ import pytest
 import requests
 
 from harness import ALLOW_ALL_RULES, Server, request, signing_key_file
+from test_malformed_http import exchange
 from test_v0_conformance import (  # noqa: F401  (fixtures and the backend parametrization hook)
     BUCKET, RulesServer, _backend_quirk, assert_error, backend, coll, enc, obj, pytest_generate_tests, read, rsrv,
 )
 
 COMPOSED, DECOMPOSED = "caf\u00e9", "cafe\u0301"
-
-
-def exchange(server: Server, raw: bytes, timeout: float = 10) -> tuple[bytes, bool]:
-    """Send raw bytes; read until the server closes (True) or the timeout passes (False)."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as sock:
-        sock.sendall(raw)
-        deadline = time.monotonic() + timeout
-        received = b""
-        while time.monotonic() < deadline:
-            try:
-                chunk = sock.recv(65536)
-            except ConnectionResetError:
-                return received, True
-            except socket.timeout:
-                break
-            if not chunk:
-                return received, True
-            received += chunk
-        return received, False
 
 
 def status_and_body(response: bytes) -> tuple[int, bytes]:
