@@ -35,6 +35,10 @@ public struct CRC32C: Sendable {
 
     public static func hash(_ bytes: some Sequence<UInt8>) -> UInt32 { bytes.withBytes { hash($0) } }
 
+    /// Whether `update` uses the CPU's `crc32` instruction (SSE4.2, detected once with CPUID) rather than the
+    /// slicing-by-8 tables.
+    public static var usesHardware: Bool { CRC32CTables.hardware }
+
     /// The table-driven path regardless of the CPU (exposed so tests can check both paths agree).
     public static func softwareHash(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress else { return 0 }
