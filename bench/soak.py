@@ -22,6 +22,7 @@ that of this generator against this gateway on this machine; the point is a stea
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime
 import http.client
 import json
@@ -366,6 +367,9 @@ def main() -> int:
                          "status_5xx": sum(1 for s in statuses if s >= 500),
                          "client_errors": sum(1 for s in statuses if s < 0),
                          "vanished": sum(1 for r in records if r[1] == "vanish"),
+                         "status_by_kind": {kind: dict(sorted(collections.Counter(r[2] for r in records
+                                                                                 if r[1] == kind).items()))
+                                            for kind, _ in MIX},
                          "by_kind_p99_ms": {kind: percentile([r[3] * 1000 for r in records if r[1] == kind and r[2] > 0],
                                                              0.99) for kind, _ in MIX}}
                 minutes.append(entry)
