@@ -27,7 +27,7 @@ import Testing
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? -1
     }
 
-    /// Many uneven batches: the file holds exactly the body and the checksum equals the one-shot digests.
+    /// Many uneven batches of several pieces: the file holds exactly the body and the checksum equals the one-shot digests.
     @Test func bytesAndChecksumsArriveInOrder() async throws {
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)
@@ -38,7 +38,11 @@ import Testing
         var piece = 1
         while index < body.count {
             let end = min(body.count, index + piece)
-            try await pipeline.submit(Array(body[index..<end]))
+            // Each batch in two pieces, as the pump hands over what the stream delivered.
+            let middle = index + (end - index) / 2
+            var batch = BodyBatch(Array(body[index..<middle]))
+            batch.append(Array(body[middle..<end]))
+            try await pipeline.submit(batch)
             index = end
             piece = piece * 3 + 17
         }
@@ -58,14 +62,14 @@ import Testing
         let file = try Self.openFile(directory)
         let pipeline = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"),
                                       hashLane: DispatchQueue(label: "h"))
-        try await pipeline.submit(Array(body[40_000...]))
+        try await pipeline.submit(BodyBatch(Array(body[40_000...])))
         let checksum = try #require(try await pipeline.finish(sync: false).checksum)
         #expect(checksum.finish() == Self.oneShot(body))
 
         let other = try Self.openFile(TemporaryDirectory())
         let plain = UploadPipeline(file: other, checksum: nil, writeLane: DispatchQueue(label: "w"),
                                    hashLane: DispatchQueue(label: "h"))
-        try await plain.submit(body)
+        try await plain.submit(BodyBatch(body))
         let (size, none) = try await plain.finish(sync: false)
         #expect(size == 100_000)
         #expect(none == nil)
@@ -85,7 +89,7 @@ import Testing
         let producer = Task {
             for _ in 0..<5 {
                 submitted.add(1, ordering: .relaxed)
-                try await pipeline.submit(batch)
+                try await pipeline.submit(BodyBatch(batch))
             }
             return try await pipeline.finish(sync: false)
         }
@@ -107,8 +111,8 @@ import Testing
         let file = try Self.openFile(directory, readOnly: true)
         let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
                                       hashLane: DispatchQueue(label: "h"))
-        try await pipeline.submit([1, 2, 3])  // queued; its failure is not known yet
-        await #expect(throws: StorageError.self) { try await pipeline.submit([4, 5, 6]) }
+        try await pipeline.submit(BodyBatch([1, 2, 3]))  // queued; its failure is not known yet
+        await #expect(throws: StorageError.self) { try await pipeline.submit(BodyBatch([4, 5, 6])) }
         await #expect(throws: StorageError.self) { try await pipeline.finish(sync: true) }
         let cleaned = Atomic<Bool>(false)
         await pipeline.abandon { file in
@@ -129,7 +133,7 @@ import Testing
         let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: writeLane,
                                       hashLane: DispatchQueue(label: "h"))
         writeLane.suspend()
-        try await pipeline.submit(testBytes(4096, seed: 1))
+        try await pipeline.submit(BodyBatch(testBytes(4096, seed: 1)))
         let written = Atomic<Int>(-1)
         let started = Atomic<Bool>(false)
         let abandoning = Task {

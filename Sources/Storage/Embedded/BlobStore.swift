@@ -35,8 +35,8 @@ struct BlobStore: Sendable {
         do throws(StorageError) {
             _ = try await BodyPump.pump(body, limit: expectedSize,
                                         overflow: { .sizeMismatch(expected: expectedSize ?? 0, actual: $0) }) {
-                (bytes: [UInt8]) async throws(StorageError) in
-                try await pipeline.submit(bytes)
+                (batch: BodyBatch) async throws(StorageError) in
+                try await pipeline.submit(batch)
             }
             let (_, checksum) = try await pipeline.finish(sync: true)
             await pipeline.close()

@@ -53,14 +53,14 @@ extension EmbeddedBackend {
             pipeline = writer
             _ = try await BodyPump.pump(body, limit: declaredRoom,
                                         overflow: { .sizeMismatch(expected: locked.declaredSize ?? 0, actual: offset + $0) }) {
-                (bytes: [UInt8]) async throws(StorageError) in
-                let count = Int64(bytes.count)
+                (batch: BodyBatch) async throws(StorageError) in
+                let count = Int64(batch.count)
                 reserved += count
                 let total = store.stagingInFlight.add(count, ordering: .relaxed).newValue
                 if staged + total > ceiling {
                     throw .unavailable(reason: "resumable staging space is full", retryAfter: 60)
                 }
-                try await writer.submit(bytes)
+                try await writer.submit(batch)
             }
             // The chunk is acknowledged only once its bytes are durable (and, for a new staging file, its name).
             let (newSize, checksum) = try await writer.finish(sync: true)

@@ -24,6 +24,10 @@ final class FileAppender: @unchecked Sendable {
         position += Int64(bytes.count)
     }
 
+    func append(_ batch: BodyBatch) throws(StorageError) {
+        for piece in batch.pieces { try append(piece) }
+    }
+
     func sync() throws(StorageError) { try FileSystem.sync(descriptor, path: path) }
 
     func close() {

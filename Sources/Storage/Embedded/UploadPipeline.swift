@@ -34,11 +34,11 @@ final class UploadPipeline: @unchecked Sendable {
     }
 
     /// Queues `batch` and waits for the batch before it (see the type's contract).
-    func submit(_ batch: [UInt8]) async throws(StorageError) {
+    func submit(_ batch: BodyBatch) async throws(StorageError) {
         guard !batch.isEmpty else { return }
         let previous = pending
         pending = enqueue(write: { (file) throws(StorageError) in try file.append(batch) },
-                          hash: { checksum in checksum?.update(batch) }, snapshot: false)
+                          hash: { checksum in for piece in batch.pieces { checksum?.update(piece) } }, snapshot: false)
         if let previous { try await previous.result() }
     }
 
