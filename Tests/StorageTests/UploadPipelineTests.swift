@@ -3,6 +3,7 @@ import Foundation
 import PortcullisCore
 import Synchronization
 import Testing
+
 @testable import Storage
 
 /// The write/hash pipeline of the embedded backend on real files: bytes and checksums in order, the two
@@ -32,8 +33,9 @@ import Testing
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)
         let body = testBytes(3 << 20 + 12_345, seed: 7)
-        let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-                                      hashLane: DispatchQueue(label: "h"))
+        let pipeline = UploadPipeline(
+            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
+            hashLane: DispatchQueue(label: "h"))
         var index = 0
         var piece = 1
         while index < body.count {
@@ -60,15 +62,17 @@ import Testing
         var running = BodyChecksum()
         running.update(Array(body[..<40_000]))
         let file = try Self.openFile(directory)
-        let pipeline = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"),
-                                      hashLane: DispatchQueue(label: "h"))
+        let pipeline = UploadPipeline(
+            file: file, checksum: running, writeLane: DispatchQueue(label: "w"),
+            hashLane: DispatchQueue(label: "h"))
         try await pipeline.submit(BodyBatch(Array(body[40_000...])))
         let checksum = try #require(try await pipeline.finish(sync: false).checksum)
         #expect(checksum.finish() == Self.oneShot(body))
 
         let other = try Self.openFile(TemporaryDirectory())
-        let plain = UploadPipeline(file: other, checksum: nil, writeLane: DispatchQueue(label: "w"),
-                                   hashLane: DispatchQueue(label: "h"))
+        let plain = UploadPipeline(
+            file: other, checksum: nil, writeLane: DispatchQueue(label: "w"),
+            hashLane: DispatchQueue(label: "h"))
         try await plain.submit(BodyBatch(body))
         let (size, none) = try await plain.finish(sync: false)
         #expect(size == 100_000)
@@ -82,8 +86,9 @@ import Testing
         let file = try Self.openFile(directory)
         let hashLane = DispatchQueue(label: "h")
         hashLane.suspend()
-        let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-                                      hashLane: hashLane)
+        let pipeline = UploadPipeline(
+            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
+            hashLane: hashLane)
         let batch = testBytes(64 * 1024, seed: 9)
         let submitted = Atomic<Int>(0)
         let producer = Task {
@@ -109,8 +114,9 @@ import Testing
     @Test func aWriteFailureIsReportedAndAbandonRunsLast() async throws {
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory, readOnly: true)
-        let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-                                      hashLane: DispatchQueue(label: "h"))
+        let pipeline = UploadPipeline(
+            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
+            hashLane: DispatchQueue(label: "h"))
         try await pipeline.submit(BodyBatch([1, 2, 3]))  // queued; its failure is not known yet
         await #expect(throws: StorageError.self) { try await pipeline.submit(BodyBatch([4, 5, 6])) }
         await #expect(throws: StorageError.self) { try await pipeline.finish(sync: true) }
@@ -130,8 +136,9 @@ import Testing
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)
         let writeLane = DispatchQueue(label: "w")
-        let pipeline = UploadPipeline(file: file, checksum: BodyChecksum(), writeLane: writeLane,
-                                      hashLane: DispatchQueue(label: "h"))
+        let pipeline = UploadPipeline(
+            file: file, checksum: BodyChecksum(), writeLane: writeLane,
+            hashLane: DispatchQueue(label: "h"))
         writeLane.suspend()
         try await pipeline.submit(BodyBatch(testBytes(4096, seed: 1)))
         let written = Atomic<Int>(-1)

@@ -37,16 +37,18 @@ final class UploadPipeline: @unchecked Sendable {
     func submit(_ batch: BodyBatch) async throws(StorageError) {
         guard !batch.isEmpty else { return }
         let previous = pending
-        pending = enqueue(write: { (file) throws(StorageError) in try file.append(batch) },
-                          hash: { checksum in for piece in batch.pieces { checksum?.update(piece) } }, snapshot: false)
+        pending = enqueue(
+            write: { (file) throws(StorageError) in try file.append(batch) },
+            hash: { checksum in for piece in batch.pieces { checksum?.update(piece) } }, snapshot: false)
         if let previous { try await previous.result() }
     }
 
     /// Waits for every queued batch, then (if `sync`) fsyncs the file. Returns the file's size and the checksum
     /// of everything before it (nil when created without one).
     func finish(sync: Bool) async throws(StorageError) -> (size: Int64, checksum: BodyChecksum?) {
-        let last = enqueue(write: { (file) throws(StorageError) in if sync { try file.sync() } }, hash: { _ in },
-                           snapshot: true)
+        let last = enqueue(
+            write: { (file) throws(StorageError) in if sync { try file.sync() } }, hash: { _ in },
+            snapshot: true)
         pending = nil
         try await last.result()
         return (last.size, last.checksum)
@@ -67,8 +69,10 @@ final class UploadPipeline: @unchecked Sendable {
 
     /// Queues one step on both lanes; the ticket completes when both ran. `snapshot` copies the checksum into
     /// the ticket (only at the end: a copy of a running MD5 makes its next update copy the OpenSSL context).
-    private func enqueue(write: @escaping @Sendable (FileAppender) throws(StorageError) -> Void,
-                         hash: @escaping @Sendable (inout BodyChecksum?) -> Void, snapshot: Bool) -> Ticket {
+    private func enqueue(
+        write: @escaping @Sendable (FileAppender) throws(StorageError) -> Void,
+        hash: @escaping @Sendable (inout BodyChecksum?) -> Void, snapshot: Bool
+    ) -> Ticket {
         let ticket = Ticket()
         ticket.group.enter()
         ticket.group.enter()
