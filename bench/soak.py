@@ -273,7 +273,8 @@ def plot(minutes: list[dict], path: Path, title: str) -> None:
     errors.bar(xs, [m["status_5xx"] for m in minutes], color="tab:red", alpha=0.5, label="5xx")
     errors.bar(xs, [m["client_errors"] for m in minutes], bottom=[m["status_5xx"] for m in minutes],
                color="tab:orange", alpha=0.5, label="client errors")
-    errors.set_ylabel("errors / minute")
+    errors.set_ylim(0, max([1] + [m["status_5xx"] + m["client_errors"] for m in minutes]) * 1.1)
+    errors.set_ylabel("5xx + client errors / minute")
     axes[3].set_xlabel("minute")
     figure.suptitle(title)
     figure.tight_layout()
