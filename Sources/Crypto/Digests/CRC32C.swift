@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CCRC32C
 
 /// Streaming CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum GCS reports as `crc32c`.
 ///
