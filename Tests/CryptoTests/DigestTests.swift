@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Crypto
 
@@ -48,6 +49,32 @@ import Crypto
         #expect(CRC32C.hash([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
         let ascending = (0..<32).map { UInt8($0) }
         #expect(CRC32C.hash(ascending) == 0x46DD_794E)
+    }
+
+    static let crc32cVectors: [([UInt8], UInt32)] = [
+        (Array("123456789".utf8), 0xE306_9283),
+        ([UInt8](repeating: 0, count: 32), 0x8A91_36AA),
+        ([UInt8](repeating: 0xFF, count: 32), 0x62A8_AB43),
+        ((0..<32).map { UInt8($0) }, 0x46DD_794E),
+        ((0..<32).reversed().map { UInt8($0) }, 0x113F_DB5C),
+        ([], 0),
+    ]
+
+    /// The CRC catalogue's check value and RFC 3720 B.4's vectors through the table path and through `hash`
+    /// (the `crc32` instruction wherever the CPU has SSE4.2).
+    @Test(arguments: crc32cVectors)
+    func crc32cKnownVectorsOnBothPaths(_ input: [UInt8], _ expected: UInt32) {
+        #expect(input.withUnsafeBytes { CRC32C.softwareHash($0) } == expected)
+        #expect(CRC32C.hash(input) == expected)
+    }
+
+    /// On a CPU that reports SSE4.2 the instruction is used (so the vectors above exercised it).
+    @Test func crc32cUsesTheInstructionWhereTheCPUHasIt() throws {
+        #if arch(x86_64) && os(Linux)
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
+        #expect(CRC32C.usesHardware == flags.split(separator: " ").contains("sse4_2"))
+        #endif
     }
 
     @Test func crc32cHardwareAndSoftwareAgree() {

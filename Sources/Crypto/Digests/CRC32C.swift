@@ -1,4 +1,4 @@
-internal import COpenSSL
+internal import CCRC32C
 
 /// Streaming CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum GCS reports as `crc32c`.
 ///
@@ -34,6 +34,10 @@ public struct CRC32C: Sendable {
     }
 
     public static func hash(_ bytes: some Sequence<UInt8>) -> UInt32 { bytes.withBytes { hash($0) } }
+
+    /// Whether `update` uses the CPU's `crc32` instruction (SSE4.2, detected once with CPUID) rather than the
+    /// slicing-by-8 tables.
+    public static var usesHardware: Bool { CRC32CTables.hardware }
 
     /// The table-driven path regardless of the CPU (exposed so tests can check both paths agree).
     public static func softwareHash(_ bytes: UnsafeRawBufferPointer) -> UInt32 {

@@ -2,7 +2,7 @@ import PortcullisCore
 
 /// The blob files of one directory: receiving bodies into temp files, publishing them under their final,
 /// immutable name, and removing them (reads open blobs on a reader lane, `EmbeddedBackend.read`). All file
-/// I/O here runs on `pool`.
+/// I/O here runs on `pool`; checksums of received bodies on `hashers`, beside the writes (`UploadPipeline`).
 ///
 /// Durability order of a write: bytes → `fsync(temp)` → `rename(temp, blob)` → `fsync(blob dir)`; only then
 /// may the index row that names the blob be committed. A crash before the commit leaves a blob without a
@@ -10,6 +10,8 @@ import PortcullisCore
 struct BlobStore: Sendable {
     let layout: DirectoryLayout
     let pool: BlockingPool
+    /// Lanes for MD5/CRC32C of bodies being received: CPU work, one lane per core.
+    let hashers: BlockingPool
 
     /// A fully received, fsynced body in a temp file.
     struct Received: Sendable {
@@ -17,29 +19,32 @@ struct BlobStore: Sendable {
         let checksums: ObjectChecksums
     }
 
+    /// A pipeline into `file` (write lane from `pool`, hash lane from `hashers`).
+    func pipeline(into file: FileAppender, checksum: BodyChecksum?) -> UploadPipeline {
+        UploadPipeline(file: file, checksum: checksum, writeLane: pool.lane(), hashLane: hashers.lane())
+    }
+
     /// Streams `body` into a new temp file while computing MD5 and CRC32C. More than `expectedSize` bytes
     /// fails early with `.sizeMismatch`. On any failure the temp file is removed.
     func receive(_ body: any ByteStream, expectedSize: Int64?) async throws(StorageError) -> Received {
         let path = layout.newTempFile()
-        let appender = try await pool.run { () throws(StorageError) -> FileAppender in
-            FileAppender(path: path, descriptor: try FileSystem.create(path, exclusive: true), position: 0,
-                         computeChecksums: true)
+        let file = try await pool.run { () throws(StorageError) -> FileAppender in
+            FileAppender(path: path, descriptor: try FileSystem.create(path, exclusive: true), position: 0)
         }
+        let pipeline = pipeline(into: file, checksum: BodyChecksum())
         do throws(StorageError) {
             _ = try await BodyPump.pump(body, limit: expectedSize,
                                         overflow: { .sizeMismatch(expected: expectedSize ?? 0, actual: $0) }) {
-                (bytes: [UInt8]) async throws(StorageError) in
-                try await pool.run { () throws(StorageError) in try appender.append(bytes) }
+                (batch: BodyBatch) async throws(StorageError) in
+                try await pipeline.submit(batch)
             }
-            let checksums = try await pool.run { () throws(StorageError) -> ObjectChecksums in
-                try appender.sync()
-                appender.close()
-                return appender.checksums()!
-            }
-            return Received(tempPath: path, checksums: checksums)
+            let (_, checksum) = try await pipeline.finish(sync: true)
+            await pipeline.close()
+            guard let checksum else { throw .internalError("upload pipeline lost its checksum") }
+            return Received(tempPath: path, checksums: checksum.finish())
         } catch {
-            await pool.runQuietly {
-                appender.close()
+            await pipeline.abandon { file in
+                file.close()
                 FileSystem.remove(path)
             }
             throw error

@@ -16,10 +16,15 @@ final class BlockingPool: Sendable {
         lanes = (0..<max(1, laneCount)).map { DispatchQueue(label: "\(label).\($0)", qos: .userInitiated) }
     }
 
+    /// The next lane (round robin), for a caller that must keep several jobs in order on one queue
+    /// (`UploadPipeline`).
+    func lane() -> DispatchQueue {
+        lanes[nextLane.add(1, ordering: .relaxed).oldValue % lanes.count]
+    }
+
     /// Runs `body` on the next lane (round robin) and returns its result to the awaiting task.
     func run<T: Sendable>(_ body: @escaping @Sendable () throws(StorageError) -> T) async throws(StorageError) -> T {
-        let index = nextLane.add(1, ordering: .relaxed).oldValue
-        return try await Self.run(on: lanes[index % lanes.count], body)
+        try await Self.run(on: lane(), body)
     }
 
     /// Runs `body` on `queue` and suspends the caller until it finished.

@@ -1,5 +1,25 @@
 import PortcullisCore
 
+/// Received pieces of a body handed to a sink together, kept as the stream delivered them (no copy into one
+/// buffer: a 1 MiB array per batch cost a copy of every byte plus fresh pages to fault in).
+struct BodyBatch: Sendable {
+    private(set) var pieces: [[UInt8]] = []
+    /// Bytes in all pieces.
+    private(set) var count = 0
+
+    init() {}
+
+    init(_ piece: [UInt8]) { append(piece) }
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ piece: [UInt8]) {
+        guard !piece.isEmpty else { return }
+        pieces.append(piece)
+        count += piece.count
+    }
+}
+
 /// Pulls a request body to its end in bounded pieces and hands them to a blocking sink in batches.
 ///
 /// Memory: at most one batch (`batchSize`) plus one chunk per body is held at a time. Every failure is a
@@ -12,9 +32,8 @@ enum BodyPump {
 
     /// Returns the number of bytes pumped.
     static func pump(_ body: any ByteStream, limit: Int64?, overflow: (Int64) -> StorageError,
-                     sink: ([UInt8]) async throws(StorageError) -> Void) async throws(StorageError) -> Int64 {
-        var batch = [UInt8]()
-        batch.reserveCapacity(batchSize)
+                     sink: (BodyBatch) async throws(StorageError) -> Void) async throws(StorageError) -> Int64 {
+        var batch = BodyBatch()
         var total: Int64 = 0
         while true {
             if Task.isCancelled {
@@ -33,11 +52,10 @@ enum BodyPump {
                 body.cancel()
                 throw overflow(total)
             }
-            batch.append(contentsOf: chunk)
+            batch.append(chunk)
             if batch.count >= batchSize {
                 let full = batch
-                batch = []
-                batch.reserveCapacity(batchSize)
+                batch = BodyBatch()
                 try await deliver(full, to: sink, abandoning: body)
             }
         }
@@ -46,7 +64,7 @@ enum BodyPump {
     }
 
     /// A sink failure (disk full, staging ceiling) abandons the rest of the body: nobody will read it.
-    private static func deliver(_ batch: [UInt8], to sink: ([UInt8]) async throws(StorageError) -> Void,
+    private static func deliver(_ batch: BodyBatch, to sink: (BodyBatch) async throws(StorageError) -> Void,
                                 abandoning body: any ByteStream) async throws(StorageError) {
         do throws(StorageError) {
             try await sink(batch)

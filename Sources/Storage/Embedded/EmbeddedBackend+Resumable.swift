@@ -27,10 +27,11 @@ extension EmbeddedBackend {
                 FileSystem.close(fd)
                 return nil
             }
-            return FileAppender(path: path, descriptor: fd, position: offset, computeChecksums: false)
+            return FileAppender(path: path, descriptor: fd, position: offset)
         }
         guard let appender else { throw .offsetMismatch(current: session.size) }
         var reserved: Int64 = 0
+        var pipeline: UploadPipeline?
         do throws(StorageError) {
             // Re-read under the lock: another process may have appended since the first look.
             let locked = try await activeSession(handle, object: object)
@@ -41,7 +42,6 @@ extension EmbeddedBackend {
             }
             try await pool.run { () throws(StorageError) in
                 try FileSystem.truncate(appender.descriptor, to: offset, path: path)
-                appender.continueChecksum(running)
             }
             let staged = try await store.reader().run { (db) throws(StorageError) -> Int64 in
                 try StagingArea.activeBytes(db)
@@ -49,24 +49,29 @@ extension EmbeddedBackend {
             let ceiling = store.options.maxStagedBytes
             let declaredRoom = locked.declaredSize.map { $0 - offset }
             let store = self.store
+            let writer = store.blobs.pipeline(into: appender, checksum: running)
+            pipeline = writer
             _ = try await BodyPump.pump(body, limit: declaredRoom,
                                         overflow: { .sizeMismatch(expected: locked.declaredSize ?? 0, actual: offset + $0) }) {
-                (bytes: [UInt8]) async throws(StorageError) in
-                let count = Int64(bytes.count)
+                (batch: BodyBatch) async throws(StorageError) in
+                let count = Int64(batch.count)
                 reserved += count
                 let total = store.stagingInFlight.add(count, ordering: .relaxed).newValue
                 if staged + total > ceiling {
                     throw .unavailable(reason: "resumable staging space is full", retryAfter: 60)
                 }
-                try await pool.run { () throws(StorageError) in try appender.append(bytes) }
+                try await writer.submit(batch)
             }
-            try await pool.run { () throws(StorageError) in try appender.sync() }
-            let newSize = appender.position
+            // The chunk is acknowledged only once its bytes are durable (and, for a new staging file, its name).
+            let (newSize, checksum) = try await writer.finish(sync: true)
+            if offset == 0 {
+                let directory = store.layout.staging
+                try await pool.run { () throws(StorageError) in try FileSystem.syncDirectory(directory) }
+            }
             let recorded = try await store.writer.run { (db) throws(StorageError) -> Bool in
                 try StagingArea.recordAppend(db, id: handle, oldSize: offset, newSize: newSize, now: .now())
             }
             guard recorded else { throw .invalidArgument("The upload is no longer active.") }
-            let checksum = appender.runningChecksum
             store.stagedChecksums.withLock { map in
                 if let checksum, checksum.byteCount == newSize,
                    map[ExactString(handle)] != nil || map.count < EmbeddedStore.maxTrackedChecksums {
@@ -76,14 +81,19 @@ extension EmbeddedBackend {
                 }
             }
             store.stagingInFlight.subtract(reserved, ordering: .relaxed)
-            await pool.runQuietly { appender.close() }
+            await writer.close()
             return newSize
         } catch {
             store.stagingInFlight.subtract(reserved, ordering: .relaxed)
-            await pool.runQuietly {
-                // Drop a partial chunk now (the next append would truncate it anyway).
-                _ = try? FileSystem.truncate(appender.descriptor, to: offset, path: path)
-                appender.close()
+            // Drop a partial chunk now (the next append would truncate it anyway), after any queued write.
+            let cleanup: @Sendable (FileAppender) -> Void = { file in
+                _ = try? FileSystem.truncate(file.descriptor, to: offset, path: path)
+                file.close()
+            }
+            if let pipeline {
+                await pipeline.abandon(cleanup)
+            } else {
+                await pool.runQuietly { cleanup(appender) }
             }
             throw error
         }
@@ -113,7 +123,7 @@ extension EmbeddedBackend {
                 FileSystem.close(fd)
                 return nil
             }
-            return FileAppender(path: path, descriptor: fd, position: 0, computeChecksums: false)
+            return FileAppender(path: path, descriptor: fd, position: 0)
         }
         guard let lock else { throw .unavailable(reason: "a chunk of this upload is still being stored", retryAfter: 1) }
         do throws(StorageError) {

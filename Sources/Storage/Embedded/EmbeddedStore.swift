@@ -90,7 +90,8 @@ final class EmbeddedStore: Sendable {
             FileSystem.close(lockDescriptor)
             throw error
         }
-        blobs = BlobStore(layout: layout, pool: BlockingPool(label: "portcullis.embedded.io", laneCount: options.ioThreads))
+        blobs = BlobStore(layout: layout, pool: BlockingPool(label: "portcullis.embedded.io", laneCount: options.ioThreads),
+                          hashers: BlockingPool(label: "portcullis.embedded.hash", laneCount: EmbeddedOptions.onlineCores))
         maintenance = DispatchQueue(label: "portcullis.embedded.maintenance", qos: .utility)
         let collector = GarbageCollector(store: self)
         do throws(StorageError) {
