@@ -52,10 +52,13 @@ struct Compiler {
             }
         }
         checkRecursion()
+        let compiledFunctions = functions.map {
+            $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null))
+        }
+        var volatility = Volatility(functions: compiledFunctions)
         return Program(
-            version: file.version, fileName: fileName, blocks: blocks,
-            functions: functions.map { $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null)) },
-            captureSlots: maxSlots)
+            version: file.version, fileName: fileName, blocks: blocks.map { volatility.marking($0) },
+            functions: compiledFunctions, captureSlots: maxSlots)
     }
 
     // MARK: Functions

@@ -81,12 +81,16 @@ final class CompiledAllow: Sendable {
     let condition: Expr?
     let pos: SourcePos
     let text: String
+    /// Whether the condition may read what a memoised decision is not keyed on (see `Volatility`): a request
+    /// that evaluates it is decided afresh every time.
+    let isVolatile: Bool
 
-    init(methods: MethodSet, condition: Expr?, pos: SourcePos, text: String) {
+    init(methods: MethodSet, condition: Expr?, pos: SourcePos, text: String, isVolatile: Bool = true) {
         self.methods = methods
         self.condition = condition
         self.pos = pos
         self.text = text
+        self.isVolatile = isVolatile
     }
 }
 

@@ -80,6 +80,7 @@ extension Evaluator {
     mutating func evaluateAllows(_ block: MatchBlock, wanted: MethodSet) -> Bool {
         completeMatches += 1
         for allow in block.allows where !allow.methods.isDisjoint(with: wanted) {
+            if allow.isVolatile { readVolatile = true }
             let result: Value = allow.condition.map { evaluateTop($0) } ?? .bool(true)
             if trace != nil {
                 let outcome: String = switch result {

@@ -18,6 +18,8 @@ struct Evaluator {
     var completeMatches = 0
     var requestSegmentCount: Int
     var childMarker = false
+    /// Whether a volatile allow (see `Volatility`) was evaluated: then the decision may not be memoised.
+    var readVolatile = false
 
     init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
