@@ -118,6 +118,8 @@ enum PathPartExpr: Sendable {
 /// A resolved expression. Variables are slots, functions are indexes, library calls are enum cases.
 indirect enum Expr: Sendable {
     case literal(Value)
+    /// A constant computed at compile time from `cost` literal-only expressions (see `ConstantFolding`).
+    case folded(Value, cost: Int)
     case local(Int)
     case capture(Int, name: String)
     case request

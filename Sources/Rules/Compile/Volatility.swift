@@ -20,7 +20,7 @@ struct Volatility {
     /// Whether evaluating `e` may read an unkeyed part of the request (or must not be skipped).
     mutating func isVolatile(_ e: Expr) -> Bool {
         switch e {
-        case .literal, .local, .capture:
+        case .literal, .folded, .local, .capture:
             return false
         case .request, .resource:
             return true

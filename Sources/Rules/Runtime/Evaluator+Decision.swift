@@ -54,22 +54,22 @@ extension Evaluator {
         }
         switch block.segments[k] {
         case .literal(let text):
-            guard position < totalSegments, !isMarker(position), host.requestPath[position].bytesEqual(text) else {
+            guard position < totalSegments, !isMarker(position), host.requestPath[position].sameBytes(text) else {
                 return false
             }
             return match(block, segment: k + 1, position: position + 1, wanted: wanted)
         case .single(let slot, _):
             guard position < totalSegments else { return false }
-            captures[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
+            frame[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
             return match(block, segment: k + 1, position: position + 1, wanted: wanted)
         case .multi(let slot, _):
             let minimum = program.version < 2 ? 1 : 0
             guard position + minimum <= totalSegments else { return false }
             for end in (position + minimum)...totalSegments {
                 if childMarker, end > requestSegmentCount {
-                    captures[slot] = .unbound
+                    frame[slot] = .unbound
                 } else {
-                    captures[slot] = .path(Array(host.requestPath[position..<end]))
+                    frame[slot] = .path(Array(host.requestPath[position..<end]))
                 }
                 if match(block, segment: k + 1, position: end, wanted: wanted) { return true }
             }
@@ -96,9 +96,22 @@ extension Evaluator {
     }
 
     mutating func evaluateTop(_ e: Expr) -> Value {
-        locals.removeAll(keepingCapacity: true)
-        frameBase = 0
+        frame.removeLast(frame.count - captureSlots)
+        frameBase = captureSlots
         callDepth = 0
         return eval(e)
+    }
+}
+
+extension String {
+    /// `bytesEqual` for two `String`s, on their contiguous UTF-8 (native and small strings are): a length check
+    /// and a buffer comparison instead of walking `String.Index`es.
+    @inline(__always)
+    func sameBytes(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        let fast = utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b in a.elementsEqual(b) }
+        }
+        return (fast ?? nil) ?? bytesEqual(other)
     }
 }

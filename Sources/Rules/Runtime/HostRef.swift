@@ -78,24 +78,28 @@ struct HostContext {
         case .token:
             return request.auth?.claims[exactly: name].map(HostContext.value(fromJSON:))
         case .resource(let proposed):
-            guard let m = proposed ? request.requestResource : request.resource, let known else { return nil }
+            // Field by field through the pointer: binding the whole `ObjectMetadata` would retain and release
+            // every string it holds on each access.
+            let r = proposed ? pointer.pointer(to: \.requestResource)! : pointer.pointer(to: \.resource)!
+            guard r.pointee?.size != nil, let known else { return nil }
             switch known {
-            case .name: return .string(m.name)
-            case .bucket: return .string(m.bucket)
-            case .size: return .int(m.size)
-            case .md5Hash: return m.md5Hash.map(Value.string)
-            case .crc32c: return m.crc32c.map(Value.string)
-            case .contentDisposition: return m.contentDisposition.map(Value.string)
-            case .contentEncoding: return m.contentEncoding.map(Value.string)
-            case .contentLanguage: return m.contentLanguage.map(Value.string)
-            case .contentType: return m.contentType.map(Value.string)
+            case .name: return (r.pointee?.name).map(Value.string)
+            case .bucket: return (r.pointee?.bucket).map(Value.string)
+            case .size: return (r.pointee?.size).map(Value.int)
+            case .md5Hash: return r.pointee?.md5Hash.map(Value.string)
+            case .crc32c: return r.pointee?.crc32c.map(Value.string)
+            case .contentDisposition: return r.pointee?.contentDisposition.map(Value.string)
+            case .contentEncoding: return r.pointee?.contentEncoding.map(Value.string)
+            case .contentLanguage: return r.pointee?.contentLanguage.map(Value.string)
+            case .contentType: return r.pointee?.contentType.map(Value.string)
             case .metadata: return .host(.metadata(proposed: proposed))
             // Server-assigned fields are absent from request.resource (rules.md §3.3).
-            case .generation: return proposed ? nil : .int(m.generation)
-            case .metageneration: return proposed ? nil : .int(m.metageneration)
-            case .timeCreated: return proposed ? nil : .timestamp(Int128(m.timeCreated.nanosecondsSinceEpoch))
-            case .updated: return proposed ? nil : .timestamp(Int128(m.updated.nanosecondsSinceEpoch))
-            case .etag: return proposed ? nil : .string(m.etag)
+            case .generation: return proposed ? nil : (r.pointee?.generation).map(Value.int)
+            case .metageneration: return proposed ? nil : (r.pointee?.metageneration).map(Value.int)
+            case .timeCreated:
+                return proposed ? nil : (r.pointee?.timeCreated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
+            case .updated: return proposed ? nil : (r.pointee?.updated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
+            case .etag: return proposed ? nil : (r.pointee?.etag).map(Value.string)
             default: return nil
             }
         case .metadata(let proposed):
