@@ -14,18 +14,15 @@ struct DecisionKey {
     let path: String
     let hash: UInt64
 
-    init?(_ request: RulesRequest) {
-        if let auth = request.auth {
-            guard let digest = auth.credentialDigest else { return nil }
-            credential = digest
-        } else {
-            credential = nil
-        }
+    init?(_ request: borrowing RulesRequest) {
+        // Field projections, not `if let auth`: binding would copy the principal (its uid and claims).
+        credential = request.auth?.credentialDigest
+        if credential == nil, request.auth?.isAdmin != nil { return nil }
         method = request.method
         bucket = request.bucket
         path = request.path
         var hasher = Hasher()
-        hasher.combine(method)
+        hasher.combine(MethodSet(method).rawValue)
         if let credential {
             hasher.combine(credential)
         } else {
@@ -33,7 +30,7 @@ struct DecisionKey {
         }
         DecisionKey.combineBytes(of: bucket, into: &hasher)
         DecisionKey.combineBytes(of: path, into: &hasher)
-        hash = UInt64(truncatingIfNeeded: hasher.finalize())
+        hash = UInt64(truncatingIfNeeded: hasher.finalize()) | 1  // never 0, which marks an empty slot
     }
 
     /// The text's UTF-8 bytes and its length (so `("ab", "c")` and `("a", "bc")` differ), in place when the
@@ -46,9 +43,9 @@ struct DecisionKey {
         hasher.combine(text.utf8.count)
     }
 
-    func matches(_ entry: DecisionMemo.Entry) -> Bool {
+    func matches(_ entry: borrowing DecisionMemo.Entry) -> Bool {
         entry.hash == hash && entry.method == method && entry.credential == credential
-            && entry.path.bytesEqual(path) && entry.bucket.bytesEqual(bucket)
+            && entry.path.sameBytes(path) && entry.bucket.sameBytes(bucket)
     }
 }
 
@@ -70,9 +67,17 @@ final class DecisionMemo: Sendable {
         var lastUse: UInt64
     }
 
+    /// One lock's worth of sets. `hashes` is scanned first (0 = empty slot; key hashes are never 0), so a miss
+    /// or a hit touches the entries' strings only for the one slot whose hash matches.
     private struct Shard {
+        var hashes: [UInt64]
         var entries: [Entry?]
         var tick: UInt64 = 0
+
+        init(slots: Int) {
+            hashes = Array(repeating: 0, count: slots)
+            entries = Array(repeating: nil, count: slots)
+        }
     }
 
     static let shardCount = 8
@@ -82,7 +87,7 @@ final class DecisionMemo: Sendable {
 
     private final class ShardBox: Sendable {
         let state: Mutex<Shard>
-        init(slots: Int) { state = Mutex(Shard(entries: Array(repeating: nil, count: slots))) }
+        init(slots: Int) { state = Mutex(Shard(slots: slots)) }
     }
 
     /// At most `capacity` decisions (rounded up to a multiple of `shardCount × ways`, at least one set a shard).
@@ -108,12 +113,14 @@ final class DecisionMemo: Sendable {
     func lookup(_ key: DecisionKey) -> Bool? {
         let (shard, first) = place(key.hash)
         return shard.state.withLock { s in
-            for i in first..<(first + DecisionMemo.ways) {
-                guard let entry = s.entries[i] else { continue }
-                if key.matches(entry) {
+            for i in first..<(first + DecisionMemo.ways) where s.hashes[i] == key.hash {
+                let allowed: Bool? = s.entries.withUnsafeBufferPointer { entries in
+                    key.matches(entries[i]!) ? entries[i]!.allowed : nil
+                }
+                if let allowed {
                     s.tick &+= 1
                     s.entries[i]!.lastUse = s.tick
-                    return entry.allowed
+                    return allowed
                 }
             }
             return nil
@@ -141,6 +148,7 @@ final class DecisionMemo: Sendable {
                     victim = i
                 }
             }
+            s.hashes[victim] = key.hash
             s.entries[victim] = Entry(hash: key.hash, method: key.method, credential: key.credential,
                                       bucket: key.bucket, path: key.path, allowed: allowed, lastUse: s.tick)
         }

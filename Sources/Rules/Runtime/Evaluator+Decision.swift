@@ -102,16 +102,3 @@ extension Evaluator {
         return eval(e)
     }
 }
-
-extension String {
-    /// `bytesEqual` for two `String`s, on their contiguous UTF-8 (native and small strings are): a length check
-    /// and a buffer comparison instead of walking `String.Index`es.
-    @inline(__always)
-    func sameBytes(_ other: String) -> Bool {
-        guard utf8.count == other.utf8.count else { return false }
-        let fast = utf8.withContiguousStorageIfAvailable { a in
-            other.utf8.withContiguousStorageIfAvailable { b in a.elementsEqual(b) }
-        }
-        return (fast ?? nil) ?? bytesEqual(other)
-    }
-}

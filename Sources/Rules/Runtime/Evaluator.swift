@@ -27,8 +27,12 @@ struct Evaluator {
     init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
         let path = request.pointee.path
-        var segments = ["b", request.pointee.bucket, "o"]
-        segments.reserveCapacity(8)
+        // Sized once: `b`, the bucket, `o`, and one segment per `/`-separated piece of the path.
+        var segments: [String] = []
+        segments.reserveCapacity(path.isEmpty ? 3 : 4 + path.utf8.count(where: { $0 == UInt8(ascii: "/") }))
+        segments.append("b")
+        segments.append(request.pointee.bucket)
+        segments.append("o")
         if !path.isEmpty {
             let utf8 = path.utf8
             var start = utf8.startIndex
@@ -80,7 +84,7 @@ struct Evaluator {
         case .request:
             return .host(.request)
         case .resource:
-            return host.request.resource == nil ? .null : .host(.resource(proposed: false))
+            return host.hasResource(proposed: false) ? .host(.resource(proposed: false)) : .null
         case .list(let items):
             var out: [Value] = []
             out.reserveCapacity(items.count)

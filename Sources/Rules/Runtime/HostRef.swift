@@ -51,6 +51,11 @@ struct HostContext {
 
     var request: RulesRequest { _read { yield pointer.pointee } }
 
+    /// Whether `resource` (or, `proposed`, `request.resource`) exists, without copying the metadata.
+    func hasResource(proposed: Bool) -> Bool {
+        (proposed ? pointer.pointer(to: \.requestResource)! : pointer.pointer(to: \.resource)!).pointee?.size != nil
+    }
+
     func field(_ host: HostRef, _ name: String) -> Value? {
         field(host, name, HostField(rawValue: name))
     }
@@ -60,18 +65,19 @@ struct HostContext {
         switch host {
         case .request:
             switch known {
-            case .auth: return request.auth == nil ? .null : .host(.auth)
+            case .auth: return pointer.pointee.auth?.isAdmin == nil ? .null : .host(.auth)
             case .path: return .path(requestPath)
             case .time: return .timestamp(Int128(request.time.nanosecondsSinceEpoch))
-            case .resource: return request.requestResource == nil ? .null : .host(.resource(proposed: true))
+            case .resource: return hasResource(proposed: true) ? .host(.resource(proposed: true)) : .null
             case .method: return .string(request.method.rawValue)
             case .params: return .map([:])
             default: return nil
             }
         case .auth:
-            guard let auth = request.auth else { return nil }
+            // Projections, not `if let auth`: binding would copy the principal (its uid and claims).
+            guard pointer.pointee.auth?.isAdmin != nil else { return nil }
             switch known {
-            case .uid: return .string(auth.uid)
+            case .uid: return (pointer.pointee.auth?.uid).map(Value.string)
             case .token: return .host(.token)
             default: return nil
             }
@@ -81,7 +87,7 @@ struct HostContext {
             // Field by field through the pointer: binding the whole `ObjectMetadata` would retain and release
             // every string it holds on each access.
             let r = proposed ? pointer.pointer(to: \.requestResource)! : pointer.pointer(to: \.resource)!
-            guard r.pointee?.size != nil, let known else { return nil }
+            guard hasResource(proposed: proposed), let known else { return nil }
             switch known {
             case .name: return (r.pointee?.name).map(Value.string)
             case .bucket: return (r.pointee?.bucket).map(Value.string)
