@@ -105,7 +105,8 @@ public final class Authenticator: Sendable {
         let credential: Range<Int>
         switch AuthorizationHeader.parse(header.assumingMemoryBound(to: UInt8.self)) {
         case .anonymous: return .success(.done(nil))
-        case .unsupportedScheme: return .failure(fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme")))
+        case .unsupportedScheme:
+            return .failure(fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme")))
         case .emptyCredential: return .failure(fail(AuthError(.malformed, "empty credential")))
         case .credential(let range):
             credential = range

@@ -53,7 +53,7 @@ public final class StorageService: Sendable {
     }
 
     /// The configured bucket names, in byte order.
-    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }
+    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }  // identity-ok: ExactString orders by bytes
 
     /// Whether `name` is a configured bucket (compared by bytes).
     public func hasBucket(_ name: String) -> Bool { buckets[ExactString(name)] != nil }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Gateway
 @testable import Service
@@ -28,6 +29,14 @@ import Storage
             match /same/{name} {
               allow create: if resource == null || request.resource.md5Hash == resource.md5Hash;
             }
+            match /owned/{uid}/{name} {
+              allow get;
+              allow create: if request.auth != null && request.auth.uid == uid && request.resource.size < 100000;
+            }
+            match /anyone/{name} {
+              allow get;
+              allow create: if request.auth != null;
+            }
           }
         }
         """
@@ -50,8 +59,9 @@ import Storage
         }
 
         func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-                  stream: (any ByteStream)? = nil) async throws -> TestResponse {
-            try await harness.send(method, target, headers: headers, body: body, stream: stream, api: api)
+                  stream: (any ByteStream)? = nil, principal: Principal? = nil) async throws -> TestResponse {
+            try await harness.send(method, target, headers: headers, body: body, stream: stream, principal: principal,
+                                   api: api)
         }
 
         func count(_ decision: String) -> Int {
@@ -145,6 +155,65 @@ import Storage
                                   headers: [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", type2)],
                                   body: body2 + Array("\r\n".utf8))
         #expect(ok.status == 200, "\(ok.text)")
+    }
+
+    /// Counts the pieces pulled from it: a body refused at the head is never read.
+    final class WatchedStream: ByteStream {
+        let inner: ChunkedStream
+        let pulls = Mutex(0)
+        var expectedLength: Int64? { inner.expectedLength }
+
+        init(_ bytes: [UInt8]) { inner = ChunkedStream(bytes, piece: 4, announceLength: false) }
+
+        func next(maxLength: Int) async throws -> [UInt8]? {
+            pulls.withLock { $0 += 1 }
+            return try await inner.next(maxLength: maxLength)
+        }
+
+        func cancel() {}
+    }
+
+    @Test func aDeniedUploadOfUnknownSizeIsRefusedAtTheHeadWhateverTheObject() async throws {
+        let s = try Setup()
+        let owner = Principal(uid: "owner", claims: ["sub": .string("owner")])
+        try await s.harness.put("owned/owner/existing", Array("x".utf8), principal: owner)
+        // alice may not write into owner's folder: whatever the size, so the answer is final at the head — 403
+        // for an existing object with a failing precondition as for a missing one, and no byte is read.
+        for name in ["owned%2Fowner%2Fexisting", "owned%2Fowner%2Fmissing"] {
+            for precondition in ["", "&ifGenerationMatch=0"] {
+                let body = WatchedStream(Array(repeating: 0x61, count: 64))
+                let r = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=\(name)\(precondition)",
+                                         stream: body, principal: alice)
+                #expect(r.status == 403, "\(name)\(precondition): \(r.status) \(r.text)")
+                #expect(body.pulls.withLock { $0 } == 0, "the refused body was read")
+            }
+            // A resumable start that declares no size is refused the same way.
+            let start = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=\(name)&ifGenerationMatch=0",
+                                         headers: [("X-Goog-Upload-Protocol", "resumable"),
+                                                   ("X-Goog-Upload-Command", "start")], principal: alice)
+            #expect(start.status == 403, "\(start.text)")
+        }
+        #expect(try await s.send("GET", V0Harness.objectPath("owned/owner/missing")).status == 404)
+    }
+
+    @Test func anUploadAllowedWhateverItsSizeAnswersItsPreconditionAtTheHead() async throws {
+        let s = try Setup()
+        try await s.harness.put("anyone/existing", Array("x".utf8), principal: alice)
+        // Allowed for any size and hash: the failing precondition is answered before the body is read.
+        let body = WatchedStream(Array(repeating: 0x61, count: 64))
+        let r = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=anyone%2Fexisting&ifGenerationMatch=0",
+                                 stream: body, principal: alice)
+        #expect(r.status == 412, "\(r.text)")
+        #expect(body.pulls.withLock { $0 } == 0)
+        // The owner's own upload of unknown size is undecided at the head and judged on its true size.
+        let owner = Principal(uid: "owner", claims: ["sub": .string("owner")])
+        let big = ChunkedStream(Array(repeating: 0x62, count: 100_001), piece: 8192, announceLength: false)
+        let tooBig = try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=owned%2Fowner%2Fbig", stream: big,
+                                      principal: owner)
+        #expect(tooBig.status == 403)
+        let small = ChunkedStream(Array(repeating: 0x62, count: 10), piece: 4, announceLength: false)
+        #expect(try await s.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=owned%2Fowner%2Fsmall", stream: small,
+                                 principal: owner).status == 200)
     }
 
     @Test func everyUploadIsCountedOnce() async throws {

@@ -90,7 +90,8 @@ import Testing
 
     @Test func principalsWithoutACredentialDigestAreNeverMemoised() throws {
         let rules = try Self.ruleset("match /{p=**} { allow read: if request.auth.uid == 'alice'; }")
-        let handMade = RulesRequest(method: .get, bucket: TS.bucket, path: "a", auth: Principal(uid: "alice", claims: [:]))
+        let handMade = RulesRequest(method: .get, bucket: TS.bucket, path: "a",
+                                    auth: Principal(uid: "alice", claims: [:]))
         #expect(rules.evaluate(handMade).allowed)
         #expect(rules.memo.count == 0)
     }
@@ -226,7 +227,8 @@ import Testing
         let dir = URL(fileURLWithPath: directory)
         let source = try String(contentsOf: dir.appendingPathComponent("storage.rules"), encoding: .utf8)
         let rules = try Ruleset.compile(source, fileName: "storage.rules")
-        let cases = Self.withDigests(try RulesTestFile.parse(Array(try Data(contentsOf: dir.appendingPathComponent("CASES.json")))))
+        let json = try Data(contentsOf: dir.appendingPathComponent("CASES.json"))
+        let cases = Self.withDigests(try RulesTestFile.parse(Array(json)))
         // Three passes in order, then one in reverse: later passes meet whatever earlier cases memoised.
         for pass in 0..<4 {
             for c in pass == 3 ? cases.reversed() : cases {

@@ -119,7 +119,8 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
         let store = RulesStore(logger: .disabled)
         let service = try serviceWith(store)
         func rules(_ condition: String) -> String {
-            "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o/{p=**} {\n    allow read: if \(condition);\n  }\n}\n"
+            "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o/{p=**} {\n"
+                + "    allow read: if \(condition);\n  }\n}\n"
         }
         let alice = Principal(uid: "alice", claims: ["sub": .string("alice")],
                               credentialDigest: CredentialDigest(a: 1, b: 2, c: 3, d: 4))

@@ -182,7 +182,7 @@ public enum ConfigurationParser {
             backend = .file(directory: directory)
         } else if url.hasPrefix("gs://") || url.hasPrefix("s3://") {
             let bucket = String(url.dropFirst(5))
-            guard !bucket.isEmpty, !bucket.contains("/"), BucketBinding.nameProblem(bucket) == nil else {
+            guard !bucket.isEmpty, !bucket.utf8.contains(UInt8(ascii: "/")), BucketBinding.nameProblem(bucket) == nil else {
                 return .failure(ReasonText("expected \(url.prefix(5))BUCKET with a plain bucket name"))
             }
             backend = url.hasPrefix("gs") ? .gcs(bucket: bucket) : .s3(bucket: bucket)

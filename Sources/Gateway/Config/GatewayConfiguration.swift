@@ -46,7 +46,7 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public init() {}
 
     /// The bucket a name maps to, if configured.
-    public func bucket(named name: String) -> BucketBinding? { buckets.first { $0.name == name } }
+    public func bucket(named name: String) -> BucketBinding? { buckets.first { $0.name.bytesEqual(name) } }
 
     /// Checks every value and the combinations between them; throws the first problem found.
     public func validate() throws(ConfigurationError) {

@@ -1,4 +1,5 @@
 import Crypto
+import PortcullisCore
 
 /// One HMAC key for capabilities (cursors, upload URLs, signed URLs), as read from `--signing-key`.
 public struct SigningKeyMaterial: Sendable, Equatable {
@@ -39,13 +40,13 @@ public enum SecretFiles {
             }
         }
         if !keyed.isEmpty {
-            var ids = Set<String>()
+            var ids = Set<ExactString>()
             for key in keyed {
                 guard key.secret.count >= minimumSecretBytes else {
                     throw .unreadableFile(option: .signingKey, path: "key \(key.id)",
                                           reason: "secret is shorter than \(minimumSecretBytes) bytes")
                 }
-                guard ids.insert(key.id).inserted else {
+                guard ids.insert(ExactString(key.id)).inserted else {
                     throw .unreadableFile(option: .signingKey, path: "key \(key.id)", reason: "key id appears twice")
                 }
             }

@@ -51,7 +51,7 @@ public struct ConsoleAssetCatalog: Sendable {
     }
 
     /// Every file name, in byte order (for tests and diagnostics).
-    public var names: [String] { table.keys.sorted().map(\.string) }
+    public var names: [String] { table.keys.sorted().map(\.string) }  // identity-ok: ExactString orders by bytes
 
     /// The catalog built into this binary.
     public static let embedded = ConsoleAssetCatalog(files: embeddedFiles.map { file in
@@ -65,7 +65,7 @@ public struct ConsoleAssetCatalog: Sendable {
 
     /// The media type served for a file name, by extension.
     static func contentType(of name: String) -> String {
-        let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        let ext = name.utf8.split(separator: UInt8(ascii: ".")).last.map { String(decoding: $0, as: UTF8.self).lowercased() } ?? ""
         switch ext {
         case "html": return "text/html; charset=utf-8"
         case "css": return "text/css; charset=utf-8"

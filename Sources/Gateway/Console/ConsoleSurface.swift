@@ -98,7 +98,7 @@ public struct ConsoleSurface: APISurface {
 
     /// Which console route a path names (raw: console file names need no percent-decoding).
     static func route(_ path: Substring) -> Route {
-        guard path.hasPrefix(root) else { return .unknown }
+        guard path.bytesHasPrefix(root) else { return .unknown }
         let rest = path.dropFirst(root.count)
         if rest.isEmpty { return .redirect }
         if rest == "/" || rest == "/index.html" { return .page }

@@ -45,31 +45,39 @@ public final class AccessLog: Sendable {
 
     /// Query parameters whose values are safe and useful in a log line. Every other value becomes `REDACTED`
     /// (download tokens, signed-URL signatures, upload ids, page tokens, anything unknown).
-    static let loggableQueryKeys: Set<Substring> = [
+    static let loggableQueryKeys: [[UInt8]] = [
         "alt", "name", "uploadType", "upload_protocol", "prefix", "delimiter", "maxResults", "ifGenerationMatch",
         "ifMetagenerationMatch", "ifGenerationNotMatch", "ifMetagenerationNotMatch", "create_token", "signedUrl",
         "generation",
-    ]
+    ].map { Array($0.utf8) }
 
-    /// The request-target with every non-allow-listed query value replaced by `REDACTED`.
+    /// The request-target with every non-allow-listed query value replaced by `REDACTED`. Works on bytes, as
+    /// the query parser does: a `&` followed by a combining mark is one `Character`, and splitting on
+    /// Characters would log the secret after it as part of an allowed value.
     public static func redactedTarget(_ target: String) -> String {
-        // `?` is searched in the UTF-8 view: Character iteration cost ~2 % of a metadata GET.
-        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
-        let query = target[target.index(after: question)...]
-        var out = String(target[...question])
+        let bytes = target.utf8
+        guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        var out = Array(bytes[...question])
         var first = true
-        for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
-            if !first { out += "&" }
+        for pair in bytes[bytes.index(after: question)...].split(separator: UInt8(ascii: "&"),
+                                                                   omittingEmptySubsequences: false) {
+            if !first { out.append(UInt8(ascii: "&")) }
             first = false
-            guard let equals = pair.firstIndex(of: "=") else {
-                out += loggableQueryKeys.contains(pair) ? pair : "REDACTED"
+            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else {
+                out += isLoggable(pair) ? Array(pair) : redacted
                 continue
             }
             let key = pair[..<equals]
             out += key
-            out += "="
-            out += loggableQueryKeys.contains(key) ? pair[pair.index(after: equals)...] : "REDACTED"
+            out.append(UInt8(ascii: "="))
+            out += isLoggable(key) ? Array(pair[pair.index(after: equals)...]) : redacted
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let redacted = Array("REDACTED".utf8)
+
+    private static func isLoggable(_ key: Substring.UTF8View.SubSequence) -> Bool {
+        loggableQueryKeys.contains { $0.elementsEqual(key) }
     }
 }

@@ -34,7 +34,7 @@ public struct GatewayResponder: HTTPResponder {
     /// `GET /healthz` answered synchronously on the connection's event loop: no task, no access-log line (as in
     /// `respond(to:)`), just the pre-resolved counter. Everything else goes through `respond(to:)`.
     public func immediateResponse(to request: HTTPRequest) -> HTTPResponse? {
-        guard request.method == .get, request.path == OpsEndpoints.healthPath else { return nil }
+        guard request.method == .get, request.path.bytesEqual(OpsEndpoints.healthPath) else { return nil }
         var response = ops.healthResponse
         healthCounter.increment()
         if let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) {

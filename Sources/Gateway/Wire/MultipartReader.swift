@@ -200,7 +200,7 @@ public final class MultipartReader: @unchecked Sendable {
         while i <= last {
             if buffer[i] == first {
                 var j = 1
-                while j < delimiter.count, buffer[i + j] == delimiter[j] { j += 1 }
+                while j < delimiter.count, buffer[i + j] == delimiter[j] { j += 1 }  // identity-ok: bytes
                 if j == delimiter.count { scannedUntil = i; return i }
             }
             i += 1

@@ -41,10 +41,10 @@ public enum ObjectResourceJSON {
                 case .string(let s): text = s
                 default: text = value.encoded()
                 }
-                if key == ObjectMetadata.downloadTokensKey {
+                if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
                     fields.attributes.downloadTokens = splitTokens(text)
                 } else {
-                    fields.attributes.customMetadata[key] = text
+                    fields.attributes.customMetadata[exactly: key] = text
                 }
             }
             try checkCustomSize(fields.attributes.customMetadata)
@@ -84,7 +84,7 @@ public enum ObjectResourceJSON {
                 case .string(let s): text = s
                 default: text = value.encoded()
                 }
-                if key == ObjectMetadata.downloadTokensKey {
+                if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
                     switch tokens {
                     case .union: if let text { patch.addDownloadTokens = splitTokens(text) }
                     case .replace: patch.replaceDownloadTokens = text.map(splitTokens) ?? []
@@ -92,7 +92,7 @@ public enum ObjectResourceJSON {
                     continue
                 }
                 size += key.utf8.count + (text?.utf8.count ?? 0)
-                patch.customMetadata[key] = .some(text)
+                patch.customMetadata[exactly: key] = .some(text)
             }
             guard size <= maxCustomMetadataBytes else {
                 throw .badRequest("Custom metadata exceeds \(maxCustomMetadataBytes) bytes.")
@@ -167,7 +167,7 @@ public enum ObjectResourceJSON {
         var tokens: [String] = []
         for part in text.split(separator: ",") {
             let token = part.trimmingSpaces()
-            if !token.isEmpty, !tokens.contains(token) { tokens.append(token) }
+            if !token.isEmpty, !tokens.containsBytes(token) { tokens.append(token) }
         }
         return tokens
     }

@@ -21,6 +21,9 @@ public struct RulesRequest: Sendable {
     public var requestResource: ObjectMetadata?
     /// The list delimiter (`/` for the Firebase SDKs' list/listAll); informational.
     public var delimiter: String?
+    /// Fields of `requestResource` not known yet: an upload judged at its head, before its bytes arrive. Their
+    /// values in `requestResource` are ignored; a decision that hinges on them is `undetermined`.
+    public var unknownFields: UnknownFields = []
 
     public init(
         method: RulesMethod, bucket: String, path: String, auth: Principal? = nil, time: Timestamp = .now(),
@@ -37,15 +40,34 @@ public struct RulesRequest: Sendable {
     }
 }
 
+/// Fields of `request.resource` that can be unknown when a decision is made early (`RulesRequest.unknownFields`).
+public struct UnknownFields: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let size = UnknownFields(rawValue: 1 << 0)
+    public static let md5Hash = UnknownFields(rawValue: 1 << 1)
+    public static let crc32c = UnknownFields(rawValue: 1 << 2)
+}
+
 /// The outcome of a decision. `explanation` is filled by `Ruleset.explain` (nil from `evaluate`).
+///
+/// `determined` is false when the request was not allowed but some `allow` condition depended on a field
+/// listed in `RulesRequest.unknownFields`: once the field is known, the answer may be either. A request with
+/// no unknown fields is always determined.
 public struct RulesDecision: Sendable, Equatable {
     public let allowed: Bool
+    public let determined: Bool
     public let explanation: String?
 
-    public init(allowed: Bool, explanation: String? = nil) {
+    public init(allowed: Bool, determined: Bool = true, explanation: String? = nil) {
         self.allowed = allowed
+        self.determined = allowed || determined
         self.explanation = explanation
     }
+
+    /// Denied whatever the unknown fields turn out to be.
+    public var deniedForCertain: Bool { !allowed && determined }
 }
 
 /// One compile problem at `file:line:col` (column in UTF-8 bytes, 1-based).

@@ -58,7 +58,7 @@ public struct Ruleset: Sendable {
         return withUnsafePointer(to: request) { pointer in
             var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: false)
             let decision = evaluator.decide()
-            if let key, !evaluator.readVolatile { memo.insert(key, allowed: decision.allowed) }
+            if let key, !evaluator.readVolatile, decision.determined { memo.insert(key, allowed: decision.allowed) }
             return decision
         }
     }

@@ -17,13 +17,16 @@ enum ConstantFolding {
         return withUnsafePointer(to: request) { pointer in
             var scratch = Evaluator(program: program, request: pointer, hooks: RulesetHooks(), explain: false)
             let value = scratch.eval(e)
-            if case .error = value { return e }
-            if case .host = value { return e }
+            switch value {
+            case .error, .host, .unknown: return e
+            default: break
+            }
             return .folded(value, cost: scratch.evaluated)
         }
     }
 
-    private static let program = Program(version: 2, fileName: "<constants>", blocks: [], functions: [], captureSlots: 0)
+    private static let program = Program(
+        version: 2, fileName: "<constants>", blocks: [], functions: [], captureSlots: 0)
 
     private static func isConstant(_ e: Expr) -> Bool {
         switch e {

@@ -36,7 +36,9 @@ struct DecisionKey {
     /// The text's UTF-8 bytes and its length (so `("ab", "c")` and `("a", "bc")` differ), in place when the
     /// string is contiguous.
     private static func combineBytes(of text: String, into hasher: inout Hasher) {
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
         if done == nil {
             for byte in text.utf8 { hasher.combine(byte) }
         }
@@ -101,7 +103,9 @@ final class DecisionMemo: Sendable {
     var capacity: Int { DecisionMemo.shardCount * setsPerShard * DecisionMemo.ways }
 
     /// Decisions held now (tests, observability).
-    var count: Int { shards.reduce(0) { sum, shard in sum + shard.state.withLock { $0.entries.count(where: { $0 != nil }) } } }
+    var count: Int {
+        shards.reduce(0) { sum, shard in sum + shard.state.withLock { $0.entries.count(where: { $0 != nil }) } }
+    }
 
     private func place(_ hash: UInt64) -> (shard: ShardBox, first: Int) {
         let shard = shards[Int(hash % UInt64(DecisionMemo.shardCount))]

@@ -19,7 +19,7 @@ extension Evaluator {
             childMarker = true
             if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
         }
-        guard var trace else { return RulesDecision(allowed: false) }
+        guard var trace else { return RulesDecision(allowed: false, determined: !sawUnknown) }
         let target = "/" + host.requestPath.joined(separator: "/")
         if completeMatches == 0 {
             trace.insert("denied: no match block completely matches \(target)", at: 0)
@@ -28,7 +28,7 @@ extension Evaluator {
         } else {
             trace.insert("denied: no allow statement for '\(method.rawValue)' on \(target) evaluated to true", at: 0)
         }
-        return RulesDecision(allowed: false, explanation: trace.joined(separator: "\n  "))
+        return RulesDecision(allowed: false, determined: !sawUnknown, explanation: trace.joined(separator: "\n  "))
     }
 
     func granted() -> RulesDecision {
@@ -86,11 +86,13 @@ extension Evaluator {
                 let outcome: String = switch result {
                 case .bool(let b): "evaluated to \(b)"
                 case .error(let e): "failed: \(e.message)"
+                case .unknown: "depends on a field not known yet"
                 default: "evaluated to a non-boolean (\(result.typeName))"
                 }
                 trace!.append("'\(allow.text)' at \(program.fileName):\(allow.pos) in match \(block.fullPattern) \(outcome)")
             }
             if case .bool(true) = result { return true }
+            if result.isUnknown { sawUnknown = true }
         }
         return false
     }

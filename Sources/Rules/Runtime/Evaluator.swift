@@ -23,6 +23,8 @@ struct Evaluator {
     var childMarker = false
     /// Whether a volatile allow (see `Volatility`) was evaluated: then the decision may not be memoised.
     var readVolatile = false
+    /// Some `allow` condition evaluated to `.unknown`: a denial is not final.
+    var sawUnknown = false
 
     init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
@@ -71,7 +73,8 @@ struct Evaluator {
             // Charged as the `cost` expressions it replaced (this one included, above).
             evaluated += cost - 1
             if evaluated > Limits.maxExpressionsPerRequest {
-                return .fail("evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
+                return .fail(
+                    "evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
             }
             return v
         case .local(let slot):
@@ -91,7 +94,7 @@ struct Evaluator {
             for item in items {
                 let v0 = eval(item)
                 let v = concrete(v0)
-                if v.isError { return v }
+                if v.isError || v.isUnknown { return v }
                 out.append(v)
             }
             return .list(out)
@@ -99,11 +102,11 @@ struct Evaluator {
             var out: [ExactString: Value] = [:]
             for (ke, ve) in entries {
                 let k = eval(ke)
-                if k.isError { return k }
+                if k.isError || k.isUnknown { return k }
                 guard case .string(let key) = k else { return .fail("map keys must be strings, got \(k.typeName)") }
                 let v0 = eval(ve)
                 let v = concrete(v0)
-                if v.isError { return v }
+                if v.isError || v.isUnknown { return v }
                 out[ExactString(key)] = v
             }
             return .map(out)
@@ -118,6 +121,7 @@ struct Evaluator {
                     case .int(let i): segments.append(String(i))
                     case .path(let p): segments.append(contentsOf: p)
                     case .error(let err): return .error(err)
+                    case .unknown: return .unknown
                     case let other: return .fail("cannot interpolate a \(other.typeName) into a path")
                     }
                 }
@@ -127,15 +131,18 @@ struct Evaluator {
             switch eval(x) {
             case .bool(let b): return .bool(!b)
             case .error(let err): return .error(err)
+            case .unknown: return .unknown
             case let v: return .unsupported("!", v)
             }
         case .negate(let x):
-            return Operators.negate(eval(x))
+            let v = eval(x)
+            return v.isUnknown ? v : Operators.negate(v)
         case .binary(let op, let a, let b):
             let l = eval(a)
             let r = eval(b)
             if case .error = l { return l }
             if case .error = r { return r }
+            if l.isUnknown || r.isUnknown { return .unknown }
             return binary(op, l, r)
         case .and(let a, let b):
             let l = eval(a)
@@ -144,6 +151,7 @@ struct Evaluator {
             if case .bool(false) = r { return r }
             if case .error = l { return l }
             if case .error = r { return r }
+            if l.isUnknown || r.isUnknown { return .unknown }
             guard case .bool = l else { return .unsupported("&&", l, r) }
             guard case .bool = r else { return .unsupported("&&", l, r) }
             return .bool(true)
@@ -152,6 +160,7 @@ struct Evaluator {
             if case .bool(true) = l { return l }
             let r = eval(b)
             if case .bool(true) = r { return r }
+            if l.isUnknown || r.isUnknown { return .unknown }
             if case .error = l { return l }
             if case .error = r { return r }
             guard case .bool = l else { return .unsupported("||", l, r) }
@@ -162,11 +171,12 @@ struct Evaluator {
             case .bool(true): return eval(a)
             case .bool(false): return eval(b)
             case .error(let err): return .error(err)
+            case .unknown: return .unknown
             case let v: return .fail("the condition of '?:' must be a bool, got \(v.typeName)")
             }
         case .isType(let x, let type):
-            let v = eval(x)
-            if v.isError { return v }
+            let v = concrete(eval(x))
+            if v.isError || v.isUnknown { return v }
             return .bool(Operators.isType(v, type))
         case .member(let x, let name, let field):
             let base = eval(x)
@@ -176,6 +186,7 @@ struct Evaluator {
             let key = eval(i)
             if base.isError { return base }
             if key.isError { return key }
+            if base.isUnknown || key.isUnknown { return .unknown }
             return index(base, key)
         case .range(let x, let lo, let hi):
             let base0 = eval(x)
@@ -185,6 +196,7 @@ struct Evaluator {
             if base.isError { return base }
             if let l, l.isError { return l }
             if let h, h.isError { return h }
+            if base.isUnknown || l?.isUnknown == true || h?.isUnknown == true { return .unknown }
             return Operators.range(base, l, h)
         case .method(let x, .get, let args, _) where args.count == 2:
             // `request.auth.token.get(k, d)` / `resource.metadata.get(k, d)`: look up without building the map.
@@ -194,6 +206,7 @@ struct Evaluator {
             let key = eval(args[0])
             if key.isError { return key }
             if dflt.isError { return dflt }
+            if key.isUnknown { return key }
             guard case .string(let k) = key else {
                 return Library.method(.get, host.materialize(receiver0), [concrete(key), concrete(dflt)], nil)
             }
@@ -215,6 +228,7 @@ struct Evaluator {
                 if v.isError { return v }
                 values[i] = v
             }
+            if values.contains(where: \.isUnknown) { return .unknown }
             switch builtin {
             case .debug:
                 hooks.debug(values[0].rendered)
@@ -238,6 +252,7 @@ struct Evaluator {
             if v.isError { return v }
             values[i] = v
         }
+        if receiver.isUnknown || values.contains(where: \.isUnknown) { return .unknown }
         return Library.method(method, receiver, values, regex)
     }
 
@@ -285,7 +300,7 @@ struct Evaluator {
             return .fail("Property \(name) is undefined on object.")
         case .null:
             return .fail("Null value error. Cannot read property '\(name)' of null.")
-        case .error:
+        case .error, .unknown:
             return base
         default:
             return .fail("Property \(name) is undefined on a value of type \(base.typeName).")
@@ -305,9 +320,13 @@ struct Evaluator {
 
     /// `==` without materializing host objects unless the other side is a map too
     /// (`request.auth != null` and `resource == null` are the most common conditions).
-    func equals(_ l: Value, _ r: Value) -> Bool {
+    /// nil when a materialized side holds a value not known yet.
+    func equals(_ l: Value, _ r: Value) -> Bool? {
         switch (l, r) {
-        case (.host, .host), (.host, .map), (.map, .host): return Value.looseEquals(concrete(l), concrete(r))
+        case (.host, .host), (.host, .map), (.map, .host):
+            let (cl, cr) = (concrete(l), concrete(r))
+            if cl.isUnknown || cr.isUnknown { return nil }
+            return Value.looseEquals(cl, cr)
         case (.host, _), (_, .host): return false
         default: return Value.looseEquals(l, r)
         }
@@ -315,16 +334,20 @@ struct Evaluator {
 
     func binary(_ op: BinaryOp, _ l: Value, _ r: Value) -> Value {
         switch op {
-        case .eq: return .bool(equals(l, r))
-        case .ne: return .bool(!equals(l, r))
+        case .eq: return equals(l, r).map { .bool($0) } ?? .unknown
+        case .ne: return equals(l, r).map { .bool(!$0) } ?? .unknown
         case .in:
             if case .host(let h) = r {
                 guard case .string(let k) = l else { return .bool(false) }
                 return .bool(host.field(h, k) != nil)
             }
-            return Operators.contains(concrete(r), concrete(l))
+            let (cl, cr) = (concrete(l), concrete(r))
+            if cl.isUnknown || cr.isUnknown { return .unknown }
+            return Operators.contains(cr, cl)
         default:
-            return Operators.arithmetic(op, concrete(l), concrete(r))
+            let (cl, cr) = (concrete(l), concrete(r))
+            if cl.isUnknown || cr.isUnknown { return .unknown }
+            return Operators.arithmetic(op, cl, cr)
         }
     }
 }

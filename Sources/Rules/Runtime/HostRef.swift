@@ -91,9 +91,15 @@ struct HostContext {
             switch known {
             case .name: return (r.pointee?.name).map(Value.string)
             case .bucket: return (r.pointee?.bucket).map(Value.string)
-            case .size: return (r.pointee?.size).map(Value.int)
-            case .md5Hash: return r.pointee?.md5Hash.map(Value.string)
-            case .crc32c: return r.pointee?.crc32c.map(Value.string)
+            case .size:
+                return proposed && pointer.pointee.unknownFields.contains(.size)
+                    ? .unknown : (r.pointee?.size).map(Value.int)
+            case .md5Hash:
+                return proposed && pointer.pointee.unknownFields.contains(.md5Hash)
+                    ? .unknown : r.pointee?.md5Hash.map(Value.string)
+            case .crc32c:
+                return proposed && pointer.pointee.unknownFields.contains(.crc32c)
+                    ? .unknown : r.pointee?.crc32c.map(Value.string)
             case .contentDisposition: return r.pointee?.contentDisposition.map(Value.string)
             case .contentEncoding: return r.pointee?.contentEncoding.map(Value.string)
             case .contentLanguage: return r.pointee?.contentLanguage.map(Value.string)
@@ -104,7 +110,8 @@ struct HostContext {
             case .metageneration: return proposed ? nil : (r.pointee?.metageneration).map(Value.int)
             case .timeCreated:
                 return proposed ? nil : (r.pointee?.timeCreated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
-            case .updated: return proposed ? nil : (r.pointee?.updated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
+            case .updated:
+                return proposed ? nil : (r.pointee?.updated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
             case .etag: return proposed ? nil : (r.pointee?.etag).map(Value.string)
             default: return nil
             }
@@ -131,7 +138,10 @@ struct HostContext {
         guard case .host(let h) = v else { return v }
         var out: [ExactString: Value] = [:]
         for k in keys(h) {
-            if let f = field(h, k) { out[ExactString(k)] = materialize(f) }
+            guard let f = field(h, k) else { continue }
+            let value = materialize(f)
+            if value.isUnknown { return value }  // a map with an unknown member compares as unknown
+            out[ExactString(k)] = value
         }
         return .map(out)
     }

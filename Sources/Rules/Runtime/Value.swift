@@ -32,6 +32,10 @@ enum Value: Sendable {
     /// A list-request wildcard whose segment is unknown (rules.md §2.6); reading it is an error.
     case unbound
     case error(EvalError)
+    /// A value not known yet (the size or hashes of an upload still on the wire, `RulesRequest.unknownFields`).
+    /// Anything computed from it is unknown, except where the other operand decides alone (`false && x`,
+    /// `true || x`), so a condition that ends up unknown could go either way once the value is known.
+    case unknown
 
     var typeName: String {
         switch self {
@@ -51,10 +55,13 @@ enum Value: Sendable {
         case .latlng: "latlng"
         case .unbound: "unbound"
         case .error: "error"
+        case .unknown: "unknown"
         }
     }
 
     var isError: Bool { if case .error = self { true } else { false } }
+
+    var isUnknown: Bool { if case .unknown = self { true } else { false } }
 
     static func fail(_ message: String) -> Value { .error(EvalError(message: message)) }
 
@@ -186,6 +193,7 @@ extension Value {
         case .latlng(let a, let b): return "latlng(\(a), \(b))"
         case .host(let h): return "<\(h.name)>"
         case .unbound: return "<unbound>"
+        case .unknown: return "<not known yet>"
         case .error(let e): return "error(\(e.message))"
         }
     }

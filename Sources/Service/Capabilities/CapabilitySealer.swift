@@ -79,9 +79,11 @@ public final class CapabilitySealer: Sendable {
     /// Authenticates, decrypts and parses a token sealed for `purpose`.
     public func open(purpose: Purpose, token: some StringProtocol) throws(CapabilityError) -> JSONValue {
         guard token.utf8.count <= Self.maxTokenLength else { throw .malformed }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let keyIDBytes = Base64URL.decode(Substring(parts[0])),
-              let box = Base64URL.decode(Substring(parts[1])),
+        // Split on the byte: a `.` followed by a combining mark is one Character, and no split at all.
+        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            .map { Substring(String(decoding: $0, as: UTF8.self)) }
+        guard parts.count == 2, let keyIDBytes = Base64URL.decode(parts[0]),
+              let box = Base64URL.decode(parts[1]),
               let keyID = String(validating: keyIDBytes, as: UTF8.self) else { throw .malformed }
         guard let key = keys.first(where: { $0.id == ExactString(keyID) }) else { throw .unknownKey }
         guard let plaintext = key.ciphers[purpose.index].open(

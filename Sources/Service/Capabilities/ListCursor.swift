@@ -22,7 +22,7 @@ struct ListCursor: Equatable {
         guard let members = payload.objectValue, let cursor = members["c"]?.stringValue else { throw .malformed }
         guard members.count == binding.count + 1 else { throw .mismatch("listing") }
         for (key, value) in binding {
-            guard let sealed = members[key]?.stringValue, sealed.bytesEqual(value) else { throw .mismatch(key) }
+            guard let sealed = members[exactly: key]?.stringValue, sealed.bytesEqual(value) else { throw .mismatch(key) }
         }
         return cursor
     }

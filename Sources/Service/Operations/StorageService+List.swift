@@ -106,7 +106,7 @@ public struct ListQuery: Sendable, Equatable {
 
     /// What a page token is bound to: everything that shapes the listing except the page size and the item
     /// representation. Options at their defaults add no key, so tokens of plain listings stay as they were.
-    var cursorBinding: [String: String] {
+    var cursorBinding: [String: String] {  // identity-ok: keys are fixed ASCII field names; values compared by bytes
         var binding = ["b": bucket, "p": prefix, "d": delimiter ?? ""]
         if let startOffset { binding["so"] = startOffset }
         if let endOffset { binding["eo"] = endOffset }

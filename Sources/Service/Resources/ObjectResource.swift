@@ -15,73 +15,46 @@ public enum ObjectResource {
         public init(base: String) { self.base = base }
     }
 
-    /// The resource as compact JSON bytes, keys in a fixed order, custom metadata keys in byte order.
+    /// The resource as compact JSON bytes, custom metadata keys in byte order.
     public static func json(_ m: ObjectMetadata, links: Links? = nil) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(640)
-        out.append(contentsOf: #"{"kind":"storage#object","id":"#.utf8)
-        JSONValue.encodeString("\(m.bucket)/\(m.name)/\(m.generation)", into: &out)
+        var w = JSONObjectWriter(mask: nil, capacity: 640)
+        write(m, links: links, into: &w)
+        return w.finish()
+    }
+
+    /// The members of the resource, written through `w` (whose `fields` mask, if any, selects among them): the
+    /// one field list both the JSON API surface and change events render.
+    public static func write(_ m: ObjectMetadata, links: Links?, into w: inout JSONObjectWriter) {
+        w.string("kind", "storage#object")
+        w.string("id", "\(m.bucket)/\(m.name)/\(m.generation)")
         if let links {
-            let encodedName = PercentEncoding.unreserved.encode(m.name)
-            field(#","selfLink":"#, "\(links.base)/storage/v1/b/\(m.bucket)/o/\(encodedName)", &out)
-            field(#","mediaLink":"#,
-                  "\(links.base)/download/storage/v1/b/\(m.bucket)/o/\(encodedName)?generation=\(m.generation)&alt=media",
-                  &out)
+            let encodedBucket = PercentEncoding.uriComponent.encode(m.bucket)
+            let encodedName = PercentEncoding.uriComponent.encode(m.name)
+            w.string("selfLink", "\(links.base)/storage/v1/b/\(encodedBucket)/o/\(encodedName)")
+            w.string("mediaLink",
+                     "\(links.base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media")
         }
-        field(#","name":"#, m.name, &out)
-        field(#","bucket":"#, m.bucket, &out)
-        number(#","generation":""#, m.generation, &out)
-        number(#","metageneration":""#, m.metageneration, &out)
-        field(#","contentType":"#, m.contentType, &out)
-        field(#","storageClass":"#, m.storageClass, &out)
-        number(#","size":""#, m.size, &out)
-        field(#","md5Hash":"#, m.md5Hash, &out)
-        field(#","crc32c":"#, m.crc32c, &out)
-        field(#","etag":"#, m.etag, &out)
-        time(#","timeCreated":""#, m.timeCreated, &out)
-        time(#","updated":""#, m.updated, &out)
-        time(#","timeStorageClassUpdated":""#, m.timeCreated, &out)
-        field(#","contentEncoding":"#, m.contentEncoding, &out)
-        field(#","contentDisposition":"#, m.contentDisposition, &out)
-        field(#","contentLanguage":"#, m.contentLanguage, &out)
-        field(#","cacheControl":"#, m.cacheControl, &out)
-        if !m.customMetadata.isEmpty || !m.downloadTokens.isEmpty {
-            out.append(contentsOf: #","metadata":{"#.utf8)
-            var first = true
-            for (key, value) in m.customMetadata.sorted(by: { $0.key.bytesLess(than: $1.key) }) {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                JSONValue.encodeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                JSONValue.encodeString(value, into: &out)
-            }
-            if !m.downloadTokens.isEmpty {
-                if !first { out.append(UInt8(ascii: ",")) }
-                JSONValue.encodeString(ObjectMetadata.downloadTokensKey, into: &out)
-                out.append(UInt8(ascii: ":"))
-                JSONValue.encodeString(m.downloadTokens.joined(separator: ","), into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+        w.string("name", m.name)
+        w.string("bucket", m.bucket)
+        w.decimal("generation", m.generation)
+        w.decimal("metageneration", m.metageneration)
+        w.string("contentType", m.contentType)
+        w.string("storageClass", m.storageClass)
+        w.decimal("size", m.size)
+        w.string("md5Hash", m.md5Hash)
+        w.string("crc32c", m.crc32c)
+        w.string("etag", m.etag)
+        w.timestamp("timeCreated", m.timeCreated)
+        w.timestamp("updated", m.updated)
+        w.timestamp("timeStorageClassUpdated", m.timeCreated)
+        w.string("contentEncoding", m.contentEncoding)
+        w.string("contentDisposition", m.contentDisposition)
+        w.string("contentLanguage", m.contentLanguage)
+        w.string("cacheControl", m.cacheControl)
+        var custom = m.customMetadata
+        if !m.downloadTokens.isEmpty {
+            custom[exactly: ObjectMetadata.downloadTokensKey] = m.downloadTokens.joined(separator: ",")
         }
-        out.append(UInt8(ascii: "}"))
-        return out
-    }
-
-    private static func field(_ prefix: StaticString, _ value: String?, _ out: inout [UInt8]) {
-        guard let value else { return }
-        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-        JSONValue.encodeString(value, into: &out)
-    }
-
-    private static func number(_ prefix: StaticString, _ value: Int64, _ out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-        DecimalText.append(value, to: &out)
-        out.append(UInt8(ascii: "\""))
-    }
-
-    private static func time(_ prefix: StaticString, _ value: Timestamp, _ out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
-        value.append(fractionDigits: 3, to: &out)
-        out.append(UInt8(ascii: "\""))
+        w.stringMap("metadata", custom)
     }
 }

@@ -8,63 +8,53 @@ import Storage
 extension StorageService {
     /// What the early check concluded.
     enum Admission: Equatable {
-        /// Allowed whatever the body turns out to be (admin): preconditions may be answered now.
+        /// Allowed whatever the body turns out to be (admin, or rules that allow every size and hash): the
+        /// preconditions may be answered now.
         case allowed
-        /// Not refused with what is known; the check at commit decides. Nothing about the object (not even
-        /// whether a precondition holds) may be revealed before then.
+        /// The rules' answer hinges on what the body will be (its size, its hashes); the check at commit
+        /// decides. Nothing about the object (not even whether a precondition holds) may be revealed before.
         case pending
     }
 
-    /// Most custom-metadata values tried as the MD5 by `admit`; with more keys it defers instead.
-    static let maxPrecheckMetadataVariants = 16
-
-    /// The early rules check, made before any byte is read, so a denied upload is refused without storing its
-    /// body. It sees only what is declared (size, maybe an `md5Hash`; never the crc32c), so a denial is final
-    /// only when it does not hinge on those unknowns: the proposal is judged with the hashes absent, with
-    /// placeholder hashes, with the existing object's hashes and with each custom-metadata value as the MD5
-    /// (rules such as `request.resource.md5Hash == request.resource.metadata.md5`), at each possible size; with
-    /// an unknown size the check defers. Any variant allowing it defers the decision to commit. Decisions here
-    /// are counted only when they end the request, so every upload is counted once.
+    /// The early rules check, made at the request head before any byte is read, so a denied upload is refused
+    /// without storing its body. It judges the declared proposal with the fields that are not known yet —
+    /// the size when the client did not declare it, the MD5 unless declared, always the CRC32C — as unknowns
+    /// (`RulesRequest.unknownFields`): a denial that holds whatever they turn out to be is final here (403,
+    /// counted); an allowance that holds whatever they are is `.allowed`; anything else defers to the check at
+    /// commit, which sees the true values. Allowances are counted at commit, so every upload is counted once.
     func admit(_ request: UploadRequest, principal: Principal?, existing: ObjectMetadata?,
                _ context: RequestContext) throws(ServiceError) -> Admission {
-        if principal?.isAdmin == true { return .allowed }
-        guard let size = request.possibleSizes.first else { return .pending }
+        if principal?.isAdmin == true {
+            context.decision = .admin
+            return .allowed
+        }
         let object = request.object
-        let base = Self.proposal(object, request.attributes, size: size, md5: request.expectedMD5, existing: existing)
-        var variants = [base]
-        for other in request.possibleSizes.dropFirst() {
-            var resized = base
-            resized.size = other
-            variants.append(resized)
-        }
-        var placeholder = base
-        placeholder.md5Hash = request.expectedMD5 ?? "AAAAAAAAAAAAAAAAAAAAAA=="
-        placeholder.crc32c = "AAAAAA=="
-        variants.append(placeholder)
-        if let existing {
-            var same = base
-            same.md5Hash = request.expectedMD5 ?? existing.md5Hash
-            same.crc32c = existing.crc32c
-            variants.append(same)
-        }
-        if request.expectedMD5 == nil {
-            // Bounded work per request: with many custom keys the early check defers to the final one.
-            guard request.attributes.customMetadata.count <= Self.maxPrecheckMetadataVariants else { return .pending }
-            for value in request.attributes.customMetadata.values {
-                var declared = base
-                declared.md5Hash = value
-                variants.append(declared)
-            }
-        }
+        var unknown: UnknownFields = [.crc32c]
+        if request.expectedMD5 == nil { unknown.insert(.md5Hash) }
+        let sizes: [Int64?] = request.possibleSizes.isEmpty ? [nil] : request.possibleSizes
         let now = Timestamp.now()
-        for proposal in variants {
-            let decision = judge(RulesRequest(method: .create, bucket: object.bucket, path: object.name,
-                                              auth: principal, time: now, resource: existing,
-                                              requestResource: proposal))
-            if decision.allowed { return .pending }
+        var allowedForCertain = true
+        var deniedForCertain = true
+        for size in sizes {
+            var judged = RulesRequest(
+                method: .create, bucket: object.bucket, path: object.name, auth: principal, time: now,
+                resource: existing,
+                requestResource: Self.proposal(object, request.attributes, size: size ?? 0, md5: request.expectedMD5,
+                                               existing: existing))
+            judged.unknownFields = size == nil ? unknown.union(.size) : unknown
+            let decision = judge(judged)
+            if !decision.allowed { allowedForCertain = false }
+            if !decision.deniedForCertain { deniedForCertain = false }
         }
-        try authorize(.create, (object.bucket, object.name), principal: principal, resource: existing,
-                      requestResource: base, context)
+        if deniedForCertain {
+            decisions.count(.create, allowed: false)
+            context.decision = .deny
+            throw Self.denial(.create)
+        }
+        if allowedForCertain {
+            context.decision = .allow
+            return .allowed
+        }
         return .pending
     }
 

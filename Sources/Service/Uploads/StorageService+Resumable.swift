@@ -24,6 +24,8 @@ extension StorageService {
            !request.preconditions.isSatisfied(by: existing) {
             throw .preconditionFailed()
         }
+        // The start is accepted: the rules allowed it with what is known (the chunks' commit decides again).
+        if context.decision == nil { context.decision = .allow }
         let issued = Timestamp.now()
         let derives = request.mintDownloadToken && request.attributes.downloadTokens.isEmpty
         var staged = request.attributes

@@ -24,32 +24,7 @@ enum JSONResources {
     }
 
     static func write(_ m: ObjectMetadata, base: String, into w: inout JSONObjectWriter) {
-        let encodedBucket = PercentDecoding.encodeComponent(m.bucket)
-        let encodedName = PercentDecoding.encodeComponent(m.name)
-        w.string("kind", "storage#object")
-        w.string("id", "\(m.bucket)/\(m.name)/\(m.generation)")
-        w.string("selfLink", "\(base)/storage/v1/b/\(encodedBucket)/o/\(encodedName)")
-        w.string("mediaLink", "\(base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media")
-        w.string("name", m.name)
-        w.string("bucket", m.bucket)
-        w.decimal("generation", m.generation)
-        w.decimal("metageneration", m.metageneration)
-        w.string("contentType", m.contentType)
-        w.string("storageClass", m.storageClass)
-        w.decimal("size", m.size)
-        w.string("md5Hash", m.md5Hash)
-        w.string("contentEncoding", m.contentEncoding)
-        w.string("contentDisposition", m.contentDisposition)
-        w.string("contentLanguage", m.contentLanguage)
-        w.string("cacheControl", m.cacheControl)
-        w.string("crc32c", m.crc32c)
-        w.string("etag", m.etag)
-        w.timestamp("timeCreated", m.timeCreated)
-        w.timestamp("updated", m.updated)
-        w.timestamp("timeStorageClassUpdated", m.timeCreated)
-        var custom = m.customMetadata
-        if !m.downloadTokens.isEmpty { custom[ObjectMetadata.downloadTokensKey] = m.downloadTokens.joined(separator: ",") }
-        w.stringMap("metadata", custom)
+        ObjectResource.write(m, links: ObjectResource.Links(base: base), into: &w)
     }
 
     /// What a caller who may list but not read an object sees of it: its name.

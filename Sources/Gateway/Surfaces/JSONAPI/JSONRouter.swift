@@ -46,8 +46,8 @@ public struct JSONRouter: Sendable {
     private static func split(_ path: Substring) -> (root: Root, segments: [Substring])? {
         for (root, text) in [(Root.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"),
                              (.upload, "/upload/storage/v1/b")] {
-            if path == text { return (root, []) }
-            if path.hasPrefix(text + "/") {
+            if path.bytesEqual(text) { return (root, []) }
+            if path.bytesHasPrefix(text + "/") {
                 let rest = path.dropFirst(text.count + 1)
                 return (root, rest.split(separator: "/", omittingEmptySubsequences: false))
             }

@@ -6,7 +6,7 @@ import Service
 extension V0API {
     func list(_ call: V0Call, bucket: String) async throws -> HTTPResponse {
         let prefix = call.query["prefix"] ?? ""
-        guard prefix.isEmpty || prefix.hasSuffix("/") else {
+        guard prefix.isEmpty || prefix.bytesHasSuffix("/") else {
             throw ServiceError.badRequest("The prefix parameter is required to be empty or ends with a single / character.")
         }
         let delimiter: String?

@@ -54,11 +54,11 @@ public enum V0MetadataJSON {
         }
         if !m.customMetadata.isEmpty {
             out.append(contentsOf: #","metadata":{"#.utf8)
-            for (i, k) in m.customMetadata.keys.sorted().enumerated() {
+            for (i, entry) in m.customMetadata.sorted(by: { $0.key.bytesLess(than: $1.key) }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONValue.encodeString(k, into: &out)
+                JSONValue.encodeString(entry.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                JSONValue.encodeString(m.customMetadata[k]!, into: &out)
+                JSONValue.encodeString(entry.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

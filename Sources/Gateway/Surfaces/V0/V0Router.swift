@@ -31,30 +31,54 @@ public struct V0Router: Sendable {
         return path.elementsEqual("/v0".utf8) || path.starts(with: "/v0/".utf8)
     }
 
+    /// `/v0/b/{bucket}/…` split on bytes (a `/` followed by a combining mark is one `Character`, so Character
+    /// operations would not see it): the raw bucket segment and the tail from the `/` after it.
+    static func bucketAndTail(_ path: Substring) -> (bucket: Substring, tail: Tail)? {
+        guard path.utf8.starts(with: "/v0/b/".utf8) else { return nil }
+        let rest = path[path.utf8.index(path.startIndex, offsetBy: 6)...]
+        guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let after = rest[slash...]
+        let tail: Tail
+        if after.bytesEqual("/o") {
+            tail = .collection
+        } else if after.bytesEqual("/o/") {
+            tail = .missingName
+        } else if after.utf8.starts(with: "/o/".utf8) {
+            tail = .object(after[after.utf8.index(after.startIndex, offsetBy: 3)...])
+        } else {
+            tail = .unmatched
+        }
+        return (rest[..<slash], tail)
+    }
+
+    /// What follows `/v0/b/{bucket}`.
+    enum Tail {
+        case collection
+        case missingName
+        case object(Substring)
+        case unmatched
+    }
+
     /// The route template for a path, for labelling even requests that fail routing.
     public static func template(for request: HTTPRequest) -> String {
-        let path = request.path
-        guard path.hasPrefix("/v0/b/") else { return "/v0/unmatched" }
-        let rest = path.dropFirst("/v0/b/".count)
-        guard let slash = rest.firstIndex(of: "/") else { return "/v0/unmatched" }
-        let after = rest[slash...]
-        if after == "/o" || after == "/o/" { return collectionTemplate }
-        if after.hasPrefix("/o/") { return objectTemplate }
-        return "/v0/unmatched"
+        switch bucketAndTail(request.path[...])?.tail {
+        case .collection?: return collectionTemplate
+        case .missingName?, .object?: return objectTemplate
+        case .unmatched?, nil: return "/v0/unmatched"
+        }
     }
 
     /// Checks what an OPTIONS request addresses (bucket and object name) without choosing an operation.
     public func validateTarget(_ request: HTTPRequest) throws(ServiceError) {
-        let path = request.path
-        guard path.hasPrefix("/v0/b/") else { throw .notFound("Not Found.") }
-        let rest = path.dropFirst("/v0/b/".count)
-        guard let slash = rest.firstIndex(of: "/"),
-              let bucket = PercentDecoding.decode(rest[..<slash], plusIsSpace: false) else { throw .notFound("Not Found.") }
-        let after = rest[slash...]
-        guard after == "/o" || after.hasPrefix("/o/") else { throw .notFound("Not Found.") }
+        guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]),
+              let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false) else { throw .notFound("Not Found.") }
+        switch tail {
+        case .collection, .object: break
+        case .missingName, .unmatched: throw .notFound("Not Found.")
+        }
         guard buckets.contains(ExactString(bucket)) else { throw .notFound("Bucket \(bucket) not found.") }
-        if after != "/o" {
-            guard let name = PercentDecoding.decode(after.dropFirst(3), plusIsSpace: false) else {
+        if case .object(let rawName) = tail {
+            guard let name = PercentDecoding.decode(rawName, plusIsSpace: false) else {
                 throw .badRequest("Malformed percent-encoding in the object name.")
             }
             _ = try Self.objectPath(bucket, name)
@@ -64,23 +88,16 @@ public struct V0Router: Sendable {
     public func route(_ request: HTTPRequest) throws(ServiceError) -> RoutedRequest {
         // Scanned on UTF-8 (the path is ASCII up to the object name): Character iteration cost several % of
         // a metadata GET.
-        let path = request.path
-        guard path.utf8.starts(with: "/v0/b/".utf8) else { throw .notFound("Not Found.") }
-        let rest = path[path.utf8.index(path.startIndex, offsetBy: 6)...]
-        guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { throw .notFound("Not Found.") }
-        guard let bucket = PercentDecoding.decode(rest[..<slash], plusIsSpace: false) else {
+        guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]) else { throw .notFound("Not Found.") }
+        guard let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false) else {
             throw .badRequest("Malformed percent-encoding in the bucket name.")
         }
-        let after = rest[slash...]
         var rawObject: Substring?
-        if after == "/o" {
-            rawObject = nil
-        } else if after == "/o/" {
-            throw .badRequest("Missing object name after /o/.")
-        } else if after.hasPrefix("/o/") {
-            rawObject = after.dropFirst(3)
-        } else {
-            throw .notFound("Not Found.")
+        switch tail {
+        case .collection: rawObject = nil
+        case .missingName: throw .badRequest("Missing object name after /o/.")
+        case .object(let raw): rawObject = raw
+        case .unmatched: throw .notFound("Not Found.")
         }
         guard buckets.contains(ExactString(bucket)) else { throw .notFound("Bucket \(bucket) not found.") }
         let query = try QueryParameters(parsing: request.query, singleValued: Self.singleValuedParameters)

@@ -1,4 +1,4 @@
-public import Service
+internal import PortcullisCore
 
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
 /// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are letters, digits and `_`
@@ -94,16 +94,17 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     /// Selecting a member twice widens the selection (`a(b),a(c)` = `a(b,c)`; `a,a(b)` = `a`).
-    private mutating func merge(_ name: String, _ child: FieldMask?) {
+    /// Member names are ASCII letters, digits and `_` only (`readName`), so String keys are exact here.
+    private mutating func merge(_ name: String, _ child: FieldMask?) {  // identity-ok: ASCII-only names
         guard let key = members.keys.first(where: { $0.bytesEqual(name) }) else {
-            members[name] = .some(child)
+            members[name] = .some(child)  // identity-ok: ASCII-only names
             return
         }
-        switch (members[key]!, child) {
-        case (nil, _), (_, nil): members[key] = .some(nil)
+        switch (members[key]!, child) {  // identity-ok: ASCII-only names
+        case (nil, _), (_, nil): members[key] = .some(nil)  // identity-ok: ASCII-only names
         case (var existing?, let added?):
             for (k, v) in added.members { existing.merge(k, v) }
-            members[key] = .some(existing)
+            members[key] = .some(existing)  // identity-ok: ASCII-only names
         }
     }
 }

@@ -1,15 +1,14 @@
-import PortcullisCore
-import Service
+public import PortcullisCore
 
 /// Writes one JSON object member by member, leaving out what a `fields` mask does not select (nil mask:
 /// everything). Values are escaped by `JSONValue.encodeString`; numbers the JSON API carries as strings are
 /// written as decimal strings.
-struct JSONObjectWriter {
+public struct JSONObjectWriter {
     private(set) var out: [UInt8]
     private var empty = true
-    let mask: FieldMask?
+    public let mask: FieldMask?
 
-    init(mask: FieldMask?, capacity: Int = 512) {
+    public init(mask: FieldMask?, capacity: Int = 512) {
         out = []
         out.reserveCapacity(capacity)
         out.append(UInt8(ascii: "{"))
@@ -26,25 +25,25 @@ struct JSONObjectWriter {
         return true
     }
 
-    mutating func string(_ key: String, _ value: String?) {
+    public mutating func string(_ key: String, _ value: String?) {
         guard let value, open(key) else { return }
         JSONValue.encodeString(value, into: &out)
     }
 
     /// A 64-bit integer as the JSON API writes it: a decimal string.
-    mutating func decimal(_ key: String, _ value: Int64?) {
+    public mutating func decimal(_ key: String, _ value: Int64?) {
         guard let value, open(key) else { return }
         out.append(UInt8(ascii: "\""))
         DecimalText.append(value, to: &out)
         out.append(UInt8(ascii: "\""))
     }
 
-    mutating func bool(_ key: String, _ value: Bool) {
+    public mutating func bool(_ key: String, _ value: Bool) {
         guard open(key) else { return }
         out.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func timestamp(_ key: String, _ value: Timestamp?) {
+    public mutating func timestamp(_ key: String, _ value: Timestamp?) {
         guard let value, open(key) else { return }
         out.append(UInt8(ascii: "\""))
         value.append(fractionDigits: 3, to: &out)
@@ -52,25 +51,25 @@ struct JSONObjectWriter {
     }
 
     /// A nested value written by `body`, which gets the mask of what is selected inside it.
-    mutating func nested(_ key: String, _ body: (inout [UInt8], FieldMask?) -> Void) {
+    public mutating func nested(_ key: String, _ body: (inout [UInt8], FieldMask?) -> Void) {
         guard open(key) else { return }
         body(&out, mask?.child(key))
     }
 
     /// `{"k":"v",…}` with keys in byte order.
-    mutating func stringMap(_ key: String, _ map: [String: String]) {
+    public mutating func stringMap(_ key: String, _ map: [String: String]) {
         guard !map.isEmpty, open(key) else { return }
         out.append(UInt8(ascii: "{"))
-        for (i, k) in map.keys.sorted(by: { $0.bytesLess(than: $1) }).enumerated() {
+        for (i, entry) in map.sorted(by: { $0.key.bytesLess(than: $1.key) }).enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.encodeString(k, into: &out)
+            JSONValue.encodeString(entry.key, into: &out)
             out.append(UInt8(ascii: ":"))
-            JSONValue.encodeString(map[k]!, into: &out)
+            JSONValue.encodeString(entry.value, into: &out)
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    mutating func finish() -> [UInt8] {
+    public mutating func finish() -> [UInt8] {
         out.append(UInt8(ascii: "}"))
         return out
     }
