@@ -15,7 +15,7 @@ public final class Authenticator: Sendable {
     private let cache: VerificationCache
     private let failures: [AuthFailureReason: Counter]
     private let cacheHits: Counter
-    private let adminKeyDigest: [UInt8]?
+    private let adminKeyDigest: CredentialDigest?
     private let logger: Logger
     /// Wall clock for claim checks and cache expiry (tests substitute a controllable one).
     private let clock: @Sendable () -> Timestamp
@@ -41,7 +41,7 @@ public final class Authenticator: Sendable {
         cacheHits = metrics.counter("portcullis_auth_cache_hits_total", help: "Tokens accepted from the verification cache.")
             .labels([])
         if let adminKey = configuration.adminKey, !adminKey.isEmpty {
-            adminKeyDigest = SHA256.hash(adminKey)
+            adminKeyDigest = adminKey.withUnsafeBytes { Self.digest(of: $0) }
         } else {
             adminKeyDigest = nil
         }
@@ -57,71 +57,102 @@ public final class Authenticator: Sendable {
     /// nil/absent (or blank) header → nil (anonymous). Accepts the schemes `Firebase` and `Bearer`
     /// (case-insensitive); anything else is `unsupportedScheme`.
     ///
-    /// The cached path works on the header's UTF-8 in place: no copy of the token, one SHA-256, one LRU lookup.
+    /// The cached path reads the header's UTF-8 in place (a native string's own storage): no copy of the
+    /// token, one SHA-256 into a stack buffer, one LRU lookup. Only a cache miss copies the token.
     public func authenticate(authorization: String?) async throws(AuthError) -> Principal? {
-        guard var header = authorization else { return nil }
-        let parsed = header.withUTF8 { AuthorizationHeader.parse($0) }
-        let credential: Range<Int>
-        switch parsed {
-        case .anonymous: return nil
-        case .unsupportedScheme: throw fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme"))
-        case .emptyCredential: throw fail(AuthError(.malformed, "empty credential"))
-        case .credential(let range):
-            credential = range
-        }
-        let digest = header.withUTF8 { SHA256.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[credential]))) }
-        if let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .admin }
-        if configuration.trustsEmulatorOwner, header.withUTF8({ $0[credential].elementsEqual("owner".utf8) }) {
-            return .admin
-        }
-        guard credential.count <= configuration.maxTokenBytes else {
-            throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
-        }
-        let key = TokenDigest(digest)
-        let now = clock()
-        if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
-            cacheHits.increment()
-            return hit.principal
-        }
-        let bytes = header.withUTF8 { Array($0[credential]) }
-        return try await verifyUncached(bytes, key: key, now: now)
+        guard let header = authorization else { return nil }
+        let resolution = header.utf8.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
+            ?? Array(header.utf8).withUnsafeBytes { resolve(header: $0) }
+        return try await finish(resolution.get())
+    }
+
+    /// The same as `authenticate(authorization:)` for a header held as bytes (e.g. a range of the receive
+    /// buffer): nil → anonymous. Contiguous collections are read in place.
+    public func authenticate(authorizationBytes header: (some Collection<UInt8>)?) async throws(AuthError)
+        -> Principal? {
+        guard let header else { return nil }
+        let resolution = header.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
+            ?? Array(header).withUnsafeBytes { resolve(header: $0) }
+        return try await finish(resolution.get())
     }
 
     /// Verifies a bare token (no scheme, no admin key), using the cache.
     public func verify(token: some Sequence<UInt8>) async throws(AuthError) -> Principal {
         let bytes = Array(token)
-        return try await verify(bytes, digest: SHA256.hash(bytes))
+        guard bytes.count <= configuration.maxTokenBytes else {
+            throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
+        }
+        let key = bytes.withUnsafeBytes { Self.digest(of: $0) }
+        let now = clock()
+        if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
+            cacheHits.increment()
+            return hit.principal
+        }
+        return try await verifyUncached(bytes, key: key, now: now)
     }
 
     /// Number of cached verified tokens (observability, tests).
     public var cachedTokenCount: Int { cache.count }
 
-    private func verify(_ token: [UInt8], digest: [UInt8]) async throws(AuthError) -> Principal {
-        let now = clock()
-        guard token.count <= configuration.maxTokenBytes else {
-            throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
-        }
-        let key = TokenDigest(digest)
-        if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
-            cacheHits.increment()
-            return hit.principal
-        }
-        return try await verifyUncached(token, key: key, now: now)
+    /// What the synchronous part of authentication found: an answer, or a token that needs verifying.
+    private enum Resolution {
+        case done(Principal?)
+        case verify([UInt8], key: CredentialDigest, now: Timestamp)
     }
 
-    private func verifyUncached(_ token: [UInt8], key: TokenDigest, now: Timestamp) async throws(AuthError) -> Principal {
+    /// Scheme, admin key and cache, on the header's bytes (valid only for this call). Failures are counted.
+    private func resolve(header: UnsafeRawBufferPointer) -> Result<Resolution, AuthError> {
+        let credential: Range<Int>
+        switch AuthorizationHeader.parse(header.assumingMemoryBound(to: UInt8.self)) {
+        case .anonymous: return .success(.done(nil))
+        case .unsupportedScheme:
+            return .failure(fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme")))
+        case .emptyCredential: return .failure(fail(AuthError(.malformed, "empty credential")))
+        case .credential(let range):
+            credential = range
+        }
+        let token = UnsafeRawBufferPointer(rebasing: header[credential])
+        let key = Self.digest(of: token)
+        if let adminKeyDigest, key.constantTimeEquals(adminKeyDigest) { return .success(.done(.admin)) }
+        if configuration.trustsEmulatorOwner, token.elementsEqual("owner".utf8) { return .success(.done(.admin)) }
+        guard credential.count <= configuration.maxTokenBytes else {
+            return .failure(fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes")))
+        }
+        let now = clock()
+        if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
+            cacheHits.increment()
+            return .success(.done(hit.principal))
+        }
+        return .success(.verify(Array(token), key: key, now: now))
+    }
+
+    private func finish(_ resolution: Resolution) async throws(AuthError) -> Principal? {
+        switch resolution {
+        case .done(let principal): return principal
+        case .verify(let token, let key, let now): return try await verifyUncached(token, key: key, now: now)
+        }
+    }
+
+    /// SHA-256 of `bytes` straight into a stack buffer.
+    static func digest(of bytes: UnsafeRawBufferPointer) -> CredentialDigest {
+        withUnsafeTemporaryAllocation(byteCount: SHA256.byteCount, alignment: 8) { out in
+            SHA256.hash(bytes, into: out)
+            return CredentialDigest(bytes: UnsafeRawBufferPointer(out))
+        }
+    }
+
+    /// Verifies, caches and returns the principal, marked with the token's digest (which the rules' decision
+    /// memo keys on).
+    private func verifyUncached(_ token: [UInt8], key: CredentialDigest, now: Timestamp) async throws(AuthError)
+        -> Principal {
         let keys = keySource?.current ?? .empty
         do {
-            let verified = try verifier.verify(token, keys: keys, now: now)
-            cache.insert(key, verified)
-            return verified.principal
+            return remember(try verifier.verify(token, keys: keys, now: now), key: key)
         } catch let error where error.reason == .unknownKey {
             // Key rotation: refetch (rate-limited, shared with concurrent requests) and try once more.
             if let source = keySource, let refreshed = await source.refetchForUnknownKey() {
                 do {
-                    let verified = try verifier.verify(token, keys: refreshed, now: now)
-                    cache.insert(key, verified)
-                    return verified.principal
+                    return remember(try verifier.verify(token, keys: refreshed, now: now), key: key)
                 } catch {
                     throw fail(error)
                 }
@@ -130,6 +161,13 @@ public final class Authenticator: Sendable {
         } catch {
             throw fail(error)
         }
+    }
+
+    private func remember(_ verified: VerifiedToken, key: CredentialDigest) -> Principal {
+        let marked = VerifiedToken(principal: verified.principal.with(credentialDigest: key),
+                                   validUntil: verified.validUntil, keyFingerprint: verified.keyFingerprint)
+        cache.insert(key, marked)
+        return marked.principal
     }
 
     private func fail(_ error: AuthError) -> AuthError {

@@ -5,7 +5,9 @@ import PortcullisCore
 @testable import Auth
 
 @Suite struct VerificationCacheTests {
-    static func digest(_ i: Int) -> TokenDigest { TokenDigest(SHA256.hash(Array("token-\(i)".utf8))) }
+    static func digest(_ i: Int) -> CredentialDigest {
+        SHA256.hash(Array("token-\(i)".utf8)).withUnsafeBytes { CredentialDigest(bytes: $0) }
+    }
     static func verified(_ uid: String, until: Int64 = .max, key: String = "k") -> VerifiedToken {
         VerifiedToken(principal: Principal(uid: uid, claims: [:]), validUntil: until, keyFingerprint: key)
     }

@@ -43,8 +43,8 @@ enum TS {
         let block = ruleset.program.blocks[0]
         return withUnsafePointer(to: request) { pointer in
             var evaluator = Evaluator(program: ruleset.program, request: pointer, hooks: hooks, explain: false)
-            evaluator.captures[0] = .string(request.bucket)
-            evaluator.captures[1] = .path(request.path.split(separator: "/").map(String.init))
+            evaluator.frame[0] = .string(request.bucket)
+            evaluator.frame[1] = .path(request.path.split(separator: "/").map(String.init))
             return evaluator.concrete(evaluator.evaluateTop(block.allows[0].condition!))
         }
     }

@@ -112,4 +112,24 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
         #expect(failure.messages.first?.hasPrefix("s.rules:3:") == true)
         #expect(allowed(service, .get, "users/alice/x", principal: alice))
     }
+
+    /// Decisions memoised under one ruleset are gone once another is loaded (SIGHUP): a caller whose token is
+    /// cached, asking the same thing, gets the new rules' answer.
+    @Test func reloadingRulesDropsMemoisedDecisions() throws {
+        let store = RulesStore(logger: .disabled)
+        let service = try serviceWith(store)
+        func rules(_ condition: String) -> String {
+            "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o/{p=**} {\n"
+                + "    allow read: if \(condition);\n  }\n}\n"
+        }
+        let alice = Principal(uid: "alice", claims: ["sub": .string("alice")],
+                              credentialDigest: CredentialDigest(a: 1, b: 2, c: 3, d: 4))
+        #expect((try? store.load(source: rules("request.auth.uid == 'alice'"), fileName: "s.rules").get()) != nil)
+        #expect(allowed(service, .get, "x", principal: alice))
+        #expect(allowed(service, .get, "x", principal: alice))
+        #expect((try? store.load(source: rules("request.auth.uid == 'bob'"), fileName: "s.rules").get()) != nil)
+        #expect(!allowed(service, .get, "x", principal: alice))
+        #expect((try? store.load(source: rules("request.auth.uid == 'alice'"), fileName: "s.rules").get()) != nil)
+        #expect(allowed(service, .get, "x", principal: alice))
+    }
 }

@@ -1,33 +1,20 @@
 import PortcullisCore
 import Synchronization
 
-/// SHA-256 of a token, as four words (cheap to hash and compare).
-struct TokenDigest: Hashable, Sendable {
-    let a: UInt64, b: UInt64, c: UInt64, d: UInt64
-
-    init(_ bytes: [UInt8]) {
-        precondition(bytes.count == 32)
-        (a, b, c, d) = bytes.withUnsafeBytes {
-            ($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-             $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        }
-    }
-}
-
 /// A bounded LRU of verified tokens keyed by the token's SHA-256, each valid until its `validUntil`.
 ///
 /// A hit costs one lock and one dictionary lookup, no signature check. Entries verified with a key that has
 /// left the key set are dropped by `retain(fingerprints:)`. Thread-safe.
 final class VerificationCache: Sendable {
     private struct Entry {
-        var digest: TokenDigest
+        var digest: CredentialDigest
         var token: VerifiedToken
         var previous: Int
         var next: Int
     }
 
     private struct State {
-        var index: [TokenDigest: Int] = [:]
+        var index: [CredentialDigest: Int] = [:]
         var entries: [Entry] = []
         var free: [Int] = []
         /// Most recently used entry, or -1.
@@ -63,7 +50,7 @@ final class VerificationCache: Sendable {
 
     var count: Int { state.withLock { $0.index.count } }
 
-    func lookup(_ digest: TokenDigest, now: Int64) -> VerifiedToken? {
+    func lookup(_ digest: CredentialDigest, now: Int64) -> VerifiedToken? {
         state.withLock { s in
             guard let i = s.index[digest] else { return nil }
             guard now < s.entries[i].token.validUntil else {
@@ -78,7 +65,7 @@ final class VerificationCache: Sendable {
         }
     }
 
-    func insert(_ digest: TokenDigest, _ token: VerifiedToken) {
+    func insert(_ digest: CredentialDigest, _ token: VerifiedToken) {
         guard capacity > 0 else { return }
         state.withLock { s in
             if let i = s.index[digest] {

@@ -51,6 +51,15 @@ struct EVPHasher: Sendable {
         }
     }
 
+    /// One-shot digest into caller memory (at least `kind.byteCount` bytes): no allocation at all.
+    static func hash(_ kind: DigestKind, _ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= kind.byteCount, "digest output buffer too small")
+        var length: UInt32 = 0
+        guard EVP_Digest(bytes.baseAddress, bytes.count, out.baseAddress, &length, kind.md, nil) == 1 else {
+            fatalError("OpenSSL: digest failed")
+        }
+    }
+
     /// One-shot digest without a context allocation of our own.
     static func hash(_ kind: DigestKind, _ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: kind.byteCount) { buffer, count in

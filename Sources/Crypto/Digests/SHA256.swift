@@ -19,5 +19,10 @@ public struct SHA256: Sendable {
 
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> [UInt8] { EVPHasher.hash(.sha256, bytes) }
 
+    /// The digest written to `out` (at least `byteCount` bytes): no allocation, for hot paths.
+    public static func hash(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        EVPHasher.hash(.sha256, bytes, into: out)
+    }
+
     public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] { bytes.withBytes { EVPHasher.hash(.sha256, $0) } }
 }

@@ -5,6 +5,9 @@
 public struct Ruleset: Sendable {
     let program: Program
     var hooks: RulesetHooks
+    /// Decisions of this program that read only method, bucket, path and caller (see `Volatility`); shared by
+    /// copies, replaced (so emptied) whenever rules are compiled anew.
+    let memo: DecisionMemo
 
     /// Non-fatal findings of the compiler (e.g. `firestore.get` use, invalid regex literals, overlapping
     /// methods), each at `file:line:col`; the message carries no "warning:" prefix (callers add their own).
@@ -31,22 +34,32 @@ public struct Ruleset: Sendable {
             let sorted = compiler.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
             throw RulesCompileError(diagnostics: sorted)
         }
-        return Ruleset(program: program, hooks: RulesetHooks(), warnings: compiler.warnings)
+        return Ruleset(program: program, hooks: RulesetHooks(), memo: DecisionMemo(capacity: Limits.memoisedDecisions),
+                       warnings: compiler.warnings)
     }
 
     /// A ruleset that denies everything (what the gateway uses when no rules file is configured).
     public static let denyAll = Ruleset(
         program: Program(version: 2, fileName: "<deny-all>", blocks: [], functions: [], captureSlots: 0),
-        hooks: RulesetHooks(), warnings: [])
+        hooks: RulesetHooks(), memo: DecisionMemo(capacity: 0), warnings: [])
 
     /// The declared `rules_version` (1 when absent).
     public var version: Int { program.version }
 
     /// Decides a request. Errors inside conditions deny (only) the statement they occur in.
+    ///
+    /// A decision that evaluated no volatile condition (none reading `request.time`, `resource`,
+    /// `request.resource` or calling `debug()`) depends only on method, bucket, path and caller, and is memoised
+    /// on them for callers with a credential digest (and anonymous ones); the next such request is answered
+    /// from the memo without evaluating anything.
     public func evaluate(_ request: RulesRequest) -> RulesDecision {
-        withUnsafePointer(to: request) { pointer in
+        let key = DecisionKey(request)
+        if let key, let allowed = memo.lookup(key) { return RulesDecision(allowed: allowed) }
+        return withUnsafePointer(to: request) { pointer in
             var evaluator = Evaluator(program: program, request: pointer, hooks: hooks, explain: false)
-            return evaluator.decide()
+            let decision = evaluator.decide()
+            if let key, !evaluator.readVolatile, decision.determined { memo.insert(key, allowed: decision.allowed) }
+            return decision
         }
     }
 

@@ -52,10 +52,13 @@ struct Compiler {
             }
         }
         checkRecursion()
+        let compiledFunctions = functions.map {
+            $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null))
+        }
+        var volatility = Volatility(functions: compiledFunctions)
         return Program(
-            version: file.version, fileName: fileName, blocks: blocks,
-            functions: functions.map { $0 ?? CompiledFunction(name: "?", parameterCount: 0, lets: [], body: .literal(.null)) },
-            captureSlots: maxSlots)
+            version: file.version, fileName: fileName, blocks: blocks.map { volatility.marking($0) },
+            functions: compiledFunctions, captureSlots: maxSlots)
     }
 
     // MARK: Functions
@@ -221,15 +224,15 @@ struct Compiler {
             return resolveIdentifier(name, e.pos, ctx)
         case .unary(let op, let x):
             let c = compileExpr(x, &ctx)
-            return op == .not ? .not(c) : .negate(c)
+            return ConstantFolding.fold(op == .not ? .not(c) : .negate(c))
         case .binary(let op, let a, let b):
-            return .binary(op, compileExpr(a, &ctx), compileExpr(b, &ctx))
+            return ConstantFolding.fold(.binary(op, compileExpr(a, &ctx), compileExpr(b, &ctx)))
         case .and(let a, let b):
-            return .and(compileExpr(a, &ctx), compileExpr(b, &ctx))
+            return ConstantFolding.fold(.and(compileExpr(a, &ctx), compileExpr(b, &ctx)))
         case .or(let a, let b):
-            return .or(compileExpr(a, &ctx), compileExpr(b, &ctx))
+            return ConstantFolding.fold(.or(compileExpr(a, &ctx), compileExpr(b, &ctx)))
         case .ternary(let c, let a, let b):
-            return .ternary(compileExpr(c, &ctx), compileExpr(a, &ctx), compileExpr(b, &ctx))
+            return ConstantFolding.fold(.ternary(compileExpr(c, &ctx), compileExpr(a, &ctx), compileExpr(b, &ctx)))
         case .isType(let x, let name):
             return .isType(compileExpr(x, &ctx), TypeTest(rawValue: name) ?? .null)
         case .member(let base, let name):
@@ -243,9 +246,9 @@ struct Compiler {
         case .range(let a, let lo, let hi):
             return .range(compileExpr(a, &ctx), lo.map { compileExpr($0, &ctx) }, hi.map { compileExpr($0, &ctx) })
         case .list(let items):
-            return .list(items.map { compileExpr($0, &ctx) })
+            return ConstantFolding.fold(.list(items.map { compileExpr($0, &ctx) }))
         case .map(let entries):
-            return .map(entries.map { (compileExpr($0.0, &ctx), compileExpr($0.1, &ctx)) })
+            return ConstantFolding.fold(.map(entries.map { (compileExpr($0.0, &ctx), compileExpr($0.1, &ctx)) }))
         case .path(let parts):
             return .path(parts.map {
                 switch $0 {
@@ -342,6 +345,6 @@ struct Compiler {
         if b == .firestoreGet || b == .firestoreExists {
             warn(pos, "\(b.rawValue)() is not supported by this gateway: it always evaluates to an error (deny)")
         }
-        return .builtin(b, args)
+        return ConstantFolding.fold(.builtin(b, args))
     }
 }

@@ -15,4 +15,6 @@ enum Limits {
     /// Largest string/list/map/bytes a rules expression may build (keeps hostile rules cheap).
     static let maxValueElements = 100_000
     static let maxStringBytes = 1 << 20
+    /// Decisions a compiled ruleset memoises (see `DecisionMemo`): ~100 bytes each plus the bucket and path.
+    static let memoisedDecisions = 8192
 }

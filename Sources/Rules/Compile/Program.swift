@@ -81,12 +81,16 @@ final class CompiledAllow: Sendable {
     let condition: Expr?
     let pos: SourcePos
     let text: String
+    /// Whether the condition may read what a memoised decision is not keyed on (see `Volatility`): a request
+    /// that evaluates it is decided afresh every time.
+    let isVolatile: Bool
 
-    init(methods: MethodSet, condition: Expr?, pos: SourcePos, text: String) {
+    init(methods: MethodSet, condition: Expr?, pos: SourcePos, text: String, isVolatile: Bool = true) {
         self.methods = methods
         self.condition = condition
         self.pos = pos
         self.text = text
+        self.isVolatile = isVolatile
     }
 }
 
@@ -114,6 +118,8 @@ enum PathPartExpr: Sendable {
 /// A resolved expression. Variables are slots, functions are indexes, library calls are enum cases.
 indirect enum Expr: Sendable {
     case literal(Value)
+    /// A constant computed at compile time from `cost` literal-only expressions (see `ConstantFolding`).
+    case folded(Value, cost: Int)
     case local(Int)
     case capture(Int, name: String)
     case request

@@ -54,22 +54,22 @@ extension Evaluator {
         }
         switch block.segments[k] {
         case .literal(let text):
-            guard position < totalSegments, !isMarker(position), host.requestPath[position].bytesEqual(text) else {
+            guard position < totalSegments, !isMarker(position), host.requestPath[position].sameBytes(text) else {
                 return false
             }
             return match(block, segment: k + 1, position: position + 1, wanted: wanted)
         case .single(let slot, _):
             guard position < totalSegments else { return false }
-            captures[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
+            frame[slot] = isMarker(position) ? .unbound : .string(host.requestPath[position])
             return match(block, segment: k + 1, position: position + 1, wanted: wanted)
         case .multi(let slot, _):
             let minimum = program.version < 2 ? 1 : 0
             guard position + minimum <= totalSegments else { return false }
             for end in (position + minimum)...totalSegments {
                 if childMarker, end > requestSegmentCount {
-                    captures[slot] = .unbound
+                    frame[slot] = .unbound
                 } else {
-                    captures[slot] = .path(Array(host.requestPath[position..<end]))
+                    frame[slot] = .path(Array(host.requestPath[position..<end]))
                 }
                 if match(block, segment: k + 1, position: end, wanted: wanted) { return true }
             }
@@ -80,6 +80,7 @@ extension Evaluator {
     mutating func evaluateAllows(_ block: MatchBlock, wanted: MethodSet) -> Bool {
         completeMatches += 1
         for allow in block.allows where !allow.methods.isDisjoint(with: wanted) {
+            if allow.isVolatile { readVolatile = true }
             let result: Value = allow.condition.map { evaluateTop($0) } ?? .bool(true)
             if trace != nil {
                 let outcome: String = switch result {
@@ -97,8 +98,8 @@ extension Evaluator {
     }
 
     mutating func evaluateTop(_ e: Expr) -> Value {
-        locals.removeAll(keepingCapacity: true)
-        frameBase = 0
+        frame.removeLast(frame.count - captureSlots)
+        frameBase = captureSlots
         callDepth = 0
         return eval(e)
     }

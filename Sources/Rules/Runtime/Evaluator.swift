@@ -8,9 +8,12 @@ struct Evaluator {
     let program: Program
     let host: HostContext
     let hooks: RulesetHooks
-    var captures: [Value]
-    var locals: [Value] = []
-    var frameBase = 0
+    /// Wildcard captures in slots `0..<captureSlots`, then the call frames (parameters and `let`s) above them:
+    /// one array per decision, sized once.
+    var frame: [Value]
+    let captureSlots: Int
+    /// Where the running function's frame starts in `frame`.
+    var frameBase: Int
     var callDepth = 0
     var evaluated = 0
     /// Explain mode: a record of what was tried.
@@ -18,14 +21,20 @@ struct Evaluator {
     var completeMatches = 0
     var requestSegmentCount: Int
     var childMarker = false
+    /// Whether a volatile allow (see `Volatility`) was evaluated: then the decision may not be memoised.
+    var readVolatile = false
     /// Some `allow` condition evaluated to `.unknown`: a denial is not final.
     var sawUnknown = false
 
     init(program: Program, request: UnsafePointer<RulesRequest>, hooks: RulesetHooks, explain: Bool) {
         self.program = program
         let path = request.pointee.path
-        var segments = ["b", request.pointee.bucket, "o"]
-        segments.reserveCapacity(8)
+        // Sized once: `b`, the bucket, `o`, and one segment per `/`-separated piece of the path.
+        var segments: [String] = []
+        segments.reserveCapacity(path.isEmpty ? 3 : 4 + path.utf8.count(where: { $0 == UInt8(ascii: "/") }))
+        segments.append("b")
+        segments.append(request.pointee.bucket)
+        segments.append("o")
         if !path.isEmpty {
             let utf8 = path.utf8
             var start = utf8.startIndex
@@ -41,10 +50,13 @@ struct Evaluator {
         }
         host = HostContext(request: request, requestPath: segments)
         self.hooks = hooks
-        captures = [Value](repeating: .null, count: max(program.captureSlots, 1))
+        captureSlots = max(program.captureSlots, 1)
+        frame = []
+        frame.reserveCapacity(captureSlots + 32)
+        frame.append(contentsOf: repeatElement(Value.null, count: captureSlots))
+        frameBase = captureSlots
         requestSegmentCount = segments.count
         trace = explain ? [] : nil
-        locals.reserveCapacity(32)
     }
 
     // MARK: Expressions
@@ -57,17 +69,25 @@ struct Evaluator {
         switch e {
         case .literal(let v):
             return v
+        case .folded(let v, let cost):
+            // Charged as the `cost` expressions it replaced (this one included, above).
+            evaluated += cost - 1
+            if evaluated > Limits.maxExpressionsPerRequest {
+                return .fail(
+                    "evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
+            }
+            return v
         case .local(let slot):
-            return locals[frameBase + slot]
+            return frame[frameBase + slot]
         case .capture(let slot, let name):
-            if case .unbound = captures[slot] {
+            if case .unbound = frame[slot] {
                 return .fail("wildcard '\(name)' has no value in a list request")
             }
-            return captures[slot]
+            return frame[slot]
         case .request:
             return .host(.request)
         case .resource:
-            return host.request.resource == nil ? .null : .host(.resource(proposed: false))
+            return host.hasResource(proposed: false) ? .host(.resource(proposed: false)) : .null
         case .list(let items):
             var out: [Value] = []
             out.reserveCapacity(items.count)
@@ -247,13 +267,13 @@ struct Evaluator {
             return .fail("function call depth exceeds \(Limits.maxCallDepth)")
         }
         let function = program.functions[index]
-        let newBase = locals.count
-        locals.append(contentsOf: repeatElement(Value.null, count: function.frameSize))
-        defer { locals.removeLast(function.frameSize) }
+        let newBase = frame.count
+        frame.append(contentsOf: repeatElement(Value.null, count: function.frameSize))
+        defer { frame.removeLast(function.frameSize) }
         for i in args.indices.reversed() {
             let v = eval(args[i])
             if v.isError { return v }
-            locals[newBase + i] = v
+            frame[newBase + i] = v
         }
         let savedBase = frameBase
         frameBase = newBase
@@ -263,7 +283,7 @@ struct Evaluator {
             callDepth -= 1
         }
         for (i, letExpr) in function.lets.enumerated() {
-            locals[newBase + function.parameterCount + i] = eval(letExpr)
+            frame[newBase + function.parameterCount + i] = eval(letExpr)
         }
         return eval(function.body)
     }

@@ -51,6 +51,11 @@ struct HostContext {
 
     var request: RulesRequest { _read { yield pointer.pointee } }
 
+    /// Whether `resource` (or, `proposed`, `request.resource`) exists, without copying the metadata.
+    func hasResource(proposed: Bool) -> Bool {
+        (proposed ? pointer.pointer(to: \.requestResource)! : pointer.pointer(to: \.resource)!).pointee?.size != nil
+    }
+
     func field(_ host: HostRef, _ name: String) -> Value? {
         field(host, name, HostField(rawValue: name))
     }
@@ -60,44 +65,54 @@ struct HostContext {
         switch host {
         case .request:
             switch known {
-            case .auth: return request.auth == nil ? .null : .host(.auth)
+            case .auth: return pointer.pointee.auth?.isAdmin == nil ? .null : .host(.auth)
             case .path: return .path(requestPath)
             case .time: return .timestamp(Int128(request.time.nanosecondsSinceEpoch))
-            case .resource: return request.requestResource == nil ? .null : .host(.resource(proposed: true))
+            case .resource: return hasResource(proposed: true) ? .host(.resource(proposed: true)) : .null
             case .method: return .string(request.method.rawValue)
             case .params: return .map([:])
             default: return nil
             }
         case .auth:
-            guard let auth = request.auth else { return nil }
+            // Projections, not `if let auth`: binding would copy the principal (its uid and claims).
+            guard pointer.pointee.auth?.isAdmin != nil else { return nil }
             switch known {
-            case .uid: return .string(auth.uid)
+            case .uid: return (pointer.pointee.auth?.uid).map(Value.string)
             case .token: return .host(.token)
             default: return nil
             }
         case .token:
             return request.auth?.claims[exactly: name].map(HostContext.value(fromJSON:))
         case .resource(let proposed):
-            guard let m = proposed ? request.requestResource : request.resource, let known else { return nil }
+            // Field by field through the pointer: binding the whole `ObjectMetadata` would retain and release
+            // every string it holds on each access.
+            let r = proposed ? pointer.pointer(to: \.requestResource)! : pointer.pointer(to: \.resource)!
+            guard hasResource(proposed: proposed), let known else { return nil }
             switch known {
-            case .name: return .string(m.name)
-            case .bucket: return .string(m.bucket)
-            case .size: return proposed && request.unknownFields.contains(.size) ? .unknown : .int(m.size)
+            case .name: return (r.pointee?.name).map(Value.string)
+            case .bucket: return (r.pointee?.bucket).map(Value.string)
+            case .size:
+                return proposed && pointer.pointee.unknownFields.contains(.size)
+                    ? .unknown : (r.pointee?.size).map(Value.int)
             case .md5Hash:
-                return proposed && request.unknownFields.contains(.md5Hash) ? .unknown : m.md5Hash.map(Value.string)
+                return proposed && pointer.pointee.unknownFields.contains(.md5Hash)
+                    ? .unknown : r.pointee?.md5Hash.map(Value.string)
             case .crc32c:
-                return proposed && request.unknownFields.contains(.crc32c) ? .unknown : m.crc32c.map(Value.string)
-            case .contentDisposition: return m.contentDisposition.map(Value.string)
-            case .contentEncoding: return m.contentEncoding.map(Value.string)
-            case .contentLanguage: return m.contentLanguage.map(Value.string)
-            case .contentType: return m.contentType.map(Value.string)
+                return proposed && pointer.pointee.unknownFields.contains(.crc32c)
+                    ? .unknown : r.pointee?.crc32c.map(Value.string)
+            case .contentDisposition: return r.pointee?.contentDisposition.map(Value.string)
+            case .contentEncoding: return r.pointee?.contentEncoding.map(Value.string)
+            case .contentLanguage: return r.pointee?.contentLanguage.map(Value.string)
+            case .contentType: return r.pointee?.contentType.map(Value.string)
             case .metadata: return .host(.metadata(proposed: proposed))
             // Server-assigned fields are absent from request.resource (rules.md §3.3).
-            case .generation: return proposed ? nil : .int(m.generation)
-            case .metageneration: return proposed ? nil : .int(m.metageneration)
-            case .timeCreated: return proposed ? nil : .timestamp(Int128(m.timeCreated.nanosecondsSinceEpoch))
-            case .updated: return proposed ? nil : .timestamp(Int128(m.updated.nanosecondsSinceEpoch))
-            case .etag: return proposed ? nil : .string(m.etag)
+            case .generation: return proposed ? nil : (r.pointee?.generation).map(Value.int)
+            case .metageneration: return proposed ? nil : (r.pointee?.metageneration).map(Value.int)
+            case .timeCreated:
+                return proposed ? nil : (r.pointee?.timeCreated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
+            case .updated:
+                return proposed ? nil : (r.pointee?.updated).map { .timestamp(Int128($0.nanosecondsSinceEpoch)) }
+            case .etag: return proposed ? nil : (r.pointee?.etag).map(Value.string)
             default: return nil
             }
         case .metadata(let proposed):

@@ -100,7 +100,7 @@ extension Value {
         case (.bool(let x), .bool(let y)): return x == y
         case (.int(let x), .int(let y)): return x == y
         case (.float(let x), .float(let y)): return x == y
-        case (.string(let x), .string(let y)): return x.bytesEqual(y)
+        case (.string(let x), .string(let y)): return x.sameBytes(y)
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.list(let x), .list(let y)):
             guard x.count == y.count else { return false }
