@@ -56,35 +56,59 @@ public final class Authenticator: Sendable {
 
     /// nil/absent (or blank) header → nil (anonymous). Accepts the schemes `Firebase` and `Bearer`
     /// (case-insensitive); anything else is `unsupportedScheme`.
-    ///
-    /// The cached path works on the header's UTF-8 in place: no copy of the token, one SHA-256, one LRU lookup.
     public func authenticate(authorization: String?) async throws(AuthError) -> Principal? {
         guard var header = authorization else { return nil }
-        let parsed = header.withUTF8 { AuthorizationHeader.parse($0) }
+        let resolution = header.withUTF8 { resolve(UnsafeRawBufferPointer($0)) }
+        return try await finish(resolution)
+    }
+
+    /// `authenticate(authorization:)` for the header's bytes as received (a slice of the request head's
+    /// buffer): the cached path hashes the credential in place — no `String`, no copy of the token, one
+    /// SHA-256, one LRU lookup; only a token that must be verified is copied out.
+    public func authenticate(authorizationBytes: ArraySlice<UInt8>?) async throws(AuthError) -> Principal? {
+        guard let header = authorizationBytes else { return nil }
+        let resolution = header.withUnsafeBytes { resolve($0) }
+        return try await finish(resolution)
+    }
+
+    /// What the synchronous part decided: an answer, or a token to verify (the only part that may suspend).
+    private enum Resolution {
+        case decided(Principal?)
+        case verify(token: [UInt8], key: TokenDigest, now: Timestamp)
+    }
+
+    private func finish(_ resolution: Result<Resolution, AuthError>) async throws(AuthError) -> Principal? {
+        switch resolution {
+        case .failure(let error): throw error
+        case .success(.decided(let principal)): return principal
+        case .success(.verify(let token, let key, let now)): return try await verifyUncached(token, key: key, now: now)
+        }
+    }
+
+    /// Parses the scheme, checks the admin key and the cache, all on the header's bytes in place.
+    private func resolve(_ header: UnsafeRawBufferPointer) -> Result<Resolution, AuthError> {
+        let utf8 = header.bindMemory(to: UInt8.self)
         let credential: Range<Int>
-        switch parsed {
-        case .anonymous: return nil
-        case .unsupportedScheme: throw fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme"))
-        case .emptyCredential: throw fail(AuthError(.malformed, "empty credential"))
-        case .credential(let range):
-            credential = range
+        switch AuthorizationHeader.parse(utf8) {
+        case .anonymous: return .success(.decided(nil))
+        case .unsupportedScheme: return .failure(fail(AuthError(.unsupportedScheme, "use the Bearer or Firebase scheme")))
+        case .emptyCredential: return .failure(fail(AuthError(.malformed, "empty credential")))
+        case .credential(let range): credential = range
         }
-        let digest = header.withUTF8 { SHA256.hash(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[credential]))) }
-        if let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .admin }
-        if configuration.trustsEmulatorOwner, header.withUTF8({ $0[credential].elementsEqual("owner".utf8) }) {
-            return .admin
-        }
+        let token = UnsafeRawBufferPointer(rebasing: header[credential])
+        let digest = SHA256.hash(token)
+        if let adminKeyDigest, ConstantTime.equals(digest, adminKeyDigest) { return .success(.decided(.admin)) }
+        if configuration.trustsEmulatorOwner, token.elementsEqual("owner".utf8) { return .success(.decided(.admin)) }
         guard credential.count <= configuration.maxTokenBytes else {
-            throw fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes"))
+            return .failure(fail(AuthError(.oversize, "token longer than \(configuration.maxTokenBytes) bytes")))
         }
         let key = TokenDigest(digest)
         let now = clock()
         if let hit = cache.lookup(key, now: now.secondsSinceEpoch) {
             cacheHits.increment()
-            return hit.principal
+            return .success(.decided(hit.principal))
         }
-        let bytes = header.withUTF8 { Array($0[credential]) }
-        return try await verifyUncached(bytes, key: key, now: now)
+        return .success(.verify(token: Array(token), key: key, now: now))
     }
 
     /// Verifies a bare token (no scheme, no admin key), using the cache.

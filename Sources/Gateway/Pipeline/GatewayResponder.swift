@@ -104,7 +104,8 @@ public struct GatewayResponder: HTTPResponder {
             }
         } else {
             do {
-                let principal = try await authentication.authenticate(authorization: request.headers["Authorization"])
+                let principal = try await authentication.authenticate(
+                    authorizationBytes: request.headers.valueBytes("Authorization"))
                 context.principalUID = principal?.uid
                 response = await surface.handle(request, principal: principal, context: context)
             } catch {

@@ -16,60 +16,6 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let options = HTTPMethod("OPTIONS")
 }
 
-/// Header fields in arrival order. Lookup is case-insensitive; names keep the case they were added with.
-public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)] = []
-
-    public init() {}
-    public init(dictionaryLiteral elements: (String, String)...) {
-        for (name, value) in elements { add(name, value) }
-    }
-
-    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
-
-    /// Replaces every field of this name with one field.
-    public mutating func set(_ name: String, _ value: String) {
-        remove(name)
-        fields.append((name, value))
-    }
-
-    public mutating func remove(_ name: String) {
-        fields.removeAll { Self.equalsIgnoringCase($0.name, name) }
-    }
-
-    /// The first value of the field, if present.
-    public subscript(name: String) -> String? {
-        for field in fields where Self.equalsIgnoringCase(field.name, name) { return field.value }
-        return nil
-    }
-
-    /// Every value of the field, in order.
-    public func values(_ name: String) -> [String] {
-        fields.filter { Self.equalsIgnoringCase($0.name, name) }.map(\.value)
-    }
-
-    public func contains(_ name: String) -> Bool { self[name] != nil }
-
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
-
-    /// ASCII case-insensitive comparison without allocating.
-    @inlinable
-    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        var ai = a.utf8.makeIterator(), bi = b.utf8.makeIterator()
-        while true {
-            switch (ai.next(), bi.next()) {
-            case (nil, nil): return true
-            case (let x?, let y?):
-                if x == y { continue }
-                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-                if lx != ly { return false }
-            default: return false
-            }
-        }
-    }
-}
-
 /// A parsed request as handed to a responder. The body is a stream the responder pulls; the server does not
 /// read the socket for body bytes until it does (and sends `100 Continue` then, when the client asked for it).
 public struct HTTPRequest: Sendable {
