@@ -32,12 +32,15 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String
     /// Monotonic time (`MonotonicClock`) when the request head was complete.
     public var receivedAt: UInt64
+    /// The event loop the request arrived on; nil for a request made outside a server (tests).
+    public var loop: ExchangeLoop?
 
     public init(
         method: HTTPMethod, target: String, versionMajor: Int = 1, versionMinor: Int = 1,
         headers: HTTPHeaders = [:], body: any ByteStream = BufferByteStream.empty(),
-        remoteAddress: String = "", receivedAt: UInt64 = MonotonicClock.nanoseconds()
+        remoteAddress: String = "", receivedAt: UInt64 = MonotonicClock.nanoseconds(), loop: ExchangeLoop? = nil
     ) {
+        self.loop = loop
         self.method = method
         self.target = target
         self.versionMajor = versionMajor
@@ -83,9 +86,12 @@ public struct ExchangeSummary: Sendable {
     public var durationNanos: UInt64
     /// Time from the complete request head to the first response byte written.
     public var timeToFirstByteNanos: UInt64?
+    /// The loop the summary is reported on (nil outside a server).
+    public var loop: ExchangeLoop?
 
     public init(status: Int, bytesIn: Int64, bytesOut: Int64, completed: Bool, durationNanos: UInt64,
-                timeToFirstByteNanos: UInt64?) {
+                timeToFirstByteNanos: UInt64?, loop: ExchangeLoop? = nil) {
+        self.loop = loop
         self.status = status
         self.bytesIn = bytesIn
         self.bytesOut = bytesOut
