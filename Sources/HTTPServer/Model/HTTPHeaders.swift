@@ -37,6 +37,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public var isEmpty: Bool { ranges.isEmpty }
 
     public mutating func add(_ name: String, _ value: String) {
+        // A response's fields usually fit here: one allocation each instead of a doubling series.
+        if storage.capacity == 0 { storage.reserveCapacity(256) }
+        if ranges.capacity == 0 { ranges.reserveCapacity(8) }
         let nameStart = storage.count
         storage.append(contentsOf: name.utf8)
         let valueStart = storage.count
