@@ -57,9 +57,10 @@ enum ServerRunner {
         if config.console { surfaces.append(ConsoleSurface()) }
 
         let readiness = Readiness { await service.isReady() }
+        let accessLog = AccessLog(format: config.logFormat)
         let responder = GatewayResponder(
             ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces, authentication: authentication,
-            metrics: httpMetrics, accessLog: AccessLog(format: config.logFormat),
+            metrics: httpMetrics, accessLog: accessLog,
             cors: CORSPolicy(origins: corsList(config.corsOrigins)))
 
         let server = HTTPServer(
@@ -82,6 +83,7 @@ enum ServerRunner {
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
             Task {
                 await server.drain(deadline: config.drainTimeout)
+                accessLog.flush()
                 logger.info("drained; exiting")
                 exit(0)
             }

@@ -36,6 +36,24 @@ import PortcullisCore
         }
     }
 
+    /// The header's bytes (a slice of a request head's buffer, as the gateway passes them) verify, hit the
+    /// cache and fail exactly as the `String` form does.
+    @Test func headerBytesBehaveLikeTheString() async throws {
+        let metrics = MetricsRegistry()
+        let auth = try Self.authenticator(engine: .openSSL, metrics: metrics)
+        let token = TokenFactory.rsa(kid: "rsa-1", payload: TokenFactory.claims(sub: "bob"))
+        let head = Array("Host: x\r\nAuthorization: Bearer \(token)\r\n".utf8)
+        let start = head.firstIndex(of: UInt8(ascii: "B"))!, end = head.count - 2
+        let slice = head[start..<end]
+        #expect(try await auth.authenticate(authorizationBytes: slice)?.uid == "bob")
+        #expect(try await auth.authenticate(authorizationBytes: slice)?.uid == "bob")
+        #expect(try await auth.authenticate(authorization: "Bearer \(token)")?.uid == "bob")
+        #expect(metrics.render().contains("portcullis_auth_cache_hits_total 2\n"))
+        #expect(try await auth.authenticate(authorizationBytes: ArraySlice<UInt8>?.none) == nil)
+        #expect(try await auth.authenticate(authorizationBytes: Array("Bearer test-only-admin-key".utf8)[...]) == .admin)
+        await #expect(throws: AuthError.self) { _ = try await auth.authenticate(authorizationBytes: Array("Basic x".utf8)[...]) }
+    }
+
     /// `--dev-trust-emulator-owner`: `Bearer owner` is admin only when switched on (in either scheme, like the
     /// admin key).
     @Test func emulatorOwnerIsAdminOnlyWhenTrusted() async throws {

@@ -13,7 +13,8 @@ import PortcullisCore
     }()
 
     static func exchange() -> Exchange {
-        Exchange(head: head, receivedAt: 0, parser: ParserBox(HTTPRequestParser()), reuse: .keepAlive)
+        Exchange(head: head, receivedAt: 0, loop: ExchangeLoop(EmbeddedEventLoop()), parser: ParserBox(HTTPRequestParser()),
+                 reuse: .keepAlive)
     }
 
     /// Silence before the first head or between requests closes silently; a partial head gets 408.

@@ -39,6 +39,12 @@ private func parse(_ data: UnsafeRawBufferPointer, pieces: [Int]) -> Transcript 
             case .head(let head):
                 precondition(transcript.messages.last?.ended ?? true, "head inside a message")
                 let fields = head.headers.map { "\($0.name):\($0.value)" }.joined(separator: "|")
+                // The byte view and the String view of the head agree on every field name.
+                for field in head.headers {
+                    let bytes = head.headers.valueBytes(field.name).map { Array($0) }
+                    precondition(bytes.map { String(decoding: $0, as: UTF8.self) } == head.headers[field.name],
+                                 "byte and String views of a field differ")
+                }
                 transcript.messages.append(Message(head: "\(head.method) \(head.target) \(head.versionMinor) \(head.framing) \(fields)"))
             case .body(let bytes):
                 precondition(!bytes.isEmpty, "empty body event")

@@ -1,4 +1,5 @@
 public import PortcullisCore
+public import HTTPServer
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -6,13 +7,32 @@ import Glibc
 
 /// Writes one access-log line per exchange (DESIGN §8), in JSON or text.
 ///
-/// Lines go to `output` (stdout by default) whole, under a lock, so concurrent exchanges never interleave.
+/// Lines of exchanges that end on an HTTP event loop are formatted into that loop's buffer and written with
+/// one `write` at the end of the loop's turn (`ExchangeLoop.atEndOfTurn`): a busy loop writes the lines of a
+/// whole batch of ready connections at once, an idle one writes each line as its exchange ends. A buffer
+/// that reaches `flushThreshold` is written at once. So a crash loses at most the lines of the loop turn in
+/// progress; a clean shutdown calls `flush()` after draining. Lines from elsewhere (no loop) are written
+/// immediately. Lines go to `output` whole, never interleaved.
+///
 /// Redaction is this type's job: `redactedTarget` strips every query value that is not known to be harmless,
 /// so tokens (`token=`), signatures and upload capabilities never reach the log.
 public final class AccessLog: Sendable {
     public let format: LogFormat
     private let output: @Sendable ([UInt8]) -> Void
+    private let buffers: [LoopBuffer] = (0..<LoopShard.capacity).map { _ in LoopBuffer() }
 
+    /// A loop buffer this large is written without waiting for the end of the turn.
+    static let flushThreshold = 64 * 1024
+
+    /// One loop's pending lines. Its lock is taken by that loop for each line and at the end of its turn,
+    /// and by `flush()`; it is never contended on the request path.
+    private final class LoopBuffer: Sendable {
+        let lines = Mutex<[UInt8]>([])
+        // Keeps two loops' locks off one cache line.
+        private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    }
+
+    /// `output` gets whole lines (one or more, each ending in a newline), one call at a time per loop.
     public init(format: LogFormat, output: @escaping @Sendable ([UInt8]) -> Void) {
         self.format = format
         self.output = output
@@ -39,8 +59,36 @@ public final class AccessLog: Sendable {
     /// An access log that drops everything.
     public static let disabled = AccessLog(format: .json) { _ in }
 
-    public func write(_ entry: AccessLogEntry) {
-        output(entry.rendered(format))
+    /// Logs `entry`. `loop`: the loop the exchange ended on (`ExchangeSummary.loop`); when the call runs on
+    /// that loop's thread the line joins the loop's buffer, otherwise it is written at once.
+    public func write(_ entry: AccessLogEntry, loop: ExchangeLoop? = nil) {
+        guard let loop, let shard = loop.currentShard else {
+            output(entry.rendered(format))
+            return
+        }
+        let buffer = buffers[shard.index]
+        let wasEmpty = buffer.lines.withLock { lines in
+            let wasEmpty = lines.isEmpty
+            entry.render(format, into: &lines)
+            if lines.count >= Self.flushThreshold { writeOut(&lines) }
+            return wasEmpty
+        }
+        if wasEmpty { _ = loop.atEndOfTurn { [self] in flush(buffer) } }
+    }
+
+    /// Writes every loop's pending lines now (at shutdown, after draining). Any thread.
+    public func flush() {
+        for buffer in buffers { flush(buffer) }
+    }
+
+    private func flush(_ buffer: LoopBuffer) {
+        buffer.lines.withLock { writeOut(&$0) }
+    }
+
+    private func writeOut(_ lines: inout [UInt8]) {
+        guard !lines.isEmpty else { return }
+        output(lines)
+        lines.removeAll(keepingCapacity: true)
     }
 
     /// Query parameters whose values are safe and useful in a log line. Every other value becomes `REDACTED`

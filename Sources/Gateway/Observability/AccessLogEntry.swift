@@ -58,17 +58,23 @@ public struct AccessLogEntry: Sendable {
 
     /// One line (newline included) in the requested format.
     public func rendered(_ format: LogFormat) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        render(format, into: &out)
+        return out
+    }
+
+    /// One line (newline included) appended to `out`.
+    public func render(_ format: LogFormat, into out: inout [UInt8]) {
         switch format {
-        case .json: renderJSON()
-        case .text: renderText()
+        case .json: renderJSON(into: &out)
+        case .text: out.append(contentsOf: renderText())
         }
     }
 
     /// `{"time":...,"level":"info","msg":"access","request_id":...}`; absent values are `null` so every line has
     /// the same keys.
-    func renderJSON() -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(512)
+    func renderJSON(into out: inout [UInt8]) {
         out.append(contentsOf: #"{"time":""#.utf8)
         time.append(fractionDigits: 3, to: &out)
         out.append(contentsOf: #"","level":"info","msg":"access","request_id":"#.utf8)
@@ -91,7 +97,6 @@ public struct AccessLogEntry: Sendable {
         field("user_agent", userAgent, &out)
         field("trace_id", traceID, &out)
         out.append(contentsOf: "}\n".utf8)
-        return out
     }
 
     /// `TIME STATUS METHOD PATH DURATIONms in=N out=N route=... rid=... uid=... decision=... ua="..."`.

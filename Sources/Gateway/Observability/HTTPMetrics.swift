@@ -3,9 +3,11 @@ import Synchronization
 
 /// The HTTP metrics of DESIGN §8, labelled by route template (never raw paths).
 ///
-/// Per-request cost: one lock and one dictionary lookup to find the cached children for
-/// (route, method, status), then atomic increments and one histogram observation. Method labels are folded to
-/// the known verbs plus `OTHER`, so a client cannot grow the label space.
+/// Per-request cost on an event loop (`shard` given): one lookup in that loop's own cache of children for
+/// (route, method, status), then increments of the loop's own cells and one observation into the loop's own
+/// histogram part — no shared atomic, no shared lock; a scrape sums the loops. Off a loop (`shard` nil) the
+/// same goes through a lock-protected cache and the shared atomics. Method labels are folded to the known
+/// verbs plus `OTHER`, so a client cannot grow the label space.
 public final class HTTPMetrics: Sendable {
     public let registry: MetricsRegistry
     private let requests: CounterFamily
@@ -15,6 +17,13 @@ public final class HTTPMetrics: Sendable {
     /// Requests being handled right now.
     public let inflight: Gauge
     private let cache = Mutex<[Key: Children]>([:])
+    /// One cache per loop shard, each touched only by its loop's thread.
+    private let loopCaches: [LoopCache] = (0..<LoopShard.capacity).map { _ in LoopCache() }
+
+    /// Confined to one loop's thread (the `LoopShard` contract), hence `@unchecked Sendable`.
+    private final class LoopCache: @unchecked Sendable {
+        var children: [Key: Children] = [:]
+    }
 
     /// Latency buckets in seconds: 1 ms … 60 s.
     public static let durationBuckets: [Double] = [
@@ -49,13 +58,26 @@ public final class HTTPMetrics: Sendable {
     }
 
     /// Counts one finished exchange. `status` is the logged status (499 for a client that went away).
+    /// `shard`: the loop the caller runs on (`ExchangeLoop.currentShard`), nil elsewhere.
     public func record(route: String, method: HTTPMethodLabel, status: Int, bytesIn: Int64, bytesOut: Int64,
-                       durationNanos: UInt64) {
-        let children = self.children(route: route, method: method.rawValue, status: status)
-        children.requests.increment()
-        children.duration.observe(Double(durationNanos) / 1e9)
-        if bytesOut > 0 { children.responseBytes.increment(by: UInt64(bytesOut)) }
-        if bytesIn > 0 { children.requestBytes.increment(by: UInt64(bytesIn)) }
+                       durationNanos: UInt64, on shard: LoopShard? = nil) {
+        let children: Children
+        if let shard {
+            let loopCache = loopCaches[shard.index]
+            let key = Key(route: route, method: method.rawValue, status: status)
+            if let hit = loopCache.children[key] {
+                children = hit
+            } else {
+                children = self.children(route: route, method: method.rawValue, status: status)
+                loopCache.children[key] = children
+            }
+        } else {
+            children = self.children(route: route, method: method.rawValue, status: status)
+        }
+        children.requests.increment(on: shard)
+        children.duration.observe(Double(durationNanos) / 1e9, on: shard)
+        if bytesOut > 0 { children.responseBytes.increment(by: UInt64(bytesOut), on: shard) }
+        if bytesIn > 0 { children.requestBytes.increment(by: UInt64(bytesIn), on: shard) }
     }
 
     /// A pre-resolved request counter for a fixed route, method and status (the `/healthz` fast path).

@@ -11,6 +11,9 @@ public import Service
 /// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
 /// `HTTPResponse.onComplete` fires — after the last byte, or as 499 when the client went away. `/healthz` is
 /// counted with a pre-resolved counter and otherwise answered from a pre-rendered response.
+///
+/// On an event loop (`HTTPRequest.loop`, `ExchangeSummary.loop`) the metrics count into that loop's own cells
+/// and the access-log line joins the loop's buffer, written at the end of the loop's turn.
 public struct GatewayResponder: HTTPResponder {
     public let ops: OpsEndpoints
     public let surfaces: [any APISurface]
@@ -36,7 +39,7 @@ public struct GatewayResponder: HTTPResponder {
     public func immediateResponse(to request: HTTPRequest) -> HTTPResponse? {
         guard request.method == .get, request.path.bytesEqual(OpsEndpoints.healthPath) else { return nil }
         var response = ops.healthResponse
-        healthCounter.increment()
+        healthCounter.increment(on: request.loop?.currentShard)
         if let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) {
             response.headers.add("X-Request-Id", callerID)
         }
@@ -60,7 +63,7 @@ public struct GatewayResponder: HTTPResponder {
         let path = request.path
         let requestID = context.requestID
         let startedAt = Timestamp.now()
-        metrics.inflight.increment()
+        metrics.inflight.increment(on: request.loop?.currentShard)
 
         var response: HTTPResponse
         if let surface = surfaces.first(where: { $0.matches(request) }) {
@@ -82,11 +85,13 @@ public struct GatewayResponder: HTTPResponder {
         let accessLog = self.accessLog
         response.onComplete = { summary in
             handlerCompletion?(summary)
-            metrics.inflight.decrement()
+            let shard = summary.loop?.currentShard
+            metrics.inflight.decrement(on: shard)
             let status = summary.completed ? summary.status : 499
             metrics.record(route: context.routeTemplate, method: HTTPMethodLabel(facts.method), status: status,
-                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos)
-            accessLog.write(facts.entry(context: context, summary: summary, status: status))
+                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
+                           on: shard)
+            accessLog.write(facts.entry(context: context, summary: summary, status: status), loop: summary.loop)
         }
         return response
     }
@@ -104,7 +109,8 @@ public struct GatewayResponder: HTTPResponder {
             }
         } else {
             do {
-                let principal = try await authentication.authenticate(authorization: request.headers["Authorization"])
+                let principal = try await authentication.authenticate(
+                    authorizationBytes: request.headers.valueBytes("Authorization"))
                 context.principalUID = principal?.uid
                 response = await surface.handle(request, principal: principal, context: context)
             } catch {
@@ -148,7 +154,7 @@ public struct GatewayResponder: HTTPResponder {
         switch route {
         case OpsEndpoints.healthPath:
             response = ops.healthResponse
-            if request.method == .get { healthCounter.increment() } else { attachMetrics(&response, route: route, method: request.method) }
+            if request.method == .get { healthCounter.increment(on: request.loop?.currentShard) } else { attachMetrics(&response, route: route, method: request.method) }
             if let callerID { response.headers.add("X-Request-Id", callerID) }
             return response
         case OpsEndpoints.readyPath:
@@ -167,7 +173,8 @@ public struct GatewayResponder: HTTPResponder {
         let label = HTTPMethodLabel(method.rawValue)
         response.onComplete = { summary in
             metrics.record(route: route, method: label, status: summary.completed ? summary.status : 499,
-                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos)
+                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
+                           on: summary.loop?.currentShard)
         }
     }
 

@@ -10,6 +10,14 @@ public import Service
 /// fakes in tests.
 public protocol RequestAuthenticating: Sendable {
     func authenticate(authorization: String?) async throws(ServiceError) -> Principal?
+    /// The same for the header's bytes as received (what the pipeline calls); the default makes a `String`.
+    func authenticate(authorizationBytes: ArraySlice<UInt8>?) async throws(ServiceError) -> Principal?
+}
+
+extension RequestAuthenticating {
+    public func authenticate(authorizationBytes: ArraySlice<UInt8>?) async throws(ServiceError) -> Principal? {
+        try await authenticate(authorization: authorizationBytes.map { String(decoding: $0, as: UTF8.self) })
+    }
 }
 
 /// One API surface (v0, the Cloud Storage JSON API, …): a codec between its wire format and the
@@ -38,6 +46,14 @@ public struct GatewayAuthentication: RequestAuthenticating {
     public func authenticate(authorization: String?) async throws(ServiceError) -> Principal? {
         do {
             return try await authenticator.authenticate(authorization: authorization)
+        } catch {
+            throw ServiceError(error)
+        }
+    }
+
+    public func authenticate(authorizationBytes: ArraySlice<UInt8>?) async throws(ServiceError) -> Principal? {
+        do {
+            return try await authenticator.authenticate(authorizationBytes: authorizationBytes)
         } catch {
             throw ServiceError(error)
         }

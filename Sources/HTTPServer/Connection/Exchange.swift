@@ -60,6 +60,7 @@ final class Exchange: @unchecked Sendable {
 
     let head: HTTPRequestHead
     let receivedAt: UInt64
+    let loop: ExchangeLoop
     private(set) var body: Body
     private(set) var response: Response = .awaitingResponder(nil)
     var reuse: Reuse
@@ -75,8 +76,9 @@ final class Exchange: @unchecked Sendable {
     var bodyBytesReceived: Int64 = 0
 
     /// `parser` is the connection's, positioned right after the head; kept only when a body follows.
-    init(head: HTTPRequestHead, receivedAt: UInt64, parser: ParserBox?, reuse: Reuse) {
+    init(head: HTTPRequestHead, receivedAt: UInt64, loop: ExchangeLoop, parser: ParserBox?, reuse: Reuse) {
         self.head = head
+        self.loop = loop
         self.receivedAt = receivedAt
         self.reuse = reuse
         if head.framing != .none, let parser {
@@ -168,7 +170,8 @@ final class Exchange: @unchecked Sendable {
         self.onComplete = nil
         onComplete(ExchangeSummary(
             status: status, bytesIn: bytesIn, bytesOut: bytesOut, completed: completed,
-            durationNanos: now &- receivedAt, timeToFirstByteNanos: firstByteAt.map { $0 &- receivedAt }))
+            durationNanos: now &- receivedAt, timeToFirstByteNanos: firstByteAt.map { $0 &- receivedAt },
+            loop: loop))
     }
 }
 

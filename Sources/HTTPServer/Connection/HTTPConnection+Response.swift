@@ -87,16 +87,17 @@ extension HTTPConnection {
                                 length: Int64?, bodyAllowed: Bool, chunked: Bool) {
         output.append(contentsOf: ResponseHead.statusLine(response.status))
         output.append(contentsOf: context.dateHeader.current())
-        for (name, value) in response.headers.fields {
-            if Self.isFramingField(name) { continue }
+        response.headers.forEachField { name, value in
+            if Self.isFramingField(name) { return }
             guard ResponseHead.isSafeField(name: name, value: value) else {
-                context.logger.warning("dropped an unsafe response header field", [("name", .string(name))])
-                continue
+                context.logger.warning("dropped an unsafe response header field",
+                                       [("name", .string(String(decoding: name, as: UTF8.self)))])
+                return
             }
-            output.append(contentsOf: name.utf8)
+            output.append(contentsOf: name)
             output.append(0x3A)
             output.append(0x20)
-            output.append(contentsOf: value.utf8)
+            output.append(contentsOf: value)
             output.append(0x0D)
             output.append(0x0A)
         }
@@ -147,12 +148,11 @@ extension HTTPConnection {
     }
 
     /// `Content-Length`, `Transfer-Encoding` and `Connection` are the server's to set.
-    private static func isFramingField(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 10: return HTTPHeaders.equalsIgnoringCase(name, "connection")
-            || HTTPHeaders.equalsIgnoringCase(name, "keep-alive")
-        case 14: return HTTPHeaders.equalsIgnoringCase(name, "content-length")
-        case 17: return HTTPHeaders.equalsIgnoringCase(name, "transfer-encoding")
+    private static func isFramingField(_ name: UnsafeRawBufferPointer) -> Bool {
+        switch name.count {
+        case 10: return HTTPSyntax.equalsLowercase(name, "connection") || HTTPSyntax.equalsLowercase(name, "keep-alive")
+        case 14: return HTTPSyntax.equalsLowercase(name, "content-length")
+        case 17: return HTTPSyntax.equalsLowercase(name, "transfer-encoding")
         default: return false
         }
     }

@@ -182,7 +182,8 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             // The parser holds the `.end` of a body-less request; take it now.
             _ = parser.parser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
         }
-        let exchange = Exchange(head: head, receivedAt: now, parser: head.framing == .none ? nil : parser,
+        let exchangeLoop = ExchangeLoop(loop)
+        let exchange = Exchange(head: head, receivedAt: now, loop: exchangeLoop, parser: head.framing == .none ? nil : parser,
                                 reuse: head.keepAlive && !lastRequest ? .keepAlive : .close)
         transition(to: .exchanging(exchange))
         let body: any ByteStream = head.framing == .none
@@ -190,7 +191,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         let request = HTTPRequest(
             method: head.method, target: head.target, versionMajor: head.versionMajor,
             versionMinor: head.versionMinor, headers: head.headers, body: body,
-            remoteAddress: remoteAddress, receivedAt: now)
+            remoteAddress: remoteAddress, receivedAt: now, loop: exchangeLoop)
         let responder = context.responder
         if let response = responder.immediateResponse(to: request) {
             responseReady(exchange, response)

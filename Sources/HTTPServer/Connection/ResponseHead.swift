@@ -81,9 +81,9 @@ enum ResponseHead {
 
     /// Whether a responder-supplied field may be written as is: a token name and a value without CR, LF or
     /// NUL (response splitting).
-    static func isSafeField(name: String, value: String) -> Bool {
-        guard !name.isEmpty, name.utf8.allSatisfy(HTTPSyntax.isTokenByte) else { return false }
-        return value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    static func isSafeField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        guard !name.isEmpty, name.allSatisfy(HTTPSyntax.isTokenByte) else { return false }
+        return value.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
     }
 
     /// The JSON error body the server itself answers with: `{"error":{"code":N,"message":"..."}}`.

@@ -26,9 +26,11 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
     /// When the timer is set to fire; re-armed only when a deadline moves earlier.
     private var firesAt: UInt64 = .max
     private let coalescing: UInt64
+    let shard: LoopShard?
 
-    init(name: String, coalescing: UInt64 = 10_000_000) {
+    init(name: String, shard: LoopShard? = nil, coalescing: UInt64 = 10_000_000) {
         queue = DispatchQueue(label: name, target: .global())
+        self.shard = shard
         self.coalescing = coalescing
         queue.setSpecific(key: Self.identity, value: ObjectIdentifier(mark))
         timer = DispatchSource.makeTimerSource(queue: queue)
@@ -44,6 +46,12 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
     }
 
     func now() -> UInt64 { MonotonicClock.nanoseconds() }
+
+    /// A serial queue has no turns of its own: the job is queued behind every block already on the queue, so
+    /// what those blocks add before it runs is handled with it.
+    func atEndOfTurn(_ job: @escaping @Sendable () -> Void) {
+        queue.async(execute: job)
+    }
 
     /// True inside a block running on `queue`, whichever worker thread runs it.
     var coversCurrentThread: Bool { DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(mark) }

@@ -44,11 +44,15 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     private var released: [any EventLoopChannel] = []
     private var firesAt: UInt64 = .max
     private let coalescing: UInt64
+    /// Jobs for the end of the current turn (`atEndOfTurn`).
+    private var turnEnd: [@Sendable () -> Void] = []
 
     private let name: String
+    let shard: LoopShard?
 
-    init(name: String, coalescing: UInt64 = 10_000_000) {
+    init(name: String, shard: LoopShard? = nil, coalescing: UInt64 = 10_000_000) {
         self.name = name
+        self.shard = shard
         self.coalescing = coalescing
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
@@ -114,6 +118,12 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         if deadline < firesAt { firesAt = deadline }
     }
 
+    /// A turn is one pass of `run`: the jobs handed over, one `epoll_wait` batch of readiness, and a deadline
+    /// sweep. End-of-turn jobs run after all of it, before the loop waits again.
+    func atEndOfTurn(_ job: @escaping @Sendable () -> Void) {
+        turnEnd.append(job)
+    }
+
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
         pc_name_current_thread(name)
@@ -123,6 +133,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         while true {
             runJobs(&jobs)
             finishReleasing()
+            runTurnEnd()
             let block = inbox.withLock { inbox -> Bool in
                 guard inbox.jobs.isEmpty else { return false }
                 inbox.sleeping = true
@@ -157,6 +168,13 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         guard !jobs.isEmpty else { return }
         for job in jobs { job() }
         jobs.removeAll(keepingCapacity: jobs.capacity <= 1024)
+    }
+
+    private func runTurnEnd() {
+        guard !turnEnd.isEmpty else { return }
+        let done = turnEnd
+        turnEnd.removeAll(keepingCapacity: true)
+        for job in done { job() }
     }
 
     private func finishReleasing() {

@@ -115,6 +115,11 @@ protocol EventLoop: InPlaceLookupPermit {
     func deadlineChanged(_ deadline: UInt64)
     /// The loop's clock: monotonic nanoseconds (`MonotonicClock` for the real drivers). Any thread.
     func now() -> UInt64
+    /// This loop's slot in per-loop state (`LoopShard`); nil for a loop outside the process-wide groups.
+    var shard: LoopShard? { get }
+    /// Runs `job` on the loop once the work of its current turn is done, before the loop waits for more: the
+    /// place to write out what the turn's exchanges buffered (the access log). Call on the loop.
+    func atEndOfTurn(_ job: @escaping @Sendable () -> Void)
 }
 
 /// The process's loops of one driver, one per core, created on first use and never stopped: every server in
@@ -129,14 +134,16 @@ final class EventLoopGroup: Sendable {
         self.loops = loops
     }
 
-    static let coreCount = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    static let coreCount = LoopShard.loopsPerGroup
 
     private static let dispatch = EventLoopGroup(
-        driver: .dispatch, loops: (0..<coreCount).map { DispatchEventLoop(name: "portcullis.http.dispatch.\($0)") })
+        driver: .dispatch, loops: (0..<coreCount).map {
+            DispatchEventLoop(name: "portcullis.http.dispatch.\($0)", shard: LoopShard(group: 1, loop: $0))
+        })
 
     #if os(Linux)
     private static let epoll = EventLoopGroup(
-        driver: .epoll, loops: (0..<coreCount).map { EpollEventLoop(name: "pc-http-\($0)") })
+        driver: .epoll, loops: (0..<coreCount).map { EpollEventLoop(name: "pc-http-\($0)", shard: LoopShard(group: 0, loop: $0)) })
     #endif
 
     /// The shared group of `driver`; nil where the driver's mechanism does not exist.

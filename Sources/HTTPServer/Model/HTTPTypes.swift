@@ -16,60 +16,6 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let options = HTTPMethod("OPTIONS")
 }
 
-/// Header fields in arrival order. Lookup is case-insensitive; names keep the case they were added with.
-public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)] = []
-
-    public init() {}
-    public init(dictionaryLiteral elements: (String, String)...) {
-        for (name, value) in elements { add(name, value) }
-    }
-
-    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
-
-    /// Replaces every field of this name with one field.
-    public mutating func set(_ name: String, _ value: String) {
-        remove(name)
-        fields.append((name, value))
-    }
-
-    public mutating func remove(_ name: String) {
-        fields.removeAll { Self.equalsIgnoringCase($0.name, name) }
-    }
-
-    /// The first value of the field, if present.
-    public subscript(name: String) -> String? {
-        for field in fields where Self.equalsIgnoringCase(field.name, name) { return field.value }
-        return nil
-    }
-
-    /// Every value of the field, in order.
-    public func values(_ name: String) -> [String] {
-        fields.filter { Self.equalsIgnoringCase($0.name, name) }.map(\.value)
-    }
-
-    public func contains(_ name: String) -> Bool { self[name] != nil }
-
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
-
-    /// ASCII case-insensitive comparison without allocating.
-    @inlinable
-    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        var ai = a.utf8.makeIterator(), bi = b.utf8.makeIterator()
-        while true {
-            switch (ai.next(), bi.next()) {
-            case (nil, nil): return true
-            case (let x?, let y?):
-                if x == y { continue }
-                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-                if lx != ly { return false }
-            default: return false
-            }
-        }
-    }
-}
-
 /// A parsed request as handed to a responder. The body is a stream the responder pulls; the server does not
 /// read the socket for body bytes until it does (and sends `100 Continue` then, when the client asked for it).
 public struct HTTPRequest: Sendable {
@@ -86,12 +32,15 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String
     /// Monotonic time (`MonotonicClock`) when the request head was complete.
     public var receivedAt: UInt64
+    /// The event loop the request arrived on; nil for a request made outside a server (tests).
+    public var loop: ExchangeLoop?
 
     public init(
         method: HTTPMethod, target: String, versionMajor: Int = 1, versionMinor: Int = 1,
         headers: HTTPHeaders = [:], body: any ByteStream = BufferByteStream.empty(),
-        remoteAddress: String = "", receivedAt: UInt64 = MonotonicClock.nanoseconds()
+        remoteAddress: String = "", receivedAt: UInt64 = MonotonicClock.nanoseconds(), loop: ExchangeLoop? = nil
     ) {
+        self.loop = loop
         self.method = method
         self.target = target
         self.versionMajor = versionMajor
@@ -137,9 +86,12 @@ public struct ExchangeSummary: Sendable {
     public var durationNanos: UInt64
     /// Time from the complete request head to the first response byte written.
     public var timeToFirstByteNanos: UInt64?
+    /// The loop the summary is reported on (nil outside a server).
+    public var loop: ExchangeLoop?
 
     public init(status: Int, bytesIn: Int64, bytesOut: Int64, completed: Bool, durationNanos: UInt64,
-                timeToFirstByteNanos: UInt64?) {
+                timeToFirstByteNanos: UInt64?, loop: ExchangeLoop? = nil) {
+        self.loop = loop
         self.status = status
         self.bytesIn = bytesIn
         self.bytesOut = bytesOut

@@ -81,48 +81,116 @@ private func formatValue(_ v: Double) -> String {
     return "\(v)"
 }
 
-/// A monotonically increasing count for one label set.
-public final class Counter: Sendable {
-    private let value = Atomic<UInt64>(0)
-    let labels: String
-    init(labels: String) { self.labels = labels }
-    public func increment(by amount: UInt64 = 1) { value.wrappingAdd(amount, ordering: .relaxed) }
-    public var current: UInt64 { value.load(ordering: .relaxed) }
+/// One loop's part of a sharded value. Written only by its loop's thread (a relaxed load and store: plain
+/// moves, no locked instruction), read by any thread. Padded so that the cells of two loops never share a
+/// cache line.
+final class ShardCell: Sendable {
+    let value = Atomic<UInt64>(0)
+    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+    @inline(__always) func add(_ amount: UInt64) {
+        value.store(value.load(ordering: .relaxed) &+ amount, ordering: .relaxed)
+    }
+
+    static func cells() -> [ShardCell] { (0..<LoopShard.capacity).map { _ in ShardCell() } }
 }
 
-/// A value that goes up and down for one label set.
+/// A monotonically increasing count for one label set: a shared atomic for callers off any loop plus one
+/// cell per event loop (`increment(by:on:)`), summed when read.
+public final class Counter: Sendable {
+    private let value = Atomic<UInt64>(0)
+    private let cells = ShardCell.cells()
+    let labels: String
+    init(labels: String) { self.labels = labels }
+    /// Any thread: one atomic add on the shared value.
+    public func increment(by amount: UInt64 = 1) { value.wrappingAdd(amount, ordering: .relaxed) }
+    /// On `shard`'s loop thread only (see `LoopShard`): adds to that loop's own cell; nil takes the shared path.
+    @inline(__always) public func increment(by amount: UInt64 = 1, on shard: LoopShard?) {
+        guard let shard else { return increment(by: amount) }
+        cells[shard.index].add(amount)
+    }
+    public var current: UInt64 {
+        cells.reduce(value.load(ordering: .relaxed)) { $0 &+ $1.value.load(ordering: .relaxed) }
+    }
+}
+
+/// A value that goes up and down for one label set. Like `Counter`, per-loop changes go to the loop's cell;
+/// the value is the sum of the shared part and every cell (so an increment on one loop and the matching
+/// decrement elsewhere still net out).
 public final class Gauge: Sendable {
     private let value = Atomic<Int64>(0)
+    private let cells = ShardCell.cells()
     let labels: String
     init(labels: String) { self.labels = labels }
     public func increment(by amount: Int64 = 1) { value.wrappingAdd(amount, ordering: .relaxed) }
     public func decrement(by amount: Int64 = 1) { value.wrappingSubtract(amount, ordering: .relaxed) }
+    /// On `shard`'s loop thread only; nil takes the shared path.
+    @inline(__always) public func increment(by amount: Int64 = 1, on shard: LoopShard?) {
+        guard let shard else { return increment(by: amount) }
+        cells[shard.index].add(UInt64(bitPattern: amount))
+    }
+    /// On `shard`'s loop thread only; nil takes the shared path.
+    @inline(__always) public func decrement(by amount: Int64 = 1, on shard: LoopShard?) {
+        guard let shard else { return decrement(by: amount) }
+        cells[shard.index].add(UInt64(bitPattern: 0 &- amount))
+    }
+    /// Sets the shared part (for gauges that are only ever set, never changed per loop).
     public func set(_ newValue: Int64) { value.store(newValue, ordering: .relaxed) }
-    public var current: Int64 { value.load(ordering: .relaxed) }
+    public var current: Int64 {
+        cells.reduce(value.load(ordering: .relaxed)) { $0 &+ Int64(bitPattern: $1.value.load(ordering: .relaxed)) }
+    }
 }
 
-/// Observations counted into fixed buckets for one label set.
+/// Observations counted into fixed buckets for one label set: one lock-protected part per event loop (its
+/// lock is the loop's own, uncontended but for a scrape) plus a shared part for callers off any loop.
 public final class Histogram: Sendable {
     let labels: String
     let bounds: [Double]
-    private let state: Mutex<(counts: [UInt64], sum: Double, count: UInt64)>
+    private let shared: Part
+    private let parts: [Part]
+
+    private final class Part: Sendable {
+        let state: Mutex<(counts: [UInt64], sum: Double, count: UInt64)>
+        init(buckets: Int) { state = Mutex((Array(repeating: 0, count: buckets), 0, 0)) }
+        // Keeps two loops' locks off one cache line.
+        private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    }
 
     init(labels: String, bounds: [Double]) {
         self.labels = labels
         self.bounds = bounds
-        state = Mutex((Array(repeating: 0, count: bounds.count), 0, 0))
+        shared = Part(buckets: bounds.count)
+        parts = (0..<LoopShard.capacity).map { _ in Part(buckets: bounds.count) }
     }
 
-    public func observe(_ value: Double) {
+    /// Any thread.
+    public func observe(_ value: Double) { observe(value, into: shared) }
+
+    /// On `shard`'s loop thread only (see `LoopShard`); nil takes the shared path.
+    public func observe(_ value: Double, on shard: LoopShard?) {
+        observe(value, into: shard.map { parts[$0.index] } ?? shared)
+    }
+
+    private func observe(_ value: Double, into part: Part) {
         let index = bounds.firstIndex(where: { value <= $0 })
-        state.withLock { s in
+        part.state.withLock { s in
             if let index { s.counts[index] += 1 }
             s.sum += value
             s.count += 1
         }
     }
 
-    var snapshot: (counts: [UInt64], sum: Double, count: UInt64) { state.withLock { $0 } }
+    var snapshot: (counts: [UInt64], sum: Double, count: UInt64) {
+        var total = shared.state.withLock { $0 }
+        for part in parts {
+            part.state.withLock { s in
+                for i in s.counts.indices { total.counts[i] += s.counts[i] }
+                total.sum += s.sum
+                total.count += s.count
+            }
+        }
+        return total
+    }
 }
 
 /// Children of one metric, one per label-value tuple, created on first use and cached.

@@ -29,6 +29,9 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
         released.append(channel)
     }
     func deadlineChanged(_ deadline: UInt64) { earliestDeadline = min(earliestDeadline, deadline) }
+    let shard: LoopShard? = nil
+    private var turnEnd: [@Sendable () -> Void] = []
+    func atEndOfTurn(_ job: @escaping @Sendable () -> Void) { turnEnd.append(job) }
 
     /// Moves the clock to `time` and lets every channel act on the deadlines that passed, then `run()`s.
     func advance(to time: UInt64) {
@@ -61,6 +64,9 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
         let done = released
         released.removeAll()
         for channel in done { channel.descriptorReleased() }
+        let ends = turnEnd
+        turnEnd.removeAll()
+        for job in ends { job() }
     }
 
     private static func poll(_ fd: Int32, _ interest: IOInterest) -> Readiness {

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""CPU time and heap allocations per request of one or more gateway binaries, measured side by side.
+
+    bench/request_cost.py --binary before=/path/a --binary after=/path/b [--rounds 3] [--seconds 5]
+                          [--scenarios S2 S3] [--allocations]
+
+Each binary serves the S2 (metadata GET + JWT + rules) and S3 (4 KiB alt=media + JWT + rules) objects of
+`bench.py` from a gateway started exactly as `bench.py` starts it. Rounds alternate the binaries (the order
+flips every round), each run is `wrk -t2 -c64`, and a run's figures are:
+
+- CPU µs per request: utime + stime of the gateway process (all threads, /proc/PID/stat) over the run,
+  divided by the requests wrk completed;
+- allocations per request (`--allocations`): the gateway runs with bench/alloc_count.c preloaded (built
+  here with the system C compiler), which counts malloc/calloc/realloc/posix_memalign/aligned_alloc calls;
+  the count is read before and after the run (SIGUSR2). The preload slows every allocation a little, so
+  CPU figures of a run with `--allocations` are not comparable to runs without it.
+
+Prints one line per run and the medians per binary and scenario, with ratios to the first binary.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402  (bench.py: Portcullis, KeySet, http helpers)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build_shim(workdir: Path) -> Path:
+    shim = workdir / "alloc_count.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "bench" / "alloc_count.c")],
+                   check=True)
+    return shim
+
+
+def requests_served(out: str) -> int:
+    match = re.search(r"(\d+) requests in", out)
+    if not match:
+        raise RuntimeError(f"wrk output not understood:\n{out}")
+    return int(match[1])
+
+
+class Gateway:
+    def __init__(self, label: str, binary: str, workdir: Path, keys: bench.KeySet, shim: Path | None) -> None:
+        self.label = label
+        self.counts = workdir / "alloc-counts.txt"
+        env = {"LD_PRELOAD": str(shim), "ALLOC_COUNT_FILE": str(self.counts)} if shim else None
+        self.server = bench.Portcullis(binary, workdir, keys, env=env)
+        self.auth: dict[str, str] = {}
+
+    def start(self, token: str) -> None:
+        self.server.start()
+        self.auth = {"Authorization": f"Bearer {token}"}
+        url = f"{self.server.url}/v0/b/{bench.BUCKET}/o?name="
+        deadline = time.monotonic() + 10
+        while True:  # the key source may load just after /readyz
+            status, _, body = bench.http_request("POST", url + "bench%2Fmeta.json", body=b'{"hello":"world"}',
+                                                 headers={"Content-Type": "application/json", **self.auth})
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        assert status == 200, body
+        status, _, body = bench.http_request("POST", url + "bench%2F4k.bin", body=os.urandom(4096),
+                                             headers={"Content-Type": "application/octet-stream", **self.auth})
+        assert status == 200, body
+
+    def url(self, scenario: str) -> str:
+        base = f"{self.server.url}/v0/b/{bench.BUCKET}/o/"
+        return base + ("bench%2Fmeta.json" if scenario == "S2" else "bench%2F4k.bin?alt=media")
+
+    def allocation_count(self) -> int:
+        pid = self.server.process.pid
+        self.counts.unlink(missing_ok=True)
+        os.kill(pid, signal.SIGUSR2)
+        for _ in range(500):
+            if self.counts.exists() and self.counts.read_text().endswith("\n"):
+                return int(self.counts.read_text().split()[0])
+            time.sleep(0.002)
+        raise RuntimeError("the allocation counter did not answer")
+
+    def run(self, scenario: str, seconds: int, allocations: bool) -> tuple[float, float | None, float]:
+        pid = self.server.process.pid
+        command = ["wrk", "-t2", "-c64", f"-d{seconds}s", "-H", f"Authorization: {self.auth['Authorization']}",
+                   self.url(scenario)]
+        allocated = self.allocation_count() if allocations else 0
+        cpu = bench.cpu_seconds(pid)
+        out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60).stdout
+        cpu = bench.cpu_seconds(pid) - cpu
+        allocated = self.allocation_count() - allocated if allocations else 0
+        served = requests_served(out)
+        if "Non-2xx" in out:
+            raise RuntimeError(f"{self.label} {scenario}: errors\n{out}")
+        rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
+        return cpu / served * 1e6, (allocated / served if allocations else None), rate
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", action="append", required=True, metavar="LABEL=PATH")
+    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--allocations", action="store_true", help="count heap allocations (slower runs)")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="pc-cost-"))
+    workdir.chmod(0o755)
+    keys = bench.KeySet.create(workdir)
+    token = keys.token("benchuser", role="bench")
+    shim = build_shim(workdir) if args.allocations else None
+    gateways = []
+    for spec in args.binary:
+        label, _, path = spec.partition("=")
+        (workdir / label).mkdir()
+        gateways.append(Gateway(label, path, workdir / label, keys, shim))
+    results: dict[tuple[str, str], list[tuple[float, float | None, float]]] = {}
+    try:
+        for gateway in gateways:
+            gateway.start(token)
+        for round_index in range(args.rounds):
+            order = gateways if round_index % 2 == 0 else list(reversed(gateways))
+            for scenario in args.scenarios:
+                for gateway in order:
+                    cpu, allocs, rate = gateway.run(scenario, args.seconds, args.allocations)
+                    results.setdefault((gateway.label, scenario), []).append((cpu, allocs, rate))
+                    extra = f", {allocs:.1f} allocations/req" if allocs is not None else ""
+                    print(f"round {round_index + 1} {scenario} {gateway.label}: {cpu:.1f} CPU µs/req{extra}, "
+                          f"{rate:,.0f} req/s", flush=True)
+    finally:
+        for gateway in gateways:
+            gateway.server.stop()
+    print("\nmedians:")
+    first = gateways[0].label
+    for scenario in args.scenarios:
+        base = statistics.median(r[0] for r in results[(first, scenario)])
+        for gateway in gateways:
+            runs = results[(gateway.label, scenario)]
+            cpu = statistics.median(r[0] for r in runs)
+            rate = statistics.median(r[2] for r in runs)
+            allocs = [r[1] for r in runs if r[1] is not None]
+            text = f", {statistics.median(allocs):.1f} allocations/req" if allocs else ""
+            print(f"{scenario} {gateway.label}: {cpu:.1f} CPU µs/req ({cpu / base:.2f}× {first}){text}, "
+                  f"{rate:,.0f} req/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
