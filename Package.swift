@@ -37,28 +37,33 @@ let package = Package(
 
         .target(name: "PortcullisCore", swiftSettings: strict),
         // CEpoll only where epoll exists: elsewhere HTTPServer builds with its Dispatch driver alone.
-        .target(name: "HTTPServer",
-                dependencies: ["PortcullisCore", .target(name: "CEpoll", condition: .when(platforms: [.linux]))],
-                swiftSettings: strict),
+        .target(
+            name: "HTTPServer",
+            dependencies: ["PortcullisCore", .target(name: "CEpoll", condition: .when(platforms: [.linux]))],
+            swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL", "CCRC32C"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Streaming gunzip (decompressive transcoding): the only importer of CZlib.
         .target(name: "Gzip", dependencies: ["PortcullisCore", "CZlib"], swiftSettings: strict),
         .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
-        .target(name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
+        .target(
+            name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
         // Change events (DESIGN §11): CloudEvents over HTTP, signing, retry and the delivery engine over an
         // `EventLedger` (the embedded outbox lives in Storage; an in-memory ledger here). No storage, no HTTP server.
         .target(name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream"], swiftSettings: strict),
         // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
         // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
         // Gzip: decompressive transcoding on the read path is the service's (wire-neutral) business.
-        .target(name: "Service", dependencies: ["PortcullisCore", "Crypto", "Rules", "Storage", "Gzip"],
-                swiftSettings: strict),
+        .target(
+            name: "Service", dependencies: ["PortcullisCore", "Crypto", "Rules", "Storage", "Gzip"],
+            swiftSettings: strict),
         .target(
             name: "Gateway",
-            dependencies: ["PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
-                           "Events"],
+            dependencies: [
+                "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
+                "Events",
+            ],
             exclude: ["Console/Assets"],
             swiftSettings: strict,
             plugins: ["ConsoleAssetsPlugin"]),
@@ -68,12 +73,15 @@ let package = Package(
         .plugin(name: "ConsoleAssetsPlugin", capability: .buildTool(), dependencies: ["ConsoleAssetCompiler"]),
         .executableTarget(
             name: "portcullis",
-            dependencies: ["Gateway", "Service", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream",
-                           "Storage", "Events"],
+            dependencies: [
+                "Gateway", "Service", "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream",
+                "Storage", "Events",
+            ],
             swiftSettings: strict),
         // The client SDK depends on Core only, so apps and ops tools link no server code.
         .target(name: "StorageClient", dependencies: ["PortcullisCore"], swiftSettings: strict),
-        .executableTarget(name: "portcullis-cli", dependencies: ["StorageClient", "PortcullisCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "portcullis-cli", dependencies: ["StorageClient", "PortcullisCore"], swiftSettings: strict),
 
         // Test-only helpers shared by several test targets (reading child processes' pipes safely).
         .target(name: "ChildProcessIO", path: "Tests/Shared/ChildProcessIO", swiftSettings: strict),
@@ -87,8 +95,12 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["ChildProcessIO", "Storage", "Crypto"]),
         .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
-        .testTarget(name: "GatewayTests", dependencies: ["ChildProcessIO", "Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
-                                                         "Events"]),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: [
+                "ChildProcessIO", "Gateway", "Service", "HTTPServer", "Storage", "Crypto", "Rules",
+                "Events",
+            ]),
         .testTarget(name: "StorageClientTests", dependencies: ["ChildProcessIO", "StorageClient", "PortcullisCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -7,7 +7,7 @@ let package = Package(
     name: "PortcullisFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Portcullis", path: ".."),
+        .package(name: "Portcullis", path: "..")
     ],
     targets: [
         // libFuzzer target: build with --sanitize=fuzzer (see README.md).

@@ -1,5 +1,5 @@
-public import PortcullisCore
 import Crypto
+public import PortcullisCore
 
 /// Turns an `Authorization` header into a `Principal` (DESIGN §1 "Authenticate").
 ///
@@ -20,12 +20,17 @@ public final class Authenticator: Sendable {
     /// Wall clock for claim checks and cache expiry (tests substitute a controllable one).
     private let clock: @Sendable () -> Timestamp
 
-    public convenience init(configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger) {
-        self.init(configuration: configuration, keySource: keySource, metrics: metrics, logger: logger, clock: { .now() })
+    public convenience init(
+        configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger
+    ) {
+        self.init(
+            configuration: configuration, keySource: keySource, metrics: metrics, logger: logger, clock: { .now() })
     }
 
-    init(configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger,
-         clock: @escaping @Sendable () -> Timestamp) {
+    init(
+        configuration: AuthConfiguration, keySource: KeySource?, metrics: MetricsRegistry, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp
+    ) {
         self.clock = clock
         self.configuration = configuration
         self.keySource = keySource
@@ -38,8 +43,10 @@ public final class Authenticator: Sendable {
         var counters: [AuthFailureReason: Counter] = [:]
         for reason in AuthFailureReason.allCases { counters[reason] = family.labels(reason.rawValue) }
         failures = counters
-        cacheHits = metrics.counter("portcullis_auth_cache_hits_total", help: "Tokens accepted from the verification cache.")
-            .labels([])
+        cacheHits = metrics.counter(
+            "portcullis_auth_cache_hits_total", help: "Tokens accepted from the verification cache."
+        )
+        .labels([])
         if let adminKey = configuration.adminKey, !adminKey.isEmpty {
             adminKeyDigest = adminKey.withUnsafeBytes { Self.digest(of: $0) }
         } else {
@@ -61,7 +68,8 @@ public final class Authenticator: Sendable {
     /// token, one SHA-256 into a stack buffer, one LRU lookup. Only a cache miss copies the token.
     public func authenticate(authorization: String?) async throws(AuthError) -> Principal? {
         guard let header = authorization else { return nil }
-        let resolution = header.utf8.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
+        let resolution =
+            header.utf8.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
             ?? Array(header.utf8).withUnsafeBytes { resolve(header: $0) }
         return try await finish(resolution.get())
     }
@@ -69,9 +77,11 @@ public final class Authenticator: Sendable {
     /// The same as `authenticate(authorization:)` for a header held as bytes (e.g. a range of the receive
     /// buffer): nil → anonymous. Contiguous collections are read in place.
     public func authenticate(authorizationBytes header: (some Collection<UInt8>)?) async throws(AuthError)
-        -> Principal? {
+        -> Principal?
+    {
         guard let header else { return nil }
-        let resolution = header.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
+        let resolution =
+            header.withContiguousStorageIfAvailable { resolve(header: UnsafeRawBufferPointer($0)) }
             ?? Array(header).withUnsafeBytes { resolve(header: $0) }
         return try await finish(resolution.get())
     }
@@ -144,7 +154,8 @@ public final class Authenticator: Sendable {
     /// Verifies, caches and returns the principal, marked with the token's digest (which the rules' decision
     /// memo keys on).
     private func verifyUncached(_ token: [UInt8], key: CredentialDigest, now: Timestamp) async throws(AuthError)
-        -> Principal {
+        -> Principal
+    {
         let keys = keySource?.current ?? .empty
         do {
             return remember(try verifier.verify(token, keys: keys, now: now), key: key)
@@ -164,15 +175,17 @@ public final class Authenticator: Sendable {
     }
 
     private func remember(_ verified: VerifiedToken, key: CredentialDigest) -> Principal {
-        let marked = VerifiedToken(principal: verified.principal.with(credentialDigest: key),
-                                   validUntil: verified.validUntil, keyFingerprint: verified.keyFingerprint)
+        let marked = VerifiedToken(
+            principal: verified.principal.with(credentialDigest: key),
+            validUntil: verified.validUntil, keyFingerprint: verified.keyFingerprint)
         cache.insert(key, marked)
         return marked.principal
     }
 
     private func fail(_ error: AuthError) -> AuthError {
         failures[error.reason]?.increment()
-        logger.debug("authentication failed", [("reason", .string(error.reason.rawValue)), ("detail", .string(error.message))])
+        logger.debug(
+            "authentication failed", [("reason", .string(error.reason.rawValue)), ("detail", .string(error.message))])
         return error
     }
 }

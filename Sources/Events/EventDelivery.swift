@@ -14,9 +14,11 @@ public final class EventDelivery: ChangeEventSink {
     /// events this process is not told about.
     public static let outboxPollInterval: Duration = .seconds(1)
 
-    public init(webhooks: [Webhook], outboxes: [any EventLedger], transport: any WebhookTransport,
-                signer: EventSigner?, registry: MetricsRegistry, logger: Logger, policy: RetryPolicy = .standard,
-                clock: any EventClock = SystemEventClock(), memoryCapacity: Int = 10_000) {
+    public init(
+        webhooks: [Webhook], outboxes: [any EventLedger], transport: any WebhookTransport,
+        signer: EventSigner?, registry: MetricsRegistry, logger: Logger, policy: RetryPolicy = .standard,
+        clock: any EventClock = SystemEventClock(), memoryCapacity: Int = 10_000
+    ) {
         self.webhooks = webhooks
         self.clock = clock
         let box = DispatcherBox()
@@ -25,18 +27,22 @@ public final class EventDelivery: ChangeEventSink {
             metrics.dropped.increment()
             // Logged for the first drop and then every 1000th, so a flood does not flood the log too.
             if dropped == 1 || dropped % 1000 == 0 {
-                logger.warning("event queue full; change event dropped (the upstream's own notifications are the complete record)", [
-                    ("type", .string(event.kind.cloudEventType)), ("bucket", .string(event.bucket)),
-                    ("object", .string(event.name)), ("dropped_total", .int(Int64(dropped))),
-                ])
+                logger.warning(
+                    "event queue full; change event dropped (the upstream's own notifications are the complete record)",
+                    [
+                        ("type", .string(event.kind.cloudEventType)), ("bucket", .string(event.bucket)),
+                        ("object", .string(event.name)), ("dropped_total", .int(Int64(dropped))),
+                    ])
             }
         }
-        memoryDispatcher = EventDispatcher(ledger: memory, webhooks: webhooks, transport: transport, signer: signer,
-                                           policy: policy, clock: clock, metrics: metrics, logger: logger)
+        memoryDispatcher = EventDispatcher(
+            ledger: memory, webhooks: webhooks, transport: transport, signer: signer,
+            policy: policy, clock: clock, metrics: metrics, logger: logger)
         outboxDispatchers = outboxes.map {
-            EventDispatcher(ledger: $0, webhooks: webhooks, transport: transport, signer: signer, policy: policy,
-                            clock: clock, metrics: metrics, logger: logger,
-                            settings: EventDispatcher.Settings(pollInterval: Self.outboxPollInterval))
+            EventDispatcher(
+                ledger: $0, webhooks: webhooks, transport: transport, signer: signer, policy: policy,
+                clock: clock, metrics: metrics, logger: logger,
+                settings: EventDispatcher.Settings(pollInterval: Self.outboxPollInterval))
         }
         box.dispatchers = [memoryDispatcher] + outboxDispatchers
     }

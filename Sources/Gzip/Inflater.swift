@@ -39,14 +39,17 @@ final class Inflater {
 
     /// Inflates from `input` into `output` (either may be empty: with no input, zlib still flushes output it
     /// holds back when the last call filled the buffer).
-    func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(GunzipError) -> Step {
+    func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(GunzipError)
+        -> Step
+    {
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(input.count)
         stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(output.count)
         let code = CZlib.inflate(stream, Z_NO_FLUSH)
-        let step = Step(consumed: input.count - Int(stream.pointee.avail_in),
-                        produced: output.count - Int(stream.pointee.avail_out), memberEnded: code == Z_STREAM_END)
+        let step = Step(
+            consumed: input.count - Int(stream.pointee.avail_in),
+            produced: output.count - Int(stream.pointee.avail_out), memberEnded: code == Z_STREAM_END)
         stream.pointee.next_in = nil
         stream.pointee.next_out = nil
         switch code {

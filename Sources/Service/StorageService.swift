@@ -34,15 +34,18 @@ public final class StorageService: Sendable {
         let readsAreLocal: Bool
     }
 
-    public init(configuration: ServiceConfiguration, backends: [String: any StorageBackend],
-                sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger,
-                events: (any ChangeEventSink)? = nil) {
+    public init(
+        configuration: ServiceConfiguration, backends: [String: any StorageBackend],
+        sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger,
+        events: (any ChangeEventSink)? = nil
+    ) {
         self.configuration = configuration
         var table: [ExactString: Bucket] = [:]
         for (name, backend) in backends {
-            table[ExactString(name)] = Bucket(name: name, backend: backend, staging: backend as? any ResumableStaging,
-                                              outbox: backend as? any ChangeOutbox,
-                                              readsAreLocal: backend is EmbeddedBackend)
+            table[ExactString(name)] = Bucket(
+                name: name, backend: backend, staging: backend as? any ResumableStaging,
+                outbox: backend as? any ChangeOutbox,
+                readsAreLocal: backend is EmbeddedBackend)
         }
         self.buckets = table
         self.sealer = sealer
@@ -53,7 +56,8 @@ public final class StorageService: Sendable {
     }
 
     /// The configured bucket names, in byte order.
-    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }  // identity-ok: ExactString orders by bytes
+    // identity-ok: ExactString orders by bytes
+    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }
 
     /// Whether `name` is a configured bucket (compared by bytes).
     public func hasBucket(_ name: String) -> Bool { buckets[ExactString(name)] != nil }
@@ -76,7 +80,8 @@ public final class StorageService: Sendable {
 
     /// Runs a storage call, adding its duration to the request's upstream time and converting its error.
     func storage<T>(_ context: RequestContext, _ body: () async throws(StorageError) -> T) async throws(ServiceError)
-        -> T {
+        -> T
+    {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do { return try await body() } catch { throw ServiceError(error) }
@@ -84,7 +89,8 @@ public final class StorageService: Sendable {
 
     /// The current metadata, or nil when the object does not exist (any other failure is thrown).
     func existing(_ object: ObjectPath, in bucket: Bucket, _ context: RequestContext) async throws(ServiceError)
-        -> ObjectMetadata? {
+        -> ObjectMetadata?
+    {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {

@@ -59,19 +59,27 @@ extension CommandSpec {
     static let list = CommandSpec(
         name: "ls", synopsis: "[--page-size N] gs://BUCKET/PREFIX/",
         summary: "List one folder: its subfolders (ending in /), then its objects.",
-        details: "Every page is fetched unless --page-size asks for one page; a further page's token is printed as a comment.",
-        options: [OptionSpec(names: ["--page-size"], valueName: "N", help: "list one page of at most N entries (1-1000)")],
+        details:
+            "Every page is fetched unless --page-size asks for one page; a further page's token is printed as a comment.",
+        options: [
+            OptionSpec(names: ["--page-size"], valueName: "N", help: "list one page of at most N entries (1-1000)")
+        ],
         operands: .none)
     static let stat = CommandSpec(
         name: "stat", synopsis: "[--json] gs://BUCKET/OBJECT",
         summary: "Print an object's metadata, one `field: value` per line.",
-        details: "Lines: bucket, name, size, generation, metageneration, then contentType, contentEncoding, md5Hash,\ncacheControl, updated when set, and metadata.KEY for each custom key.",
-        options: [OptionSpec(names: ["--json"], valueName: nil, help: "print the metadata resource as JSON, as the server sent it")],
+        details:
+            "Lines: bucket, name, size, generation, metageneration, then contentType, contentEncoding, md5Hash,\ncacheControl, updated when set, and metadata.KEY for each custom key.",
+        options: [
+            OptionSpec(
+                names: ["--json"], valueName: nil, help: "print the metadata resource as JSON, as the server sent it")
+        ],
         operands: .none)
     static let copy = CommandSpec(
         name: "cp", synopsis: "[--recursive] SRC DST",
         summary: "Upload (local path → gs://) or download (gs:// → local path).",
-        details: "Ends with one line: the destination, its size in bytes, and for uploads the MD5 the server computed.\nWith --recursive SRC is a local directory uploaded under the gs:// folder DST.",
+        details:
+            "Ends with one line: the destination, its size in bytes, and for uploads the MD5 the server computed.\nWith --recursive SRC is a local directory uploaded under the gs:// folder DST.",
         options: [OptionSpec(names: ["--recursive", "-r"], valueName: nil, help: "upload a directory tree")],
         operands: .files)
     static let remove = CommandSpec(
@@ -94,10 +102,12 @@ extension CommandSpec {
         options: [
             OptionSpec(names: ["--content-type"], valueName: "TYPE", help: "set Content-Type"),
             OptionSpec(names: ["--cache-control"], valueName: "VALUE", help: "set Cache-Control"),
-            OptionSpec(names: ["--meta"], valueName: "KEY=VALUE", help: "set a custom metadata key (repeatable)",
-                       repeatable: true),
-            OptionSpec(names: ["--remove-meta"], valueName: "KEY", help: "remove a custom metadata key (repeatable)",
-                       repeatable: true),
+            OptionSpec(
+                names: ["--meta"], valueName: "KEY=VALUE", help: "set a custom metadata key (repeatable)",
+                repeatable: true),
+            OptionSpec(
+                names: ["--remove-meta"], valueName: "KEY", help: "remove a custom metadata key (repeatable)",
+                repeatable: true),
         ],
         operands: .none)
     static let completion = CommandSpec(
@@ -121,18 +131,23 @@ extension CommandSpec {
 
     /// The options before the command.
     static let globalOptions: [OptionSpec] = [
-        OptionSpec(names: ["--server"], valueName: "URL",
-                   help: "the Portcullis base URL (env PORTCULLIS_URL; default http://127.0.0.1:8080)"),
+        OptionSpec(
+            names: ["--server"], valueName: "URL",
+            help: "the Portcullis base URL (env PORTCULLIS_URL; default http://127.0.0.1:8080)"),
         OptionSpec(names: ["--token"], valueName: "TOKEN", help: "ID token to send (env PORTCULLIS_TOKEN)"),
-        OptionSpec(names: ["--token-file"], valueName: "FILE", help: "read the token from FILE (env PORTCULLIS_TOKEN_FILE)",
-                   completion: .files),
-        OptionSpec(names: ["--admin-key"], valueName: "FILE",
-                   help: "act as admin with the server's --admin-key file (instead of a token)", completion: .files),
-        OptionSpec(names: ["--auth-scheme"], valueName: "SCHEME",
-                   help: "Authorization scheme: firebase (default) or bearer (env PORTCULLIS_AUTH_SCHEME)",
-                   completion: .words(["firebase", "bearer"])),
-        OptionSpec(names: ["--retry-time"], valueName: "SECONDS",
-                   help: "how long to retry network errors and 5xx answers (env PORTCULLIS_RETRY_TIME; default 10)"),
+        OptionSpec(
+            names: ["--token-file"], valueName: "FILE", help: "read the token from FILE (env PORTCULLIS_TOKEN_FILE)",
+            completion: .files),
+        OptionSpec(
+            names: ["--admin-key"], valueName: "FILE",
+            help: "act as admin with the server's --admin-key file (instead of a token)", completion: .files),
+        OptionSpec(
+            names: ["--auth-scheme"], valueName: "SCHEME",
+            help: "Authorization scheme: firebase (default) or bearer (env PORTCULLIS_AUTH_SCHEME)",
+            completion: .words(["firebase", "bearer"])),
+        OptionSpec(
+            names: ["--retry-time"], valueName: "SECONDS",
+            help: "how long to retry network errors and 5xx answers (env PORTCULLIS_RETRY_TIME; default 10)"),
         OptionSpec(names: ["--help", "-h"], valueName: nil, help: "print this help and exit"),
         OptionSpec(names: ["--version", "-V"], valueName: nil, help: "print the version and exit"),
     ]

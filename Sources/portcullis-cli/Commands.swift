@@ -1,5 +1,6 @@
 import Foundation
 import StorageClient
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,8 @@ enum Commands {
     }
 
     /// The single `gs://` operand of a command (exit 2 otherwise).
-    static func target(_ arguments: ParsedArguments, _ spec: CommandSpec, what: String = "gs://BUCKET/OBJECT") -> String {
+    static func target(_ arguments: ParsedArguments, _ spec: CommandSpec, what: String = "gs://BUCKET/OBJECT") -> String
+    {
         guard arguments.operands.count == 1 else {
             CLIExit.usage("\(spec.name) needs one \(what)", command: spec)
         }
@@ -29,7 +31,8 @@ enum Commands {
 
     static func reference(_ storage: Storage, _ url: String, _ spec: CommandSpec) -> StorageReference {
         guard url.hasPrefix("gs://") || url.hasPrefix("http://") || url.hasPrefix("https://"),
-              let reference = try? storage.reference(forURL: url) else {
+            let reference = try? storage.reference(forURL: url)
+        else {
             CLIExit.usage("\(spec.name): expected a gs://BUCKET/PATH URL, got \(url)", command: spec)
         }
         return reference
@@ -60,9 +63,11 @@ enum Commands {
             return
         }
         let metadata = try await ref.getMetadata()
-        var fields: [(String, String)] = [("bucket", metadata.bucket), ("name", metadata.path), ("size", String(metadata.size)),
-                                           ("generation", String(metadata.generation)),
-                                           ("metageneration", String(metadata.metageneration))]
+        var fields: [(String, String)] = [
+            ("bucket", metadata.bucket), ("name", metadata.path), ("size", String(metadata.size)),
+            ("generation", String(metadata.generation)),
+            ("metageneration", String(metadata.metageneration)),
+        ]
         if let v = metadata.contentType { fields.append(("contentType", v)) }
         if let v = metadata.contentEncoding { fields.append(("contentEncoding", v)) }
         if let v = metadata.md5Hash { fields.append(("md5Hash", v)) }
@@ -80,8 +85,12 @@ enum Commands {
         let recursive = arguments.has("--recursive")
         let progress = ProgressLine()
         if source.hasPrefix("gs://") {
-            guard !recursive else { CLIExit.usage("cp --recursive uploads a local directory; download objects one at a time", command: spec) }
-            guard !destination.hasPrefix("gs://") else { CLIExit.usage("cp copies between a local path and gs://", command: spec) }
+            guard !recursive else {
+                CLIExit.usage("cp --recursive uploads a local directory; download objects one at a time", command: spec)
+            }
+            guard !destination.hasPrefix("gs://") else {
+                CLIExit.usage("cp copies between a local path and gs://", command: spec)
+            }
             let ref = reference(storage, source, spec)
             let file = downloadTarget(destination, object: ref)
             let task = ref.write(toFile: file)
@@ -92,16 +101,20 @@ enum Commands {
             print("\(file.path) \(size?.int64Value ?? 0) bytes")
             return
         }
-        guard destination.hasPrefix("gs://") else { CLIExit.usage("cp copies between a local path and gs://", command: spec) }
+        guard destination.hasPrefix("gs://") else {
+            CLIExit.usage("cp copies between a local path and gs://", command: spec)
+        }
         let root = reference(storage, destination, spec)
         if recursive {
             let uploader = BatchUploader(maxConcurrentUploads: 4)
             let base = URL(fileURLWithPath: source)
-            guard let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) else {
+            guard let walker = FileManager.default.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey])
+            else {
                 CLIExit.failure("cannot read directory \(source)")
             }
             var count = 0
-            for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
+            for case let file as URL in walker
+            where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
                 let relative = String(file.standardizedFileURL.path.dropFirst(base.standardizedFileURL.path.count + 1))
                 try uploader.add(file: file, to: root.child(relative))
                 count += 1
@@ -123,8 +136,10 @@ enum Commands {
     /// `destination` is a directory (as `cp` does).
     static func downloadTarget(_ destination: String, object: StorageReference) -> URL {
         var isDirectory: ObjCBool = false
-        if destination.hasSuffix("/") || (FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory)
-                                          && isDirectory.boolValue) {
+        if destination.hasSuffix("/")
+            || (FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory)
+                && isDirectory.boolValue)
+        {
             return URL(fileURLWithPath: destination).appendingPathComponent(object.name)
         }
         return URL(fileURLWithPath: destination)

@@ -102,19 +102,25 @@ enum ShellCompletion {
     // MARK: - zsh
 
     static func zsh() -> String {
-        let commandList = CommandSpec.all.map { "        '\($0.name):\(zshQuoted($0.summary))'" }.joined(separator: "\n")
-        let globals = CommandSpec.globalOptions.map { "        \(zshSpec($0, exclusive: ["--help", "--version"].contains($0.name)))" }
-            .joined(separator: " \\\n")
+        let commandList = CommandSpec.all.map { "        '\($0.name):\(zshQuoted($0.summary))'" }.joined(
+            separator: "\n")
+        let globals = CommandSpec.globalOptions.map {
+            "        \(zshSpec($0, exclusive: ["--help", "--version"].contains($0.name)))"
+        }
+        .joined(separator: " \\\n")
         var cases = ""
         for command in CommandSpec.all {
             var specs = (command.options + [CommandSpec.help]).map { zshSpec($0, exclusive: $0.name == "--help") }
             switch command.operands {
             case .none: specs.append("'*:object URL:'")
             case .files: specs.append("'*:file:_files'")
-            case .words(let words): specs.append("'1:\(command.name == "completion" ? "shell" : "value"):(\(words.joined(separator: " ")))'")
+            case .words(let words):
+                specs.append(
+                    "'1:\(command.name == "completion" ? "shell" : "value"):(\(words.joined(separator: " ")))'")
             case .commands: specs.append("'1:command:(\(CommandSpec.all.map(\.name).joined(separator: " ")))'")
             }
-            cases += "            \(command.name))\n                _arguments -s \\\n                    "
+            cases +=
+                "            \(command.name))\n                _arguments -s \\\n                    "
                 + specs.joined(separator: " \\\n                    ") + "\n                ;;\n"
         }
         return """
@@ -153,7 +159,8 @@ enum ShellCompletion {
 
     /// One `_arguments` spec: `'(exclusions)--flag[help]:value:action'`, with short aliases as a brace group.
     private static func zshSpec(_ option: OptionSpec, exclusive: Bool) -> String {
-        let help = "[\(zshQuoted(option.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]"))]"
+        let help =
+            "[\(zshQuoted(option.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]"))]"
         var value = ""
         if let valueName = option.valueName {
             switch option.completion {

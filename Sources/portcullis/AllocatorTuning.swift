@@ -19,7 +19,7 @@ enum AllocatorTuning {
 
     /// `<malloc.h>` values (stable glibc ABI); Swift's Glibc module does not import that header.
     private static let optionTrimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
-    private static let optionArenaMax: Int32 = -8       // M_ARENA_MAX
+    private static let optionArenaMax: Int32 = -8  // M_ARENA_MAX
 
     static func apply(environment: [String: String]) {
         #if canImport(Glibc)

@@ -9,9 +9,11 @@ import Upstream
 /// server starts; `keysAttempted` turns true once it finished (either way), and readiness waits for it so a
 /// load balancer never sends a bearer token to an instance that would refuse it for want of keys.
 enum AuthenticationFactory {
-    static func make(config: GatewayConfiguration, secrets: ServeSecrets, client: UpstreamClient,
-                     registry: MetricsRegistry, logger: Logger,
-                     keysAttempted: StartupGate) -> GatewayAuthentication {
+    static func make(
+        config: GatewayConfiguration, secrets: ServeSecrets, client: UpstreamClient,
+        registry: MetricsRegistry, logger: Logger,
+        keysAttempted: StartupGate
+    ) -> GatewayAuthentication {
         var configuration: AuthConfiguration
         var keySpec = config.jwtKeys
         if let project = config.firebaseProject {
@@ -26,7 +28,9 @@ enum AuthenticationFactory {
         configuration.adminKey = secrets.adminKey
         configuration.trustsEmulatorOwner = config.devTrustEmulatorOwner
         if config.devTrustEmulatorOwner {
-            logger.warning("--dev-trust-emulator-owner is on: `Authorization: Bearer owner` acts as admin and bypasses the rules; never use this outside local development")
+            logger.warning(
+                "--dev-trust-emulator-owner is on: `Authorization: Bearer owner` acts as admin and bypasses the rules; never use this outside local development"
+            )
         }
 
         var keySource: KeySource?
@@ -34,10 +38,13 @@ enum AuthenticationFactory {
             keySource = KeySource.from(spec: keySpec, fetcher: KeyFetcher.make(client: client), logger: logger)
         }
         if keySource == nil && configuration.hmacSecret == nil {
-            logger.warning("no --jwt-keys, --firebase-project or --jwt-hmac-secret: bearer tokens are refused (anonymous requests and the admin key still work)")
+            logger.warning(
+                "no --jwt-keys, --firebase-project or --jwt-hmac-secret: bearer tokens are refused (anonymous requests and the admin key still work)"
+            )
         }
-        let authenticator = Authenticator(configuration: configuration, keySource: keySource, metrics: registry,
-                                          logger: logger)
+        let authenticator = Authenticator(
+            configuration: configuration, keySource: keySource, metrics: registry,
+            logger: logger)
         Task {
             await authenticator.start()
             if let keySource, keySource.current == nil {

@@ -15,8 +15,9 @@ enum BackendFactory {
                 let options = EmbeddedOptions(
                     stagingIdleExpirySeconds: Int64(config.uploadIdleTimeout.components.seconds), logger: logger)
                 do {
-                    backends[binding.name] = try EmbeddedBackend.open(directory: directory, bucket: binding.name,
-                                                                      options: options)
+                    backends[binding.name] = try EmbeddedBackend.open(
+                        directory: directory, bucket: binding.name,
+                        options: options)
                 } catch {
                     Terminal.fail("--bucket \(binding): cannot open the embedded store: \(error)")
                 }
@@ -24,7 +25,8 @@ enum BackendFactory {
                 let environment = ProcessEnvironment.current()
                 var credentials: [UInt8]?
                 if environment["STORAGE_EMULATOR_HOST"]?.isEmpty ?? true,
-                   let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
+                    let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty
+                {
                     switch Terminal.readFile(path, limit: 1 << 20) {
                     case .success(let bytes): credentials = bytes
                     case .failure(let failure):
@@ -32,16 +34,18 @@ enum BackendFactory {
                     }
                 }
                 do {
-                    let configuration = try GCSBackendConfiguration.fromEnvironment(environment, bucket: bucket,
-                                                                                    credentialsJSON: credentials)
+                    let configuration = try GCSBackendConfiguration.fromEnvironment(
+                        environment, bucket: bucket,
+                        credentialsJSON: credentials)
                     backends[binding.name] = try GCSBackend(configuration: configuration, client: client)
                 } catch {
                     Terminal.fail("--bucket \(binding): \(error)")
                 }
             case .s3(let bucket):
                 do {
-                    let configuration = try S3BackendConfiguration.fromEnvironment(ProcessEnvironment.current(),
-                                                                                   bucket: bucket)
+                    let configuration = try S3BackendConfiguration.fromEnvironment(
+                        ProcessEnvironment.current(),
+                        bucket: bucket)
                     backends[binding.name] = S3Backend(configuration: configuration, client: client)
                 } catch {
                     Terminal.fail("--bucket \(binding): \(error)")

@@ -1,5 +1,6 @@
 import PortcullisCore
 import Storage
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,8 @@ enum EventsCommand {
                 Terminal.print(help)
                 exit(0)
             }
-            Terminal.fail("usage: portcullis events list --dir DIR [--dead] | portcullis events redeliver --dir DIR ID...")
+            Terminal.fail(
+                "usage: portcullis events list --dir DIR [--dead] | portcullis events redeliver --dir DIR ID...")
         }
         var directory: String?
         var dead = false
@@ -46,7 +48,9 @@ enum EventsCommand {
             case _ where argument.hasPrefix("-"):
                 Terminal.fail("unknown option \(argument) for events \(sub)")
             default:
-                guard sub == "redeliver" else { Terminal.fail("events list takes no arguments besides --dir and --dead") }
+                guard sub == "redeliver" else {
+                    Terminal.fail("events list takes no arguments besides --dir and --dead")
+                }
                 ids.append(argument)
             }
         }
@@ -90,7 +94,9 @@ enum EventsCommand {
             .replacingOccurrences(of: "\n", with: "\\n")
         let type = ChangeKind(rawValue: entry.kind)?.cloudEventType ?? entry.kind
         let state = entry.webhook == nil ? "-" : (entry.deadLettered ? "dead" : (entry.due?.rfc3339Milliseconds ?? "-"))
-        return [entry.id, type, entry.bucket, name, entry.time.rfc3339Milliseconds, entry.webhook ?? "-",
-                String(entry.attempts), state, entry.lastError ?? "-"].joined(separator: "\t")
+        return [
+            entry.id, type, entry.bucket, name, entry.time.rfc3339Milliseconds, entry.webhook ?? "-",
+            String(entry.attempts), state, entry.lastError ?? "-",
+        ].joined(separator: "\t")
     }
 }

@@ -8,11 +8,14 @@ import Upstream
 /// directory's outbox (buckets sharing a directory share it) and an in-memory queue for gs:// and s3://
 /// buckets. Nil when no webhook is configured: then nothing is recorded at all.
 enum EventsWiring {
-    static func make(config: GatewayConfiguration, secret: [UInt8]?, backends: [String: any StorageBackend],
-                     client: UpstreamClient, registry: MetricsRegistry, logger: Logger) -> EventDelivery? {
+    static func make(
+        config: GatewayConfiguration, secret: [UInt8]?, backends: [String: any StorageBackend],
+        client: UpstreamClient, registry: MetricsRegistry, logger: Logger
+    ) -> EventDelivery? {
         guard !config.eventWebhooks.isEmpty else { return nil }
         if secret == nil {
-            logger.warning("no --events-secret: change events are sent unsigned; receivers cannot tell them from forgeries")
+            logger.warning(
+                "no --events-secret: change events are sent unsigned; receivers cannot tell them from forgeries")
         }
         var outboxes: [any EventLedger] = []
         var seen = Set<ObjectIdentifier>()
@@ -27,12 +30,15 @@ enum EventsWiring {
             }
         }
         if !upstreamBuckets.isEmpty {
-            logger.info("change events of upstream buckets are delivered while this process runs, from memory; the upstream's own notifications are the complete record",
-                        [("buckets", .string(upstreamBuckets.joined(separator: ",")))])
+            logger.info(
+                "change events of upstream buckets are delivered while this process runs, from memory; the upstream's own notifications are the complete record",
+                [("buckets", .string(upstreamBuckets.joined(separator: ",")))])
         }
-        logger.info("change events enabled", [("webhooks", .string(config.eventWebhooks.map(\.label).joined(separator: ",")))])
-        return EventDelivery(webhooks: config.eventWebhooks, outboxes: outboxes,
-                             transport: UpstreamWebhookTransport(client: client),
-                             signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger)
+        logger.info(
+            "change events enabled", [("webhooks", .string(config.eventWebhooks.map(\.label).joined(separator: ",")))])
+        return EventDelivery(
+            webhooks: config.eventWebhooks, outboxes: outboxes,
+            transport: UpstreamWebhookTransport(client: client),
+            signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger)
     }
 }

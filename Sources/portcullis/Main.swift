@@ -1,7 +1,8 @@
+import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PortcullisCore
 
 /// `portcullis` — the one place that reads flags, env vars and files (DESIGN §2). Each subcommand lives in its
 /// own file; this type only dispatches. Exit codes: 0 success, 1 a failed check/test, 2 a usage or configuration

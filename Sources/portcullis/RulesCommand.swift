@@ -1,6 +1,7 @@
 import Gateway
 import PortcullisCore
 import Rules
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,9 @@ enum RulesCommand {
         }
         do {
             let ruleset = try Ruleset.compile(source, fileName: path)
-            for warning in ruleset.warnings { Terminal.print("\(warning.file):\(warning.line):\(warning.column): warning: \(warning.message)") }
+            for warning in ruleset.warnings {
+                Terminal.print("\(warning.file):\(warning.line):\(warning.column): warning: \(warning.message)")
+            }
             return ruleset
         } catch {
             for diagnostic in error.diagnostics { Terminal.print(diagnostic.description) }

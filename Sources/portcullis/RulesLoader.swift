@@ -1,7 +1,7 @@
 import Gateway
-import Service
 import PortcullisCore
 import Rules
+import Service
 
 /// Reads `--rules` at start-up (a missing or invalid file exits 2 with one line) and again on SIGHUP (an invalid
 /// new file is logged with file:line:col and the old rules stay). Without `--rules` everything is denied, with a
@@ -28,7 +28,9 @@ final class RulesLoader: Sendable {
         do {
             _ = try Ruleset.compile(source, fileName: path)
         } catch {
-            let more = error.diagnostics.count > 1 ? " (and \(error.diagnostics.count - 1) more; see `portcullis rules check`)" : ""
+            let more =
+                error.diagnostics.count > 1
+                ? " (and \(error.diagnostics.count - 1) more; see `portcullis rules check`)" : ""
             Terminal.fail("--rules does not compile: \(error.diagnostics.first?.description ?? "unknown error")\(more)")
         }
         return source
@@ -53,8 +55,12 @@ final class RulesLoader: Sendable {
         switch Terminal.readFile(path) {
         case .success(let bytes): store.load(source: String(decoding: bytes, as: UTF8.self), fileName: path)
         case .failure(let failure):
-            logger.error("rules reload failed; keeping the previous rules", [("file", .string(path)),
-                                                                             ("error", .string(failure.reason))])
+            logger.error(
+                "rules reload failed; keeping the previous rules",
+                [
+                    ("file", .string(path)),
+                    ("error", .string(failure.reason)),
+                ])
         }
     }
 }

@@ -1,5 +1,6 @@
 import Gateway
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -18,8 +18,11 @@ struct ServeSecrets {
             do {
                 secrets.signingKeys = try SecretFiles.signingKeys(from: bytes)
             } catch {
-                Terminal.fail(ConfigurationError.unreadableFile(option: .signingKey, path: path,
-                                                                reason: error.description).description)
+                Terminal.fail(
+                    ConfigurationError.unreadableFile(
+                        option: .signingKey, path: path,
+                        reason: error.description
+                    ).description)
             }
         } else {
             secrets.signingKeys = [SecretFiles.randomSigningKey()]
@@ -34,7 +37,8 @@ struct ServeSecrets {
         if let path = config.eventsSecretFile {
             secrets.eventsSecret = secret(path, option: .eventsSecret)
         }
-        if let spec = config.jwtKeys, !spec.lowercased().hasPrefix("http://"), !spec.lowercased().hasPrefix("https://") {
+        if let spec = config.jwtKeys, !spec.lowercased().hasPrefix("http://"), !spec.lowercased().hasPrefix("https://")
+        {
             // A key file is checked now so a typo fails at start; the key source re-reads it when it changes.
             do {
                 let keys = try KeySet.parse(document: read(spec, option: .jwtKeys))
@@ -58,7 +62,8 @@ struct ServeSecrets {
         switch Terminal.readFile(path, limit: 1 << 20) {
         case .success(let bytes): return bytes
         case .failure(let failure):
-            Terminal.fail(ConfigurationError.unreadableFile(option: option, path: path, reason: failure.reason).description)
+            Terminal.fail(
+                ConfigurationError.unreadableFile(option: option, path: path, reason: failure.reason).description)
         }
     }
 }

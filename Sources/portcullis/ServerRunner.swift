@@ -1,11 +1,12 @@
 import Dispatch
 import Events
 import Gateway
-import Service
 import HTTPServer
 import PortcullisCore
+import Service
 import Storage
 import Upstream
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,14 +23,18 @@ enum ServerRunner {
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
         let httpMetrics = HTTPMetrics(registry: registry)
-        let upstreamDeadline = Double(config.upstreamTimeout.components.seconds)
+        let upstreamDeadline =
+            Double(config.upstreamTimeout.components.seconds)
             + Double(config.upstreamTimeout.components.attoseconds) / 1e18
-        let upstream = UpstreamClient(configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
-                                      metrics: registry, logger: logger)
+        let upstream = UpstreamClient(
+            configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
+            metrics: registry, logger: logger)
 
         let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
-            logger.warning("no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts")
+            logger.warning(
+                "no --signing-key: using a random key for this process; cursors, upload URLs and signed URLs will not work across instances or restarts"
+            )
         }
         if let adminKey = secrets.adminKey, adminKey.count < 16 {
             logger.warning("the admin key is shorter than 16 bytes; use a long random value")
@@ -38,18 +43,21 @@ enum ServerRunner {
         rules.loadAtStart(source: rulesSource)
 
         let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
-        let events = EventsWiring.make(config: config, secret: secrets.eventsSecret, backends: backends,
-                                       client: upstream, registry: registry, logger: logger)
+        let events = EventsWiring.make(
+            config: config, secret: secrets.eventsSecret, backends: backends,
+            client: upstream, registry: registry, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
             backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
-        let jsonAPI = JSONAPI(service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
-                              logger: logger)
+        let jsonAPI = JSONAPI(
+            service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
+            logger: logger)
         let keysAttempted = StartupGate()
-        let authentication = AuthenticationFactory.make(config: config, secrets: secrets, client: upstream,
-                                                        registry: registry, logger: logger,
-                                                        keysAttempted: keysAttempted)
+        let authentication = AuthenticationFactory.make(
+            config: config, secrets: secrets, client: upstream,
+            registry: registry, logger: logger,
+            keysAttempted: keysAttempted)
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional.
@@ -59,7 +67,8 @@ enum ServerRunner {
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces, authentication: authentication,
+            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces,
+            authentication: authentication,
             metrics: httpMetrics, accessLog: accessLog,
             cors: CORSPolicy(origins: corsList(config.corsOrigins)))
 
@@ -69,8 +78,9 @@ enum ServerRunner {
                 timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
                 maxConnections: config.maxConnections, eventLoop: config.eventLoop),
             responder: responder, logger: logger)
-        ProcessMetrics.registerBuildInfo(in: registry, version: PortcullisVersion.current,
-                                         eventLoop: server.eventLoop.rawValue)
+        ProcessMetrics.registerBuildInfo(
+            in: registry, version: PortcullisVersion.current,
+            eventLoop: server.eventLoop.rawValue)
         httpMetrics.trackOpenConnections { server.openConnections }
         registry.gauge("portcullis_stream_buffered_bytes", help: "Response bytes buffered in user space.") {
             Double(server.bufferedResponseBytes)
@@ -105,14 +115,19 @@ enum ServerRunner {
             readiness.markServing()
         }
         let bound = ListenAddress(host: config.listen.host, port: port)
-        let shownHost = ["0.0.0.0", "::"].contains(config.listen.host) ? "127.0.0.1" : bound.description
-            .dropLast(String(port).count + 1)
+        let shownHost =
+            ["0.0.0.0", "::"].contains(config.listen.host)
+            ? "127.0.0.1"
+            : bound.description
+                .dropLast(String(port).count + 1)
         let url = "http://\(shownHost):\(port)"
-        logger.info("portcullis ready", [
-            ("address", .string(bound.description)), ("url", .string(url)),
-            ("buckets", .string(config.buckets.map(\.description).joined(separator: ","))),
-            ("version", .string(PortcullisVersion.current)), ("event_loop", .string(server.eventLoop.rawValue)),
-        ])
+        logger.info(
+            "portcullis ready",
+            [
+                ("address", .string(bound.description)), ("url", .string(url)),
+                ("buckets", .string(config.buckets.map(\.description).joined(separator: ","))),
+                ("version", .string(PortcullisVersion.current)), ("event_loop", .string(server.eventLoop.rawValue)),
+            ])
         if let first = config.buckets.first {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
         }
@@ -133,8 +148,9 @@ enum ServerRunner {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         if limit.rlim_cur < rlim_t(Int.max), Int(limit.rlim_cur) < wanted + 64 {
-            logger.warning("open-file limit is below --max-connections; extra connections will wait for descriptors",
-                           [("limit", .int(Int64(limit.rlim_cur))), ("max_connections", .int(Int64(wanted)))])
+            logger.warning(
+                "open-file limit is below --max-connections; extra connections will wait for descriptors",
+                [("limit", .int(Int64(limit.rlim_cur))), ("max_connections", .int(Int64(wanted)))])
         }
     }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import PortcullisCore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Auth
 import Crypto
 import Gateway
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,7 +59,9 @@ enum TokenCommand {
                 value = arguments[index]
                 index += 1
             }
-            guard known.contains(name) else { Terminal.fail("token: unknown option --\(name) (see `portcullis token --help`)") }
+            guard known.contains(name) else {
+                Terminal.fail("token: unknown option --\(name) (see `portcullis token --help`)")
+            }
             guard values[name] == nil else { Terminal.fail("token: --\(name) given more than once") }
             values[name] = value
         }
@@ -68,7 +71,9 @@ enum TokenCommand {
         switch (values["key"], values["hmac-secret"]) {
         case (nil, nil):
             guard let dev = DevKeyDirectory.current() else {
-                Terminal.fail("token: give --key FILE or --hmac-secret FILE (or run it where `make run` created ./\(DevKeyDirectory.path)/)")
+                Terminal.fail(
+                    "token: give --key FILE or --hmac-secret FILE (or run it where `make run` created ./\(DevKeyDirectory.path)/)"
+                )
             }
             pem = String(decoding: ServeSecrets.read(dev.privateKeyPath, option: .jwtKeys), as: UTF8.self)
             if values["issuer"] == nil { values["issuer"] = dev.issuer }
@@ -77,8 +82,9 @@ enum TokenCommand {
             pem = String(decoding: ServeSecrets.read(key, option: .jwtKeys), as: UTF8.self)
         case (nil, let secretPath?):
             do {
-                hmacSecret = try SecretFiles.secret(from: ServeSecrets.read(secretPath, option: .jwtHMACSecret),
-                                                    option: .jwtHMACSecret, path: secretPath)
+                hmacSecret = try SecretFiles.secret(
+                    from: ServeSecrets.read(secretPath, option: .jwtHMACSecret),
+                    option: .jwtHMACSecret, path: secretPath)
             } catch {
                 Terminal.fail("token: \(error.description)")
             }

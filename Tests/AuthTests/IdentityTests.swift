@@ -1,6 +1,7 @@
 import Crypto
 import PortcullisCore
 import Testing
+
 @testable import Auth
 
 /// Key ids, issuers, audiences and claim names are byte strings: a canonically equivalent spelling (here U+212A
@@ -9,7 +10,8 @@ import Testing
     static let kelvin = "\u{212A}"
 
     static func verify(_ token: String, keys: KeySet, configuration: AuthConfiguration = testConfiguration)
-        throws(AuthError) -> VerifiedToken {
+        throws(AuthError) -> VerifiedToken
+    {
         try TokenVerifier(configuration: configuration).verify(Array(token.utf8), keys: keys, now: .now())
     }
 
@@ -59,11 +61,15 @@ import Testing
         let inList = token(issuer: "https://issuer.test/K", audience: .array([.string("x"), .string("caf\u{E9}")]))
         #expect(try Self.verify(inList, keys: keys, configuration: configuration).principal.uid == "user-1")
         for (bad, expected) in [
-            (token(issuer: "https://issuer.test/\(Self.kelvin)", audience: .string("caf\u{E9}")), AuthFailureReason.wrongIssuer),
+            (
+                token(issuer: "https://issuer.test/\(Self.kelvin)", audience: .string("caf\u{E9}")),
+                AuthFailureReason.wrongIssuer
+            ),
             (token(issuer: "https://issuer.test/K", audience: .string("cafe\u{301}")), .wrongAudience),
             (token(issuer: "https://issuer.test/K", audience: .array([.string("cafe\u{301}")])), .wrongAudience),
         ] {
-            #expect(Self.reason { () throws(AuthError) in try Self.verify(bad, keys: keys, configuration: configuration) }
+            #expect(
+                Self.reason { () throws(AuthError) in try Self.verify(bad, keys: keys, configuration: configuration) }
                     == expected)
         }
     }
@@ -73,7 +79,8 @@ import Testing
     @Test func claimsWithEquivalentNamesAreRefused() throws {
         let keys = try Self.jwks([(TestKeys.shared.rsaPublic, "rsa-1")])
         let now = Timestamp.now().secondsSinceEpoch
-        let payload = #"{"sub":"u","iss":"https://issuer.test","aud":"portcullis-test","iat":\#(now - 10),"exp":\#(now + 600),"#
+        let payload =
+            #"{"sub":"u","iss":"https://issuer.test","aud":"portcullis-test","iat":\#(now - 10),"exp":\#(now + 600),"#
             + #""caf\u00e9":"reader","cafe\u0301":"admin"}"#
         let header = TokenFactory.segment(["alg": "RS256", "kid": "rsa-1", "typ": "JWT"])
         let input = header + "." + Base64URL.encode(Array(payload.utf8))

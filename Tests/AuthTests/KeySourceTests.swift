@@ -1,7 +1,8 @@
-import Foundation
-import Testing
 import Crypto
+import Foundation
 import PortcullisCore
+import Testing
+
 @testable import Auth
 
 @Suite struct KeySourceTests {
@@ -38,11 +39,13 @@ import PortcullisCore
         try server.write("jwks.json", Self.jwks([(keys.rsaPublic, "k1")]))
         let fetcher = CountingKeyFetcher()
         let sink = CapturingLogSink()
-        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: fetcher, logger: Logger(sink: sink),
-                                    options: Self.fastOptions())
+        let source = KeySource.from(
+            spec: server.url("jwks.json"), fetcher: fetcher, logger: Logger(sink: sink),
+            options: Self.fastOptions())
         #expect(source.location == .url(server.url("jwks.json")))
-        let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(),
-                                 logger: Logger(sink: sink, minimumLevel: .debug))
+        let auth = Authenticator(
+            configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(),
+            logger: Logger(sink: sink, minimumLevel: .debug))
         await auth.start()
         defer { auth.stop() }
         let t1 = TokenFactory.rsa(kid: "k1", payload: TokenFactory.claims(sub: "one"))
@@ -84,8 +87,10 @@ import PortcullisCore
         let fetcher = CountingKeyFetcher()
         var options = Self.fastOptions()
         options.unknownKeyRefetchSeconds = 60
-        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: fetcher, logger: .disabled, options: options)
-        let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
+        let source = KeySource.from(
+            spec: server.url("jwks.json"), fetcher: fetcher, logger: .disabled, options: options)
+        let auth = Authenticator(
+            configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
         await auth.start()
         defer { auth.stop() }
         #expect(fetcher.requests == 1)
@@ -105,9 +110,11 @@ import PortcullisCore
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("keys.pem").path
         try Data(keys.rsaPublic.utf8).write(to: URL(fileURLWithPath: path))
-        let source = KeySource.from(spec: path, fetcher: CountingKeyFetcher(), logger: .disabled, options: Self.fastOptions())
+        let source = KeySource.from(
+            spec: path, fetcher: CountingKeyFetcher(), logger: .disabled, options: Self.fastOptions())
         #expect(source.location == .file(path: path))
-        let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
+        let auth = Authenticator(
+            configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
         await auth.start()
         defer { auth.stop() }
         let t1 = TokenFactory.rsa(payload: TokenFactory.claims(sub: "one"))
@@ -143,17 +150,23 @@ import PortcullisCore
 
     @Test func specDetection() {
         let fetcher = CountingKeyFetcher()
-        #expect(KeySource.from(spec: "HTTPS://example.test/jwks", fetcher: fetcher, logger: .disabled).location == .url("HTTPS://example.test/jwks"))
-        #expect(KeySource.from(spec: "./keys.pem", fetcher: fetcher, logger: .disabled).location == .file(path: "./keys.pem"))
+        #expect(
+            KeySource.from(spec: "HTTPS://example.test/jwks", fetcher: fetcher, logger: .disabled).location
+                == .url("HTTPS://example.test/jwks"))
+        #expect(
+            KeySource.from(spec: "./keys.pem", fetcher: fetcher, logger: .disabled).location
+                == .file(path: "./keys.pem"))
     }
 }
 
 extension KeySourceTests {
     @Test func failedInitialLoadIsRetriedSoon() async throws {
         let server = try LoopbackKeyServer(maxAge: 3600)
-        let source = KeySource.from(spec: server.url("jwks.json"), fetcher: CountingKeyFetcher(), logger: .disabled,
-                                    options: Self.fastOptions())
-        let auth = Authenticator(configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
+        let source = KeySource.from(
+            spec: server.url("jwks.json"), fetcher: CountingKeyFetcher(), logger: .disabled,
+            options: Self.fastOptions())
+        let auth = Authenticator(
+            configuration: testConfiguration, keySource: source, metrics: MetricsRegistry(), logger: .disabled)
         await auth.start()
         defer { auth.stop() }
         let token = TokenFactory.rsa(kid: "k1", payload: TokenFactory.claims())

@@ -1,19 +1,23 @@
-import Testing
 import Crypto
 import PortcullisCore
+import Testing
+
 @testable import Auth
 
 @Suite struct ValidTokenTests {
     static let secret = Array("test-only-hmac-secret-0123456789".utf8)
 
-    static func authenticator(engine: SignatureEngine, configuration: AuthConfiguration = testConfiguration,
-                              keys: KeySet? = nil, metrics: MetricsRegistry = MetricsRegistry()) throws -> Authenticator {
+    static func authenticator(
+        engine: SignatureEngine, configuration: AuthConfiguration = testConfiguration,
+        keys: KeySet? = nil, metrics: MetricsRegistry = MetricsRegistry()
+    ) throws -> Authenticator {
         var configuration = configuration
         configuration.signatureEngine = engine
         configuration.hmacSecret = secret
         configuration.adminKey = Array("test-only-admin-key".utf8)
-        return Authenticator(configuration: configuration, keySource: .fixed(try keys ?? AttackCorpusTests.keySet()),
-                             metrics: metrics, logger: .disabled)
+        return Authenticator(
+            configuration: configuration, keySource: .fixed(try keys ?? AttackCorpusTests.keySet()),
+            metrics: metrics, logger: .disabled)
     }
 
     @Test(arguments: SignatureEngine.allCases, ["Bearer", "Firebase", "bearer", "FIREBASE"])
@@ -50,8 +54,11 @@ import PortcullisCore
         #expect(try await auth.authenticate(authorization: "Bearer \(token)")?.uid == "bob")
         #expect(metrics.render().contains("portcullis_auth_cache_hits_total 2\n"))
         #expect(try await auth.authenticate(authorizationBytes: ArraySlice<UInt8>?.none) == nil)
-        #expect(try await auth.authenticate(authorizationBytes: Array("Bearer test-only-admin-key".utf8)[...]) == .admin)
-        await #expect(throws: AuthError.self) { _ = try await auth.authenticate(authorizationBytes: Array("Basic x".utf8)[...]) }
+        #expect(
+            try await auth.authenticate(authorizationBytes: Array("Bearer test-only-admin-key".utf8)[...]) == .admin)
+        await #expect(throws: AuthError.self) {
+            _ = try await auth.authenticate(authorizationBytes: Array("Basic x".utf8)[...])
+        }
     }
 
     /// `--dev-trust-emulator-owner`: `Bearer owner` is admin only when switched on (in either scheme, like the
@@ -76,17 +83,25 @@ import PortcullisCore
         // Either scheme carries the admin key (pyrebase and its forks send `Firebase`); it must match exactly.
         #expect(try await auth.authenticate(authorization: "Firebase test-only-admin-key") == .admin)
         #expect(try await auth.authenticate(authorization: "FIREBASE\ttest-only-admin-key") == .admin)
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Basic test-only-admin-key") }
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Firebase test-only-admin-ke") }
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-ke") }
-        await #expect(throws: AuthError.self) { try await auth.authenticate(authorization: "Bearer test-only-admin-key2") }
+        await #expect(throws: AuthError.self) {
+            try await auth.authenticate(authorization: "Basic test-only-admin-key")
+        }
+        await #expect(throws: AuthError.self) {
+            try await auth.authenticate(authorization: "Firebase test-only-admin-ke")
+        }
+        await #expect(throws: AuthError.self) {
+            try await auth.authenticate(authorization: "Bearer test-only-admin-ke")
+        }
+        await #expect(throws: AuthError.self) {
+            try await auth.authenticate(authorization: "Bearer test-only-admin-key2")
+        }
     }
 
     @Test func leewayAndAudienceArray() async throws {
         let auth = try Self.authenticator(engine: .openSSL)
         let now = Timestamp.now().secondsSinceEpoch
         var claims = TokenFactory.claims(now: now)
-        claims["exp"] = .int(now - 30)          // expired 30 s ago: inside the 60 s leeway
+        claims["exp"] = .int(now - 30)  // expired 30 s ago: inside the 60 s leeway
         claims["nbf"] = .int(now + 30)
         claims["iat"] = .double(Double(now) + 30.5)
         claims["aud"] = ["x", "portcullis-test"]
@@ -127,14 +142,17 @@ import PortcullisCore
         configuration.signatureEngine = engine
         let map: JSONValue = .object(["kid-a": .string(TestKeys.shared.rsaCertificate)])
         let keys = try KeySet.parse(document: Array(map.encoded().utf8))
-        let auth = Authenticator(configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(), logger: .disabled)
+        let auth = Authenticator(
+            configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(), logger: .disabled)
         let now = Timestamp.now().secondsSinceEpoch
         func firebaseClaims(authTime: Int64?) -> [String: JSONValue] {
-            var claims = TokenFactory.claims(now: now, sub: "fb-uid-1", issuer: "https://securetoken.google.com/demo-project",
-                                             audience: "demo-project", extra: [
-                                                "user_id": "fb-uid-1", "email": "a@example.test",
-                                                "firebase": ["sign_in_provider": "password", "identities": ["email": ["a@example.test"]]],
-                                             ])
+            var claims = TokenFactory.claims(
+                now: now, sub: "fb-uid-1", issuer: "https://securetoken.google.com/demo-project",
+                audience: "demo-project",
+                extra: [
+                    "user_id": "fb-uid-1", "email": "a@example.test",
+                    "firebase": ["sign_in_provider": "password", "identities": ["email": ["a@example.test"]]],
+                ])
             if let authTime { claims["auth_time"] = .int(authTime) }
             return claims
         }
@@ -168,8 +186,10 @@ import PortcullisCore
     @Test func devTokensVerify() async throws {
         let auth = try Self.authenticator(engine: .openSSL)
         let now = Timestamp.now()
-        for (alg, pem, kid) in [("RS256", TestKeys.shared.rsaPrivate, "rsa-1"), ("ES256", TestKeys.shared.ecPrivate, "ec-1"),
-                                ("HS256", nil, nil)] as [(String, String?, String?)] {
+        for (alg, pem, kid) in [
+            ("RS256", TestKeys.shared.rsaPrivate, "rsa-1"), ("ES256", TestKeys.shared.ecPrivate, "ec-1"),
+            ("HS256", nil, nil),
+        ] as [(String, String?, String?)] {
             let token = try DevToken.mint(
                 signingKeyPEM: pem, hmacSecret: alg == "HS256" ? Self.secret : nil, algorithm: alg, keyID: kid,
                 uid: "dev-user", claims: ["admin": true, "sub": "ignored"], ttlSeconds: 600,
@@ -180,12 +200,14 @@ import PortcullisCore
             #expect(principal.claims["exp"] == .int(now.secondsSinceEpoch + 600))
         }
         #expect(throws: AuthError.self) {
-            try DevToken.mint(signingKeyPEM: nil, hmacSecret: nil, algorithm: "none", keyID: nil, uid: "u", claims: [:],
-                              ttlSeconds: 60, issuer: nil, audience: nil, now: now)
+            try DevToken.mint(
+                signingKeyPEM: nil, hmacSecret: nil, algorithm: "none", keyID: nil, uid: "u", claims: [:],
+                ttlSeconds: 60, issuer: nil, audience: nil, now: now)
         }
         #expect(throws: AuthError.self) {
-            try DevToken.mint(signingKeyPEM: TestKeys.shared.ecPrivate, hmacSecret: nil, algorithm: "RS256", keyID: nil,
-                              uid: "u", claims: [:], ttlSeconds: 60, issuer: nil, audience: nil, now: now)
+            try DevToken.mint(
+                signingKeyPEM: TestKeys.shared.ecPrivate, hmacSecret: nil, algorithm: "RS256", keyID: nil,
+                uid: "u", claims: [:], ttlSeconds: 60, issuer: nil, audience: nil, now: now)
         }
     }
 }

@@ -1,7 +1,8 @@
-import Testing
-import Synchronization
 import Crypto
 import PortcullisCore
+import Synchronization
+import Testing
+
 @testable import Auth
 
 @Suite struct VerificationCacheTests {
@@ -16,7 +17,7 @@ import PortcullisCore
         let cache = VerificationCache(capacity: 3)
         for i in 0..<3 { cache.insert(Self.digest(i), Self.verified("u\(i)")) }
         #expect(cache.lookup(Self.digest(0), now: 0)?.principal.uid == "u0")  // 0 becomes most recent
-        cache.insert(Self.digest(3), Self.verified("u3"))                     // evicts 1
+        cache.insert(Self.digest(3), Self.verified("u3"))  // evicts 1
         #expect(cache.count == 3)
         #expect(cache.lookup(Self.digest(1), now: 0) == nil)
         for i in [0, 2, 3] { #expect(cache.lookup(Self.digest(i), now: 0)?.principal.uid == "u\(i)") }
@@ -57,8 +58,9 @@ import PortcullisCore
         // A cached token still expires: with the clock moved past exp + leeway, the entry is dropped and the
         // cold check refuses the token.
         let clock = Mutex(Timestamp.now())
-        let controlled = Authenticator(configuration: auth.configuration, keySource: auth.keySource, metrics: MetricsRegistry(),
-                                       logger: .disabled, clock: { clock.withLock { $0 } })
+        let controlled = Authenticator(
+            configuration: auth.configuration, keySource: auth.keySource, metrics: MetricsRegistry(),
+            logger: .disabled, clock: { clock.withLock { $0 } })
         let now = clock.withLock { $0 }.secondsSinceEpoch
         var claims = TokenFactory.claims(now: now)
         claims["exp"] = .int(now + 10)

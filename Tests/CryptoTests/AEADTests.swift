@@ -1,5 +1,6 @@
-@testable import Crypto
 import Testing
+
+@testable import Crypto
 
 @Suite struct AEADTests {
     let key = AEADKey(HKDF.sha256(secret: Array("a signing secret".utf8), info: Array("test".utf8), length: 32))
@@ -38,7 +39,8 @@ import Testing
         let salt: [UInt8] = Array(0x00...0x0C)
         let info: [UInt8] = Array(0xF0...0xF9)
         let okm = HKDF.sha256(secret: ikm, salt: salt, info: info, length: 42)
-        let hex = okm.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let hex = okm.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
         #expect(hex == "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
     }
 }

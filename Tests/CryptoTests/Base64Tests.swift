@@ -1,5 +1,5 @@
-import Testing
 import Crypto
+import Testing
 
 @Suite struct Base64Tests {
     /// RFC 4648 §10.
@@ -25,8 +25,10 @@ import Crypto
         #expect(Base64.decode("+/+/") == bytes)
     }
 
-    @Test(arguments: ["Zg", "Zg=", "Zm9v\n", " Zm9v", "Zm9", "Zh==", "Zm9=", "Zm9vY===", "Z===", "====", "Zg==Zg==",
-                      "Zm-v", "Zm_v", "Zm9v!A==", "=Zg="])
+    @Test(arguments: [
+        "Zg", "Zg=", "Zm9v\n", " Zm9v", "Zm9", "Zh==", "Zm9=", "Zm9vY===", "Z===", "====", "Zg==Zg==",
+        "Zm-v", "Zm_v", "Zm9v!A==", "=Zg=",
+    ])
     func strictBase64RejectsGarbage(text: String) {
         #expect(Base64.decode(text) == nil, "\(text)")
     }

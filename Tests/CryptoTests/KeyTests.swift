@@ -1,12 +1,14 @@
+import Crypto
 import Foundation
 import Testing
-import Crypto
 
 /// Keys are generated at test time with the `openssl` CLI; nothing private is committed.
 @Suite struct KeyTests {
     struct Material {
         let dir: URL
-        func read(_ name: String) throws -> String { try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8) }
+        func read(_ name: String) throws -> String {
+            try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+        }
     }
 
     static func generate() throws -> Material {
@@ -15,11 +17,13 @@ import Crypto
         try openssl(["rsa", "-in", "rsa.pem", "-traditional", "-out", "rsa1.pem"], in: dir)
         try openssl(["pkey", "-in", "rsa.pem", "-pubout", "-out", "rsa.pub"], in: dir)
         try openssl(["rsa", "-in", "rsa.pem", "-RSAPublicKey_out", "-out", "rsa1.pub"], in: dir)
-        try openssl(["req", "-new", "-x509", "-key", "rsa.pem", "-subj", "/CN=test", "-days", "1", "-out", "rsa.crt"], in: dir)
+        try openssl(
+            ["req", "-new", "-x509", "-key", "rsa.pem", "-subj", "/CN=test", "-days", "1", "-out", "rsa.crt"], in: dir)
         try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ec.pem"], in: dir)
         try openssl(["ec", "-in", "ec.pem", "-out", "ec1.pem"], in: dir)
         try openssl(["pkey", "-in", "ec.pem", "-pubout", "-out", "ec.pub"], in: dir)
-        try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "ec384.pem"], in: dir)
+        try openssl(
+            ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "ec384.pem"], in: dir)
         return Material(dir: dir)
     }
 
@@ -75,12 +79,17 @@ import Crypto
     @Test func jwkComponentsBuildTheSameKey() throws {
         let m = try Self.generate()
         // RSA: modulus from the CLI, exponent 65537.
-        let modulusLine = String(decoding: try openssl(["rsa", "-in", "rsa.pem", "-noout", "-modulus"], in: m.dir), as: UTF8.self)
-        let modulus = unhex(modulusLine.replacingOccurrences(of: "Modulus=", with: "").trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
+        let modulusLine = String(
+            decoding: try openssl(["rsa", "-in", "rsa.pem", "-noout", "-modulus"], in: m.dir), as: UTF8.self)
+        let modulus = unhex(
+            modulusLine.replacingOccurrences(of: "Modulus=", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+                .lowercased())
         let rsa = try PublicKey(rsaModulus: modulus, exponent: [1, 0, 1])
         #expect(rsa.pem == (try PublicKey(pem: m.read("rsa.pub")).pem))
         #expect(try PublicKey.pem(fromJWKModulus: [0] + modulus, exponent: [1, 0, 1]) == rsa.pem)
-        #expect(throws: CryptoError.self) { try PublicKey(rsaModulus: Array(modulus.prefix(128)), exponent: [1, 0, 1]) }
+        #expect(throws: CryptoError.self) {
+            try PublicKey(rsaModulus: Array(modulus.prefix(128)), exponent: [1, 0, 1])
+        }
         // EC: the uncompressed point is the tail of the SPKI DER.
         let der = [UInt8](try openssl(["pkey", "-in", "ec.pem", "-pubout", "-outform", "DER"], in: m.dir))
         let point = Array(der.suffix(65))
@@ -95,9 +104,14 @@ import Crypto
     }
 
     @Test func garbageIsRefusedWithOpenSSLText() throws {
-        #expect(throws: CryptoError.self) { try PrivateKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") }
+        #expect(throws: CryptoError.self) {
+            try PrivateKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        }
         #expect(throws: CryptoError.self) { try PublicKey(pem: "not a key") }
-        #expect(throws: CryptoError.self) { try Certificate.publicKeyPEM(fromCertificatePEM: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") }
+        #expect(throws: CryptoError.self) {
+            try Certificate.publicKeyPEM(
+                fromCertificatePEM: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+        }
         do {
             _ = try PublicKey(pem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
             Issue.record("accepted garbage")
@@ -110,8 +124,10 @@ import Crypto
 @Suite struct KeyGenerationTests {
     @Test func generatedKeysRoundTripThroughPEM() throws {
         let data = Array("payload".utf8)
-        for (key, alg) in [(try PrivateKey.generateRSA(), SigningAlgorithm.rs256), (try PrivateKey.generateEC(curve: .p256), .es256),
-                           (try PrivateKey.generateEC(curve: .p384), .es384)] {
+        for (key, alg) in [
+            (try PrivateKey.generateRSA(), SigningAlgorithm.rs256), (try PrivateKey.generateEC(curve: .p256), .es256),
+            (try PrivateKey.generateEC(curve: .p384), .es384),
+        ] {
             let reloaded = try PrivateKey(pem: key.privateKeyPEM())
             #expect(try key.privateKeyPEM().hasPrefix("-----BEGIN PRIVATE KEY-----"))
             #expect(reloaded.kind == key.kind)

@@ -1,12 +1,14 @@
-import Foundation
 import ChildProcessIO
+import Foundation
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 func unhex(_ text: String) -> [UInt8] {
     var out: [UInt8] = []
     var it = text.utf8.makeIterator()
-    while let a = it.next(), let b = it.next() { out.append(UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16)!) }
+    while let a = it.next(), let b = it.next() {
+        out.append(UInt8(String(decoding: [a, b], as: UTF8.self), radix: 16)!)
+    }
     return out
 }
 

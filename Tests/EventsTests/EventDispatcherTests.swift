@@ -1,6 +1,6 @@
-import Synchronization
 import Events
 import PortcullisCore
+import Synchronization
 import Testing
 
 /// The delivery engine on a manual clock and a scripted receiver: every step is an explicit `pass()`, and
@@ -14,13 +14,16 @@ import Testing
         let ledger: MemoryEventLedger
         let dispatcher: EventDispatcher
 
-        init(transport: any WebhookTransport, webhooks: [Webhook] = [EventDispatcherTests.hook],
-             policy: RetryPolicy = .standard, maxInFlight: Int = 32, signer: EventSigner? = nil) {
+        init(
+            transport: any WebhookTransport, webhooks: [Webhook] = [EventDispatcherTests.hook],
+            policy: RetryPolicy = .standard, maxInFlight: Int = 32, signer: EventSigner? = nil
+        ) {
             ledger = MemoryEventLedger(webhooks: webhooks.map(\.url))
             let metrics = EventMetrics(registry: registry) { 0 }
-            dispatcher = EventDispatcher(ledger: ledger, webhooks: webhooks, transport: transport, signer: signer,
-                                         policy: policy, clock: clock, metrics: metrics, logger: .disabled,
-                                         settings: .init(maxInFlight: maxInFlight), jitter: { 0 })
+            dispatcher = EventDispatcher(
+                ledger: ledger, webhooks: webhooks, transport: transport, signer: signer,
+                policy: policy, clock: clock, metrics: metrics, logger: .disabled,
+                settings: .init(maxInFlight: maxInFlight), jitter: { 0 })
         }
 
         func enqueue(_ events: ChangeEvent...) { ledger.enqueue(events, now: clock.now()) }
@@ -61,8 +64,9 @@ import Testing
     /// A receiver that never acknowledges: retried on the doubling schedule until the window closes, then
     /// dead-lettered once, counted, and no longer holding back the object's next event.
     @Test func deadLetterAfterTheWindowReleasesTheNextEvent() async throws {
-        let policy = RetryPolicy(initialDelay: .seconds(1), maxDelay: .seconds(4), maxAge: .seconds(20),
-                                 attemptTimeout: .seconds(10), jitterFraction: 0.5)
+        let policy = RetryPolicy(
+            initialDelay: .seconds(1), maxDelay: .seconds(4), maxAge: .seconds(20),
+            attemptTimeout: .seconds(10), jitterFraction: 0.5)
         let transport = ScriptedTransport { request, _ in
             request.header("ce-id") == "doomed" ? .failed("connection refused") : .acknowledged(status: 202)
         }
@@ -107,7 +111,9 @@ import Testing
     /// succeeds, everything due flows again.
     @Test func aDeadWebhookIsProbedNotHammered() async throws {
         let alive = Flag()
-        let transport = ScriptedTransport { _, _ in alive.isSet ? .acknowledged(status: 200) : .failed("connection refused") }
+        let transport = ScriptedTransport { _, _ in
+            alive.isSet ? .acknowledged(status: 200) : .failed("connection refused")
+        }
         let h = Harness(transport: transport)
         for i in 0..<10 { h.enqueue(event("\(i)", "object-\(i)")) }
         #expect(await h.step() == 10)
@@ -158,14 +164,16 @@ import Testing
         #expect(request.body == original.body)
         #expect(request.timeout == .seconds(10))
         #expect(request.header("ce-type") == "google.cloud.storage.object.v1.deleted")
-        #expect(request.header("Portcullis-Signature")
+        #expect(
+            request.header("Portcullis-Signature")
                 == signer.signature(body: original.body, at: 1_700_000_042))
     }
 
     /// The engine sleeps until the next due time: after a failure a wake-up is scheduled for the retry, and
     /// passes that find nothing new schedule no more timers.
     @Test func schedulesOneWakeUpForTheNextRetry() async throws {
-        let transport = ScriptedTransport { _, index in index == 0 ? .rejected(status: 503) : .acknowledged(status: 200) }
+        let transport = ScriptedTransport { _, index in index == 0 ? .rejected(status: 503) : .acknowledged(status: 200)
+        }
         let h = Harness(transport: transport)
         h.enqueue(event("1", "a"))
         await h.step()
@@ -186,13 +194,16 @@ import Testing
 @Suite struct MemoryEventLedgerTests {
     @Test func overflowIsDroppedCountedAndReported() async throws {
         let reported = ReportedDrops()
-        let ledger = MemoryEventLedger(webhooks: ["http://h/"], capacity: 2) { event, total in reported.add(event.id, total) }
+        let ledger = MemoryEventLedger(webhooks: ["http://h/"], capacity: 2) { event, total in
+            reported.add(event.id, total)
+        }
         let now = Timestamp.now()
         #expect(ledger.enqueue([event("1", "a"), event("2", "b"), event("3", "c")], now: now) == 1)
         #expect(ledger.droppedCount == 1)
         #expect(reported.values == ["3:1"])
         #expect(try await ledger.pendingCount() == 2)
-        let claims = try await ledger.claim(webhooks: ["http://h/"], now: now, limit: 10, leaseUntil: now.adding(.seconds(60)))
+        let claims = try await ledger.claim(
+            webhooks: ["http://h/"], now: now, limit: 10, leaseUntil: now.adding(.seconds(60)))
         #expect(claims.map(\.event.id) == ["1", "2"])
         // Leased: not claimable again until the lease ends.
         #expect(try await ledger.claim(webhooks: ["http://h/"], now: now, limit: 10, leaseUntil: now).isEmpty)

@@ -22,9 +22,10 @@ import Testing
 }
 
 @Suite struct CloudEventMessageTests {
-    static let event = ChangeEvent(id: "e-1", kind: .metadataUpdated, bucket: "photos", name: "a/b c%\"é.png",
-                                   time: Timestamp(nanosecondsSinceEpoch: 1_700_000_000_123_456_789),
-                                   body: Array("{}".utf8))
+    static let event = ChangeEvent(
+        id: "e-1", kind: .metadataUpdated, bucket: "photos", name: "a/b c%\"é.png",
+        time: Timestamp(nanosecondsSinceEpoch: 1_700_000_000_123_456_789),
+        body: Array("{}".utf8))
 
     @Test func binaryModeAttributesAsCloudStorageEmitsThem() throws {
         let headers = CloudEventMessage.headers(for: Self.event, signer: nil, sentAt: .now())
@@ -42,15 +43,18 @@ import Testing
 
     @Test func signedWhenASignerIsGiven() throws {
         let signer = EventSigner(secret: Array(repeating: 1, count: 32))
-        let headers = CloudEventMessage.headers(for: Self.event, signer: signer,
-                                                sentAt: Timestamp(nanosecondsSinceEpoch: 5_000_000_000))
+        let headers = CloudEventMessage.headers(
+            for: Self.event, signer: signer,
+            sentAt: Timestamp(nanosecondsSinceEpoch: 5_000_000_000))
         let value = try #require(headers.first { $0.0 == "Portcullis-Signature" }?.1)
         #expect(value == signer.signature(body: Self.event.body, at: 5))
     }
 
-    @Test(arguments: [(ChangeKind.finalized, "google.cloud.storage.object.v1.finalized"),
-                      (.metadataUpdated, "google.cloud.storage.object.v1.metadataUpdated"),
-                      (.deleted, "google.cloud.storage.object.v1.deleted")])
+    @Test(arguments: [
+        (ChangeKind.finalized, "google.cloud.storage.object.v1.finalized"),
+        (.metadataUpdated, "google.cloud.storage.object.v1.metadataUpdated"),
+        (.deleted, "google.cloud.storage.object.v1.deleted"),
+    ])
     func typesRoundTrip(_ kind: ChangeKind, _ type: String) {
         #expect(kind.cloudEventType == type)
         #expect(ChangeKind(cloudEventType: type) == kind)
@@ -70,9 +74,11 @@ import Testing
         #expect(webhook.label == label)
     }
 
-    @Test(arguments: ["ftp://example.com", "example.com/hook", "http://", "http:///path", "http://host:0/",
-                      "http://host:70000/", "http://host:x/", "http://exa mple.com/", "http://host/#frag",
-                      "http://[::1/"])
+    @Test(arguments: [
+        "ftp://example.com", "example.com/hook", "http://", "http:///path", "http://host:0/",
+        "http://host:70000/", "http://host:x/", "http://exa mple.com/", "http://host/#frag",
+        "http://[::1/",
+    ])
     func refused(_ url: String) {
         #expect(throws: WebhookURLError.self) { try Webhook.parse(url).get() }
     }

@@ -41,7 +41,8 @@ final class ScriptedTransport: WebhookTransport {
     private let answer: @Sendable (WebhookRequest, Int) -> DeliveryOutcome
 
     /// `answer(request, index)`: the outcome of the index-th request (0-based, over all requests).
-    init(answer: @escaping @Sendable (WebhookRequest, Int) -> DeliveryOutcome = { _, _ in .acknowledged(status: 200) }) {
+    init(answer: @escaping @Sendable (WebhookRequest, Int) -> DeliveryOutcome = { _, _ in .acknowledged(status: 200) })
+    {
         self.answer = answer
     }
 
@@ -106,8 +107,10 @@ extension WebhookRequest {
     func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
 }
 
-func event(_ id: String, _ name: String, kind: ChangeKind = .finalized, bucket: String = "b",
-           at time: Timestamp = Timestamp(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)) -> ChangeEvent {
+func event(
+    _ id: String, _ name: String, kind: ChangeKind = .finalized, bucket: String = "b",
+    at time: Timestamp = Timestamp(nanosecondsSinceEpoch: 1_700_000_000_000_000_000)
+) -> ChangeEvent {
     ChangeEvent(id: id, kind: kind, bucket: bucket, name: name, time: time, body: Array(#"{"name":"\#(name)"}"#.utf8))
 }
 

@@ -40,8 +40,10 @@ import Testing
         #expect(lifecycle.start(now: Self.t0) == .none)
     }
 
-    @Test(arguments: [DeliveryOutcome.rejected(status: 500), .rejected(status: 404), .rejected(status: 301),
-                      .failed("connection refused"), .failed("timed out after 10.0 s")])
+    @Test(arguments: [
+        DeliveryOutcome.rejected(status: 500), .rejected(status: 404), .rejected(status: 301),
+        .failed("connection refused"), .failed("timed out after 10.0 s"),
+    ])
     func everythingButTwoHundredsIsRetriedWithBackoff(_ outcome: DeliveryOutcome) {
         var lifecycle = machine()
         _ = lifecycle.start(now: Self.t0)
@@ -56,7 +58,8 @@ import Testing
     @Test func scheduleContinuesFromTheLedgersAttemptCount() {
         var lifecycle = machine(failed: 4)
         _ = lifecycle.start(now: Self.t0)
-        #expect(lifecycle.finished(.rejected(status: 503), now: Self.t0, jitter: 0)
+        #expect(
+            lifecycle.finished(.rejected(status: 503), now: Self.t0, jitter: 0)
                 == .retry(at: Self.t0.adding(.seconds(16)), reason: "HTTP 503"))
     }
 
@@ -79,7 +82,8 @@ import Testing
                 failed = lifecycle.failedAttempts
             case .deadLetter(let reason):
                 #expect(reason.contains("timed out"))
-                #expect(now.adding(RetryPolicy.standard.delay(afterFailures: failed + 1, jitter: 0.5))
+                #expect(
+                    now.adding(RetryPolicy.standard.delay(afterFailures: failed + 1, jitter: 0.5))
                         > Self.t0.adding(.seconds(86_400)))
                 #expect(lifecycle.state == .deadLettered(reason: reason))
                 // 10 ramp-up attempts, then one every 225 s (300 s less a quarter of jitter) + 10 s for the rest of the day.
@@ -97,7 +101,10 @@ import Testing
         var lifecycle = machine(windowStart: Self.t0.adding(.seconds(100 * 86_400)))
         let now = Self.t0.adding(.seconds(100 * 86_400 + 5))
         _ = lifecycle.start(now: now)
-        #expect(lifecycle.finished(.failed("refused"), now: now, jitter: 0) == .retry(at: now.adding(.seconds(1)),
-                                                                                      reason: "refused"))
+        #expect(
+            lifecycle.finished(.failed("refused"), now: now, jitter: 0)
+                == .retry(
+                    at: now.adding(.seconds(1)),
+                    reason: "refused"))
     }
 }

@@ -31,8 +31,9 @@ import Testing
             let help = try CLI.run(arguments)
             #expect(help.status == 0)
             for option in ConfigurationOption.all {
-                #expect(help.stdout.contains("--\(option.flag)" + (option.isSwitch ? "\n" : " \(option.valueName)")),
-                        "\(arguments) lacks --\(option.flag)")
+                #expect(
+                    help.stdout.contains("--\(option.flag)" + (option.isSwitch ? "\n" : " \(option.valueName)")),
+                    "\(arguments) lacks --\(option.flag)")
                 #expect(help.stdout.contains(option.environment))
                 if let value = option.defaultText { #expect(help.stdout.contains("default: \(value)")) }
             }
@@ -42,25 +43,27 @@ import Testing
         #expect(try CLI.run(["frobnicate"]).status == 2)
     }
 
-    @Test(arguments: [
-        (["serve", "--listen", "nope"], [:]),
-        (["serve", "--max-object-bytes", "0"], [:]),
-        (["serve", "--bogus"], [:]),
-        (["serve"], ["PORTCULLIS_LOG_FORMAT": "xml"]),
-        (["serve", "--rules", "/nonexistent/storage.rules"], [:]),
-        (["serve", "--admin-key", "/nonexistent/admin.key"], [:]),
-        (["serve", "--jwt-keys", "/nonexistent/keys.pem"], [:]),
-        (["serve", "--signing-key", "short.key"], [:]),
-        (["serve", "--jwt-keys", "short.key"], [:]),
-        (["serve", "--rules", "short.key"], [:]),
-        (["serve", "--bucket", "b=file:short.key"], [:]),
-    ] as [([String], [String: String])])
+    @Test(
+        arguments: [
+            (["serve", "--listen", "nope"], [:]),
+            (["serve", "--max-object-bytes", "0"], [:]),
+            (["serve", "--bogus"], [:]),
+            (["serve"], ["PORTCULLIS_LOG_FORMAT": "xml"]),
+            (["serve", "--rules", "/nonexistent/storage.rules"], [:]),
+            (["serve", "--admin-key", "/nonexistent/admin.key"], [:]),
+            (["serve", "--jwt-keys", "/nonexistent/keys.pem"], [:]),
+            (["serve", "--signing-key", "short.key"], [:]),
+            (["serve", "--jwt-keys", "short.key"], [:]),
+            (["serve", "--rules", "short.key"], [:]),
+            (["serve", "--bucket", "b=file:short.key"], [:]),
+        ] as [([String], [String: String])])
     func badConfigurationExits2WithOneLine(arguments: [String], environment: [String: String]) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try "tiny\n".write(to: directory.appendingPathComponent("short.key"), atomically: true, encoding: .utf8)
-        let outcome = try CLI.run(arguments + ["--listen=127.0.0.1:0"].filter { _ in !arguments.contains("--listen") },
-                                  environment: environment, in: directory)
+        let outcome = try CLI.run(
+            arguments + ["--listen=127.0.0.1:0"].filter { _ in !arguments.contains("--listen") },
+            environment: environment, in: directory)
         #expect(outcome.status == 2, "\(arguments): \(outcome.stderr)")
         #expect(outcome.stderr.hasPrefix("portcullis: "))
         #expect(outcome.stderr.filter { $0 == "\n" }.count == 1, "not one line: \(outcome.stderr)")
@@ -102,9 +105,11 @@ import Testing
         #expect(explained.status == 0 && explained.stdout.contains("PASS owner reads"))
 
         let failingCases = directory.appendingPathComponent("failing.json")
-        try Self.cases.replacingOccurrences(of: #""auth": {"sub": "bob"}, "time": "2024-01-01T00:00:00Z", "expect": "deny""#,
-                                            with: #""auth": {"sub": "bob"}, "time": "2024-01-01T00:00:00Z", "expect": "allow""#)
-            .write(to: failingCases, atomically: true, encoding: .utf8)
+        try Self.cases.replacingOccurrences(
+            of: #""auth": {"sub": "bob"}, "time": "2024-01-01T00:00:00Z", "expect": "deny""#,
+            with: #""auth": {"sub": "bob"}, "time": "2024-01-01T00:00:00Z", "expect": "allow""#
+        )
+        .write(to: failingCases, atomically: true, encoding: .utf8)
         let failing = try CLI.run(["rules", "test", rules.path, failingCases.path])
         #expect(failing.status == 1)
         #expect(failing.stdout.contains("FAIL stranger reads: expected allow, got deny"))
@@ -121,8 +126,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let secret = directory.appendingPathComponent("hs.key")
         try "a-development-hmac-secret-value\n".write(to: secret, atomically: true, encoding: .utf8)
-        let minted = try CLI.run(["token", "--hmac-secret", secret.path, "--uid", "alice", "--claims", #"{"role":"x"}"#,
-                                  "--ttl", "60", "--issuer", "iss", "--audience", "aud"])
+        let minted = try CLI.run([
+            "token", "--hmac-secret", secret.path, "--uid", "alice", "--claims", #"{"role":"x"}"#,
+            "--ttl", "60", "--issuer", "iss", "--audience", "aud",
+        ])
         #expect(minted.status == 0, "\(minted.stderr)")
         #expect(minted.stdout.split(separator: ".").count == 3)
         // No key given and no `make run` dev key directory where it runs (./data/dev-keys).

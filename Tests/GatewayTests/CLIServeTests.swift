@@ -62,9 +62,12 @@ import Testing
         let secret = directory.appendingPathComponent("hs.key")
         try "integration-test-hmac-secret\n".write(to: secret, atomically: true, encoding: .utf8)
 
-        let server = try ServeProcess(arguments: ["--rules", rules.path, "--jwt-hmac-secret", secret.path,
-                                                  "--bucket", "b=file:\(directory.path)/data", "--drain-timeout", "5"],
-                                      directory: directory)
+        let server = try ServeProcess(
+            arguments: [
+                "--rules", rules.path, "--jwt-hmac-secret", secret.path,
+                "--bucket", "b=file:\(directory.path)/data", "--drain-timeout", "5",
+            ],
+            directory: directory)
         try await server.waitUntilReady()
         #expect(try await server.send("GET", "/readyz").status == 200)
         #expect(try await server.send("GET", "/healthz").status == 200)
@@ -87,7 +90,8 @@ import Testing
         #expect(try await server.send("GET", object, headers: auth).status == 200)
 
         // A valid new file replaces them.
-        try "rules_version = '2';\nservice firebase.storage { match /b/{bucket}/o/{all=**} { allow read: if false; } }\n"
+        try
+            "rules_version = '2';\nservice firebase.storage { match /b/{bucket}/o/{all=**} { allow read: if false; } }\n"
             .write(to: rules, atomically: true, encoding: .utf8)
         kill(server.process.processIdentifier, SIGHUP)
         try await server.waitForLog(#""msg":"rules loaded""#, count: 2)
@@ -97,7 +101,8 @@ import Testing
         #expect(!server.log.contains(token))
 
         kill(server.process.processIdentifier, SIGTERM)
-        let exited = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+        let exited = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Int32, any Error>) in
             DispatchQueue.global().async {
                 server.process.waitUntilExit()
                 continuation.resume(returning: server.process.terminationStatus)

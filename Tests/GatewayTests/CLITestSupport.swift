@@ -1,5 +1,5 @@
-import Foundation
 import ChildProcessIO
+import Foundation
 
 /// Runs the built `portcullis` executable (the `swift build` product next to the test bundle).
 enum CLI {
@@ -11,7 +11,8 @@ enum CLI {
 
     /// `.build/<triple>/debug/portcullis`, built on demand if the test run did not build it.
     static let binary: String = {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
         if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
         let candidate = directory.appendingPathComponent("portcullis").path
@@ -43,8 +44,9 @@ enum CLI {
         let stdoutData = out.fileHandleForReading.readToEndRetryingInterrupts()
         let stderrData = err.fileHandleForReading.readToEndRetryingInterrupts()
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                       stderr: String(decoding: stderrData, as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+            stderr: String(decoding: stderrData, as: UTF8.self))
     }
 
     /// A fresh temporary directory.

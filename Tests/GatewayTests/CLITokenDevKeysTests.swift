@@ -21,13 +21,16 @@ import Testing
         try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
         let openssl = Process()
         openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
-                             "-out", keys.appendingPathComponent("jwt-private.pem").path]
+        openssl.arguments = [
+            "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+            "-out", keys.appendingPathComponent("jwt-private.pem").path,
+        ]
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
         openssl.waitUntilExit()
-        try "https://portcullis.local/dev\n".write(to: keys.appendingPathComponent("jwt-issuer"), atomically: true,
-                                                  encoding: .utf8)
+        try "https://portcullis.local/dev\n".write(
+            to: keys.appendingPathComponent("jwt-issuer"), atomically: true,
+            encoding: .utf8)
         try "portcullis-dev\n".write(to: keys.appendingPathComponent("jwt-audience"), atomically: true, encoding: .utf8)
         return root
     }

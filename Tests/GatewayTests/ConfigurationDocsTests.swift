@@ -9,8 +9,11 @@ import Testing
             .deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
         for option in ConfigurationOption.all {
-            let row = try #require(text.split(separator: "\n").first { $0.hasPrefix("| `--\(option.flag)" + (option.isSwitch ? "`" : " ")) },
-                                   "no row for --\(option.flag)")
+            let row = try #require(
+                text.split(separator: "\n").first {
+                    $0.hasPrefix("| `--\(option.flag)" + (option.isSwitch ? "`" : " "))
+                },
+                "no row for --\(option.flag)")
             #expect(row.contains("`\(option.environment)`"))
             if let value = option.defaultText { #expect(row.contains("`\(value)`"), "--\(option.flag) default") }
         }

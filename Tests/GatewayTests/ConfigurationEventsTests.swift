@@ -1,5 +1,6 @@
 import Events
 import Testing
+
 @testable import Gateway
 
 /// `--events-webhook` / `PORTCULLIS_EVENTS_WEBHOOKS` and `--events-secret` (DESIGN §6, §11).
@@ -12,8 +13,10 @@ import Testing
 
     @Test func repeatedFlagsKeepTheirOrderAndWinOverTheEnvironment() throws {
         let config = try ConfigurationParser.parse(
-            arguments: ["--events-webhook", "http://127.0.0.1:9/a", "--events-webhook=https://hooks.example.com/b?k=v",
-                        "--events-secret", "events.secret"],
+            arguments: [
+                "--events-webhook", "http://127.0.0.1:9/a", "--events-webhook=https://hooks.example.com/b?k=v",
+                "--events-secret", "events.secret",
+            ],
             environment: ["PORTCULLIS_EVENTS_WEBHOOKS": "http://ignored/"])
         #expect(config.eventWebhooks.map(\.url) == ["http://127.0.0.1:9/a", "https://hooks.example.com/b?k=v"])
         #expect(config.eventWebhooks.map(\.label) == ["http://127.0.0.1:9/a", "https://hooks.example.com/b"])
@@ -22,8 +25,11 @@ import Testing
 
     @Test func environmentListIsCommaSeparated() throws {
         let config = try ConfigurationParser.parse(
-            arguments: [], environment: ["PORTCULLIS_EVENTS_WEBHOOKS": " http://a:1/x , http://b:2/y,",
-                                         "PORTCULLIS_EVENTS_SECRET_FILE": "/run/secrets/events"])
+            arguments: [],
+            environment: [
+                "PORTCULLIS_EVENTS_WEBHOOKS": " http://a:1/x , http://b:2/y,",
+                "PORTCULLIS_EVENTS_SECRET_FILE": "/run/secrets/events",
+            ])
         #expect(config.eventWebhooks.map(\.url) == ["http://a:1/x", "http://b:2/y"])
         #expect(config.eventsSecretFile == "/run/secrets/events")
     }
@@ -37,8 +43,9 @@ import Testing
 
     @Test func theSameWebhookTwiceIsAnError() {
         #expect(throws: ConfigurationError.self) {
-            try ConfigurationParser.parse(arguments: ["--events-webhook", "http://a/", "--events-webhook", "http://a/"],
-                                          environment: [:])
+            try ConfigurationParser.parse(
+                arguments: ["--events-webhook", "http://a/", "--events-webhook", "http://a/"],
+                environment: [:])
         }
     }
 }

@@ -1,5 +1,6 @@
 import PortcullisCore
 import Testing
+
 @testable import Gateway
 
 @Suite struct ConfigurationParserTests {
@@ -37,7 +38,8 @@ import Testing
 
     @Test func everyOptionFromFlags() throws {
         let config = try parse([
-            "--listen", "[::1]:9000", "--bucket", "a=file:/tmp/a", "--bucket=b=gs://real-b", "--bucket", "c=s3://c.bucket",
+            "--listen", "[::1]:9000", "--bucket", "a=file:/tmp/a", "--bucket=b=gs://real-b", "--bucket",
+            "c=s3://c.bucket",
             "--rules", "storage.rules", "--jwt-keys", "https://example.com/jwks.json", "--jwt-issuer", "iss",
             "--jwt-audience", "aud", "--jwt-hmac-secret", "hs.key", "--jwt-leeway", "5", "--signing-key", "sk",
             "--admin-key", "ak", "--public-url", "https://files.example.com/", "--cors-origins",
@@ -64,13 +66,15 @@ import Testing
     }
 
     @Test func environmentIsUsedWhenNoFlag() throws {
-        let config = try parse([], [
-            "PORTCULLIS_LISTEN": "0.0.0.0:8081", "PORTCULLIS_BUCKETS": "x=file:./x, y=s3://y",
-            "PORTCULLIS_RULES": "r.rules", "PORTCULLIS_FIREBASE_PROJECT": "demo-project",
-            "PORTCULLIS_SIGNING_KEY_FILE": "/run/sk", "PORTCULLIS_ADMIN_KEY_FILE": "/run/ak",
-            "PORTCULLIS_MAX_OBJECT_BYTES": "1024", "PORTCULLIS_LOG_FORMAT": "text", "PORTCULLIS_CORS_ORIGINS": "*",
-            "PORTCULLIS_DRAIN_TIMEOUT": "0", "PORTCULLIS_PUBLIC_URL": "http://gw:8080",
-        ])
+        let config = try parse(
+            [],
+            [
+                "PORTCULLIS_LISTEN": "0.0.0.0:8081", "PORTCULLIS_BUCKETS": "x=file:./x, y=s3://y",
+                "PORTCULLIS_RULES": "r.rules", "PORTCULLIS_FIREBASE_PROJECT": "demo-project",
+                "PORTCULLIS_SIGNING_KEY_FILE": "/run/sk", "PORTCULLIS_ADMIN_KEY_FILE": "/run/ak",
+                "PORTCULLIS_MAX_OBJECT_BYTES": "1024", "PORTCULLIS_LOG_FORMAT": "text", "PORTCULLIS_CORS_ORIGINS": "*",
+                "PORTCULLIS_DRAIN_TIMEOUT": "0", "PORTCULLIS_PUBLIC_URL": "http://gw:8080",
+            ])
         #expect(config.listen == ListenAddress(host: "0.0.0.0", port: 8081))
         #expect(config.buckets.map(\.description) == ["x=file:./x", "y=s3://y"])
         #expect(config.rulesFile == "r.rules" && config.firebaseProject == "demo-project")
@@ -80,9 +84,12 @@ import Testing
     }
 
     @Test func flagsWinOverEnvironment() throws {
-        let config = try parse(["--listen", "127.0.0.1:0", "--bucket", "f=file:./f", "--log-format", "json"], [
-            "PORTCULLIS_LISTEN": "0.0.0.0:9", "PORTCULLIS_BUCKETS": "e=file:./e,g=gs://g", "PORTCULLIS_LOG_FORMAT": "text",
-        ])
+        let config = try parse(
+            ["--listen", "127.0.0.1:0", "--bucket", "f=file:./f", "--log-format", "json"],
+            [
+                "PORTCULLIS_LISTEN": "0.0.0.0:9", "PORTCULLIS_BUCKETS": "e=file:./e,g=gs://g",
+                "PORTCULLIS_LOG_FORMAT": "text",
+            ])
         #expect(config.listen.port == 0 && config.listen.host == "127.0.0.1")
         #expect(config.buckets.map(\.name) == ["f"])
         #expect(config.logFormat == .json)
@@ -147,8 +154,10 @@ import Testing
     @Test func optionTableIsComplete() {
         let flags = Set(ConfigurationOption.all.map(\.flag))
         #expect(flags.count == ConfigurationOption.all.count)
-        for required in ["listen", "bucket", "rules", "jwt-keys", "jwt-issuer", "jwt-audience", "firebase-project",
-                         "signing-key", "admin-key", "public-url", "cors-origins", "max-object-bytes", "log-format"] {
+        for required in [
+            "listen", "bucket", "rules", "jwt-keys", "jwt-issuer", "jwt-audience", "firebase-project",
+            "signing-key", "admin-key", "public-url", "cors-origins", "max-object-bytes", "log-format",
+        ] {
             #expect(flags.contains(required))
         }
         #expect(ConfigurationOption.all.allSatisfy { $0.environment.hasPrefix("PORTCULLIS_") })

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Gateway
 
 @Suite struct ConfigurationSecretFilesTests {
@@ -38,7 +39,8 @@ import Testing
     }
 
     @Test func secretsAreTrimmed() throws {
-        #expect(try SecretFiles.secret(from: Array("  admin-key-123\n".utf8), option: .adminKey, path: "x")
-            == Array("admin-key-123".utf8))
+        #expect(
+            try SecretFiles.secret(from: Array("  admin-key-123\n".utf8), option: .adminKey, path: "x")
+                == Array("admin-key-123".utf8))
     }
 }

@@ -1,17 +1,20 @@
 import Foundation
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Service
+import Testing
+
+@testable import Gateway
 
 /// The console's static files through the gateway pipeline: routes, caching validators, the security headers
 /// on every answer, and the page's promises to its Content-Security-Policy.
 @Suite struct ConsoleSurfaceTests {
     let catalog = ConsoleAssetCatalog.embedded
 
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [],
-              surfaces: [any APISurface] = [ConsoleSurface()]) async throws -> TestResponse {
+    func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [],
+        surfaces: [any APISurface] = [ConsoleSurface()]
+    ) async throws -> TestResponse {
         var h = HTTPHeaders()
         h.add("Host", "gateway.test")
         for (name, value) in headers { h.add(name, value) }
@@ -73,7 +76,8 @@ import Service
         let first = try await send("GET", "/console/static/\(catalog.version)/api.js")
         let etag = try #require(first["ETag"])
         for header in [etag, "W/\(etag)", "\"nope\", \(etag)", "*"] {
-            let again = try await send("GET", "/console/static/\(catalog.version)/api.js", headers: [("If-None-Match", header)])
+            let again = try await send(
+                "GET", "/console/static/\(catalog.version)/api.js", headers: [("If-None-Match", header)])
             #expect(again.status == 304, "If-None-Match: \(header)")
             #expect(again.body.isEmpty)
             #expect(again["ETag"] == etag)
@@ -84,10 +88,12 @@ import Service
         #expect(changed.status == 200 && !changed.body.isEmpty)
     }
 
-    @Test(arguments: ["/console/nope", "/console/static/\(ConsoleAssetCatalog.embedded.version)/missing.js",
-                      "/console/static/\(ConsoleAssetCatalog.embedded.version)/index.html",
-                      "/console/static/\(ConsoleAssetCatalog.embedded.version)/../app.js", "/console/static//app.js",
-                      "/console/static/\(ConsoleAssetCatalog.embedded.version)/"])
+    @Test(arguments: [
+        "/console/nope", "/console/static/\(ConsoleAssetCatalog.embedded.version)/missing.js",
+        "/console/static/\(ConsoleAssetCatalog.embedded.version)/index.html",
+        "/console/static/\(ConsoleAssetCatalog.embedded.version)/../app.js", "/console/static//app.js",
+        "/console/static/\(ConsoleAssetCatalog.embedded.version)/",
+    ])
     func unknownPathsAre404(_ target: String) async throws {
         let response = try await send("GET", target)
         #expect(response.status == 404, "\(target)")
@@ -116,7 +122,8 @@ import Service
     @Test func routeTemplatesNameNoFile() {
         let surface = ConsoleSurface()
         func template(_ path: String) -> String {
-            surface.routeTemplate(for: HTTPRequest(method: .get, target: path, headers: [:], body: BufferByteStream([])))
+            surface.routeTemplate(
+                for: HTTPRequest(method: .get, target: path, headers: [:], body: BufferByteStream([])))
         }
         #expect(template("/console/") == "/console/")
         #expect(template("/console/static/abc/app.js") == "/console/static/{version}/{file}")
@@ -136,7 +143,9 @@ import Service
         for case let name as String in walker where !name.hasPrefix(".") {
             var isDirectory: ObjCBool = false
             let path = directory.appendingPathComponent(name).path
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
             out[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         }
         return out
@@ -158,7 +167,9 @@ import Service
         let b = ConsoleAssetCatalog(files: [("index.html", Array("x".utf8)), ("a.js", Array("2".utf8))])
         let c = ConsoleAssetCatalog(files: [("index.html", Array("x".utf8)), ("b.js", Array("1".utf8))])
         #expect(a.version != b.version && a.version != c.version && b.version != c.version)
-        #expect(a.version == ConsoleAssetCatalog(files: [("a.js", Array("1".utf8)), ("index.html", Array("x".utf8))]).version)
+        #expect(
+            a.version
+                == ConsoleAssetCatalog(files: [("a.js", Array("1".utf8)), ("index.html", Array("x".utf8))]).version)
     }
 
     @Test func thePageHasNoInlineScriptOrStyle() throws {
@@ -180,8 +191,10 @@ import Service
     @Test func theScriptsUseNoEvalAndNoMarkupFromStrings() throws {
         for (name, bytes) in try Self.filesOnDisk() where name.hasSuffix(".js") {
             let text = String(decoding: bytes, as: UTF8.self)
-            for banned in ["eval(", "new Function", ".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write",
-                           "setAttribute('style'", "setTimeout('", "setTimeout(\""] {
+            for banned in [
+                "eval(", "new Function", ".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write",
+                "setAttribute('style'", "setTimeout('", "setTimeout(\"",
+            ] {
                 #expect(!text.contains(banned), "\(name) uses \(banned)")
             }
         }

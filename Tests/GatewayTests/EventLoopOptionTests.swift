@@ -6,7 +6,8 @@ import Testing
 /// `--event-loop` / `PORTCULLIS_EVENT_LOOP`: the HTTP server's driver, and the build-info metric naming it.
 @Suite struct EventLoopOptionTests {
     static func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws(ConfigurationError)
-        -> GatewayConfiguration {
+        -> GatewayConfiguration
+    {
         try ConfigurationParser.parse(arguments: arguments, environment: environment)
     }
 
@@ -24,8 +25,9 @@ import Testing
         #expect(try Self.parse(["--event-loop=\(driver.rawValue.uppercased())"]).eventLoop == driver)
         #expect(try Self.parse([], ["PORTCULLIS_EVENT_LOOP": driver.rawValue]).eventLoop == driver)
         let other = EventLoopDriver.allCases.first { $0 != driver }!.rawValue
-        #expect(try Self.parse(["--event-loop", driver.rawValue], ["PORTCULLIS_EVENT_LOOP": other]).eventLoop == driver,
-                "the flag wins")
+        #expect(
+            try Self.parse(["--event-loop", driver.rawValue], ["PORTCULLIS_EVENT_LOOP": other]).eventLoop == driver,
+            "the flag wins")
     }
 
     @Test func unknownOrUnavailableDriversAreRejectedWithOneLine() {

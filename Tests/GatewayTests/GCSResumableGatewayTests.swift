@@ -1,17 +1,20 @@
 import Foundation
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
 import Upstream
+
+@testable import Gateway
+@testable import Service
 
 /// The v0 resumable protocol end to end on a `gs://` bucket (fake-gcs-server from `scripts/emulators.sh`):
 /// two gateway instances, each with its own `GCSBackend`, share nothing but the signing key and the GCS bucket.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["PORTCULLIS_TEST_GCS_ENDPOINT"] != nil,
-                "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
+@Suite(
+    .enabled(
+        if: ProcessInfo.processInfo.environment["PORTCULLIS_TEST_GCS_ENDPOINT"] != nil,
+        "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
 struct GCSResumableGatewayTests {
     static let client = UpstreamClient()
     static let bucket = "photos"
@@ -20,25 +23,32 @@ struct GCSResumableGatewayTests {
     func instances() async throws -> (V0API, V0API) {
         let endpoint = try #require(ProcessInfo.processInfo.environment["PORTCULLIS_TEST_GCS_ENDPOINT"])
         let gcsBucket = "gw-\(UUID().uuidString.lowercased().prefix(18))"
-        let created = try await Self.client.fetch(UpstreamRequest(
-            method: "POST", url: "\(endpoint)/storage/v1/b?project=test", headers: [("Content-Type", "application/json")],
-            body: .bytes(Array("{\"name\":\"\(gcsBucket)\"}".utf8))), maxBytes: 1 << 20)
+        let created = try await Self.client.fetch(
+            UpstreamRequest(
+                method: "POST", url: "\(endpoint)/storage/v1/b?project=test",
+                headers: [("Content-Type", "application/json")],
+                body: .bytes(Array("{\"name\":\"\(gcsBucket)\"}".utf8))), maxBytes: 1 << 20)
         try #require(created.status == 200)
         let signer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))])
         func api() throws -> V0API {
-            let backend = try GCSBackend(configuration: GCSBackendConfiguration(bucket: gcsBucket, endpoint: endpoint),
-                                         client: Self.client)
-            let service = StorageService(configuration: ServiceConfiguration(), backends: [Self.bucket: backend],
-                                         sealer: signer, rules: RulesStore(fixed: AllowAllRules()),
-                                         metrics: MetricsRegistry(), logger: .disabled)
-            return V0API(service: service, configuration: V0Configuration(publicURL: "http://gateway.test"),
-                         logger: .disabled)
+            let backend = try GCSBackend(
+                configuration: GCSBackendConfiguration(bucket: gcsBucket, endpoint: endpoint),
+                client: Self.client)
+            let service = StorageService(
+                configuration: ServiceConfiguration(), backends: [Self.bucket: backend],
+                sealer: signer, rules: RulesStore(fixed: AllowAllRules()),
+                metrics: MetricsRegistry(), logger: .disabled)
+            return V0API(
+                service: service, configuration: V0Configuration(publicURL: "http://gateway.test"),
+                logger: .disabled)
         }
         return (try api(), try api())
     }
 
-    func send(_ api: V0API, _ method: String, _ target: String, headers: [(String, String)] = [],
-              body: [UInt8] = []) async throws -> TestResponse {
+    func send(
+        _ api: V0API, _ method: String, _ target: String, headers: [(String, String)] = [],
+        body: [UInt8] = []
+    ) async throws -> TestResponse {
         var h = HTTPHeaders()
         h.add("Host", "gateway.test")
         for (name, value) in headers { h.add(name, value) }
@@ -48,19 +58,23 @@ struct GCSResumableGatewayTests {
     }
 
     func start(_ api: V0API, name: String, size: Int) async throws -> String {
-        let r = try await send(api, "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
-            ("X-Goog-Upload-Header-Content-Length", String(size)),
-            ("X-Goog-Upload-Header-Content-Type", "video/mp4"), ("Content-Type", "application/json; charset=utf-8"),
-        ], body: Array(#"{"name":"\#(name)","contentType":"video/mp4","metadata":{"camera":"x100"}}"#.utf8))
+        let r = try await send(
+            api, "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+                ("X-Goog-Upload-Header-Content-Length", String(size)),
+                ("X-Goog-Upload-Header-Content-Type", "video/mp4"), ("Content-Type", "application/json; charset=utf-8"),
+            ], body: Array(#"{"name":"\#(name)","contentType":"video/mp4","metadata":{"camera":"x100"}}"#.utf8))
         #expect(r.status == 200, "start: \(r.status) \(r.text)")
         #expect(r["X-Goog-Upload-Status"] == "active")
         let url = try #require(r["X-Goog-Upload-URL"])
         return String(url.dropFirst("http://gateway.test".count))
     }
 
-    func command(_ api: V0API, _ target: String, _ command: String, offset: Int? = nil,
-                 body: [UInt8] = []) async throws -> TestResponse {
+    func command(
+        _ api: V0API, _ target: String, _ command: String, offset: Int? = nil,
+        body: [UInt8] = []
+    ) async throws -> TestResponse {
         var headers = [("X-Goog-Upload-Command", command)]
         if let offset { headers.append(("X-Goog-Upload-Offset", String(offset))) }
         return try await send(api, "POST", target, headers: headers, body: body)
@@ -75,8 +89,9 @@ struct GCSResumableGatewayTests {
         let chunk = 1 << 20
         var offset = 0
         for index in 0..<4 {
-            let r = try await command(index % 2 == 0 ? one : two, url, "upload", offset: offset,
-                                      body: Array(data[offset..<(offset + chunk)]))
+            let r = try await command(
+                index % 2 == 0 ? one : two, url, "upload", offset: offset,
+                body: Array(data[offset..<(offset + chunk)]))
             offset += chunk
             #expect(r.status == 200, "chunk \(index): \(r.status) \(r.text)")
             #expect(r["X-Goog-Upload-Size-Received"] == String(offset))
@@ -100,7 +115,8 @@ struct GCSResumableGatewayTests {
         // A repeated finalize replays the result; the object reads back whole.
         r = try await command(one, url, "finalize")
         #expect(r.status == 200 && r["X-Goog-Upload-Status"] == "final", "\(r.status) \(r.text)")
-        let back = try await send(one, "GET", "/v0/b/\(Self.bucket)/o/\(PercentDecoding.encodeComponent("videos/clip.mp4"))?alt=media")
+        let back = try await send(
+            one, "GET", "/v0/b/\(Self.bucket)/o/\(PercentDecoding.encodeComponent("videos/clip.mp4"))?alt=media")
         #expect(back.status == 200)
         #expect(back.body == data)
         // The upload's record is not listed.

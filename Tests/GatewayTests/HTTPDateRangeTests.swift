@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Gateway
 
 /// An HTTP date beyond what a `Timestamp` holds is unparsable, so a conditional header carrying one is ignored

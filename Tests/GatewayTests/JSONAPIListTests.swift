@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// The JSON API's listings, bucket resources, routes and error shape, in-process.
 @Suite struct JSONAPIListTests {
@@ -32,8 +33,10 @@ import Storage
         } while token != nil
         #expect(names == ["d//hidden-on-v0", "d/a", "d/b", "d/dir/", "d/sub/c", "e"])
         let first = try #require(try await h.send("GET", "/storage/v1/b/default-bucket/o?maxResults=1").json)
-        let foreign = try await h.send("GET", "/storage/v1/b/default-bucket/o?prefix=d/&pageToken="
-                                           + PercentDecoding.encodeComponent(first["nextPageToken"]!.stringValue!))
+        let foreign = try await h.send(
+            "GET",
+            "/storage/v1/b/default-bucket/o?prefix=d/&pageToken="
+                + PercentDecoding.encodeComponent(first["nextPageToken"]!.stringValue!))
         #expect(foreign.status == 400 && foreign.reason == "invalid")
         let empty = try #require(try await h.send("GET", "/storage/v1/b/default-bucket/o?prefix=zzz").json)
         #expect(empty == .object(["kind": .string("storage#objects")]))
@@ -49,7 +52,8 @@ import Storage
         }
         #expect(try await names("matchGlob=l/*.txt") == ["l/a.txt"])
         #expect(try await names("startOffset=l/b&endOffset=l/c/d") == ["l/b.png", "l/c/"])
-        #expect(try await names("prefix=l/&delimiter=/&includeTrailingDelimiter=true") == ["l/a.txt", "l/b.png", "l/c/"])
+        #expect(
+            try await names("prefix=l/&delimiter=/&includeTrailingDelimiter=true") == ["l/a.txt", "l/b.png", "l/c/"])
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o?matchGlob=%7Ba").status == 400)
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o?maxResults=0").status == 400)
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o?maxResults=5000").status == 200)
@@ -69,13 +73,18 @@ import Storage
         let items = try #require(page["items"]?.arrayValue)
         #expect(items.count == 2)
         #expect(items[0]["metadata"]?["firebaseStorageDownloadTokens"]?.stringValue == "secret-token")
-        #expect(items[1] == .object(["kind": .string("storage#object"), "name": .string("bob/theirs"),
-                                     "bucket": .string("default-bucket")]))
+        #expect(
+            items[1]
+                == .object([
+                    "kind": .string("storage#object"), "name": .string("bob/theirs"),
+                    "bucket": .string("default-bucket"),
+                ]))
     }
 
     @Test func bucketResourceAndBucketList() async throws {
         let h = try JSONHarness()
-        let b = try #require(try await h.send("GET", "/storage/v1/b/default-bucket?projection=noAcl", principal: nil).json)
+        let b = try #require(
+            try await h.send("GET", "/storage/v1/b/default-bucket?projection=noAcl", principal: nil).json)
         #expect(b["kind"]?.stringValue == "storage#bucket" && b["name"]?.stringValue == "default-bucket")
         #expect(try await h.send("GET", "/storage/v1/b/nope").status == 404)
         let list = try #require(try await h.send("GET", "/storage/v1/b?project=demo").json)
@@ -89,16 +98,24 @@ import Storage
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/x").status == 404)
         #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o/x?alt=csv").status == 400)
         #expect(try await h.send("GET", "/download/storage/v1/b/default-bucket/o/x?alt=json").status == 400)
-        for bad in ["prettyPrint=maybe", "projection=all", "fields=a%3Bb", "fields=items(name", "maxResults=2147483648"] {
+        for bad in [
+            "prettyPrint=maybe", "projection=all", "fields=a%3Bb", "fields=items(name", "maxResults=2147483648",
+        ] {
             let r = try await h.send("GET", "/storage/v1/b/default-bucket/o?" + bad)
             #expect(r.status == 400 && r.reason == "invalid", "\(bad)")
         }
-        #expect(try await h.send("GET", "/storage/v1/b/default-bucket/o?prettyPrint=false&projection=noAcl&userProject=p").status == 200)
-        #expect(try await h.send("POST", "/upload/storage/v1/b/default-bucket/o?name=x",
-                                 headers: [("X-Upload-Content-Length", "nope")]).status == 400)
+        #expect(
+            try await h.send("GET", "/storage/v1/b/default-bucket/o?prettyPrint=false&projection=noAcl&userProject=p")
+                .status == 200)
+        #expect(
+            try await h.send(
+                "POST", "/upload/storage/v1/b/default-bucket/o?name=x",
+                headers: [("X-Upload-Content-Length", "nope")]
+            ).status == 400)
         #expect(try await h.send("PUT", "/upload/storage/v1/b/default-bucket/o?upload_id=").status == 404)
-        let options = try await h.send("OPTIONS", JSONHarness.objectPath("x"),
-                                       headers: [("Origin", "http://app.test"), ("Access-Control-Request-Method", "PATCH")])
+        let options = try await h.send(
+            "OPTIONS", JSONHarness.objectPath("x"),
+            headers: [("Origin", "http://app.test"), ("Access-Control-Request-Method", "PATCH")])
         #expect(options.status == 204 || options.status == 200)
     }
 }

@@ -1,18 +1,20 @@
 import Foundation
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// The JSON API's object resource and reads (`alt=json`, `alt=media`, `/download/…`), in-process.
 @Suite struct JSONAPIReadTests {
     @Test func objectResourceIsRenderedAsGCSDoes() async throws {
         let h = try JSONHarness()
-        var attributes = ObjectAttributes(contentType: "text/plain", cacheControl: "no-cache",
-                                          customMetadata: ["k": "v"])
+        var attributes = ObjectAttributes(
+            contentType: "text/plain", cacheControl: "no-cache",
+            customMetadata: ["k": "v"])
         attributes.downloadTokens = ["t1", "t2"]
         let meta = try await h.put("a/b c.txt", Array("hello world".utf8), attributes: attributes)
         let r = try await h.send("GET", JSONHarness.objectPath("a/b c.txt"))
@@ -22,8 +24,10 @@ import Storage
         #expect(o["kind"]?.stringValue == "storage#object")
         #expect(o["id"]?.stringValue == "default-bucket/a/b c.txt/\(meta.generation)")
         #expect(o["selfLink"]?.stringValue == "http://gateway.test/storage/v1/b/default-bucket/o/a%2Fb%20c.txt")
-        #expect(o["mediaLink"]?.stringValue
-                == "http://gateway.test/download/storage/v1/b/default-bucket/o/a%2Fb%20c.txt?generation=\(meta.generation)&alt=media")
+        #expect(
+            o["mediaLink"]?.stringValue
+                == "http://gateway.test/download/storage/v1/b/default-bucket/o/a%2Fb%20c.txt?generation=\(meta.generation)&alt=media"
+        )
         #expect(o["name"]?.stringValue == "a/b c.txt" && o["bucket"]?.stringValue == "default-bucket")
         #expect(o["generation"]?.stringValue == String(meta.generation))
         #expect(o["metageneration"]?.stringValue == "1" && o["size"]?.stringValue == "11")
@@ -39,7 +43,8 @@ import Storage
     @Test func fieldsSelectTopLevelMembers() async throws {
         let h = try JSONHarness()
         try await h.put("x", [1, 2, 3])
-        let r = try await h.send("GET", JSONHarness.objectPath("x") + "?fields=name,size&prettyPrint=false&projection=noAcl")
+        let r = try await h.send(
+            "GET", JSONHarness.objectPath("x") + "?fields=name,size&prettyPrint=false&projection=noAcl")
         #expect(r.status == 200)
         #expect(r.json == .object(["name": .string("x"), "size": .string("3")]))
         let list = try await h.send("GET", "/storage/v1/b/default-bucket/o?fields=items(name),nextPageToken")
@@ -50,8 +55,10 @@ import Storage
         let h = try JSONHarness()
         let meta = try await h.put("g", [1])
         #expect(try await h.send("GET", JSONHarness.objectPath("g") + "?generation=\(meta.generation)").status == 200)
-        #expect(try await h.send("GET", JSONHarness.objectPath("g") + "?generation=\(meta.generation - 1)").status == 404)
-        let notModified = try await h.send("GET", JSONHarness.objectPath("g") + "?ifGenerationNotMatch=\(meta.generation)")
+        #expect(
+            try await h.send("GET", JSONHarness.objectPath("g") + "?generation=\(meta.generation - 1)").status == 404)
+        let notModified = try await h.send(
+            "GET", JSONHarness.objectPath("g") + "?ifGenerationNotMatch=\(meta.generation)")
         #expect(notModified.status == 304)
         let failed = try await h.send("GET", JSONHarness.objectPath("g") + "?ifGenerationMatch=1")
         #expect(failed.status == 412 && failed.reason == "conditionNotMet")
@@ -60,8 +67,10 @@ import Storage
     @Test func mediaReadsWithRangesAndGCSHeaders() async throws {
         let h = try JSONHarness()
         let meta = try await h.put("m.bin", Array("0123456789".utf8))
-        for target in [JSONHarness.objectPath("m.bin") + "?alt=media",
-                       "/download/storage/v1/b/default-bucket/o/m.bin?alt=media&generation=\(meta.generation)"] {
+        for target in [
+            JSONHarness.objectPath("m.bin") + "?alt=media",
+            "/download/storage/v1/b/default-bucket/o/m.bin?alt=media&generation=\(meta.generation)",
+        ] {
             let whole = try await h.send("GET", target)
             #expect(whole.status == 200 && whole.text == "0123456789")
             #expect(whole["X-Goog-Generation"] == String(meta.generation))
@@ -72,8 +81,9 @@ import Storage
             let part = try await h.send("GET", target, headers: [("Range", "bytes=2-4")])
             #expect(part.status == 206 && part.text == "234" && part["Content-Range"] == "bytes 2-4/10")
         }
-        let unsatisfiable = try await h.send("GET", JSONHarness.objectPath("m.bin") + "?alt=media",
-                                             headers: [("Range", "bytes=50-")])
+        let unsatisfiable = try await h.send(
+            "GET", JSONHarness.objectPath("m.bin") + "?alt=media",
+            headers: [("Range", "bytes=50-")])
         #expect(unsatisfiable.status == 416 && unsatisfiable.reason == "requestedRangeNotSatisfiable")
     }
 

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// Both surfaces over one `StorageService` on a fresh embedded bucket, driven in-process through the gateway
 /// pipeline with the principal each request names: the JSON API's tests, and the cross-surface ones.
@@ -16,16 +17,20 @@ struct JSONHarness {
 
     init(rules: any RulesEngine = AllowAllRules(), service: ServiceConfiguration = ServiceConfiguration()) throws {
         v0 = try V0Harness(rules: rules, service: service)
-        api = JSONAPI(service: v0.service, configuration: JSONAPIConfiguration(publicURL: "http://gateway.test"),
-                      logger: .disabled)
+        api = JSONAPI(
+            service: v0.service, configuration: JSONAPIConfiguration(publicURL: "http://gateway.test"),
+            logger: .disabled)
     }
 
     @discardableResult
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-              stream: (any ByteStream)? = nil, principal: Principal? = .admin,
-              context: RequestContext = RequestContext(requestID: "test")) async throws -> TestResponse {
-        try await respond(through: [v0.api, api], cors: v0.cors, method, target, headers: headers, body: body,
-                          stream: stream, principal: principal, context: context)
+    func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        stream: (any ByteStream)? = nil, principal: Principal? = .admin,
+        context: RequestContext = RequestContext(requestID: "test")
+    ) async throws -> TestResponse {
+        try await respond(
+            through: [v0.api, api], cors: v0.cors, method, target, headers: headers, body: body,
+            stream: stream, principal: principal, context: context)
     }
 
     static func objectPath(_ name: String, bucket: String = bucket) -> String {
@@ -34,11 +39,15 @@ struct JSONHarness {
 
     /// Writes `name` through the service directly (an admin upload), for tests about reads and listings.
     @discardableResult
-    func put(_ name: String, _ data: [UInt8], attributes: ObjectAttributes = ObjectAttributes(contentType: "text/plain"))
-        async throws -> ObjectMetadata {
+    func put(
+        _ name: String, _ data: [UInt8], attributes: ObjectAttributes = ObjectAttributes(contentType: "text/plain")
+    )
+        async throws -> ObjectMetadata
+    {
         try await v0.service.upload(
-            UploadRequest(object: try ObjectPath(bucket: Self.bucket, name: name), attributes: attributes,
-                          mintDownloadToken: false),
+            UploadRequest(
+                object: try ObjectPath(bucket: Self.bucket, name: name), attributes: attributes,
+                mintDownloadToken: false),
             body: BufferByteStream(data), caller: Caller(principal: .admin), RequestContext(requestID: "put"))
     }
 }

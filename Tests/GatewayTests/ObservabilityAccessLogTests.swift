@@ -1,9 +1,10 @@
 import HTTPServer
 import PortcullisCore
+import Service
 import Synchronization
 import Testing
+
 @testable import Gateway
-import Service
 
 /// Collects access-log lines in memory.
 final class CapturedLines: Sendable {
@@ -16,7 +17,8 @@ final class CapturedLines: Sendable {
 @Suite struct ObservabilityAccessLogTests {
     private func sampleEntry() -> AccessLogEntry {
         AccessLogEntry(
-            time: Timestamp(millisecondsSinceEpoch: 1_700_000_000_123), requestID: "req-1", remoteAddress: "127.0.0.1:5000",
+            time: Timestamp(millisecondsSinceEpoch: 1_700_000_000_123), requestID: "req-1",
+            remoteAddress: "127.0.0.1:5000",
             method: "GET", route: "/v0/b/{bucket}/o/{object}", target: "/v0/b/b/o/a%2Fb.txt?alt=media&token=REDACTED",
             bucket: "b", object: "a/b.txt", status: 206, bytesIn: 0, bytesOut: 100, durationNanos: 1_234_567,
             timeToFirstByteNanos: 456_000, upstreamNanos: 0, principalUID: "alice", decision: "allow",
@@ -28,9 +30,11 @@ final class CapturedLines: Sendable {
         #expect(line.hasSuffix("}\n"))
         #expect(line.filter { $0 == "\n" }.count == 1)
         let object = try #require(try JSONValue.parse(String(line.dropLast())).objectValue)
-        for key in ["time", "request_id", "remote_addr", "method", "route", "path", "bucket", "object", "status",
-                    "bytes_in", "bytes_out", "duration_ms", "ttfb_ms", "upstream_ms", "uid", "decision", "range",
-                    "user_agent", "trace_id"] {
+        for key in [
+            "time", "request_id", "remote_addr", "method", "route", "path", "bucket", "object", "status",
+            "bytes_in", "bytes_out", "duration_ms", "ttfb_ms", "upstream_ms", "uid", "decision", "range",
+            "user_agent", "trace_id",
+        ] {
             #expect(object[key] != nil, "missing \(key)")
         }
         #expect(object["status"]?.int64Value == 206)
@@ -53,9 +57,11 @@ final class CapturedLines: Sendable {
     }
 
     @Test func absentFieldsAreNull() throws {
-        let entry = AccessLogEntry(time: .now(), requestID: "r", remoteAddress: "", method: "GET", route: "unmatched",
-                                   target: "/x", status: 404)
-        let object = try #require(try JSONValue.parse(String(decoding: entry.rendered(.json).dropLast(), as: UTF8.self)).objectValue)
+        let entry = AccessLogEntry(
+            time: .now(), requestID: "r", remoteAddress: "", method: "GET", route: "unmatched",
+            target: "/x", status: 404)
+        let object = try #require(
+            try JSONValue.parse(String(decoding: entry.rendered(.json).dropLast(), as: UTF8.self)).objectValue)
         #expect(object["uid"] == .null && object["ttfb_ms"] == .null && object["trace_id"] == .null)
     }
 
@@ -72,9 +78,11 @@ final class CapturedLines: Sendable {
 
     @Test func redactionKeepsOnlyHarmlessQueryValues() {
         #expect(AccessLog.redactedTarget("/v0/b/x/o/y") == "/v0/b/x/o/y")
-        #expect(AccessLog.redactedTarget("/v0/b/x/o/y?alt=media&token=secret") == "/v0/b/x/o/y?alt=media&token=REDACTED")
-        #expect(AccessLog.redactedTarget("/o?signature=abc&expires=1&uploadType=resumable&upload_id=zz")
-            == "/o?signature=REDACTED&expires=REDACTED&uploadType=resumable&upload_id=REDACTED")
+        #expect(
+            AccessLog.redactedTarget("/v0/b/x/o/y?alt=media&token=secret") == "/v0/b/x/o/y?alt=media&token=REDACTED")
+        #expect(
+            AccessLog.redactedTarget("/o?signature=abc&expires=1&uploadType=resumable&upload_id=zz")
+                == "/o?signature=REDACTED&expires=REDACTED&uploadType=resumable&upload_id=REDACTED")
         #expect(AccessLog.redactedTarget("/o?secret&delete_token=t1") == "/o?REDACTED&delete_token=REDACTED")
         #expect(!AccessLog.redactedTarget("/o?Token=secret&x=secret").contains("secret"))
     }
@@ -88,14 +96,18 @@ final class CapturedLines: Sendable {
             authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry), accessLog: log)
         for format in [LogFormat.json, .text] {
             let textLog = AccessLog(format: format, output: captured.append)
-            let r = GatewayResponder(ops: responder.ops, surfaces: [EchoAPI()], authentication: PermissiveAuthentication(),
-                                     metrics: responder.metrics, accessLog: textLog)
+            let r = GatewayResponder(
+                ops: responder.ops, surfaces: [EchoAPI()], authentication: PermissiveAuthentication(),
+                metrics: responder.metrics, accessLog: textLog)
             for auth in ["Bearer secret", "Firebase secret", "Bearer bad-secret"] {
-                let request = HTTPRequest(method: .get, target: "/v0/b/bkt/o/file?alt=media&token=secret&sig=secret",
-                                          headers: ["Authorization": auth, "User-Agent": "ua"])
+                let request = HTTPRequest(
+                    method: .get, target: "/v0/b/bkt/o/file?alt=media&token=secret&sig=secret",
+                    headers: ["Authorization": auth, "User-Agent": "ua"])
                 let response = await r.respond(to: request)
-                response.onComplete?(ExchangeSummary(status: response.status, bytesIn: 0, bytesOut: 10,
-                                                     completed: true, durationNanos: 1000, timeToFirstByteNanos: 10))
+                response.onComplete?(
+                    ExchangeSummary(
+                        status: response.status, bytesIn: 0, bytesOut: 10,
+                        completed: true, durationNanos: 1000, timeToFirstByteNanos: 10))
             }
         }
         let output = captured.joined

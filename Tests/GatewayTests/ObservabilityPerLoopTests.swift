@@ -1,7 +1,9 @@
 import HTTPServer
 import PortcullisCore
 import Testing
+
 @testable import Gateway
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +22,9 @@ import Glibc
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(connected == 0)
         let bytes = Array(text.utf8)
@@ -43,8 +47,9 @@ import Glibc
             ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [EchoAPI()],
             authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry),
             accessLog: AccessLog(format: .json, output: captured.append))
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoop: driver),
-                                responder: responder, logger: .disabled)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoop: driver),
+            responder: responder, logger: .disabled)
         let port = try server.start()
         defer { server.stop() }
 
@@ -56,15 +61,23 @@ import Glibc
         for _ in 0..<3 { _ = try exchange(port: port, get + "Connection: close\r\n\r\n") }
 
         // The last line may still be waiting for its loop's end of turn: poll.
-        for _ in 0..<2000 where captured.joined.filter({ $0 == "\n" }).count < 6 { try await Task.sleep(for: .milliseconds(1)) }
+        for _ in 0..<2000 where captured.joined.filter({ $0 == "\n" }).count < 6 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
         let writes = captured.all
         #expect(writes.joined().filter { $0 == "\n" }.count == 6)
         #expect(writes.allSatisfy { $0.hasSuffix("}\n") })
-        #expect(writes.contains { $0.filter { $0 == "\n" }.count == 3 }, "pipelined lines in one write: \(writes.count) writes")
+        #expect(
+            writes.contains { $0.filter { $0 == "\n" }.count == 3 },
+            "pipelined lines in one write: \(writes.count) writes")
 
         let exposition = registry.render()
-        #expect(exposition.contains(#"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 6"#))
-        #expect(exposition.contains(#"portcullis_http_request_duration_seconds_count{route="/v0/b/{bucket}/o/{object}"} 6"#))
+        #expect(
+            exposition.contains(
+                #"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 6"#))
+        #expect(
+            exposition.contains(#"portcullis_http_request_duration_seconds_count{route="/v0/b/{bucket}/o/{object}"} 6"#)
+        )
         #expect(exposition.contains("portcullis_http_inflight_requests 0\n"))
     }
 }

@@ -14,20 +14,24 @@ enum LoopbackHTTP {
 
     /// Runs the blocking exchange on a Dispatch thread: blocking Swift's cooperative pool (two threads here)
     /// would starve the server's own tasks.
-    static func send(port: Int, _ method: String, _ target: String, headers: [String: String] = [:],
-                     body: String = "") async throws -> Response
-    {
+    static func send(
+        port: Int, _ method: String, _ target: String, headers: [String: String] = [:],
+        body: String = ""
+    ) async throws -> Response {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    try sendBlocking(port: port, method, target, headers: headers, body: body)
-                })
+                continuation.resume(
+                    with: Result {
+                        try sendBlocking(port: port, method, target, headers: headers, body: body)
+                    })
             }
         }
     }
 
-    static func sendBlocking(port: Int, _ method: String, _ target: String, headers: [String: String],
-                             body: String = "") throws -> Response {
+    static func sendBlocking(
+        port: Int, _ method: String, _ target: String, headers: [String: String],
+        body: String = ""
+    ) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }
@@ -38,7 +42,9 @@ enum LoopbackHTTP {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
@@ -67,7 +73,8 @@ enum LoopbackHTTP {
         var headerMap: [String: String] = [:]
         for line in lines.dropFirst() {
             if let colon = line.firstIndex(of: ":") {
-                headerMap[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headerMap[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
         }
         return Response(status: status, headers: headerMap, body: String(text[split.upperBound...]))
@@ -81,7 +88,8 @@ extension LoopbackHTTP {
         guard let split = text.range(of: "\r\n\r\n") else { return false }
         let head = text[..<split.lowerBound].lowercased()
         guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-              let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) else {
+            let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        else {
             return false
         }
         return text.utf8.count - text[..<split.upperBound].utf8.count >= length
@@ -104,8 +112,9 @@ extension LoopbackHTTP {
                 ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces,
                 authentication: PermissiveAuthentication(), metrics: metrics,
                 accessLog: AccessLog(format: .json, output: captured.append))
-            server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
-                                responder: responder, logger: .disabled)
+            server = HTTPServer(
+                configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+                responder: responder, logger: .disabled)
             let server = self.server
             metrics.trackOpenConnections { server.openConnections }
             port = try server.start()
@@ -132,7 +141,9 @@ extension LoopbackHTTP {
         #expect(metrics.status == 200)
         #expect(metrics.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
         #expect(metrics.body.contains(#"portcullis_http_requests_total{route="/healthz",method="GET",status="200"} 1"#))
-        #expect(metrics.body.contains(#"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 1"#))
+        #expect(
+            metrics.body.contains(
+                #"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 1"#))
         #expect(metrics.body.contains("# TYPE portcullis_open_connections gauge\nportcullis_open_connections "))
         #expect(!metrics.body.contains("portcullis_open_connections 0\n"))
         running.readiness.markDraining()
@@ -151,8 +162,12 @@ extension LoopbackHTTP {
 
     @Test func requestIDEchoAndAccessLog() async throws {
         let running = try Running()
-        let echoed = try await running.send("GET", "/v0/b/bkt/o/file?token=secret", headers: ["X-Request-Id": "trace-me.1",
-                                                                                      "Authorization": "Bearer secret"])
+        let echoed = try await running.send(
+            "GET", "/v0/b/bkt/o/file?token=secret",
+            headers: [
+                "X-Request-Id": "trace-me.1",
+                "Authorization": "Bearer secret",
+            ])
         #expect(echoed.status == 200 && echoed.body == "u1")
         #expect(echoed.headers["x-request-id"] == "trace-me.1")
         let generated = try await running.send("GET", "/nothing", headers: ["X-Request-Id": "bad id!"])

@@ -1,6 +1,7 @@
 import HTTPServer
 import PortcullisCore
 import Testing
+
 @testable import Gateway
 
 /// GatewayResponder called in-process (the socket-level tests are in OpsServerTests).
@@ -24,8 +25,10 @@ import Testing
             async -> HTTPResponse
         {
             let response = await responder.respond(to: HTTPRequest(method: method, target: target, headers: headers))
-            response.onComplete?(ExchangeSummary(status: response.status, bytesIn: 0, bytesOut: 5, completed: completed,
-                                                 durationNanos: 1_000_000, timeToFirstByteNanos: nil))
+            response.onComplete?(
+                ExchangeSummary(
+                    status: response.status, bytesIn: 0, bytesOut: 5, completed: completed,
+                    durationNanos: 1_000_000, timeToFirstByteNanos: nil))
             return response
         }
     }
@@ -40,7 +43,9 @@ import Testing
         let response = await harness.send(.get, "/healthz")
         #expect(response.status == 200)
         #expect(text(response) == #"{"status":"ok"}"#)
-        #expect(harness.registry.render().contains(#"portcullis_http_requests_total{route="/healthz",method="GET",status="200"} 1"#))
+        #expect(
+            harness.registry.render().contains(
+                #"portcullis_http_requests_total{route="/healthz",method="GET",status="200"} 1"#))
         #expect(harness.captured.all.isEmpty)
     }
 
@@ -58,7 +63,9 @@ import Testing
 
     @Test func backendProbeIsCached() async {
         let calls = CapturedLines()
-        let readiness = Readiness(probeInterval: .seconds(60)) { calls.append([1]); return true }
+        let readiness = Readiness(probeInterval: .seconds(60)) {
+            calls.append([1]); return true
+        }
         readiness.markServing()
         for _ in 0..<5 { _ = await readiness.check() }
         #expect(calls.all.count == 1)
@@ -70,7 +77,9 @@ import Testing
         let response = await harness.send(.get, "/metrics")
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
-        #expect(text(response).contains(#"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 1"#))
+        #expect(
+            text(response).contains(
+                #"portcullis_http_requests_total{route="/v0/b/{bucket}/o/{object}",method="GET",status="200"} 1"#))
     }
 
     @Test func unknownRouteIs404JSON() async throws {
@@ -134,14 +143,18 @@ import Testing
     }
 
     @Test func traceIDFromTraceparent() async {
-        #expect(RequestIdentity.traceID(fromTraceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-            == "4bf92f3577b34da6a3ce929d0e0e4736")
-        #expect(RequestIdentity.traceID(fromTraceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01") == nil)
-        #expect(RequestIdentity.traceID(fromTraceparent: "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01") == nil)
+        #expect(
+            RequestIdentity.traceID(fromTraceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+                == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(
+            RequestIdentity.traceID(fromTraceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01") == nil)
+        #expect(
+            RequestIdentity.traceID(fromTraceparent: "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01") == nil)
         #expect(RequestIdentity.traceID(fromTraceparent: "garbage") == nil)
         let harness = Harness()
-        _ = await harness.send(.get, "/v0/b/bkt/o/file",
-                               headers: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
+        _ = await harness.send(
+            .get, "/v0/b/bkt/o/file",
+            headers: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
         #expect(harness.captured.joined.contains(#""trace_id":"4bf92f3577b34da6a3ce929d0e0e4736""#))
     }
 

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// `POST /admin/v1/rules/explain` over a real compiled ruleset: admin only, and its verdicts and explanations
 /// are the ones the rules runtime gives live requests.
@@ -27,17 +28,21 @@ import Storage
 
     init() throws {
         let ruleset = try Ruleset.compile(Self.rules, fileName: "storage.rules")
-        service = StorageService(configuration: ServiceConfiguration(), backends: [:],
-                                 sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
-                                 rules: RulesStore(fixed: ruleset), metrics: MetricsRegistry(), logger: .disabled)
+        service = StorageService(
+            configuration: ServiceConfiguration(), backends: [:],
+            sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
+            rules: RulesStore(fixed: ruleset), metrics: MetricsRegistry(), logger: .disabled)
     }
 
-    func send(_ body: String, principal: Principal? = .admin, method: String = "POST",
-              target: String = RulesExplainSurface.path) async throws -> TestResponse {
+    func send(
+        _ body: String, principal: Principal? = .admin, method: String = "POST",
+        target: String = RulesExplainSurface.path
+    ) async throws -> TestResponse {
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/json")
-        let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: headers,
-                                  body: BufferByteStream(Array(body.utf8)))
+        let request = HTTPRequest(
+            method: HTTPMethod(method), target: target, headers: headers,
+            body: BufferByteStream(Array(body.utf8)))
         let registry = MetricsRegistry()
         let responder = GatewayResponder(
             ops: OpsEndpoints(readiness: Readiness(), registry: registry),
@@ -49,7 +54,8 @@ import Storage
     }
 
     @Test func anAllowNamesTheGrantingStatement() async throws {
-        let response = try await send(#"{"method":"get","bucket":"b","path":"users/alice/a.txt","auth":{"sub":"alice"}}"#)
+        let response = try await send(
+            #"{"method":"get","bucket":"b","path":"users/alice/a.txt","auth":{"sub":"alice"}}"#)
         #expect(response.status == 200)
         #expect(response["Cache-Control"] == "no-store")
         let json = try #require(response.json)
@@ -62,24 +68,34 @@ import Storage
     }
 
     @Test func aDenySaysWhyNothingGranted() async throws {
-        let other = try await send(#"{"method":"get","bucket":"b","path":"users/alice/a.txt","auth":{"user_id":"bob"}}"#)
+        let other = try await send(
+            #"{"method":"get","bucket":"b","path":"users/alice/a.txt","auth":{"user_id":"bob"}}"#)
         #expect(other.json?["decision"]?.stringValue == "deny")
         #expect(other.json?["allowed"] == .bool(false))
         #expect(other.json?["explanation"]?.stringValue?.contains("evaluated to false") == true)
         let anonymous = try await send(#"{"method":"get","bucket":"b","path":"users/alice/a.txt","auth":null}"#)
         #expect(anonymous.json?["decision"]?.stringValue == "deny")
         let nowhere = try await send(#"{"method":"list","bucket":"b","path":"public"}"#)
-        #expect(nowhere.json?["explanation"]?.stringValue?.hasPrefix("denied: no match block completely matches") == true)
+        #expect(
+            nowhere.json?["explanation"]?.stringValue?.hasPrefix("denied: no match block completely matches") == true)
     }
 
     @Test func resourceFieldsReachTheConditions() async throws {
-        let small = try await send(#"{"method":"create","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"requestResource":{"size":"10"}}"#)
+        let small = try await send(
+            #"{"method":"create","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"requestResource":{"size":"10"}}"#
+        )
         #expect(small.json?["decision"]?.stringValue == "allow")
-        let large = try await send(#"{"method":"create","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"requestResource":{"size":4096}}"#)
+        let large = try await send(
+            #"{"method":"create","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"requestResource":{"size":4096}}"#
+        )
         #expect(large.json?["decision"]?.stringValue == "deny")
-        let owned = try await send(#"{"method":"delete","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"resource":{"metadata":{"owner":"al"}}}"#)
+        let owned = try await send(
+            #"{"method":"delete","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"resource":{"metadata":{"owner":"al"}}}"#
+        )
         #expect(owned.json?["decision"]?.stringValue == "allow")
-        let notOwned = try await send(#"{"method":"delete","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"resource":{"metadata":{"owner":"zed"}}}"#)
+        let notOwned = try await send(
+            #"{"method":"delete","bucket":"b","path":"users/al/x","auth":{"sub":"al"},"resource":{"metadata":{"owner":"zed"}}}"#
+        )
         #expect(notOwned.json?["decision"]?.stringValue == "deny")
     }
 
@@ -94,7 +110,8 @@ import Storage
     @Test(arguments: [
         "", "[]", "not json", #"{"bucket":"b","path":"x"}"#, #"{"method":"read","bucket":"b","path":"x"}"#,
         #"{"method":"get","path":"x"}"#, #"{"method":"get","bucket":"","path":"x"}"#, #"{"method":"get","bucket":"b"}"#,
-        #"{"method":"get","bucket":"b","path":"x","auth":"alice"}"#, #"{"method":"get","bucket":"b","path":"x","time":"noon"}"#,
+        #"{"method":"get","bucket":"b","path":"x","auth":"alice"}"#,
+        #"{"method":"get","bucket":"b","path":"x","time":"noon"}"#,
         #"{"method":"get","bucket":"b","path":"x","resource":{"size":"big"}}"#,
     ])
     func malformedRequestsAre400(_ body: String) async throws {
@@ -111,17 +128,20 @@ import Storage
     }
 
     @Test func theTimeIsTheCallersToChoose() async throws {
-        let ruleset = try Ruleset.compile("""
+        let ruleset = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage { match /b/{bucket}/o { match /{f} {
               allow read: if request.time < timestamp.date(2030, 1, 1);
             } } }
             """, fileName: "t.rules")
-        let service = StorageService(configuration: ServiceConfiguration(), backends: [:],
-                                     sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
-                                     rules: RulesStore(fixed: ruleset), metrics: MetricsRegistry(), logger: .disabled)
+        let service = StorageService(
+            configuration: ServiceConfiguration(), backends: [:],
+            sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
+            rules: RulesStore(fixed: ruleset), metrics: MetricsRegistry(), logger: .disabled)
         func verdict(_ time: String) async throws -> String? {
-            let request = try RulesExplainRequest.decode(Array(#"{"method":"get","bucket":"b","path":"f","time":"\#(time)"}"#.utf8))
+            let request = try RulesExplainRequest.decode(
+                Array(#"{"method":"get","bucket":"b","path":"f","time":"\#(time)"}"#.utf8))
             return try service.explain(request, caller: Caller(principal: .admin)).allowed ? "allow" : "deny"
         }
         #expect(try await verdict("2029-12-31T23:59:59Z") == "allow")
@@ -144,10 +164,12 @@ import Storage
             regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
         }
         let time = try pattern(after: "    ExplainTime:")
-        for sample in ["2026-12-01T14:10:15Z", "2026-12-01t14:10:15.123456789z", "1970-01-01T00:00:00+00:00",
-                       "2199-12-31T23:59:59-23:59", "1969-12-31T23:59:59Z", "2200-01-01T00:00:00Z", "2026-13-01T00:00:00Z",
-                       "2026-12-01T24:00:00Z", "2026-12-01T10:00:60Z", "2026-12-01T10:00:00", "2026-12-01T10:00:00.Z",
-                       "2026-12-01T10:00:00.1234567890Z", "2026-12-01 10:00:00Z", "2026-12-01T10:00:00+0100", ""] {
+        for sample in [
+            "2026-12-01T14:10:15Z", "2026-12-01t14:10:15.123456789z", "1970-01-01T00:00:00+00:00",
+            "2199-12-31T23:59:59-23:59", "1969-12-31T23:59:59Z", "2200-01-01T00:00:00Z", "2026-13-01T00:00:00Z",
+            "2026-12-01T24:00:00Z", "2026-12-01T10:00:60Z", "2026-12-01T10:00:00", "2026-12-01T10:00:00.Z",
+            "2026-12-01T10:00:00.1234567890Z", "2026-12-01 10:00:00Z", "2026-12-01T10:00:00+0100", "",
+        ] {
             #expect(RulesExplainRequest.isTime(sample) == matches(time, sample), "\(sample)")
         }
         let integer = try pattern(after: "    ExplainInteger:")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Gateway
 
 /// `--upstream-timeout` / `PORTCULLIS_UPSTREAM_TIMEOUT`: the overall deadline of one upstream call.
@@ -19,7 +20,9 @@ import Testing
         #expect(try parse(["--upstream-timeout=750ms"]).upstreamTimeout == .milliseconds(750))
         #expect(try parse([], ["PORTCULLIS_UPSTREAM_TIMEOUT": "1m"]).upstreamTimeout == .seconds(60))
         // A flag wins over its variable.
-        #expect(try parse(["--upstream-timeout", "5"], ["PORTCULLIS_UPSTREAM_TIMEOUT": "1m"]).upstreamTimeout == .seconds(5))
+        #expect(
+            try parse(["--upstream-timeout", "5"], ["PORTCULLIS_UPSTREAM_TIMEOUT": "1m"]).upstreamTimeout == .seconds(5)
+        )
     }
 
     @Test(arguments: ["0", "0s", "-1", "soon", "2d", ""])

@@ -1,26 +1,33 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// A backend without resumable staging (forwards the core to an embedded backend).
 final class CoreOnlyBackend: StorageBackend {
     let base: EmbeddedBackend
     init(_ base: EmbeddedBackend) { self.base = base }
-    func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata { try await base.metadata(of: object) }
+    func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        try await base.metadata(of: object)
+    }
     func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
         try await base.read(object, range: range)
     }
     func list(_ request: ListRequest) async throws(StorageError) -> ListPage { try await base.list(request) }
-    func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-               options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    func write(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         try await base.write(object, body: body, attributes: attributes, options: options)
     }
-    func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                        preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+    func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch,
+        preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata {
         try await base.updateMetadata(object, patch: patch, preconditions: preconditions)
     }
     func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
@@ -67,13 +74,17 @@ final class CoreOnlyBackend: StorageBackend {
 
     @Test func resumableOnACoreOnlyBackendIs501() async throws {
         let h = try V0Harness()
-        let service = StorageService(configuration: ServiceConfiguration(),
-                                     backends: [V0Harness.bucket: CoreOnlyBackend(h.backend)], sealer: h.sealer,
-                                     rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(),
-                                     logger: .disabled)
+        let service = StorageService(
+            configuration: ServiceConfiguration(),
+            backends: [V0Harness.bucket: CoreOnlyBackend(h.backend)], sealer: h.sealer,
+            rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(),
+            logger: .disabled)
         let api = V0API(service: service, logger: .disabled)
-        let r = try await h.send("POST", "/v0/b/default-bucket/o?name=x", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")], api: api)
+        let r = try await h.send(
+            "POST", "/v0/b/default-bucket/o?name=x",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ], api: api)
         #expect(r.status == 501)
         #expect(try await h.send("POST", "/v0/b/default-bucket/o?name=x", body: [1], api: api).status == 200)
     }

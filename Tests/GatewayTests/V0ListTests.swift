@@ -1,28 +1,33 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 @Suite struct V0ListTests {
     static let base = "/v0/b/\(V0Harness.bucket)/o"
 
     @Test func listShapeWithPrefixesAndItems() async throws {
         let h = try V0Harness()
-        for name in ["photos/a.png", "photos/b.png", "photos/2024/c.png", "photos/2025/d.png", "other.txt",
-                     "photos//hidden", "photos/dir/"] {
+        for name in [
+            "photos/a.png", "photos/b.png", "photos/2024/c.png", "photos/2025/d.png", "other.txt",
+            "photos//hidden", "photos/dir/",
+        ] {
             try await h.put(name, Array("x".utf8))
         }
         let r = try await h.send("GET", Self.base + "?prefix=photos%2F&delimiter=%2F")
         #expect(r.status == 200)
         let json = try #require(r.json)
         #expect(json["prefixes"] == .array([.string("photos/2024/"), .string("photos/2025/"), .string("photos/dir/")]))
-        #expect(json["items"] == .array([
-            .object(["name": .string("photos/a.png"), "bucket": .string(V0Harness.bucket)]),
-            .object(["name": .string("photos/b.png"), "bucket": .string(V0Harness.bucket)]),
-        ]))
+        #expect(
+            json["items"]
+                == .array([
+                    .object(["name": .string("photos/a.png"), "bucket": .string(V0Harness.bucket)]),
+                    .object(["name": .string("photos/b.png"), "bucket": .string(V0Harness.bucket)]),
+                ]))
         #expect(json["nextPageToken"] == nil)
 
         let empty = try await h.send("GET", Self.base + "?prefix=nothing%2F&delimiter=%2F")
@@ -72,9 +77,11 @@ import Storage
         let i = tampered.count / 2
         tampered[i] = tampered[i] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         let t = String(decoding: tampered, as: UTF8.self)
-        let r1 = try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(t))")
+        let r1 = try await h.send(
+            "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(t))")
         #expect(r1.status == 400)
-        let r2 = try await h.send("GET", Self.base + "?prefix=b%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))")
+        let r2 = try await h.send(
+            "GET", Self.base + "?prefix=b%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))")
         #expect(r2.status == 400)
         let r3 = try await h.send("GET", Self.base + "?prefix=a%2F&pageToken=\(PercentDecoding.encodeComponent(token))")
         #expect(r3.status == 400)
@@ -82,13 +89,21 @@ import Storage
         #expect(r4.status == 400)
         // Another instance with the same key continues the listing; one with another key refuses it.
         let sibling = h.sibling()
-        #expect(try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))", api: sibling).status == 200)
+        #expect(
+            try await h.send(
+                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))",
+                api: sibling
+            ).status == 200)
         let strangerService = StorageService(
             configuration: ServiceConfiguration(), backends: [V0Harness.bucket: h.backend],
             sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("other".utf8))]),
             rules: RulesStore(fixed: AllowAllRules()), metrics: MetricsRegistry(), logger: .disabled)
         let stranger = V0API(service: strangerService, logger: .disabled)
-        #expect(try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))", api: stranger).status == 400)
+        #expect(
+            try await h.send(
+                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))",
+                api: stranger
+            ).status == 400)
     }
 
     @Test(arguments: ["maxResults=0", "maxResults=1001", "maxResults=abc", "prefix=abc", "delimiter=%7C"])
@@ -98,8 +113,9 @@ import Storage
         #expect(r.status == 400)
         #expect(r.json?["error"]?["code"] == .int(400))
         if query == "prefix=abc" {
-            #expect(r.json?["error"]?["message"] ==
-                .string("The prefix parameter is required to be empty or ends with a single / character."))
+            #expect(
+                r.json?["error"]?["message"]
+                    == .string("The prefix parameter is required to be empty or ends with a single / character."))
         }
     }
 

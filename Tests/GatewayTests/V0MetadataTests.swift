@@ -1,23 +1,29 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 @Suite struct V0MetadataTests {
-    func patch(_ h: V0Harness, _ name: String, _ json: String, method: String = "PATCH",
-               headers: [(String, String)] = [], query: String = "") async throws -> TestResponse {
-        try await h.send(method, V0Harness.objectPath(name) + query,
-                         headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: Array(json.utf8))
+    func patch(
+        _ h: V0Harness, _ name: String, _ json: String, method: String = "PATCH",
+        headers: [(String, String)] = [], query: String = ""
+    ) async throws -> TestResponse {
+        try await h.send(
+            method, V0Harness.objectPath(name) + query,
+            headers: [("Content-Type", "application/json; charset=utf-8")] + headers, body: Array(json.utf8))
     }
 
     @Test func patchMergesAndDeletes() async throws {
         let h = try V0Harness()
-        try await h.send("POST", "/v0/b/\(V0Harness.bucket)/o?name=p.txt", headers: [("Content-Type", "text/plain")],
-                         body: Array("x".utf8))
-        var r = try await patch(h, "p.txt", #"{"contentType":"text/csv","cacheControl":"max-age=60","metadata":{"a":"1","b":"2"}}"#)
+        try await h.send(
+            "POST", "/v0/b/\(V0Harness.bucket)/o?name=p.txt", headers: [("Content-Type", "text/plain")],
+            body: Array("x".utf8))
+        var r = try await patch(
+            h, "p.txt", #"{"contentType":"text/csv","cacheControl":"max-age=60","metadata":{"a":"1","b":"2"}}"#)
         #expect(r.status == 200)
         #expect(r.json?["contentType"] == .string("text/csv"))
         #expect(r.json?["cacheControl"] == .string("max-age=60"))
@@ -25,7 +31,8 @@ import Storage
         #expect(r.json?["metageneration"] == .string("2"))
 
         // Per-key merge: null deletes one key, numbers are stringified, other keys stay.
-        r = try await patch(h, "p.txt", #"{"metadata":{"a":null,"c":7},"cacheControl":null,"bucket":"","name":"ignored"}"#)
+        r = try await patch(
+            h, "p.txt", #"{"metadata":{"a":null,"c":7},"cacheControl":null,"bucket":"","name":"ignored"}"#)
         #expect(r.status == 200)
         #expect(r.json?["metadata"] == .object(["b": .string("2"), "c": .string("7")]))
         #expect(r.json?["cacheControl"] == nil)
@@ -38,7 +45,8 @@ import Storage
         #expect(r.json?["contentEncoding"] == .string("identity"))
 
         // PUT + X-HTTP-Method-Override: PATCH (Android).
-        r = try await patch(h, "p.txt", #"{"contentLanguage":"en"}"#, method: "PUT", headers: [("X-HTTP-Method-Override", "PATCH")])
+        r = try await patch(
+            h, "p.txt", #"{"contentLanguage":"en"}"#, method: "PUT", headers: [("X-HTTP-Method-Override", "PATCH")])
         #expect(r.status == 200)
         #expect(r.json?["contentLanguage"] == .string("en"))
 
@@ -96,7 +104,9 @@ import Storage
         #expect(denied.status == 403)
         #expect(denied.json?["error"]?["message"] == .string("Missing admin credentials."))
         #expect(try await h.send("POST", path + "?create_token=yes", principal: .admin).status == 400)
-        #expect(try await h.send("POST", V0Harness.objectPath("none") + "?create_token=true", principal: .admin).status == 404)
+        #expect(
+            try await h.send("POST", V0Harness.objectPath("none") + "?create_token=true", principal: .admin).status
+                == 404)
 
         let created = try await h.send("POST", path + "?create_token=true", principal: .admin)
         #expect(created.status == 200)
@@ -122,15 +132,18 @@ import Storage
         let token = try #require(m["downloadTokens"]?.stringValue)
         let r = try await h.send("GET", V0Harness.objectPath("folder/pic 1.png") + "?alt=downloadUrl")
         #expect(r.status == 200)
-        #expect(r.json?["downloadUrl"] == .string(
-            "http://gateway.test/v0/b/default-bucket/o/folder%2Fpic%201.png?alt=media&token=\(token)"))
+        #expect(
+            r.json?["downloadUrl"]
+                == .string(
+                    "http://gateway.test/v0/b/default-bucket/o/folder%2Fpic%201.png?alt=media&token=\(token)"))
     }
 
     @Test func firstReadMintsATokenForObjectsWrittenWithout() async throws {
         let h = try V0Harness()
         let object = try ObjectPath(bucket: V0Harness.bucket, name: "admin-written")
-        _ = try await h.backend.write(object, body: BufferByteStream("x"), attributes: ObjectAttributes(),
-                                      options: WriteOptions())
+        _ = try await h.backend.write(
+            object, body: BufferByteStream("x"), attributes: ObjectAttributes(),
+            options: WriteOptions())
         let r = try await h.send("GET", V0Harness.objectPath("admin-written"))
         #expect(r.status == 200)
         #expect(r.json?["downloadTokens"]?.stringValue?.count == 36)
@@ -143,7 +156,9 @@ import Storage
 
 extension V0Harness {
     @discardableResult
-    func send(_ method: String, _ target: String, query: String, principal: Principal? = nil) async throws -> TestResponse {
+    func send(_ method: String, _ target: String, query: String, principal: Principal? = nil) async throws
+        -> TestResponse
+    {
         try await send(method, target + query, principal: principal)
     }
 }
@@ -153,8 +168,9 @@ extension V0Harness {
     /// Content-Type, metadata for the token, `alt=media&token=`, `DELETE /o?name=`.
     @Test func pyrebaseFlow() async throws {
         let h = try V0Harness(rules: ScriptedRules { $0.auth != nil })
-        let put = try await h.send("POST", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", body: [9, 8, 7],
-                                   principal: alice)
+        let put = try await h.send(
+            "POST", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", body: [9, 8, 7],
+            principal: alice)
         #expect(put.status == 200)
         #expect(put.json?["contentType"] == .string("application/octet-stream"))
         let token = try #require(put.json?["downloadTokens"]?.stringValue)
@@ -163,7 +179,9 @@ extension V0Harness {
         #expect(get.status == 200)
         #expect(get.body == [9, 8, 7])
         #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg").status == 403)
-        #expect(try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", principal: alice).status == 204)
+        #expect(
+            try await h.send("DELETE", "/v0/b/default-bucket/o?name=images/cat%20photo.jpg", principal: alice).status
+                == 204)
         #expect(try await h.send("GET", url).status == 403)
     }
 

@@ -1,10 +1,11 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 @Suite struct V0ReadTests {
     @Test func metadataHasTheExactWireShape() async throws {
@@ -75,7 +76,8 @@ import Storage
     @Test func unsatisfiableRangeIs416WithSize() async throws {
         let h = try V0Harness()
         try await h.put("r.bin", randomBytes(100))
-        let r = try await h.send("GET", V0Harness.objectPath("r.bin") + "?alt=media", headers: [("Range", "bytes=100-")])
+        let r = try await h.send(
+            "GET", V0Harness.objectPath("r.bin") + "?alt=media", headers: [("Range", "bytes=100-")])
         #expect(r.status == 416)
         #expect(r["Content-Range"] == "bytes */100")
         #expect(r.json?["error"]?["code"] == .int(416))
@@ -84,7 +86,8 @@ import Storage
     @Test func zeroToNOnAnEmptyObjectIsTheWholeObject() async throws {
         let h = try V0Harness()
         try await h.put("empty", [])
-        let r = try await h.send("GET", V0Harness.objectPath("empty") + "?alt=media", headers: [("Range", "bytes=0-100")])
+        let r = try await h.send(
+            "GET", V0Harness.objectPath("empty") + "?alt=media", headers: [("Range", "bytes=0-100")])
         #expect(r.status == 200)
         #expect(r.body.isEmpty)
     }
@@ -93,7 +96,8 @@ import Storage
         let h = try V0Harness()
         let data = randomBytes(20)
         try await h.put("r.bin", data)
-        let r = try await h.send("GET", V0Harness.objectPath("r.bin") + "?alt=media", headers: [("Range", "bytes=5-1,7-9")])
+        let r = try await h.send(
+            "GET", V0Harness.objectPath("r.bin") + "?alt=media", headers: [("Range", "bytes=5-1,7-9")])
         #expect(r.status == 200)
         #expect(r.body == data)
     }
@@ -110,7 +114,9 @@ import Storage
         #expect(try await h.send("GET", path, headers: [("If-None-Match", "W/\(etag)")]).status == 304)
         #expect(try await h.send("GET", path, headers: [("If-None-Match", "\"other\"")]).status == 200)
         #expect(try await h.send("GET", path, headers: [("If-Modified-Since", lastModified)]).status == 304)
-        #expect(try await h.send("GET", path, headers: [("If-Modified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")]).status == 200)
+        #expect(
+            try await h.send("GET", path, headers: [("If-Modified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")]).status
+                == 200)
         #expect(try await h.send("GET", path, headers: [("If-Match", "\"nope\"")]).status == 412)
         #expect(try await h.send("GET", path, headers: [("If-Match", etag)]).status == 200)
         #expect(try await h.send("GET", path + "&ifGenerationMatch=1").status == 412)
@@ -135,7 +141,8 @@ import Storage
         #expect(r.status == 200)
         #expect(r.body.isEmpty)
         #expect(r["Content-Length"] == "5")
-        let ranged = try await h.send("HEAD", V0Harness.objectPath("h.txt") + "?alt=media", headers: [("Range", "bytes=1-2")])
+        let ranged = try await h.send(
+            "HEAD", V0Harness.objectPath("h.txt") + "?alt=media", headers: [("Range", "bytes=1-2")])
         #expect(ranged.status == 206)
         #expect(ranged["Content-Length"] == "2")
         let missing = try await h.send("HEAD", V0Harness.objectPath("nope") + "?alt=media")
@@ -169,8 +176,9 @@ import Storage
         let h = try V0Harness()
         try await h.put("ctx/a.bin", randomBytes(1000))
         let context = RequestContext(requestID: "ctx")
-        let request = HTTPRequest(method: .get, target: "/v0/b/default-bucket/o/ctx%2Fa.bin?alt=media",
-                                  headers: ["Range": "bytes=10-19"])
+        let request = HTTPRequest(
+            method: .get, target: "/v0/b/default-bucket/o/ctx%2Fa.bin?alt=media",
+            headers: ["Range": "bytes=10-19"])
         let response = await h.api.handle(request, principal: nil, context: context)
         #expect(response.status == 206)
         guard case .file(let region) = response.body else {
@@ -185,8 +193,9 @@ import Storage
         #expect(context.range == "10-19")
 
         let list = RequestContext(requestID: "l")
-        _ = await h.api.handle(HTTPRequest(method: .get, target: "/v0/b/default-bucket/o?prefix=ctx%2F"),
-                               principal: nil, context: list)
+        _ = await h.api.handle(
+            HTTPRequest(method: .get, target: "/v0/b/default-bucket/o?prefix=ctx%2F"),
+            principal: nil, context: list)
         #expect(list.routeTemplate == V0Router.collectionTemplate)
         let unknown = RequestContext(requestID: "u")
         let r = await h.api.handle(HTTPRequest(method: .get, target: "/v0/nothing"), principal: nil, context: unknown)
@@ -210,29 +219,37 @@ import Storage
         #expect(try await h.send("GET", path + "?alt=media&ifGenerationNotMatch=1").status == 200)
         #expect(try await h.send("GET", path + "?ifMetagenerationNotMatch=7").status == 200)
         // Writes: 412, and nothing changes.
-        let patch = try await h.send("PATCH", path + "?ifGenerationNotMatch=\(generation)",
-                                     body: Array(#"{"contentType":"a/b"}"#.utf8))
+        let patch = try await h.send(
+            "PATCH", path + "?ifGenerationNotMatch=\(generation)",
+            body: Array(#"{"contentType":"a/b"}"#.utf8))
         #expect(patch.status == 412)
         #expect(try await h.send("DELETE", path + "?ifMetagenerationNotMatch=1").status == 412)
-        let upload = try await h.send("POST", "/v0/b/default-bucket/o?name=nm.txt&ifGenerationNotMatch=\(generation)",
-                                      headers: [("Content-Type", "text/plain")], body: Array("y".utf8))
+        let upload = try await h.send(
+            "POST", "/v0/b/default-bucket/o?name=nm.txt&ifGenerationNotMatch=\(generation)",
+            headers: [("Content-Type", "text/plain")], body: Array("y".utf8))
         #expect(upload.status == 412)
         let after = try await h.send("GET", path)
         #expect(after.json?["generation"]?.stringValue == generation)
         #expect(after.json?["contentType"] == .string("text/plain"))
         // …NotMatch=0 means "must exist": a new name fails it.
-        #expect(try await h.send("POST", "/v0/b/default-bucket/o?name=new.txt&ifGenerationNotMatch=0",
-                                 body: Array("y".utf8)).status == 412)
+        #expect(
+            try await h.send(
+                "POST", "/v0/b/default-bucket/o?name=new.txt&ifGenerationNotMatch=0",
+                body: Array("y".utf8)
+            ).status == 412)
         #expect(try await h.send("GET", V0Harness.objectPath("new.txt")).status == 404)
         #expect(try await h.send("GET", path + "?ifGenerationNotMatch=x").status == 400)
     }
 
-    @Test(arguments: ["name", "alt", "upload_id", "pageToken", "maxResults", "prefix", "delimiter", "token",
-                      "signature", "ifGenerationMatch", "ifMetagenerationNotMatch"])
+    @Test(arguments: [
+        "name", "alt", "upload_id", "pageToken", "maxResults", "prefix", "delimiter", "token",
+        "signature", "ifGenerationMatch", "ifMetagenerationNotMatch",
+    ])
     func repeatedSingleValuedParametersAre400(_ name: String) async throws {
         let h = try V0Harness()
         try await h.put("dup.txt", Array("x".utf8))
-        let target = name == "name" || name == "upload_id"
+        let target =
+            name == "name" || name == "upload_id"
             ? "/v0/b/default-bucket/o?\(name)=a&\(name)=b"
             : V0Harness.objectPath("dup.txt") + "?\(name)=1&\(name)=2"
         let r = try await h.send(name == "name" ? "POST" : "GET", target, body: [1])
@@ -251,25 +268,33 @@ import Storage
     @Test func gzipObjectsAreDecompressedUnlessTheClientAcceptsGzip() async throws {
         let h = try V0Harness()
         let boundary = "b0undary"
-        let body = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n{\"contentEncoding\":\"gzip\"}\r\n--\(boundary)\r\nContent-Type: text/plain\r\n\r\n".utf8)
+        let body =
+            Array(
+                "--\(boundary)\r\nContent-Type: application/json\r\n\r\n{\"contentEncoding\":\"gzip\"}\r\n--\(boundary)\r\nContent-Type: text/plain\r\n\r\n"
+                    .utf8)
             + Self.gz + Array("\r\n--\(boundary)--".utf8)
-        let up = try await h.send("POST", "/v0/b/default-bucket/o?name=g.txt",
-                                  headers: [("Content-Type", "multipart/related; boundary=\(boundary)")], body: body)
+        let up = try await h.send(
+            "POST", "/v0/b/default-bucket/o?name=g.txt",
+            headers: [("Content-Type", "multipart/related; boundary=\(boundary)")], body: body)
         #expect(up.status == 200)
         let plain = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media")
         #expect(plain.text == "hello, gzip")
         #expect(plain["Content-Encoding"] == nil && plain["Content-Length"] == nil)
         #expect(plain["X-Goog-Stored-Content-Encoding"] == "gzip")
-        let stored = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media",
-                                      headers: [("Accept-Encoding", "br, gzip;q=0.5")])
+        let stored = try await h.send(
+            "GET", V0Harness.objectPath("g.txt") + "?alt=media",
+            headers: [("Accept-Encoding", "br, gzip;q=0.5")])
         #expect(stored.body == Self.gz && stored["Content-Encoding"] == "gzip")
-        let refused = try await h.send("GET", V0Harness.objectPath("g.txt") + "?alt=media",
-                                       headers: [("Accept-Encoding", "gzip;q=0, identity")])
+        let refused = try await h.send(
+            "GET", V0Harness.objectPath("g.txt") + "?alt=media",
+            headers: [("Accept-Encoding", "gzip;q=0, identity")])
         #expect(refused.text == "hello, gzip")
     }
 
-    @Test(arguments: [("gzip", true), ("x-gzip;q=1", true), ("*", true), ("gzip;q=0", false), ("deflate, br", false),
-                      ("", false), ("GZIP", true)])
+    @Test(arguments: [
+        ("gzip", true), ("x-gzip;q=1", true), ("*", true), ("gzip;q=0", false), ("deflate, br", false),
+        ("", false), ("GZIP", true),
+    ])
     func acceptEncoding(_ header: String, _ accepted: Bool) {
         #expect(AcceptEncoding.acceptsGzip(header) == accepted)
     }

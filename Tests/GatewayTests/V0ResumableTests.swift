@@ -1,27 +1,35 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 @Suite struct V0ResumableTests {
     static let base = "/v0/b/\(V0Harness.bucket)/o"
 
     /// Starts an upload the way the JS SDK does; returns the upload URL's target (path and query).
-    func start(_ h: V0Harness, name: String, size: Int, principal: Principal? = alice, iosSpelling: Bool = false,
-               json: String? = nil) async throws -> String {
+    func start(
+        _ h: V0Harness, name: String, size: Int, principal: Principal? = alice, iosSpelling: Bool = false,
+        json: String? = nil
+    ) async throws -> String {
         let sizeHeader = iosSpelling ? "X-Goog-Upload-Content-Length" : "X-Goog-Upload-Header-Content-Length"
         let typeHeader = iosSpelling ? "X-Goog-Upload-Content-Type" : "X-Goog-Upload-Header-Content-Type"
-        let query = iosSpelling ? "?uploadType=resumable&name=\(PercentDecoding.encodeComponent(name))"
+        let query =
+            iosSpelling
+            ? "?uploadType=resumable&name=\(PercentDecoding.encodeComponent(name))"
             : "?name=\(PercentDecoding.encodeComponent(name))"
-        var headers = [(sizeHeader, String(size)), (typeHeader, "application/x-test"), ("X-Goog-Upload-Command", "start"),
-                       ("Content-Type", "application/json; charset=utf-8")]
+        var headers = [
+            (sizeHeader, String(size)), (typeHeader, "application/x-test"), ("X-Goog-Upload-Command", "start"),
+            ("Content-Type", "application/json; charset=utf-8"),
+        ]
         if !iosSpelling { headers.append(("X-Goog-Upload-Protocol", "resumable")) }
-        let r = try await h.send("POST", Self.base + query, headers: headers,
-                                 body: Array((json ?? #"{"name":"\#(name)","contentType":"application/x-test"}"#).utf8),
-                                 principal: principal)
+        let r = try await h.send(
+            "POST", Self.base + query, headers: headers,
+            body: Array((json ?? #"{"name":"\#(name)","contentType":"application/x-test"}"#).utf8),
+            principal: principal)
         #expect(r.status == 200, "\(r.text)")
         #expect(r["X-Goog-Upload-Status"] == "active")
         #expect(r["X-Goog-Upload-Chunk-Granularity"] == "262144")
@@ -30,8 +38,10 @@ import Storage
         return String(url.dropFirst("http://gateway.test".count))
     }
 
-    func command(_ h: V0Harness, _ target: String, _ command: String, offset: Int? = nil, body: [UInt8] = [],
-                 method: String = "POST", api: V0API? = nil) async throws -> TestResponse {
+    func command(
+        _ h: V0Harness, _ target: String, _ command: String, offset: Int? = nil, body: [UInt8] = [],
+        method: String = "POST", api: V0API? = nil
+    ) async throws -> TestResponse {
         var headers = [("X-Goog-Upload-Command", command)]
         if let offset { headers.append(("X-Goog-Upload-Offset", String(offset))) }
         return try await h.send(method, target, headers: headers, body: body, api: api)
@@ -50,7 +60,8 @@ import Storage
         #expect(r["X-Goog-Upload-Status"] == "active")
         #expect(r["X-Goog-Upload-Size-Received"] == String(chunk))
         // iOS sends PUT, to any instance, with no Authorization.
-        r = try await command(h, url, "upload", offset: chunk, body: Array(data[chunk..<(2 * chunk)]), method: "PUT", api: other)
+        r = try await command(
+            h, url, "upload", offset: chunk, body: Array(data[chunk..<(2 * chunk)]), method: "PUT", api: other)
         #expect(r.status == 200)
         r = try await command(h, url, "query", api: other)
         #expect(r["X-Goog-Upload-Size-Received"] == String(2 * chunk))
@@ -136,10 +147,15 @@ import Storage
         r = try await command(h, url, "upload, finalize", offset: 4, body: randomBytes(6))
         #expect(r.status == 200)
         // Declared size above the ceiling: 413 at start.
-        let small = try V0Harness(configuration: V0Configuration(publicURL: "http://gateway.test"), service: ServiceConfiguration(maxObjectBytes: 100))
-        let big = try await small.send("POST", Self.base + "?name=x", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
-            ("X-Goog-Upload-Header-Content-Length", "101")])
+        let small = try V0Harness(
+            configuration: V0Configuration(publicURL: "http://gateway.test"),
+            service: ServiceConfiguration(maxObjectBytes: 100))
+        let big = try await small.send(
+            "POST", Self.base + "?name=x",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+                ("X-Goog-Upload-Header-Content-Length", "101"),
+            ])
         #expect(big.status == 413)
     }
 
@@ -167,21 +183,33 @@ import Storage
         #expect(try await command(h, Self.base + "?upload_id=nonsense", "query").status == 404)
         #expect(try await h.send("PUT", Self.base).status == 400)  // missing upload_id
         // A resumable command other than start without an upload_id names no upload.
-        #expect(try await h.send("POST", Self.base + "?name=x", headers: [("X-Goog-Upload-Protocol", "resumable"),
-                                                                          ("X-Goog-Upload-Command", "upload")]).status == 404)
+        #expect(
+            try await h.send(
+                "POST", Self.base + "?name=x",
+                headers: [
+                    ("X-Goog-Upload-Protocol", "resumable"),
+                    ("X-Goog-Upload-Command", "upload"),
+                ]
+            ).status == 404)
     }
 
     @Test func rulesDenialAtStartAndAtFinalize() async throws {
         // Deny creates larger than 100 bytes: the declared size is judged at start...
         let authorizer = ScriptedRules { $0.method != .create || ($0.requestResource?.size ?? 0) <= 100 }
         let h = try V0Harness(rules: authorizer)
-        let big = try await h.send("POST", Self.base + "?name=big", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
-            ("X-Goog-Upload-Header-Content-Length", "101")])
+        let big = try await h.send(
+            "POST", Self.base + "?name=big",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+                ("X-Goog-Upload-Header-Content-Length", "101"),
+            ])
         #expect(big.status == 403)
         // ...and the true size at finalize (no declared size here).
-        let r = try await h.send("POST", Self.base + "?name=sneaky", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")])
+        let r = try await h.send(
+            "POST", Self.base + "?name=sneaky",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ])
         let url = String(try #require(r["X-Goog-Upload-URL"]).dropFirst("http://gateway.test".count))
         let fin = try await command(h, url, "upload, finalize", offset: 0, body: randomBytes(200))
         #expect(fin.status == 403)
@@ -191,8 +219,12 @@ import Storage
 
     @Test func hostHeaderBuildsTheUploadURLWithoutPublicURL() async throws {
         let h = try V0Harness(configuration: V0Configuration())
-        let r = try await h.send("POST", Self.base + "?name=x", headers: [
-            ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start")])
-        #expect(r["X-Goog-Upload-URL"]?.hasPrefix("http://gateway.test/v0/b/default-bucket/o?name=x&upload_id=") == true)
+        let r = try await h.send(
+            "POST", Self.base + "?name=x",
+            headers: [
+                ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
+            ])
+        #expect(
+            r["X-Goog-Upload-URL"]?.hasPrefix("http://gateway.test/v0/b/default-bucket/o?name=x&upload_id=") == true)
     }
 }

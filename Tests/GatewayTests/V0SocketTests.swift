@@ -1,14 +1,16 @@
 import Foundation
+import HTTPServer
+import PortcullisCore
+import Rules
+import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
-import HTTPServer
-import PortcullisCore
-import Storage
 
 /// The v0 API behind the real HTTP server on 127.0.0.1:0, driven by a real client (URLSession).
 @Suite struct V0SocketTests {
@@ -34,8 +36,9 @@ import Storage
 
         init(authorizer: any RulesEngine = AllowAllRules()) throws {
             harness = try V0Harness(rules: authorizer, configuration: V0Configuration())
-            server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
-                                responder: Responder(api: harness.api), logger: .disabled)
+            server = HTTPServer(
+                configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+                responder: Responder(api: harness.api), logger: .disabled)
             let port = try server.start()
             base = "http://127.0.0.1:\(port)"
             let configuration = URLSessionConfiguration.ephemeral
@@ -46,8 +49,10 @@ import Storage
 
         deinit { server.stop() }
 
-        func request(_ method: String, _ path: String, headers: [String: String] = [:],
-                     body: [UInt8]? = nil) async throws -> (Int, HTTPURLResponse, [UInt8]) {
+        func request(
+            _ method: String, _ path: String, headers: [String: String] = [:],
+            body: [UInt8]? = nil
+        ) async throws -> (Int, HTTPURLResponse, [UInt8]) {
             let url = path.hasPrefix("http") ? path : base + path
             var request = URLRequest(url: URL(string: url)!)
             request.httpMethod = method
@@ -67,10 +72,14 @@ import Storage
         let live = try Live()
         let data = randomBytes(2 << 20)
         let boundary = "9431149156168"
-        let body = multipartBody(boundary: boundary, json: #"{"name":"wire/big.bin","contentType":"application/x-big"}"#,
-                                 contentType: "application/x-big", data: data)
-        let (status, _, reply) = try await live.request("POST", "/v0/b/default-bucket/o?name=wire%2Fbig.bin", headers: [
-            "X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\(boundary)"], body: body)
+        let body = multipartBody(
+            boundary: boundary, json: #"{"name":"wire/big.bin","contentType":"application/x-big"}"#,
+            contentType: "application/x-big", data: data)
+        let (status, _, reply) = try await live.request(
+            "POST", "/v0/b/default-bucket/o?name=wire%2Fbig.bin",
+            headers: [
+                "X-Goog-Upload-Protocol": "multipart", "Content-Type": "multipart/related; boundary=\(boundary)",
+            ], body: body)
         #expect(status == 200)
         let meta = try JSONValue.parse(reply)
         #expect(meta["size"] == .string(String(data.count)))
@@ -81,14 +90,18 @@ import Storage
         #expect(r1.value(forHTTPHeaderField: "Content-Length") == String(data.count))
         #expect(r1.value(forHTTPHeaderField: "Accept-Ranges") == "bytes")
 
-        let (s2, r2, b2) = try await live.request("GET", "/v0/b/default-bucket/o/wire%2Fbig.bin?alt=media",
-                                                  headers: ["Range": "bytes=-1000"])
+        let (s2, r2, b2) = try await live.request(
+            "GET", "/v0/b/default-bucket/o/wire%2Fbig.bin?alt=media",
+            headers: ["Range": "bytes=-1000"])
         #expect(s2 == 206)
         #expect(b2 == Array(data.suffix(1000)))
-        #expect(r2.value(forHTTPHeaderField: "Content-Range") == "bytes \(data.count - 1000)-\(data.count - 1)/\(data.count)")
+        #expect(
+            r2.value(forHTTPHeaderField: "Content-Range")
+                == "bytes \(data.count - 1000)-\(data.count - 1)/\(data.count)")
 
-        let (s3, r3, _) = try await live.request("GET", "/v0/b/default-bucket/o/wire%2Fbig.bin?alt=media",
-                                                 headers: ["Range": "bytes=\(data.count)-"])
+        let (s3, r3, _) = try await live.request(
+            "GET", "/v0/b/default-bucket/o/wire%2Fbig.bin?alt=media",
+            headers: ["Range": "bytes=\(data.count)-"])
         #expect(s3 == 416)
         #expect(r3.value(forHTTPHeaderField: "Content-Range") == "bytes */\(data.count)")
 
@@ -109,10 +122,14 @@ import Storage
         let authorizer = ScriptedRules { $0.auth?.uid == "alice" }
         let live = try Live(authorizer: authorizer)
         let data = randomBytes(600_000)
-        let (status, start, _) = try await live.request("POST", "/v0/b/default-bucket/o?name=r%2Ffile.bin", headers: [
-            "Authorization": "Firebase alice", "X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start",
-            "X-Goog-Upload-Header-Content-Length": String(data.count), "X-Goog-Upload-Header-Content-Type": "x/y",
-            "Content-Type": "application/json; charset=utf-8"], body: Array(#"{"name":"r/file.bin"}"#.utf8))
+        let (status, start, _) = try await live.request(
+            "POST", "/v0/b/default-bucket/o?name=r%2Ffile.bin",
+            headers: [
+                "Authorization": "Firebase alice", "X-Goog-Upload-Protocol": "resumable",
+                "X-Goog-Upload-Command": "start",
+                "X-Goog-Upload-Header-Content-Length": String(data.count), "X-Goog-Upload-Header-Content-Type": "x/y",
+                "Content-Type": "application/json; charset=utf-8",
+            ], body: Array(#"{"name":"r/file.bin"}"#.utf8))
         #expect(status == 200)
         let url = try #require(start.value(forHTTPHeaderField: "X-Goog-Upload-URL"))
         #expect(url.hasPrefix(live.base + "/v0/b/default-bucket/o?name=r%2Ffile.bin&upload_id="))
@@ -121,8 +138,12 @@ import Storage
         while offset < data.count {
             let end = min(data.count, offset + chunk)
             let last = end == data.count
-            let (s, r, b) = try await live.request("PUT", url, headers: [
-                "X-Goog-Upload-Command": last ? "upload, finalize" : "upload", "X-Goog-Upload-Offset": String(offset)],
+            let (s, r, b) = try await live.request(
+                "PUT", url,
+                headers: [
+                    "X-Goog-Upload-Command": last ? "upload, finalize" : "upload",
+                    "X-Goog-Upload-Offset": String(offset),
+                ],
                 body: Array(data[offset..<end]))
             #expect(s == 200)
             if last {
@@ -133,8 +154,9 @@ import Storage
             }
             offset = end
         }
-        let (s, _, body) = try await live.request("GET", "/v0/b/default-bucket/o/r%2Ffile.bin?alt=media",
-                                                  headers: ["Authorization": "Firebase alice"])
+        let (s, _, body) = try await live.request(
+            "GET", "/v0/b/default-bucket/o/r%2Ffile.bin?alt=media",
+            headers: ["Authorization": "Firebase alice"])
         #expect(s == 200)
         #expect(body == data)
         let (denied, _, _) = try await live.request("GET", "/v0/b/default-bucket/o/r%2Ffile.bin?alt=media")
@@ -143,9 +165,12 @@ import Storage
 
     @Test func corsPreflightOverTheWire() async throws {
         let live = try Live()
-        let (status, r, _) = try await live.request("OPTIONS", "/v0/b/default-bucket/o", headers: [
-            "Origin": "http://localhost:3000", "Access-Control-Request-Method": "PUT",
-            "Access-Control-Request-Headers": "x-goog-upload-command,x-goog-upload-offset"])
+        let (status, r, _) = try await live.request(
+            "OPTIONS", "/v0/b/default-bucket/o",
+            headers: [
+                "Origin": "http://localhost:3000", "Access-Control-Request-Method": "PUT",
+                "Access-Control-Request-Headers": "x-goog-upload-command,x-goog-upload-offset",
+            ])
         #expect(status == 204)
         #expect(r.value(forHTTPHeaderField: "Access-Control-Allow-Origin") == "http://localhost:3000")
         #expect(r.value(forHTTPHeaderField: "Access-Control-Allow-Methods")?.contains("PUT") == true)

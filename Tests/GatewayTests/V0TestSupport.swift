@@ -1,12 +1,13 @@
 import Foundation
-import Synchronization
-import Testing
-@testable import Gateway
 import HTTPServer
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
+import Synchronization
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// Rules driven by a closure, recording every request they judged.
 final class ScriptedRules: RulesEngine {
@@ -104,45 +105,56 @@ struct V0Harness {
     let directory: String
     let cors: CORSPolicy
 
-    init(rules: any RulesEngine = AllowAllRules(),
-         configuration: V0Configuration = V0Configuration(publicURL: "http://gateway.test"),
-         service serviceConfiguration: ServiceConfiguration = ServiceConfiguration(),
-         corsOrigins: [String] = ["*"],
-         sealer: CapabilitySealer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
-         directory: String? = nil) throws {
+    init(
+        rules: any RulesEngine = AllowAllRules(),
+        configuration: V0Configuration = V0Configuration(publicURL: "http://gateway.test"),
+        service serviceConfiguration: ServiceConfiguration = ServiceConfiguration(),
+        corsOrigins: [String] = ["*"],
+        sealer: CapabilitySealer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
+        directory: String? = nil
+    ) throws {
         let dir = directory ?? (NSTemporaryDirectory() + "v0tests-" + UUID().uuidString)
         self.directory = dir
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         backend = try EmbeddedBackend.open(directory: dir, bucket: Self.bucket)
         self.sealer = sealer
         self.cors = CORSPolicy(origins: corsOrigins)
-        service = StorageService(configuration: serviceConfiguration, backends: [Self.bucket: backend], sealer: sealer,
-                                 rules: RulesStore(fixed: rules), metrics: MetricsRegistry(), logger: .disabled)
+        service = StorageService(
+            configuration: serviceConfiguration, backends: [Self.bucket: backend], sealer: sealer,
+            rules: RulesStore(fixed: rules), metrics: MetricsRegistry(), logger: .disabled)
         api = V0API(service: service, configuration: configuration, logger: .disabled)
     }
 
     /// Another surface over the same storage and signing key, judged by other rules (scale-out tests).
     func sibling(rules: any RulesEngine = AllowAllRules()) -> V0API {
-        V0API(service: StorageService(configuration: service.configuration, backends: [Self.bucket: backend],
-                                      sealer: sealer, rules: RulesStore(fixed: rules), metrics: MetricsRegistry(),
-                                      logger: .disabled),
-              configuration: V0Configuration(publicURL: "http://gateway.test"), logger: .disabled)
+        V0API(
+            service: StorageService(
+                configuration: service.configuration, backends: [Self.bucket: backend],
+                sealer: sealer, rules: RulesStore(fixed: rules), metrics: MetricsRegistry(),
+                logger: .disabled),
+            configuration: V0Configuration(publicURL: "http://gateway.test"), logger: .disabled)
     }
 
     @discardableResult
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-              stream: (any ByteStream)? = nil, principal: Principal? = nil, api: V0API? = nil,
-              context: RequestContext = RequestContext(requestID: "test")) async throws -> TestResponse {
-        try await respond(through: [api ?? self.api], cors: cors, method, target, headers: headers, body: body,
-                          stream: stream, principal: principal, context: context)
+    func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        stream: (any ByteStream)? = nil, principal: Principal? = nil, api: V0API? = nil,
+        context: RequestContext = RequestContext(requestID: "test")
+    ) async throws -> TestResponse {
+        try await respond(
+            through: [api ?? self.api], cors: cors, method, target, headers: headers, body: body,
+            stream: stream, principal: principal, context: context)
     }
 
     /// Uploads `data` with a media upload and returns the metadata JSON.
     @discardableResult
-    func put(_ name: String, _ data: [UInt8], contentType: String = "text/plain",
-             principal: Principal? = nil) async throws -> JSONValue {
-        let r = try await send("POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))",
-                               headers: [("Content-Type", contentType)], body: data, principal: principal)
+    func put(
+        _ name: String, _ data: [UInt8], contentType: String = "text/plain",
+        principal: Principal? = nil
+    ) async throws -> JSONValue {
+        let r = try await send(
+            "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))",
+            headers: [("Content-Type", contentType)], body: data, principal: principal)
         #expect(r.status == 200, "upload of \(name): \(r.status) \(r.text)")
         return try #require(r.json)
     }
@@ -153,13 +165,16 @@ struct V0Harness {
 }
 
 /// One request through a gateway pipeline over `surfaces` (CORS, HEAD handling, error shapes), as `principal`.
-func respond(through surfaces: [any APISurface], cors: CORSPolicy, _ method: String, _ target: String,
-             headers: [(String, String)], body: [UInt8], stream: (any ByteStream)?, principal: Principal?,
-             context: RequestContext) async throws -> TestResponse {
+func respond(
+    through surfaces: [any APISurface], cors: CORSPolicy, _ method: String, _ target: String,
+    headers: [(String, String)], body: [UInt8], stream: (any ByteStream)?, principal: Principal?,
+    context: RequestContext
+) async throws -> TestResponse {
     var h = HTTPHeaders()
     h.add("Host", "gateway.test")
     for (name, value) in headers { h.add(name, value) }
-    let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h, body: stream ?? BufferByteStream(body))
+    let request = HTTPRequest(
+        method: HTTPMethod(method), target: target, headers: h, body: stream ?? BufferByteStream(body))
     let registry = MetricsRegistry()
     let responder = GatewayResponder(
         ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: surfaces,

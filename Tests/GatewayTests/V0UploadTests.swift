@@ -1,10 +1,11 @@
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 /// A JS-SDK-shaped multipart body (§5.8).
 func multipartBody(boundary: String, json: String, contentType: String, data: [UInt8]) -> [UInt8] {
@@ -21,8 +22,9 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
     @Test func mediaUpload() async throws {
         let h = try V0Harness()
         let data = randomBytes(70_000)
-        let r = try await h.send("POST", Self.base + "?name=media%2Ffile.bin&uploadType=media",
-                                 headers: [("Content-Type", "application/x-test")], body: data)
+        let r = try await h.send(
+            "POST", Self.base + "?name=media%2Ffile.bin&uploadType=media",
+            headers: [("Content-Type", "application/x-test")], body: data)
         #expect(r.status == 200)
         #expect(r.json?["name"] == .string("media/file.bin"))
         #expect(r.json?["size"] == .string("70000"))
@@ -44,12 +46,16 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         // Data that contains near-boundary lookalikes must come through intact.
         let lookalike = "--" + boundary + "x\r\n--" + boundary.dropLast() + "X"
         let data = Array(lookalike.utf8) + randomBytes(5000) + Array(("\r\n--" + boundary.prefix(10)).utf8)
-        let json = #"{"name":"mp/a.bin","contentType":"image/png","metadata":{"owner":"u1","n":5,"z":null},"bucket":""}"#
+        let json =
+            #"{"name":"mp/a.bin","contentType":"image/png","metadata":{"owner":"u1","n":5,"z":null},"bucket":""}"#
         let body = multipartBody(boundary: boundary, json: json, contentType: "image/png", data: data)
-        let r = try await h.send("POST", Self.base + "?name=mp%2Fa.bin",
-                                 headers: [("X-Goog-Upload-Protocol", "multipart"),
-                                           ("Content-Type", "multipart/related; boundary=\(boundary)")],
-                                 stream: ChunkedStream(body, piece: piece, announceLength: piece % 2 == 0))
+        let r = try await h.send(
+            "POST", Self.base + "?name=mp%2Fa.bin",
+            headers: [
+                ("X-Goog-Upload-Protocol", "multipart"),
+                ("Content-Type", "multipart/related; boundary=\(boundary)"),
+            ],
+            stream: ChunkedStream(body, piece: piece, announceLength: piece % 2 == 0))
         #expect(r.status == 200, "\(r.text)")
         #expect(r.json?["size"] == .string(String(data.count)))
         #expect(r.json?["contentType"] == .string("image/png"))
@@ -65,7 +71,8 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         let one = Array("--BB\r\nContent-Type: application/json\r\n\r\n{}\r\n--BB--".utf8)
         #expect(try await h.send("POST", Self.base + "?name=x", headers: headers, body: one).status == 400)
         // Three parts: refused before anything is committed.
-        let three = multipartBody(boundary: "BB", json: "{}", contentType: "text/plain", data: Array("abc".utf8)).dropLast(2)
+        let three =
+            multipartBody(boundary: "BB", json: "{}", contentType: "text/plain", data: Array("abc".utf8)).dropLast(2)
             + Array("\r\nContent-Type: text/plain\r\n\r\nmore\r\n--BB--".utf8)
         #expect(try await h.send("POST", Self.base + "?name=three", headers: headers, body: Array(three)).status == 400)
         #expect(try await h.send("GET", V0Harness.objectPath("three")).status == 404)
@@ -76,11 +83,18 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         // Bad JSON part, missing boundary.
         let badJSON = multipartBody(boundary: "BB", json: "{nope", contentType: "text/plain", data: [1])
         #expect(try await h.send("POST", Self.base + "?name=j", headers: headers, body: badJSON).status == 400)
-        #expect(try await h.send("POST", Self.base + "?name=j", headers: [("X-Goog-Upload-Protocol", "multipart"),
-                                                                          ("Content-Type", "multipart/related")],
-                                 body: badJSON).status == 400)
+        #expect(
+            try await h.send(
+                "POST", Self.base + "?name=j",
+                headers: [
+                    ("X-Goog-Upload-Protocol", "multipart"),
+                    ("Content-Type", "multipart/related"),
+                ],
+                body: badJSON
+            ).status == 400)
         // The name comes from the path or ?name=, never from the JSON part (as in the emulator).
-        let named = multipartBody(boundary: "BB", json: #"{"name":"from-json.txt"}"#, contentType: "text/plain", data: [65])
+        let named = multipartBody(
+            boundary: "BB", json: #"{"name":"from-json.txt"}"#, contentType: "text/plain", data: [65])
         #expect(try await h.send("POST", Self.base, headers: headers, body: named).status == 400)
         let r = try await h.send("POST", Self.base + "/from-path.txt", headers: headers, body: named)
         #expect(r.json?["name"] == .string("from-path.txt"))
@@ -91,28 +105,33 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         let h = try V0Harness()
         let json = #"{"name":"sum.txt","md5Hash":"XrY7u+Ae7tCTyyK7j1rNww=="}"#
         let headers = [("X-Goog-Upload-Protocol", "multipart"), ("Content-Type", "multipart/related; boundary=ZZ")]
-        let wrong = multipartBody(boundary: "ZZ", json: json, contentType: "text/plain", data: Array("hello there".utf8))
+        let wrong = multipartBody(
+            boundary: "ZZ", json: json, contentType: "text/plain", data: Array("hello there".utf8))
         #expect(try await h.send("POST", Self.base + "?name=sum.txt", headers: headers, body: wrong).status == 400)
         #expect(try await h.send("GET", V0Harness.objectPath("sum.txt")).status == 404)
-        let right = multipartBody(boundary: "ZZ", json: json, contentType: "text/plain", data: Array("hello world".utf8))
+        let right = multipartBody(
+            boundary: "ZZ", json: json, contentType: "text/plain", data: Array("hello world".utf8))
         #expect(try await h.send("POST", Self.base + "?name=sum.txt", headers: headers, body: right).status == 200)
     }
 
     @Test func bodiesOverTheCeilingAre413() async throws {
         let h = try V0Harness(configuration: V0Configuration(), service: ServiceConfiguration(maxObjectBytes: 1000))
         // Content-Length says so: refused before the body is read.
-        let declared = try await h.send("POST", Self.base + "?name=big", stream: ChunkedStream(randomBytes(1001), piece: 100))
+        let declared = try await h.send(
+            "POST", Self.base + "?name=big", stream: ChunkedStream(randomBytes(1001), piece: 100))
         #expect(declared.status == 413)
         // No Content-Length: the limit trips while streaming, nothing is stored.
-        let streamed = try await h.send("POST", Self.base + "?name=big",
-                                        stream: ChunkedStream(randomBytes(5000), piece: 100, announceLength: false))
+        let streamed = try await h.send(
+            "POST", Self.base + "?name=big",
+            stream: ChunkedStream(randomBytes(5000), piece: 100, announceLength: false))
         #expect(streamed.status == 413)
         #expect(try await h.send("GET", V0Harness.objectPath("big")).status == 404)
         let boundary = "QQ"
         let body = multipartBody(boundary: boundary, json: "{}", contentType: "text/plain", data: randomBytes(2000))
-        let mp = try await h.send("POST", Self.base + "?name=big",
-                                  headers: [("Content-Type", "multipart/related; boundary=\(boundary)")],
-                                  stream: ChunkedStream(body, piece: 300, announceLength: false))
+        let mp = try await h.send(
+            "POST", Self.base + "?name=big",
+            headers: [("Content-Type", "multipart/related; boundary=\(boundary)")],
+            stream: ChunkedStream(body, piece: 300, announceLength: false))
         #expect(mp.status == 413)
         #expect(try await h.send("POST", Self.base + "?name=ok", body: randomBytes(1000)).status == 200)
     }
@@ -133,8 +152,9 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         let h = try V0Harness()
         let json = #"{"metadata":{"firebaseStorageDownloadTokens":"my-token"}}"#
         let body = multipartBody(boundary: "TT", json: json, contentType: "text/plain", data: [1])
-        let r = try await h.send("POST", Self.base + "?name=tok.txt",
-                                 headers: [("Content-Type", "multipart/related; boundary=TT")], body: body)
+        let r = try await h.send(
+            "POST", Self.base + "?name=tok.txt",
+            headers: [("Content-Type", "multipart/related; boundary=TT")], body: body)
         #expect(r.json?["downloadTokens"] == .string("my-token"))
         #expect(r.json?["metadata"] == nil)
     }

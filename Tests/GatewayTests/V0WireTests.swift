@@ -1,16 +1,18 @@
 import Crypto
-import Testing
-@testable import Gateway
-@testable import Service
-import Rules
 import HTTPServer
 import PortcullisCore
+import Rules
 import Storage
+import Testing
+
+@testable import Gateway
+@testable import Service
 
 @Suite struct V0WireTests {
     @Test func hmacMatchesRFC4231() {
         let mac = HMAC.sha256(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
-        let hex = mac.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let hex = mac.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            .joined()
         #expect(hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
@@ -32,18 +34,22 @@ import Storage
         let sealer = CapabilitySealer(keys: [SigningKey(id: "k", secret: [1, 2, 3])])
         let ticket = UploadTicket(
             bucket: "b", name: "a/b c", handle: "h1", declaredSize: 42, principal: alice,
-            attributes: ObjectAttributes(contentType: "x/y", contentDisposition: "inline", customMetadata: ["k": "v"],
-                                         downloadTokens: ["t"]),
+            attributes: ObjectAttributes(
+                contentType: "x/y", contentDisposition: "inline", customMetadata: ["k": "v"],
+                downloadTokens: ["t"]),
             expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww==", preconditions: Preconditions(ifGenerationMatch: 0),
             issuedAtMillis: 1234, expiresAtSeconds: Timestamp.now().secondsSinceEpoch + 60, derivesDownloadToken: false)
         let sealed = ticket.seal(sealer)
-        #expect(sealed.utf8.allSatisfy { $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
+        #expect(
+            sealed.utf8.allSatisfy { $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
         #expect(try UploadTicket.open(sealer, token: sealed, bucket: "b", now: .now()) == ticket)
         #expect(throws: CapabilityError.mismatch("bucket")) {
             try UploadTicket.open(sealer, token: sealed, bucket: "other", now: .now())
         }
         let later = Timestamp(nanosecondsSinceEpoch: (ticket.expiresAtSeconds + 1) * 1_000_000_000)
-        #expect(throws: CapabilityError.expired) { try UploadTicket.open(sealer, token: sealed, bucket: "b", now: later) }
+        #expect(throws: CapabilityError.expired) {
+            try UploadTicket.open(sealer, token: sealed, bucket: "b", now: later)
+        }
         // Nothing of the payload is readable in the token: not the uploader's email, not the attributes.
         let box = try #require(Base64URL.decode(String(sealed.split(separator: ".")[1])))
         #expect(!String(decoding: box, as: UTF8.self).contains("example.com"))
@@ -65,10 +71,13 @@ import Storage
 
     @Test func contentDisposition() {
         func meta(_ name: String, _ disposition: String?) -> ObjectMetadata {
-            ObjectMetadata(bucket: "b", name: name, generation: 1, size: 0, timeCreated: .now(), updated: .now(),
-                           contentDisposition: disposition)
+            ObjectMetadata(
+                bucket: "b", name: name, generation: 1, size: 0, timeCreated: .now(), updated: .now(),
+                contentDisposition: disposition)
         }
-        #expect(V0API.contentDisposition(meta("a/b/résumé 1.pdf", nil)) == "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9%201.pdf")
+        #expect(
+            V0API.contentDisposition(meta("a/b/résumé 1.pdf", nil))
+                == "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9%201.pdf")
         #expect(V0API.contentDisposition(meta("x.txt", "inline")) == "inline; filename*=UTF-8''x.txt")
         #expect(V0API.contentDisposition(meta("x.txt", "attachment; filename=\"y\"")) == "attachment; filename=\"y\"")
         #expect(V0API.contentDisposition(meta("q\"\t;.txt", nil)) == "attachment; filename*=UTF-8''q%22%09%3B.txt")
@@ -80,27 +89,36 @@ import Storage
 
     @Test func metadataEncodingIsStable() {
         let t = Timestamp(millisecondsSinceEpoch: 1_717_171_717_171)
-        let m = ObjectMetadata(bucket: "demo", name: "notes/hello.txt", generation: 1_717_171_717_171, size: 11,
-                               timeCreated: t, updated: t, md5Hash: "XrY7u+Ae7tCTyyK7j1rNww==", crc32c: "yZRlqg==",
-                               contentType: "text/plain", contentDisposition: "inline", customMetadata: ["owner": "u123"],
-                               downloadTokens: ["a", "b"])
+        let m = ObjectMetadata(
+            bucket: "demo", name: "notes/hello.txt", generation: 1_717_171_717_171, size: 11,
+            timeCreated: t, updated: t, md5Hash: "XrY7u+Ae7tCTyyK7j1rNww==", crc32c: "yZRlqg==",
+            contentType: "text/plain", contentDisposition: "inline", customMetadata: ["owner": "u123"],
+            downloadTokens: ["a", "b"])
         let text = String(decoding: V0MetadataJSON.encode(m), as: UTF8.self)
-        #expect(text == #"{"name":"notes/hello.txt","bucket":"demo","generation":"1717171717171","metageneration":"1","contentType":"text/plain","timeCreated":"2024-05-31T16:08:37.171Z","updated":"2024-05-31T16:08:37.171Z","storageClass":"STANDARD","size":"11","md5Hash":"XrY7u+Ae7tCTyyK7j1rNww==","crc32c":"yZRlqg==","etag":"1717171717171/1","contentEncoding":"identity","contentDisposition":"inline","downloadTokens":"a,b","metadata":{"owner":"u123"}}"#)
+        #expect(
+            text
+                == #"{"name":"notes/hello.txt","bucket":"demo","generation":"1717171717171","metageneration":"1","contentType":"text/plain","timeCreated":"2024-05-31T16:08:37.171Z","updated":"2024-05-31T16:08:37.171Z","storageClass":"STANDARD","size":"11","md5Hash":"XrY7u+Ae7tCTyyK7j1rNww==","crc32c":"yZRlqg==","etag":"1717171717171/1","contentEncoding":"identity","contentDisposition":"inline","downloadTokens":"a,b","metadata":{"owner":"u123"}}"#
+        )
     }
 
     @Test func minimalMetadataEncoding() {
-        let m = ObjectMetadata(bucket: "b", name: "é\"\n", generation: 0, metageneration: 10, size: 0,
-                               timeCreated: Timestamp(millisecondsSinceEpoch: 0),
-                               updated: Timestamp(millisecondsSinceEpoch: 1_000))
+        let m = ObjectMetadata(
+            bucket: "b", name: "é\"\n", generation: 0, metageneration: 10, size: 0,
+            timeCreated: Timestamp(millisecondsSinceEpoch: 0),
+            updated: Timestamp(millisecondsSinceEpoch: 1_000))
         let text = String(decoding: V0MetadataJSON.encode(m), as: UTF8.self)
-        #expect(text == #"{"name":"é\"\n","bucket":"b","generation":"0","metageneration":"10","timeCreated":"1970-01-01T00:00:00.000Z","updated":"1970-01-01T00:00:01.000Z","storageClass":"STANDARD","size":"0","etag":"0/10","contentEncoding":"identity"}"#)
+        #expect(
+            text
+                == #"{"name":"é\"\n","bucket":"b","generation":"0","metageneration":"10","timeCreated":"1970-01-01T00:00:00.000Z","updated":"1970-01-01T00:00:01.000Z","storageClass":"STANDARD","size":"0","etag":"0/10","contentEncoding":"identity"}"#
+        )
     }
 
     @Test func uploadMetadataDecoding() throws {
         let f = try ObjectResourceJSON.decodeUpload(Array(#"{"bucket":"","metadata":null,"size":"5","name":"n"}"#.utf8))
         #expect(f.name == "n")
         #expect(f.attributes.customMetadata.isEmpty)
-        let g = try ObjectResourceJSON.decodeUpload(Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
+        let g = try ObjectResourceJSON.decodeUpload(
+            Array(#"{"metadata":{"a":1.5,"b":true,"c":{"d":1},"e":null}}"#.utf8))
         #expect(g.attributes.customMetadata == ["a": "1.5", "b": "true", "c": #"{"d":1}"#])
         #expect(throws: ServiceError.self) { try ObjectResourceJSON.decodeUpload(Array(#"{"md5Hash":"nope"}"#.utf8)) }
         #expect(throws: ServiceError.self) { try ObjectResourceJSON.decodeUpload(Array("[1]".utf8)) }
@@ -108,7 +126,9 @@ import Storage
     }
 
     @Test func multipartReaderHandlesPreamblePaddingAndTinyChunks() async throws {
-        let body = Array("preamble text\r\n--xyz  \r\nContent-Type: a/b\r\nX-Other: 1\r\n\r\nfirst\r\n--xyz\r\n\r\nsecond part\r\n--xyz--\r\nepilogue".utf8)
+        let body = Array(
+            "preamble text\r\n--xyz  \r\nContent-Type: a/b\r\nX-Other: 1\r\n\r\nfirst\r\n--xyz\r\n\r\nsecond part\r\n--xyz--\r\nepilogue"
+                .utf8)
         for piece in [1, 2, 5, 100] {
             let reader = MultipartReader(body: ChunkedStream(body, piece: piece), boundary: "xyz")
             let h1 = try #require(try await reader.nextPartHeaders())
@@ -140,10 +160,13 @@ import Storage
         #expect(try route("GET", "/v0/b/b/o/a%2Fb+c%20d") == .getMetadata(p))
         #expect(try route("GET", "/v0/b/b/o/a/b+c%20d?alt=media") == .download(p))
         #expect(try route("PUT", "/v0/b/b/o/a%2Fb+c%20d", ["X-HTTP-Method-Override": "patch"]) == .updateMetadata(p))
-        #expect(try route("POST", "/v0/b/b/o?name=x", ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"])
-            == .resumableStart(bucket: "b", name: "x"))
-        #expect(try route("POST", "/v0/b/b/o?name=x", ["Content-Type": "multipart/related; boundary=q"])
-            == .uploadMultipart(bucket: "b", name: "x", boundary: "q"))
+        #expect(
+            try route(
+                "POST", "/v0/b/b/o?name=x", ["X-Goog-Upload-Protocol": "resumable", "X-Goog-Upload-Command": "start"])
+                == .resumableStart(bucket: "b", name: "x"))
+        #expect(
+            try route("POST", "/v0/b/b/o?name=x", ["Content-Type": "multipart/related; boundary=q"])
+                == .uploadMultipart(bucket: "b", name: "x", boundary: "q"))
         #expect(try route("PUT", "/v0/b/b/o?upload_id=u") == .resumableContinue(bucket: "b", uploadID: "u"))
         #expect(try route("GET", "/v0/b/b/o") == .list(bucket: "b"))
         #expect(throws: ServiceError.self) { try route("GET", "/v0/b/b/o/%E0%A4") }

@@ -1,8 +1,9 @@
+import ChildProcessIO
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Gzip
-import ChildProcessIO
 
 /// `GunzipStream` against gzip data made by other implementations (the `gzip` CLI, Python's `gzip`/`zlib`):
 /// round trips, multi-member files, every truncation of a member, corruption, and a high-ratio stream read in
@@ -35,7 +36,8 @@ import ChildProcessIO
 
     @Test func multiMemberFilesDecompressToTheConcatenation() async throws {
         let parts = [Array("first member\n".utf8), [], sampleData(count: 100_000), Array("last".utf8)]
-        let compressed = try await GzipFixtures.python("""
+        let compressed = try await GzipFixtures.python(
+            """
             import gzip, sys
             parts = [b"first member\\n", b"", bytes(sys.stdin.buffer.read()), b"last"]
             sys.stdout.buffer.write(b"".join(gzip.compress(p, mtime=0) for p in parts))
@@ -57,7 +59,9 @@ import ChildProcessIO
         }
         // A whole first member followed by a cut second one is truncated too.
         let cut = compressed + compressed.prefix(12)
-        await #expect(throws: GunzipError.truncated) { _ = try await readAll(GunzipStream(ChunkedStream(cut, chunk: 64))) }
+        await #expect(throws: GunzipError.truncated) {
+            _ = try await readAll(GunzipStream(ChunkedStream(cut, chunk: 64)))
+        }
     }
 
     @Test func corruptDataEndsWithCorrupt() async throws {
@@ -65,9 +69,17 @@ import ChildProcessIO
         let compressed = try await GzipFixtures.gzipCLI(original)
         var cases: [(String, [UInt8])] = [
             ("not gzip", Array("hello world, plainly".utf8)),
-            ("zlib wrapper", try await GzipFixtures.python("import zlib, sys; sys.stdout.buffer.write(zlib.compress(b'abc'))")),
+            (
+                "zlib wrapper",
+                try await GzipFixtures.python("import zlib, sys; sys.stdout.buffer.write(zlib.compress(b'abc'))")
+            ),
             ("trailing garbage", compressed + Array("garbage".utf8)),
-            ("bad method", { var c = compressed; c[2] = 7; return c }()),
+            (
+                "bad method",
+                {
+                    var c = compressed; c[2] = 7; return c
+                }()
+            ),
         ]
         var badCRC = compressed
         badCRC[badCRC.count - 8] ^= 0xFF
@@ -94,7 +106,8 @@ import ChildProcessIO
     @Test func aHighRatioStreamExpandsOnlyAsFastAsItIsRead() async throws {
         // 128 MiB of zeros in about an eighth of a megabyte (ratio ~1000:1).
         let expanded = 128 << 20
-        let compressed = try await GzipFixtures.python("""
+        let compressed = try await GzipFixtures.python(
+            """
             import zlib, sys
             c = zlib.compressobj(6, zlib.DEFLATED, 31)
             block = bytes(1 << 20)

@@ -1,6 +1,7 @@
+import PortcullisCore
 import Synchronization
 import Testing
-import PortcullisCore
+
 @testable import HTTPServer
 
 /// Every connection timeout, driven by an injected clock (`EmbeddedEventLoop`): one nanosecond before its
@@ -118,8 +119,9 @@ import PortcullisCore
     @Test func stalledWriteIsAbortedAtTheWriteTimeout() {
         let summary = Mutex<ExchangeSummary?>(nil)
         let big = ClosureResponder { _ in
-            HTTPResponse(status: 200, body: .bytes([UInt8](repeating: 0x61, count: 8 << 20)),
-                         onComplete: { value in summary.withLock { $0 = value } })
+            HTTPResponse(
+                status: 200, body: .bytes([UInt8](repeating: 0x61, count: 8 << 20)),
+                onComplete: { value in summary.withLock { $0 = value } })
         }
         let embedded = EmbeddedConnection(responder: big)
         embedded.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -137,7 +139,9 @@ import PortcullisCore
 
     /// Progress restarts the write timeout.
     @Test func writeProgressRestartsTheWriteTimeout() {
-        let big = ClosureResponder { _ in HTTPResponse(status: 200, body: .bytes([UInt8](repeating: 0x62, count: 8 << 20))) }
+        let big = ClosureResponder { _ in
+            HTTPResponse(status: 200, body: .bytes([UInt8](repeating: 0x62, count: 8 << 20)))
+        }
         let embedded = EmbeddedConnection(responder: big)
         embedded.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
         guard case .exchanging(let exchange) = embedded.state else { Issue.record("\(embedded.kind)"); return }
@@ -224,15 +228,20 @@ import PortcullisCore
         let embedded = EmbeddedConnection(responder: Self.parked)
         embedded.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         guard case .exchanging(let exchange) = embedded.state,
-              case .awaitingResponder(let task?) = exchange.response else { Issue.record("\(embedded.kind)"); return }
+            case .awaitingResponder(let task?) = exchange.response
+        else { Issue.record("\(embedded.kind)"); return }
         embedded.connection.abort()
         #expect(embedded.kind == .closed)
         #expect(task.isCancelled)
         let summary = Mutex<[ExchangeSummary]>([])
         exchange.onComplete = nil
-        embedded.connection.responseReady(exchange, HTTPResponse(status: 503, onComplete: { value in
-            summary.withLock { $0.append(value) }
-        }))
+        embedded.connection.responseReady(
+            exchange,
+            HTTPResponse(
+                status: 503,
+                onComplete: { value in
+                    summary.withLock { $0.append(value) }
+                }))
         embedded.connection.responseReady(exchange, HTTPResponse(status: 503))
         #expect(summary.withLock { $0.map(\.completed) } == [false])
     }

@@ -1,5 +1,6 @@
-import Testing
 import PortcullisCore
+import Testing
+
 @testable import HTTPServer
 
 /// `ConnectionState` as a pure value: which deadline a state has, what happens when it passes, what the
@@ -13,8 +14,9 @@ import PortcullisCore
     }()
 
     static func exchange() -> Exchange {
-        Exchange(head: head, receivedAt: 0, loop: ExchangeLoop(EmbeddedEventLoop()), parser: ParserBox(HTTPRequestParser()),
-                 reuse: .keepAlive)
+        Exchange(
+            head: head, receivedAt: 0, loop: ExchangeLoop(EmbeddedEventLoop()), parser: ParserBox(HTTPRequestParser()),
+            reuse: .keepAlive)
     }
 
     /// Silence before the first head or between requests closes silently; a partial head gets 408.

@@ -1,8 +1,10 @@
 import Dispatch
+import PortcullisCore
 import Synchronization
 import Testing
-import PortcullisCore
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,7 +59,8 @@ import Glibc
     @Test(arguments: EventLoopDriver.available)
     func serversShareTheProcessLoops(driver: EventLoopDriver) async throws {
         @Sendable func serveOnce() throws {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .bytes(Array("ok".utf8))) }
+            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .bytes(Array("ok".utf8)))
+            }
             defer { server.server.stop() }
             #expect(server.server.eventLoop == driver)
             let client = try server.client()
@@ -74,8 +77,9 @@ import Glibc
     /// A driver the platform lacks is refused at start, not at the first connection.
     @Test func unavailableDriverIsRefused() throws {
         for driver in EventLoopDriver.allCases where !driver.isAvailable {
-            let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, eventLoop: driver),
-                                    responder: ClosureResponder { _ in HTTPResponse(status: 200) }, logger: .disabled)
+            let server = HTTPServer(
+                configuration: HTTPServerConfiguration(port: 0, eventLoop: driver),
+                responder: ClosureResponder { _ in HTTPResponse(status: 200) }, logger: .disabled)
             #expect(throws: HTTPServerError.eventLoopUnavailable(driver)) { _ = try server.start() }
         }
         #expect(EventLoopDriver.available.first == EventLoopDriver.platformDefault)
@@ -94,7 +98,8 @@ private func loopThreads() -> Int {
         guard task.first?.isNumber == true, let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
         var name = [CChar](repeating: 0, count: 64)
         if fgets(&name, Int32(name.count), file) != nil,
-           String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("pc-http-") {
+            String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).hasPrefix("pc-http-")
+        {
             count += 1
         }
         fclose(file)

@@ -1,7 +1,9 @@
+import PortcullisCore
 import Synchronization
 import Testing
-import PortcullisCore
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,7 +63,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             }
             defer { server.server.stop() }
             let client = try server.client()
-            try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+            try client.send(
+                "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
             let bodies = try (0..<3).map { _ in try client.readResponse().text }
             #expect(bodies == ["/slow", "/b", "/c"])
         }
@@ -70,9 +74,11 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func burstOfPipelinedRequestsOnTheImmediatePath(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver, responder: ImmediateResponder { request in
-                HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
-            })
+            let server = try TestServer(
+                driver: driver,
+                responder: ImmediateResponder { request in
+                    HTTPResponse(status: 200, body: .bytes(Array(request.target.utf8)))
+                })
             defer { server.server.stop() }
             let client = try server.client()
             let count = 2000
@@ -104,7 +110,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func expectContinueIsNotSentWhenTheResponderAnswersWithoutReading(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 413, body: .bytes(Array("too big".utf8))) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 413, body: .bytes(Array("too big".utf8)))
+            }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("PUT /u HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n")
@@ -165,7 +173,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func chunkedResponseForUnknownLength(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 200_000, chunk: 30_000), length: nil)) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 200, body: .stream(CountingStream(total: 200_000, chunk: 30_000), length: nil))
+            }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -181,7 +191,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func streamWithDeclaredLengthUsesContentLength(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 100_000), length: 100_000)) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 200, body: .stream(CountingStream(total: 100_000), length: 100_000))
+            }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -194,7 +206,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func headGetsTheHeadersOfGetWithoutBody(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: .bytes(Array("hello".utf8))) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 200, headers: ["ETag": "\"1\""], body: .bytes(Array("hello".utf8)))
+            }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -230,7 +244,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func http10StreamIsCloseDelimited(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(CountingStream(total: 70_000), length: nil)) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 200, body: .stream(CountingStream(total: 70_000), length: nil))
+            }
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -247,7 +263,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             let server = try TestServer(driver: driver, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
-            try client.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: x\r\n\r\n")
+            try client.send(
+                "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try client.readResponse().header("Connection") == "close")
             #expect(try client.isClosedByPeer())
         }
@@ -260,7 +277,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
             defer { server.server.stop() }
             let client = try server.client()
             let body = String(repeating: "z", count: 50_000)
-            try client.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n\(body)GET /q HTTP/1.1\r\nHost: x\r\n\r\n")
+            try client.send(
+                "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n\(body)GET /q HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try client.readResponse().text == "/p")
             #expect(try client.readResponse().text == "/q")
         }
@@ -346,7 +364,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func slowlorisGets408AndClose(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(300) }, handler: okHandler)
+            let server = try TestServer(
+                driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(300) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             let start = MonotonicClock.nanoseconds()
@@ -365,7 +384,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func silentNewConnectionIsClosedAfterTheHeaderTimeout(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
+            let server = try TestServer(
+                driver: driver, configure: { $0.timeouts.headerRead = .milliseconds(200) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             #expect(try client.readToEnd().isEmpty)
@@ -375,7 +395,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func idleKeepAliveConnectionIsClosedSilently(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver, configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
+            let server = try TestServer(
+                driver: driver, configure: { $0.timeouts.idle = .milliseconds(200) }, handler: okHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -387,7 +408,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func bodyReadTimeoutFailsThePull(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver, configure: { $0.timeouts.bodyRead = .milliseconds(200) }, handler: echoHandler)
+            let server = try TestServer(
+                driver: driver, configure: { $0.timeouts.bodyRead = .milliseconds(200) }, handler: echoHandler)
             defer { server.server.stop() }
             let client = try server.client()
             try client.send("PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
@@ -403,7 +425,9 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     func slowReaderOf8MiBStreamKeepsServerBuffersBounded(driver: EventLoopDriver) async throws {
         let stream = CountingStream(total: 8 << 20)
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in HTTPResponse(status: 200, body: .stream(stream, length: 8 << 20)) }
+            let server = try TestServer(driver: driver) { _ in
+                HTTPResponse(status: 200, body: .stream(stream, length: 8 << 20))
+            }
             defer { server.server.stop() }
             let client = try server.client(receiveBuffer: 64 * 1024)
             try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -421,21 +445,24 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     @Test(arguments: EventLoopDriver.available)
     func sendfileServesAFileRegion(driver: EventLoopDriver) async throws {
         let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        try await withTemporaryFile(content) { path in try await blocking {
-            let server = try TestServer(driver: driver) { _ in
-                let descriptor = open(path, O_RDONLY)
-                return HTTPResponse(status: 206, body: .file(FileRegion(descriptor: descriptor, offset: 1000, length: 250_000)))
+        try await withTemporaryFile(content) { path in
+            try await blocking {
+                let server = try TestServer(driver: driver) { _ in
+                    let descriptor = open(path, O_RDONLY)
+                    return HTTPResponse(
+                        status: 206, body: .file(FileRegion(descriptor: descriptor, offset: 1000, length: 250_000)))
+                }
+                defer { server.server.stop() }
+                let client = try server.client()
+                for _ in 0..<2 {
+                    try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+                    let response = try client.readResponse()
+                    #expect(response.status == 206)
+                    #expect(response.header("Content-Length") == "250000")
+                    #expect(response.body == Array(content[1000..<251_000]))
+                }
             }
-            defer { server.server.stop() }
-            let client = try server.client()
-            for _ in 0..<2 {
-                try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
-                let response = try client.readResponse()
-                #expect(response.status == 206)
-                #expect(response.header("Content-Length") == "250000")
-                #expect(response.body == Array(content[1000..<251_000]))
-            }
-        } }
+        }
     }
 
     /// Regions up to `inlineFileBytes` are read behind the head and sent with it; the bytes must be the
@@ -444,41 +471,54 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     func smallFileRegionIsSentWithTheHead(driver: EventLoopDriver, region: (offset: Int, length: Int)) async throws {
         let (offset, length) = region
         let content = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
-        try await withTemporaryFile(content) { path in try await blocking {
-            let server = try TestServer(driver: driver) { _ in
-                let descriptor = open(path, O_RDONLY)
-                return HTTPResponse(status: 200, body: .file(FileRegion(descriptor: descriptor, offset: Int64(offset),
-                                                                        length: Int64(length))))
+        try await withTemporaryFile(content) { path in
+            try await blocking {
+                let server = try TestServer(driver: driver) { _ in
+                    let descriptor = open(path, O_RDONLY)
+                    return HTTPResponse(
+                        status: 200,
+                        body: .file(
+                            FileRegion(
+                                descriptor: descriptor, offset: Int64(offset),
+                                length: Int64(length))))
+                }
+                defer { server.server.stop() }
+                let client = try server.client()
+                for _ in 0..<3 {
+                    try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+                    let response = try client.readResponse()
+                    #expect(response.status == 200)
+                    #expect(response.header("Content-Length") == "\(length)")
+                    #expect(response.body == Array(content[offset..<offset + length]))
+                }
             }
-            defer { server.server.stop() }
-            let client = try server.client()
-            for _ in 0..<3 {
-                try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
-                let response = try client.readResponse()
-                #expect(response.status == 200)
-                #expect(response.header("Content-Length") == "\(length)")
-                #expect(response.body == Array(content[offset..<offset + length]))
-            }
-        } }
+        }
     }
 
     /// A file shorter than its region must never end the response cleanly (inline read or `sendfile`).
     @Test(arguments: EventLoopDriver.available, [4000, 400_000])
     func fileShorterThanItsRegionAbortsTheResponse(driver: EventLoopDriver, length: Int) async throws {
-        try await withTemporaryFile([UInt8](repeating: 0x61, count: 1000)) { path in try await blocking {
-            let server = try TestServer(driver: driver) { _ in
-                HTTPResponse(status: 200, body: .file(FileRegion(descriptor: open(path, O_RDONLY), offset: 0,
-                                                                 length: Int64(length))))
+        try await withTemporaryFile([UInt8](repeating: 0x61, count: 1000)) { path in
+            try await blocking {
+                let server = try TestServer(driver: driver) { _ in
+                    HTTPResponse(
+                        status: 200,
+                        body: .file(
+                            FileRegion(
+                                descriptor: open(path, O_RDONLY), offset: 0,
+                                length: Int64(length))))
+                }
+                defer { server.server.stop() }
+                let client = try server.client()
+                try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
+                // The server resets the connection: what arrived before the reset may be cut anywhere.
+                let raw = try client.readToEnd()
+                let headEnd =
+                    (0..<max(0, raw.count - 3)).first { raw[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }
+                    .map { $0 + 4 } ?? 0
+                #expect(raw.count - headEnd < length)
             }
-            defer { server.server.stop() }
-            let client = try server.client()
-            try client.send("GET /f HTTP/1.1\r\nHost: x\r\n\r\n")
-            // The server resets the connection: what arrived before the reset may be cut anywhere.
-            let raw = try client.readToEnd()
-            let headEnd = (0..<max(0, raw.count - 3)).first { raw[$0..<$0 + 4].elementsEqual([13, 10, 13, 10]) }
-                .map { $0 + 4 } ?? 0
-            #expect(raw.count - headEnd < length)
-        } }
+        }
     }
 
     @Test(arguments: EventLoopDriver.available)
@@ -510,10 +550,12 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         try await blocking {
             let server = try TestServer(driver: driver) { request in
                 _ = try? await request.body.collect(limit: 100)
-                return HTTPResponse(status: 201, body: .bytes(Array("done".utf8)), onComplete: {
-                    calls.add(1, ordering: .relaxed)
-                    summary.set($0)
-                })
+                return HTTPResponse(
+                    status: 201, body: .bytes(Array("done".utf8)),
+                    onComplete: {
+                        calls.add(1, ordering: .relaxed)
+                        summary.set($0)
+                    })
             }
             defer { server.server.stop() }
             let client = try server.client()
@@ -536,7 +578,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     func responseStreamFailureAbortsTheConnection(driver: EventLoopDriver) async throws {
         try await blocking {
             let server = try TestServer(driver: driver) { _ in
-                HTTPResponse(status: 200, body: .stream(CountingStream(total: nil, chunk: 1000, failAfter: 5000), length: nil))
+                HTTPResponse(
+                    status: 200, body: .stream(CountingStream(total: nil, chunk: 1000, failAfter: 5000), length: nil))
             }
             defer { server.server.stop() }
             let client = try server.client()
@@ -551,7 +594,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     func unsafeResponseHeadersAreDropped(driver: EventLoopDriver) async throws {
         try await blocking {
             let server = try TestServer(driver: driver) { _ in
-                HTTPResponse(status: 200, headers: ["X-Ok": "1", "X-Bad": "a\r\nInjected: yes", "Content-Length": "999"])
+                HTTPResponse(
+                    status: 200, headers: ["X-Ok": "1", "X-Bad": "a\r\nInjected: yes", "Content-Length": "999"])
             }
             defer { server.server.stop() }
             let client = try server.client()
@@ -599,7 +643,8 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         let entered = Box<Bool>()
         let server = try TestServer(driver: driver) { _ in
             entered.set(true)
-            return HTTPResponse(status: 200, body: .stream(CountingStream(total: nil), length: nil), onComplete: { summary.set($0) })
+            return HTTPResponse(
+                status: 200, body: .stream(CountingStream(total: nil), length: nil), onComplete: { summary.set($0) })
         }
         let client = try server.client(receiveBuffer: 16 * 1024)
         try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -655,22 +700,26 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
     func ipv6LoopbackLiteral(driver: EventLoopDriver) async throws {
         var configuration = HTTPServerConfiguration(host: "[::1]", port: 0, eventLoop: driver)
         configuration.maxConnections = 10
-        let server = HTTPServer(configuration: configuration, responder: ClosureResponder(handler: okHandler), logger: .disabled)
+        let server = HTTPServer(
+            configuration: configuration, responder: ClosureResponder(handler: okHandler), logger: .disabled)
         do {
             let port = try server.start()
             #expect(port > 0)
             server.stop()
         } catch {
             // Only acceptable failure: no IPv6 loopback on this machine.
-            let unavailable: Set<HTTPServerError> = [.socket("bind [::1]:0", EADDRNOTAVAIL), .socket("socket", EAFNOSUPPORT)]
+            let unavailable: Set<HTTPServerError> = [
+                .socket("bind [::1]:0", EADDRNOTAVAIL), .socket("socket", EAFNOSUPPORT),
+            ]
             #expect(unavailable.contains(error), "\(error)")
         }
     }
 
     @Test(arguments: EventLoopDriver.available)
     func startRejectsBadAddresses(driver: EventLoopDriver) {
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "999.1.1.1", port: 0, eventLoop: driver),
-                                responder: ClosureResponder(handler: okHandler), logger: .disabled)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "999.1.1.1", port: 0, eventLoop: driver),
+            responder: ClosureResponder(handler: okHandler), logger: .disabled)
         #expect(throws: HTTPServerError.self) { _ = try server.start() }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 @Suite struct HTTPHeadersTests {
@@ -20,8 +21,9 @@ import Testing
     @Test(arguments: [nil, 1, 7])
     func parsedFieldsAsBytesAndStrings(split: Int?) throws {
         let token = String(repeating: "t", count: 800)
-        let head = try head("GET /o HTTP/1.1\r\nHost: example.test\r\nauthorization: Bearer \(token)\r\n"
-                            + "X-Multi: a\r\nx-multi: b\r\nEmpty:\r\n\r\n", split: split)
+        let head = try head(
+            "GET /o HTTP/1.1\r\nHost: example.test\r\nauthorization: Bearer \(token)\r\n"
+                + "X-Multi: a\r\nx-multi: b\r\nEmpty:\r\n\r\n", split: split)
         let headers = head.headers
         #expect(headers.count == 5)
         #expect(headers["AUTHORIZATION"] == "Bearer \(token)")
@@ -41,7 +43,10 @@ import Testing
         headers.add("x-a", "2")
         headers.add("Cache-Control", "no-store")
         headers.set("X-A", "3")
-        #expect(headers.fields.map { "\($0.name)=\($0.value)" } == ["Content-Type=text/plain", "Cache-Control=no-store", "X-A=3"])
+        #expect(
+            headers.fields.map { "\($0.name)=\($0.value)" } == [
+                "Content-Type=text/plain", "Cache-Control=no-store", "X-A=3",
+            ])
         headers.remove("content-type")
         #expect(headers.fields.map { "\($0.name)=\($0.value)" } == ["Cache-Control=no-store", "X-A=3"])
         #expect(headers.valueBytes("cache-control").map(Array.init) == Array("no-store".utf8))

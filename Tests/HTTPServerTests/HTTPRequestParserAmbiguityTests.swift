@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 /// Requests a proxy and the gateway could read differently are refused: `Host` outside `host[:port]`
@@ -45,7 +46,8 @@ import Testing
 
     @Test(arguments: [
         "a b", "a/b", "a?b", "a#b", "user@host", "user:pw@host", "a\\b", "a%zz", "a%2", "a\"b", "a<b>", "a{b}",
-        "a|b", "a^b", "a,b", "[v1.a,b]", "a`b", "exa\u{e9}mple.com", "a:b", "a:80:80", "a:-1", "a:+80", "a:65536", "a:123456",
+        "a|b", "a^b", "a,b", "[v1.a,b]", "a`b", "exa\u{e9}mple.com", "a:b", "a:80:80", "a:-1", "a:+80", "a:65536",
+        "a:123456",
         "a: 80", "[::1", "::1", "[::1]x", "[::1]:x", "[]", "[1:2:3:4:5:6:7:8:9]", "[1::2::3]", "[:1]", "[1:]",
         "[:::]", "[12345::]", "[g::]", "[1.2.3.4]", "[::1.2.3]", "[::1.2.3.256]", "[::01.2.3.4]", "[fe80::1%25eth0]",
         "[1:2:3:4:5:6:7:8::]", "[v.x]", "[v1.]", "[vg.x]", "[a]", "[example.com]",
@@ -89,7 +91,8 @@ import Testing
     @Test func oneAuthorizationPerRequestOnAKeptAliveConnection() {
         // The count is per message: the second request on the connection may carry its own header.
         var parser = HTTPRequestParser()
-        let text = "GET /1 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\n\r\n"
+        let text =
+            "GET /1 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\n\r\n"
             + "GET /2 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer y\r\n\r\n"
         var heads: [String] = []
         for event in parser.feed(Array(text.utf8)) {

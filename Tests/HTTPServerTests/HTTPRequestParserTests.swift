@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 /// A parse outcome flattened for comparison.
@@ -9,12 +10,17 @@ private struct Outcome: Equatable {
     var error: Int?
 }
 
-private func run(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(), split: Int? = nil) -> (Outcome, [HTTPRequestHead]) {
+private func run(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(), split: Int? = nil) -> (
+    Outcome, [HTTPRequestHead]
+) {
     var parser = HTTPRequestParser(limits: limits)
     var outcome = Outcome()
     var heads: [HTTPRequestHead] = []
     let bytes = Array(text.utf8)
-    let pieces: [[UInt8]] = split.map { size in stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) } } ?? [bytes]
+    let pieces: [[UInt8]] =
+        split.map { size in
+            stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
+        } ?? [bytes]
     for piece in pieces + [[]] {
         for event in parser.feed(piece) {
             switch event {
@@ -49,14 +55,16 @@ private func status(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(
 
     @Test(arguments: [1, 2, 3, 7])
     func byteBySplitsGiveSameResult(split: Int) {
-        let text = "POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n"
+        let text =
+            "POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n"
             + "GET /next HTTP/1.1\r\nHost: a\r\n\r\n"
         let (outcome, _) = run(text, split: split)
         #expect(outcome == Outcome(heads: ["POST /u", "GET /next"], body: Array("hello world".utf8), ends: 2))
     }
 
     @Test func contentLengthBodyAndPipelining() {
-        let (outcome, heads) = run("PUT /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+        let (outcome, heads) = run(
+            "PUT /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(outcome == Outcome(heads: ["PUT /a", "GET /b"], body: Array("abc".utf8), ends: 2))
         #expect(heads.first?.framing == .length(3))
     }
@@ -68,7 +76,9 @@ private func status(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(
     }
 
     @Test func expectContinueOnlyWithBody() {
-        #expect(run("PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx").1.first?.expectsContinue == true)
+        #expect(
+            run("PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx").1.first?
+                .expectsContinue == true)
         #expect(run("GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n").1.first?.expectsContinue == false)
     }
 
@@ -187,7 +197,10 @@ private func status(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(
         let limits = HTTPParserLimits(maxBodyBytes: 10)
         #expect(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", limits: limits) == 413)
         #expect(status("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n", limits: limits) == nil)
-        #expect(status("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\n", limits: limits) == 413)
+        #expect(
+            status(
+                "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n5\r\n", limits: limits)
+                == 413)
     }
 
     @Test func chunkLineLimit() {
@@ -202,7 +215,8 @@ private func status(_ text: String, limits: HTTPParserLimits = HTTPParserLimits(
             var offset = 0
             var sizes: [Int] = []
             while true {
-                let (consumed, event) = parser.parse(UnsafeRawBufferPointer(rebasing: buffer[offset...]), maxBodyBytes: 4)
+                let (consumed, event) = parser.parse(
+                    UnsafeRawBufferPointer(rebasing: buffer[offset...]), maxBodyBytes: 4)
                 offset += consumed
                 guard let event else { break }
                 if case .body(let chunk) = event { sizes.append(chunk.count) }

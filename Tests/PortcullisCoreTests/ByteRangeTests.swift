@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PortcullisCore
 
 @Suite struct ByteRangeTests {
@@ -8,8 +9,10 @@ import Testing
         #expect(ByteRangeSpec.parse("bytes=-500") == .suffix(count: 500))
     }
 
-    @Test(arguments: ["bytes=5-1", "bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes=-", "bytes=", "0-1",
-                      "bytes=99999999999999999999-"])
+    @Test(arguments: [
+        "bytes=5-1", "bytes=0-1,3-4", "items=0-1", "bytes=a-b", "bytes=-", "bytes=", "0-1",
+        "bytes=99999999999999999999-",
+    ])
     func ignoresWhatItCannotServe(_ header: String) {
         #expect(ByteRangeSpec.parse(header) == nil)
     }

@@ -21,8 +21,9 @@ import Testing
         // U+00E9 (C3 A9) sorts after "e" + U+0301 (65 CC 81) by bytes.
         #expect(decomposed.bytesLess(than: composed))
         #expect(!composed.bytesLess(than: decomposed))
-        #expect([ExactString(composed), ExactString(decomposed)].sorted().map(\.string)
-            .elementsEqual([decomposed, composed]) { $0.bytesEqual($1) })
+        #expect(
+            [ExactString(composed), ExactString(decomposed)].sorted().map(\.string)
+                .elementsEqual([decomposed, composed]) { $0.bytesEqual($1) })
         #expect("a".bytesLess(than: "ab"))
         #expect(!"ab".bytesLess(than: "ab"))
     }

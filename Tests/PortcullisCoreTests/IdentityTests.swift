@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PortcullisCore
 
 /// The model's identity-bearing values compare, hash and merge by bytes, and object names follow one policy.
@@ -7,8 +8,9 @@ import Testing
     static let decomposed = "cafe\u{301}"
 
     static func metadata(name: String = "n", custom: [String: String] = [:], tokens: [String] = []) -> ObjectMetadata {
-        ObjectMetadata(bucket: "b", name: name, generation: 1, size: 0, timeCreated: Timestamp(millisecondsSinceEpoch: 0),
-                       updated: Timestamp(millisecondsSinceEpoch: 0), customMetadata: custom, downloadTokens: tokens)
+        ObjectMetadata(
+            bucket: "b", name: name, generation: 1, size: 0, timeCreated: Timestamp(millisecondsSinceEpoch: 0),
+            updated: Timestamp(millisecondsSinceEpoch: 0), customMetadata: custom, downloadTokens: tokens)
     }
 
     @Test func objectPathsAreEqualAndHashedByBytes() throws {
@@ -23,14 +25,20 @@ import Testing
     /// The object-name policy (ObjectPath's documentation): what is refused, and that everything else — every
     /// other control character, U+FFFE/U+FFFF, astral characters, 1024 bytes — is an ordinary name.
     @Test func objectNamePolicy() throws {
-        for refused in ["a\u{0}b", "\u{0}", ".", "..", ".well-known/acme-challenge/token", ".portcullis-staging/x",
-                        "a\rb", "a\nb", "", String(repeating: "\u{10000}", count: 256) + "x"] {
-            #expect(throws: ObjectPathError.self, "\(Array(refused.utf8))") { try ObjectPath(bucket: "b", name: refused) }
+        for refused in [
+            "a\u{0}b", "\u{0}", ".", "..", ".well-known/acme-challenge/token", ".portcullis-staging/x",
+            "a\rb", "a\nb", "", String(repeating: "\u{10000}", count: 256) + "x",
+        ] {
+            #expect(throws: ObjectPathError.self, "\(Array(refused.utf8))") {
+                try ObjectPath(bucket: "b", name: refused)
+            }
         }
         var admitted = (1...0x1F).filter { $0 != 0x0A && $0 != 0x0D }.map { "c\(Character(Unicode.Scalar($0)!))" }
-        admitted += ["\u{7F}", "\u{80}", "\u{9F}", "\u{FFFE}", "\u{FFFF}", "\u{1F600}", "\u{10FFFF}", "./..", "...",
-                     ".well-known/acme-challenge", ".portcullis-staging", "x/.portcullis-staging/y", "\u{301}",
-                     String(repeating: "\u{10000}", count: 256), String(repeating: "n", count: 1024)]
+        admitted += [
+            "\u{7F}", "\u{80}", "\u{9F}", "\u{FFFE}", "\u{FFFF}", "\u{1F600}", "\u{10FFFF}", "./..", "...",
+            ".well-known/acme-challenge", ".portcullis-staging", "x/.portcullis-staging/y", "\u{301}",
+            String(repeating: "\u{10000}", count: 256), String(repeating: "n", count: 1024),
+        ]
         for name in admitted {
             #expect(try ObjectPath(bucket: "b", name: name).name.bytesEqual(name), "\(Array(name.utf8))")
         }

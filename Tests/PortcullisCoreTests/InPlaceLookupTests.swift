@@ -2,7 +2,9 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+
 @testable import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif

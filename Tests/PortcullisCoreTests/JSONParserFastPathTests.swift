@@ -1,11 +1,12 @@
-import Testing
 import PortcullisCore
+import Testing
 
 /// The parser's fast paths (escape-free strings, short integers) agree with the general paths.
 @Suite struct JSONParserFastPathTests {
     @Test func strings() throws {
-        #expect(try JSONValue.parse(#"["plain", "caf\u00e9", "tab\there", "é日本", ""]"#)
-            == .array([.string("plain"), .string("café"), .string("tab\there"), .string("é日本"), .string("")]))
+        #expect(
+            try JSONValue.parse(#"["plain", "caf\u00e9", "tab\there", "é日本", ""]"#)
+                == .array([.string("plain"), .string("café"), .string("tab\there"), .string("é日本"), .string("")]))
         #expect(throws: JSONParseError.self) { try JSONValue.parse([0x22, 0xC3, 0x28, 0x22]) }  // invalid UTF-8
         #expect(throws: JSONParseError.self) { try JSONValue.parse([0x22, 0x61, 0x0A, 0x22]) }  // raw newline
         #expect(throws: JSONParseError.self) { try JSONValue.parse(#""unterminated"#) }

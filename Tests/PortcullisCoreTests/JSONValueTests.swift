@@ -1,9 +1,11 @@
 import Testing
+
 @testable import PortcullisCore
 
 @Suite struct JSONValueTests {
     @Test func parsesEveryKind() throws {
-        let value = try JSONValue.parse(#" {"a": [1, -2.5, true, false, null, "x\u00e9\n"], "b": {"c": 9007199254740993}} "#)
+        let value = try JSONValue.parse(
+            #" {"a": [1, -2.5, true, false, null, "x\u00e9\n"], "b": {"c": 9007199254740993}} "#)
         #expect(value["a"] == .array([.int(1), .double(-2.5), .bool(true), .bool(false), .null, .string("xé\n")]))
         #expect(value["b"]?["c"] == .int(9_007_199_254_740_993))
     }

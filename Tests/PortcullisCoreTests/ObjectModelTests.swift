@@ -1,12 +1,14 @@
 import Testing
+
 @testable import PortcullisCore
 
 @Suite struct ObjectModelTests {
     func sample() -> ObjectMetadata {
-        ObjectMetadata(bucket: "b", name: "a/b.txt", generation: 7, metageneration: 2, size: 11,
-                       timeCreated: Timestamp(millisecondsSinceEpoch: 1000), updated: Timestamp(millisecondsSinceEpoch: 2000),
-                       contentType: "text/plain", cacheControl: "max-age=60",
-                       customMetadata: ["keep": "1", "drop": "2"], downloadTokens: ["t1", "t2"])
+        ObjectMetadata(
+            bucket: "b", name: "a/b.txt", generation: 7, metageneration: 2, size: 11,
+            timeCreated: Timestamp(millisecondsSinceEpoch: 1000), updated: Timestamp(millisecondsSinceEpoch: 2000),
+            contentType: "text/plain", cacheControl: "max-age=60",
+            customMetadata: ["keep": "1", "drop": "2"], downloadTokens: ["t1", "t2"])
     }
 
     @Test func patchMergesAndBumpsMetageneration() {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PortcullisCore
 
 @Suite struct ObservabilityTests {
@@ -26,10 +27,13 @@ import Testing
     }
 
     @Test func jsonLogLinesEscapeAndNeverSplit() {
-        let record = LogRecord(time: Timestamp(millisecondsSinceEpoch: 0), level: .info, message: "a\nb",
-                               fields: [("path", "x\"y"), ("n", 3), ("ok", .bool(true))])
+        let record = LogRecord(
+            time: Timestamp(millisecondsSinceEpoch: 0), level: .info, message: "a\nb",
+            fields: [("path", "x\"y"), ("n", 3), ("ok", .bool(true))])
         let line = String(decoding: StreamLogSink.render(record, format: .json), as: UTF8.self)
-        #expect(line == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","msg":"a\nb","path":"x\"y","n":3,"ok":true}"# + "\n")
+        #expect(
+            line == #"{"time":"1970-01-01T00:00:00.000Z","level":"info","msg":"a\nb","path":"x\"y","n":3,"ok":true}"#
+                + "\n")
         let text = String(decoding: StreamLogSink.render(record, format: .text), as: UTF8.self)
         #expect(text.hasPrefix("1970-01-01T00:00:00.000Z info a"))
     }

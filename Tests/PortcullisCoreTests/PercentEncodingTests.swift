@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PortcullisCore
 
 @Suite struct PercentEncodingTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Rules
 
 /// rules.md §6: every public case, run from the fixture files exactly as `portcullis rules test` runs them.
@@ -14,7 +15,9 @@ import Testing
     }
 
     /// rules.md §6.1's rulesets, plus `RS-C-identity` (RS-C against canonically equivalent uids; not in rules.md).
-    static let publicRulesets = ["RS-A", "RS-B", "RS-C", "RS-D", "RS-E", "RS-F", "RS-G", "RS-H", "RS-I", "RS-J1", "RS-J2", "RS-K"]
+    static let publicRulesets = [
+        "RS-A", "RS-B", "RS-C", "RS-D", "RS-E", "RS-F", "RS-G", "RS-H", "RS-I", "RS-J1", "RS-J2", "RS-K",
+    ]
 
     @Test func allRulesetsArePresent() {
         #expect(Self.rulesetNames == (Self.publicRulesets + ["RS-C-identity"]).sorted())
@@ -47,7 +50,8 @@ import Testing
     @Test func publicCaseCountIs48() throws {
         var total = 0
         for name in Self.publicRulesets {
-            let json = try Data(contentsOf: Self.conformanceDirectory.appendingPathComponent(name).appendingPathComponent("CASES.json"))
+            let json = try Data(
+                contentsOf: Self.conformanceDirectory.appendingPathComponent(name).appendingPathComponent("CASES.json"))
             total += try RulesTestFile.parse(Array(json)).count
         }
         #expect(total == 48)

@@ -1,13 +1,16 @@
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 /// Literal-only expressions are computed once at compile time, and still cost what they stood for.
 @Suite struct ConstantFoldingTests {
     static func condition(_ ruleset: Ruleset) -> Expr? { ruleset.program.blocks.first?.allows.first?.condition }
 
-    @Test(arguments: ["[1, 2, 3]", "100 * 1024 * 1024", "timestamp.date(2030, 1, 1)", "{'a': [1, 'x']}", "!(1 < 2)",
-                      "true ? 'a' : 'b'", "-(3)"])
+    @Test(arguments: [
+        "[1, 2, 3]", "100 * 1024 * 1024", "timestamp.date(2030, 1, 1)", "{'a': [1, 'x']}", "!(1 < 2)",
+        "true ? 'a' : 'b'", "-(3)",
+    ])
     func literalOnlyExpressionsAreFolded(_ text: String) throws {
         let rules = try Ruleset.compile(TS.wrap("(\(text)) != request.method"), fileName: "f.rules")
         guard case .binary(_, let folded, _)? = Self.condition(rules) else {

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 /// The decision memo: what is memoised (decisions reading only method, bucket, path and caller), what never is
@@ -12,16 +13,20 @@ import Testing
     }
 
     /// A principal as `Authenticator` hands it out: with the digest of its (here: made-up) token.
-    static func request(_ method: RulesMethod = .get, _ path: String = "a/b.txt", uid: String? = "alice",
-                        digest seed: Int = 1, time: Timestamp = TS.now, resource: ObjectMetadata? = nil,
-                        requestResource: ObjectMetadata? = nil) -> RulesRequest {
+    static func request(
+        _ method: RulesMethod = .get, _ path: String = "a/b.txt", uid: String? = "alice",
+        digest seed: Int = 1, time: Timestamp = TS.now, resource: ObjectMetadata? = nil,
+        requestResource: ObjectMetadata? = nil
+    ) -> RulesRequest {
         let auth = uid.map { Principal(uid: $0, claims: ["sub": .string($0)], credentialDigest: digest(seed)) }
-        return RulesRequest(method: method, bucket: TS.bucket, path: path, auth: auth, time: time, resource: resource,
-                            requestResource: requestResource)
+        return RulesRequest(
+            method: method, bucket: TS.bucket, path: path, auth: auth, time: time, resource: resource,
+            requestResource: requestResource)
     }
 
     static func ruleset(_ body: String, functions: String = "") throws -> Ruleset {
-        try Ruleset.compile("""
+        try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o {
@@ -90,8 +95,9 @@ import Testing
 
     @Test func principalsWithoutACredentialDigestAreNeverMemoised() throws {
         let rules = try Self.ruleset("match /{p=**} { allow read: if request.auth.uid == 'alice'; }")
-        let handMade = RulesRequest(method: .get, bucket: TS.bucket, path: "a",
-                                    auth: Principal(uid: "alice", claims: [:]))
+        let handMade = RulesRequest(
+            method: .get, bucket: TS.bucket, path: "a",
+            auth: Principal(uid: "alice", claims: [:]))
         #expect(rules.evaluate(handMade).allowed)
         #expect(rules.memo.count == 0)
     }
@@ -117,7 +123,8 @@ import Testing
     }
 
     @Test func decisionsReadingResourceAreNeverMemoised() throws {
-        let rules = try Self.ruleset("""
+        let rules = try Self.ruleset(
+            """
             match /{p=**} {
               allow get: if resource.size < 100;
               allow create: if request.resource.size < 100;
@@ -137,7 +144,8 @@ import Testing
 
     @Test func aVolatileAllowReachedAfterKeyedOnesStillPreventsMemoising() throws {
         // The keyed allow is false for bob, so the resource-reading one decides: nothing may be memoised.
-        let rules = try Self.ruleset("""
+        let rules = try Self.ruleset(
+            """
             match /{p=**} {
               allow read: if request.auth.uid == 'alice';
               allow read: if resource.metadata.get('public', 'no') == 'yes';
@@ -193,7 +201,8 @@ import Testing
     static func canonical(_ value: JSONValue) -> String {
         switch value {
         case .object(let o):
-            return "{" + o.keys.sorted { $0.bytesLess(than: $1) }.map { "\($0.utf8.count):\($0)=" + canonical(o[$0]!) }
+            return "{"
+                + o.keys.sorted { $0.bytesLess(than: $1) }.map { "\($0.utf8.count):\($0)=" + canonical(o[$0]!) }
                 .joined(separator: ",") + "}"
         case .array(let a): return "[" + a.map(canonical).joined(separator: ",") + "]"
         default: return value.encoded()

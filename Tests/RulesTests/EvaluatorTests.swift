@@ -1,5 +1,6 @@
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 @Suite struct EvaluatorTests {
@@ -25,7 +26,8 @@ import Testing
     @Test(arguments: [
         ("1 + 2", "3"), ("1 + 2.5", "3.5"), ("2.5 - 1", "1.5"), ("7 / 2", "3"), ("-7 / 2", "-3"), ("7 % 3", "1"),
         ("-7 % 3", "-1"), ("7.0 / 2", "3.5"), ("1 / 0", "error"), ("1 % 0", "error"), ("1.0 / 0", "Infinity"),
-        ("9223372036854775807 + 1", "error"), ("-9223372036854775808 - 1", "error"), ("9223372036854775807 * 2", "error"),
+        ("9223372036854775807 + 1", "error"), ("-9223372036854775808 - 1", "error"),
+        ("9223372036854775807 * 2", "error"),
         ("-9223372036854775808 / -1", "error"), ("-(-9223372036854775808)", "error"),
         ("'a' + 'b'", "'ab'"), ("[1] + [2]", "[1, 2]"), ("'a' + 1", "error"), ("1 + 'a'", "error"),
         ("null + 1", "error"), ("true + true", "error"), ("-'a'", "error"), ("-1.5", "-1.5"),
@@ -67,7 +69,8 @@ import Testing
     @Test(arguments: [
         ("[1, 2, 3][1]", "2"), ("[1][1]", "error"), ("[1][-1]", "error"), ("[1]['a']", "error"), ("{'a': 1}['a']", "1"),
         ("{'a': 1}['b']", "error"), ("{'a': 1}.b", "error"), ("{'a': 1}[0]", "error"), ("null.a", "error"),
-        ("null[0]", "error"), ("'héllo'[1]", "'é'"), ("'😀'.size()", "2"), ("'abc'[3]", "error"), ("[1, 2, 3][1:]", "[2, 3]"),
+        ("null[0]", "error"), ("'héllo'[1]", "'é'"), ("'😀'.size()", "2"), ("'abc'[3]", "error"),
+        ("[1, 2, 3][1:]", "[2, 3]"),
         ("[1, 2, 3][:2]", "[1, 2]"), ("[1, 2, 3][1:1]", "[]"), ("[1, 2, 3][2:1]", "error"), ("[1][0:5]", "error"),
         ("'hello'[1:3]", "'el'"), ("1.a", "error"), ("'a'.b", "error"), ("1[0]", "error"),
     ])
@@ -76,10 +79,15 @@ import Testing
     // MARK: request and resource
 
     @Test func requestFields() {
-        let req = TS.request(.get, "images/cat.png", uid: "u1", claims: [
-            "admin": .bool(true), "email": .string("a@b.c"), "iat": .int(1_700_000_000),
-            "firebase": .object(["sign_in_provider": .string("password"), "identities": .object(["email": .array([.string("a@b.c")])])]),
-        ])
+        let req = TS.request(
+            .get, "images/cat.png", uid: "u1",
+            claims: [
+                "admin": .bool(true), "email": .string("a@b.c"), "iat": .int(1_700_000_000),
+                "firebase": .object([
+                    "sign_in_provider": .string("password"),
+                    "identities": .object(["email": .array([.string("a@b.c")])]),
+                ]),
+            ])
         #expect(TS.eval("request.auth.uid", request: req) == "'u1'")
         #expect(TS.eval("request.auth.token.admin == true", request: req) == "true")
         #expect(TS.eval("request.auth.token.email", request: req) == "'a@b.c'")
@@ -90,7 +98,10 @@ import Testing
         #expect(TS.eval("'admin' in request.auth.token", request: req) == "true")
         #expect(TS.eval("request.auth.token.get('nope', 'dflt')", request: req) == "'dflt'")
         #expect(TS.eval("request.path", request: req) == "path('/b/app.appspot.com/o/images/cat.png')")
-        #expect(TS.eval("request.path[0] == 'b' && request.path[1] == 'app.appspot.com' && request.path[2] == 'o' && request.path[3] == 'images'", request: req) == "true")
+        #expect(
+            TS.eval(
+                "request.path[0] == 'b' && request.path[1] == 'app.appspot.com' && request.path[2] == 'o' && request.path[3] == 'images'",
+                request: req) == "true")
         #expect(TS.eval("request.path == path('/b/app.appspot.com/o/images/cat.png')", request: req) == "true")
         #expect(TS.eval("request.time == timestamp.value(\(TS.now.millisecondsSinceEpoch))", request: req) == "true")
         #expect(TS.eval("request.method", request: req) == "'get'")
@@ -104,7 +115,9 @@ import Testing
 
     @Test func resourceFields() {
         let stored = TS.meta("a/b.txt", size: 1234, contentType: "text/plain", custom: ["owner": "u1"])
-        let req = TS.request(.update, "a/b.txt", resource: stored, requestResource: TS.meta("a/b.txt", size: 1234, contentType: "image/png"))
+        let req = TS.request(
+            .update, "a/b.txt", resource: stored,
+            requestResource: TS.meta("a/b.txt", size: 1234, contentType: "image/png"))
         let expected: [(String, String)] = [
             ("resource.name", "'a/b.txt'"), ("resource.bucket", "'app.appspot.com'"),
             ("resource.generation", "1717171717171"), ("resource.metageneration", "3"), ("resource.size", "1234"),
@@ -113,10 +126,13 @@ import Testing
             ("resource.etag", "'1717171717171/3'"), ("resource.contentDisposition", "'inline'"),
             ("resource.contentEncoding", "'identity'"), ("resource.contentLanguage", "'en'"),
             ("resource.contentType", "'text/plain'"), ("resource.metadata", "{'owner': 'u1'}"),
-            ("resource.metadata.owner", "'u1'"), ("resource.metadata.other", "error"), ("'owner' in resource.metadata", "true"),
-            ("resource.size is int", "true"), ("resource.timeCreated is timestamp", "true"), ("resource.cacheControl", "error"),
+            ("resource.metadata.owner", "'u1'"), ("resource.metadata.other", "error"),
+            ("'owner' in resource.metadata", "true"),
+            ("resource.size is int", "true"), ("resource.timeCreated is timestamp", "true"),
+            ("resource.cacheControl", "error"),
             ("request.resource.contentType", "'image/png'"), ("request.resource.metadata", "{}"),
-            ("request.resource.generation", "error"), ("request.resource.etag", "error"), ("request.resource.timeCreated", "error"),
+            ("request.resource.generation", "error"), ("request.resource.etag", "error"),
+            ("request.resource.timeCreated", "error"),
             ("'size' in request.resource", "true"), ("'generation' in request.resource", "false"),
             ("request.resource.metadata.keys()", "[]"),
             ("resource.keys().size()", "15"), ("request.resource.keys().size()", "10"),
@@ -147,7 +163,8 @@ import Testing
     }
 
     @Test func functionsSeeTheirDeclaringScope() throws {
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o {
@@ -188,7 +205,8 @@ import Testing
     // MARK: matching
 
     @Test func matchingRulesV2() throws {
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o {
@@ -209,7 +227,8 @@ import Testing
     }
 
     @Test func capturedPathsAreBoundAsPaths() throws {
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             service firebase.storage {
               match /b/{bucket}/o/{all=**} { allow get: if all[0] == 'x' && all[1] == 'y' && all.size() == 2 && bucket == 'app.appspot.com'; }
             }
@@ -220,18 +239,23 @@ import Testing
 
     @Test func listUnderV1IsDeniedWithAWarning() throws {
         let warnings = Collected()
-        let r = try Ruleset.compile("service firebase.storage { match /b/{bucket}/o/{all=**} { allow read; } }", fileName: "f")
-            .with(warningHandler: { warnings.add($0) })
+        let r = try Ruleset.compile(
+            "service firebase.storage { match /b/{bucket}/o/{all=**} { allow read; } }", fileName: "f"
+        )
+        .with(warningHandler: { warnings.add($0) })
         #expect(!r.evaluate(TS.request(.list, "x")).allowed)
         #expect(!r.evaluate(TS.request(.list, "y")).allowed)
         #expect(r.evaluate(TS.request(.get, "x")).allowed)
         #expect(warnings.all.count == 1)
-        #expect(r.explain(TS.request(.list, "x")).explanation == "denied: list operations are only allowed for rules_version = '2'")
+        #expect(
+            r.explain(TS.request(.list, "x")).explanation
+                == "denied: list operations are only allowed for rules_version = '2'")
     }
 
     @Test func listOfAFolderIsARequestForAnUnknownChild() throws {
         // rules.md §2.6: `match /{uid}/{file}` with `allow read` permits listing `uid/`; the child wildcard is unbound.
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o {
@@ -251,7 +275,9 @@ import Testing
     }
 
     @Test func methodUmbrellas() throws {
-        let r = try Ruleset.compile("rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{x} { allow read; allow update; } }", fileName: "f")
+        let r = try Ruleset.compile(
+            "rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{x} { allow read; allow update; } }",
+            fileName: "f")
         #expect(r.evaluate(TS.request(.get, "a")).allowed)
         #expect(r.evaluate(TS.request(.list, "a")).allowed)
         #expect(r.evaluate(TS.request(.update, "a")).allowed)
@@ -268,7 +294,8 @@ import Testing
     // MARK: explain, debug, firestore
 
     @Test func explainNamesTheDecidingStatement() throws {
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o {
@@ -282,31 +309,45 @@ import Testing
             """, fileName: "storage.rules")
         let ok = r.explain(TS.request(.get, "public/x"))
         #expect(ok.allowed)
-        #expect(ok.explanation == "allowed: 'allow read' at storage.rules:4:25 in match /b/{bucket}/o/public/{f} evaluated to true")
+        #expect(
+            ok.explanation
+                == "allowed: 'allow read' at storage.rules:4:25 in match /b/{bucket}/o/public/{f} evaluated to true")
         let denied = r.explain(TS.request(.get, "private/x"))
         #expect(!denied.allowed)
-        #expect(denied.explanation == """
-            denied: no allow statement for 'get' on /b/app.appspot.com/o/private/x evaluated to true
-              'allow read: if request.auth.uid == 'admin'' at storage.rules:6:7 in match /b/{bucket}/o/private/{f} failed: Property uid is undefined on object request.auth.
-            """.replacingOccurrences("Property uid is undefined on object request.auth.", with: "Null value error. Cannot read property 'uid' of null."))
-        #expect(r.explain(TS.request(.get, "other/x")).explanation == "denied: no match block completely matches /b/app.appspot.com/o/other/x")
-        #expect(r.explain(TS.request(.create, "public/x")).explanation
-            == "denied: 1 match block(s) match /b/app.appspot.com/o/public/x but none has an allow for 'create'")
+        #expect(
+            denied.explanation
+                == """
+                denied: no allow statement for 'get' on /b/app.appspot.com/o/private/x evaluated to true
+                  'allow read: if request.auth.uid == 'admin'' at storage.rules:6:7 in match /b/{bucket}/o/private/{f} failed: Property uid is undefined on object request.auth.
+                """.replacingOccurrences(
+                    "Property uid is undefined on object request.auth.",
+                    with: "Null value error. Cannot read property 'uid' of null."))
+        #expect(
+            r.explain(TS.request(.get, "other/x")).explanation
+                == "denied: no match block completely matches /b/app.appspot.com/o/other/x")
+        #expect(
+            r.explain(TS.request(.create, "public/x")).explanation
+                == "denied: 1 match block(s) match /b/app.appspot.com/o/public/x but none has an allow for 'create'")
         #expect(r.evaluate(TS.request(.get, "public/x")) == RulesDecision(allowed: true, explanation: nil))
     }
 
     @Test func debugGoesToTheHandlerAndShortCircuitSkipsIt() throws {
         let out = Collected()
-        let r = try Ruleset.compile(TS.wrap("debug(1 + 1) == 2 && (false && debug('never') == 1 || debug([request.path[3]]) != null)"), fileName: "f")
-            .with(debugHandler: { out.add($0) })
+        let r = try Ruleset.compile(
+            TS.wrap("debug(1 + 1) == 2 && (false && debug('never') == 1 || debug([request.path[3]]) != null)"),
+            fileName: "f"
+        )
+        .with(debugHandler: { out.add($0) })
         #expect(r.evaluate(TS.request(.get, "x/y")).allowed)
         #expect(out.all == ["2", "['x']"])
     }
 
     @Test func firestoreCallsDenyAndWarnOnce() throws {
         let warnings = Collected()
-        let r = try Ruleset.compile(TS.wrap("firestore.exists(/databases/(default)/documents/users/x) || request.auth != null"), fileName: "f")
-            .with(warningHandler: { warnings.add($0) })
+        let r = try Ruleset.compile(
+            TS.wrap("firestore.exists(/databases/(default)/documents/users/x) || request.auth != null"), fileName: "f"
+        )
+        .with(warningHandler: { warnings.add($0) })
         #expect(!r.evaluate(TS.request(.get, "a")).allowed)
         #expect(r.evaluate(TS.request(.get, "a", uid: "u")).allowed)  // error || true = true
         #expect(!r.evaluate(TS.request(.get, "a")).allowed)
@@ -330,7 +371,8 @@ extension String {
 @Suite struct ConcurrencyTests {
     /// One compiled Ruleset shared by many tasks gives the same answers as sequential evaluation.
     @Test func sharedRulesetIsSafeAcrossTasks() async throws {
-        let ruleset = try Ruleset.compile("""
+        let ruleset = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o/users/{uid}/{file} {

@@ -1,5 +1,6 @@
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 /// Strings in rules compare as Java compares them: equal only when their code units are, ordered by UTF-16 code

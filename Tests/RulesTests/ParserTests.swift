@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Rules
 
 @Suite struct ParserTests {
@@ -42,9 +43,12 @@ import Testing
     }
 
     @Test func versionDefaultsToOneAndOptionalSemicolons() throws {
-        let r = try Ruleset.compile("service firebase.storage { match /b/{bucket}/o/{x} { allow read } }", fileName: "f")
+        let r = try Ruleset.compile(
+            "service firebase.storage { match /b/{bucket}/o/{x} { allow read } }", fileName: "f")
         #expect(r.version == 1)
-        let r2 = try Ruleset.compile("rules_version = \"2\"\nservice firebase.storage { match /b/{bucket}/o/{x} { allow read; allow write: if true } }", fileName: "f")
+        let r2 = try Ruleset.compile(
+            "rules_version = \"2\"\nservice firebase.storage { match /b/{bucket}/o/{x} { allow read; allow write: if true } }",
+            fileName: "f")
         #expect(r2.version == 2)
     }
 
@@ -86,9 +90,14 @@ import Testing
     }
 
     @Test func byteOrderMarkAndCRLFAreAccepted() throws {
-        let r = try Ruleset.compile("\u{FEFF}rules_version = '2';\r\nservice firebase.storage {\r\n  match /b/{b}/o/{x} { allow read; }\r\n}\r\n", fileName: "f")
+        let r = try Ruleset.compile(
+            "\u{FEFF}rules_version = '2';\r\nservice firebase.storage {\r\n  match /b/{b}/o/{x} { allow read; }\r\n}\r\n",
+            fileName: "f")
         #expect(r.evaluate(TS.request(.get, "a")).allowed)
-        #expect(TS.diagnostics("\u{FEFF}service firebase.storage { match /b { allow read: if y; } }") == ["1:54: unknown identifier 'y'"])
+        #expect(
+            TS.diagnostics("\u{FEFF}service firebase.storage { match /b { allow read: if y; } }") == [
+                "1:54: unknown identifier 'y'"
+            ])
     }
 
     @Test func allowTextIsRecordedForExplain() throws {
@@ -97,7 +106,8 @@ import Testing
     }
 
     @Test func matchPatternsWithOddLiteralSegments() throws {
-        let r = try Ruleset.compile("""
+        let r = try Ruleset.compile(
+            """
             service firebase.storage { match /b/{bucket}/o { match /user:12345/profile.photo.png { allow read; } } }
             """, fileName: "f")
         #expect(r.evaluate(TS.request(.get, "user:12345/profile.photo.png")).allowed)
@@ -108,7 +118,10 @@ import Testing
 
     @Test(arguments: [
         // (source, expected first diagnostic prefix "line:col: message-fragment")
-        (TS.wrap("true").replacingOccurrences(of: "if true", with: "true"), "4:17: Missing 'if' before conditional expression."),
+        (
+            TS.wrap("true").replacingOccurrences(of: "if true", with: "true"),
+            "4:17: Missing 'if' before conditional expression."
+        ),
         ("service firebase.storage {{", "1:27: expected 'match', 'function' or '}' in the service body"),
         ("service firebase.storage {", "1:27: unexpected end of file: missing '}'"),
         ("rules_version = '3';\nservice firebase.storage {}", "1:17: unsupported rules_version '3'"),
@@ -148,32 +161,54 @@ import Testing
     }
 
     @Test(arguments: [
-        ("rules_version = '2';\nfunction f(x) { return g(x); }\nfunction g(x) { return f(x); }\nservice firebase.storage {}",
-         "2:1: recursive function calls are not allowed: f -> g -> f"),
-        ("rules_version = '2';\nfunction f(x) { return f(x); }\nservice firebase.storage {}",
-         "2:1: recursive function calls are not allowed: f -> f"),
-        ("rules_version = '2';\nfunction f(x) { return x; }\nservice firebase.storage { match /b/{b}/o { allow read: if f(1, 2); } }",
-         "3:60: function 'f' takes 1 argument, called with 2"),
-        ("rules_version = '2';\nfunction f(a,b,c,d,e,f2,g,h) { return a; }\nservice firebase.storage {}",
-         "2:1: function 'f' has 8 parameters; the limit is 7"),
-        ("rules_version = '2';\nfunction f() { let a=1; let b=1; let c=1; let d=1; let e=1; let f1=1; let g=1; let h=1; let i=1; let j=1; let k=1; return a; }\nservice firebase.storage {}",
-         "2:1: function 'f' has 11 let bindings; the limit is 10"),
-        ("function f() { let a = 1; return a; }\nservice firebase.storage {}",
-         "1:20: 'let' bindings require rules_version = '2'"),
-        ("function f() { return 1; }\nfunction f() { return 2; }\nservice firebase.storage {}",
-         "2:1: function 'f' is already defined in this scope"),
+        (
+            "rules_version = '2';\nfunction f(x) { return g(x); }\nfunction g(x) { return f(x); }\nservice firebase.storage {}",
+            "2:1: recursive function calls are not allowed: f -> g -> f"
+        ),
+        (
+            "rules_version = '2';\nfunction f(x) { return f(x); }\nservice firebase.storage {}",
+            "2:1: recursive function calls are not allowed: f -> f"
+        ),
+        (
+            "rules_version = '2';\nfunction f(x) { return x; }\nservice firebase.storage { match /b/{b}/o { allow read: if f(1, 2); } }",
+            "3:60: function 'f' takes 1 argument, called with 2"
+        ),
+        (
+            "rules_version = '2';\nfunction f(a,b,c,d,e,f2,g,h) { return a; }\nservice firebase.storage {}",
+            "2:1: function 'f' has 8 parameters; the limit is 7"
+        ),
+        (
+            "rules_version = '2';\nfunction f() { let a=1; let b=1; let c=1; let d=1; let e=1; let f1=1; let g=1; let h=1; let i=1; let j=1; let k=1; return a; }\nservice firebase.storage {}",
+            "2:1: function 'f' has 11 let bindings; the limit is 10"
+        ),
+        (
+            "function f() { let a = 1; return a; }\nservice firebase.storage {}",
+            "1:20: 'let' bindings require rules_version = '2'"
+        ),
+        (
+            "function f() { return 1; }\nfunction f() { return 2; }\nservice firebase.storage {}",
+            "2:1: function 'f' is already defined in this scope"
+        ),
         ("function f(a, a) { return a; }\nservice firebase.storage {}", "1:15: duplicate parameter 'a'"),
-        ("function f() { return 1 }\nservice firebase.storage { match /b/{b}/o { allow read: if f; } }",
-         "2:60: 'f' is a function and must be called"),
-        ("service firebase.storage { match /b/{b}/o/{rest=**}/x { allow read; } }",
-         "1:43: a recursive wildcard must be the last segment under rules_version '1'"),
-        ("rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{a=**}/{c=**} { allow read; } }",
-         "2:50: only one recursive wildcard"),
+        (
+            "function f() { return 1 }\nservice firebase.storage { match /b/{b}/o { allow read: if f; } }",
+            "2:60: 'f' is a function and must be called"
+        ),
+        (
+            "service firebase.storage { match /b/{b}/o/{rest=**}/x { allow read; } }",
+            "1:43: a recursive wildcard must be the last segment under rules_version '1'"
+        ),
+        (
+            "rules_version = '2';\nservice firebase.storage { match /b/{b}/o/{a=**}/{c=**} { allow read; } }",
+            "2:50: only one recursive wildcard"
+        ),
         ("service firebase.storage { match /b/{b}/o/{x}/{x} { allow read; } }", "1:47: wildcard 'x' appears twice"),
         ("service firebase.storage { match /b/{request}/o { allow read; } }", "1:37: 'request' is a reserved name"),
         ("function f(duration) { return 1; }\nservice firebase.storage {}", "1:12: 'duration' is a reserved name"),
-        ("function f() { return y; }\nservice firebase.storage { match /b/{y}/o { allow read: if f(); } }",
-         "1:23: unknown identifier 'y'"),
+        (
+            "function f() { return y; }\nservice firebase.storage { match /b/{y}/o { allow read: if f(); } }",
+            "1:23: unknown identifier 'y'"
+        ),
     ])
     func checkerErrors(_ source: String, _ expected: String) {
         let diags = TS.diagnostics(source)
@@ -188,8 +223,9 @@ import Testing
         #expect(TS.diagnostics(nested).first?.contains("nested more than 10 deep") == true)
         // More than 20 captures.
         let captures = (0..<21).map { "/{c\($0)}" }.joined()
-        #expect(TS.diagnostics("service firebase.storage { match \(captures) { allow read; } }").first?
-            .contains("more than 20 wildcard variables") == true)
+        #expect(
+            TS.diagnostics("service firebase.storage { match \(captures) { allow read; } }").first?
+                .contains("more than 20 wildcard variables") == true)
         // Expression nesting.
         let deep = String(repeating: "(", count: 150) + "true" + String(repeating: ")", count: 150)
         #expect(TS.diagnostics(TS.wrap(deep)).first?.contains("nested too deep") == true)
@@ -205,17 +241,25 @@ import Testing
             _ = try Ruleset.compile(TS.wrap("a == b"), fileName: "storage.rules")
             Issue.record("expected an error")
         } catch {
-            #expect(error.description == "storage.rules:4:20: unknown identifier 'a'\nstorage.rules:4:25: unknown identifier 'b'")
+            #expect(
+                error.description
+                    == "storage.rules:4:20: unknown identifier 'a'\nstorage.rules:4:25: unknown identifier 'b'")
         }
     }
 
     @Test func warningsForRuntimeOnlyProblems() throws {
-        let r = try Ruleset.compile(TS.wrap("'x'.matches('(a') || firestore.exists(/databases/x) || 'a'.frobnicate()"), fileName: "w.rules")
+        let r = try Ruleset.compile(
+            TS.wrap("'x'.matches('(a') || firestore.exists(/databases/x) || 'a'.frobnicate()"), fileName: "w.rules")
         let text = r.warnings.map(\.description).joined(separator: "\n")
         #expect(text.contains("w.rules:4:32: invalid regular expression '(a'"))
         #expect(text.contains("firestore.exists() is not supported"))
         #expect(text.contains("no type has a method 'frobnicate'"))
-        let overlap = try Ruleset.compile("service firebase.storage { match /b/{b}/o/{x} { allow read; allow get, create: if true; allow update; } }", fileName: "o")
-        #expect(overlap.warnings.map(\.description) == ["o:1:61: methods overlap with an earlier allow in this match block (harmless: any one granting allows)"])
+        let overlap = try Ruleset.compile(
+            "service firebase.storage { match /b/{b}/o/{x} { allow read; allow get, create: if true; allow update; } }",
+            fileName: "o")
+        #expect(
+            overlap.warnings.map(\.description) == [
+                "o:1:61: methods overlap with an earlier allow in this match block (harmless: any one granting allows)"
+            ])
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Rules
 
 @Suite struct RegexTests {
@@ -8,7 +9,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("abc", "abc", true), ("abc", "abcd", false), ("a.c", "abc", true), ("a.c", "a\nc", false), ("(?s)a.c", "a\nc", true),
+        ("abc", "abc", true), ("abc", "abcd", false), ("a.c", "abc", true), ("a.c", "a\nc", false),
+        ("(?s)a.c", "a\nc", true),
         ("a*", "", true), ("a+", "", false), ("a?b", "b", true), ("a{2,3}", "aaa", true), ("a{2,3}", "aaaa", false),
         ("a{2}", "aa", true), ("a{2,}", "aaaaa", true), ("a{,2}", "a{,2}", true), ("x{", "x{", true),
         ("[a-c]+", "abcab", true), ("[^a-c]", "d", true), ("[^a-c]", "a", false), ("[\\d_]+", "1_2", true),
@@ -28,7 +30,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "(a)\\1", "a(?=b)", "a(?!b)", "(?<=a)b", "(?<!a)b", "(?>a)", "a*+", "a++", "a**", "*a", "+", "?", "(a", "a)", "[a",
+        "(a)\\1", "a(?=b)", "a(?!b)", "(?<=a)b", "(?<!a)b", "(?>a)", "a*+", "a++", "a**", "*a", "+", "?", "(a", "a)",
+        "[a",
         "[z-a]", "\\", "\\8", "a{1001}", "\\p{Greek}", "\\Z", "(?#c)", "(?z)", "\\k", "x{2}{3}",
     ])
     func rejectsNonRE2Syntax(_ pattern: String) {

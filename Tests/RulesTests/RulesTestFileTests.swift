@@ -1,5 +1,6 @@
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 @Suite struct RulesTestFileTests {
@@ -46,17 +47,30 @@ import Testing
         #expect(cases[0].request.resource?.contentType == "text/plain")
         #expect(c.request.requestResource?.contentType == nil)
         // The converted values reach the rules as ints and timestamps.
-        #expect(TS.eval("resource.size == 2048 && resource.timeCreated < request.time && resource.metadata.owner == request.auth.uid"
-                        + " && request.auth.token.email == 'a@b.c'", request: c.request) == "true")
+        #expect(
+            TS.eval(
+                "resource.size == 2048 && resource.timeCreated < request.time && resource.metadata.owner == request.auth.uid"
+                    + " && request.auth.token.email == 'a@b.c'", request: c.request) == "true")
     }
 
     @Test(arguments: [
         ("{}", "expected an object with a \"cases\" array"),
-        ("{\"cases\": [{\"method\": \"read\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\"}]}", "\"method\" must be one of"),
-        ("{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"yes\"}]}", "\"expect\" must be"),
-        ("{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\", \"time\": \"noon\"}]}", "\"time\" must be"),
-        ("{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\", \"resource\": {\"size\": \"big\"}}]}",
-         "\"size\" must be a decimal integer string"),
+        (
+            "{\"cases\": [{\"method\": \"read\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\"}]}",
+            "\"method\" must be one of"
+        ),
+        (
+            "{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"yes\"}]}",
+            "\"expect\" must be"
+        ),
+        (
+            "{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\", \"time\": \"noon\"}]}",
+            "\"time\" must be"
+        ),
+        (
+            "{\"cases\": [{\"method\": \"get\", \"bucket\": \"b\", \"path\": \"x\", \"expect\": \"allow\", \"resource\": {\"size\": \"big\"}}]}",
+            "\"size\" must be a decimal integer string"
+        ),
         ("{\"cases\": [", "invalid JSON"),
     ])
     func rejectsMalformedCases(_ json: String, _ fragment: String) {
@@ -69,7 +83,8 @@ import Testing
     }
 
     @Test func runnerReportsFailuresOnePerLine() throws {
-        let ruleset = try Ruleset.compile("""
+        let ruleset = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage { match /b/{bucket}/o/users/{uid}/{f} { allow read: if request.auth.uid == uid; } }
             """, fileName: "s.rules")
@@ -81,6 +96,9 @@ import Testing
         #expect(plain.lines == ["FAIL wrong expectation: expected deny, got allow"])
         let explained = RulesTestRunner.run(ruleset, cases: cases, explain: true)
         #expect(explained.lines.count == 1)
-        #expect(explained.lines[0].hasPrefix("FAIL wrong expectation: expected deny, got allow — allowed: 'allow read: if request.auth.uid == uid' at s.rules:2:"))
+        #expect(
+            explained.lines[0].hasPrefix(
+                "FAIL wrong expectation: expected deny, got allow — allowed: 'allow read: if request.auth.uid == uid' at s.rules:2:"
+            ))
     }
 }

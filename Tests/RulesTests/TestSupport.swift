@@ -1,5 +1,6 @@
 import PortcullisCore
 import Synchronization
+
 @testable import Rules
 
 /// Helpers shared by the Rules test suites.
@@ -7,12 +8,16 @@ enum TS {
     static let bucket = "app.appspot.com"
     static let now = Timestamp(rfc3339: "2026-01-15T12:30:45.123Z")!
 
-    static func meta(_ name: String = "a/b.txt", size: Int64 = 10, contentType: String? = "text/plain",
-                     custom: [String: String] = [:]) -> ObjectMetadata {
+    static func meta(
+        _ name: String = "a/b.txt", size: Int64 = 10, contentType: String? = "text/plain",
+        custom: [String: String] = [:]
+    ) -> ObjectMetadata {
         ObjectMetadata(
             bucket: bucket, name: name, generation: 1717171717171, metageneration: 3, size: size,
-            timeCreated: Timestamp(rfc3339: "2024-05-31T16:08:37.171Z")!, updated: Timestamp(rfc3339: "2024-06-01T00:00:00Z")!,
-            md5Hash: "XrY7u+Ae7tCTyyK7j1rNww==", crc32c: "yZRlqg==", contentType: contentType, contentEncoding: "identity",
+            timeCreated: Timestamp(rfc3339: "2024-05-31T16:08:37.171Z")!,
+            updated: Timestamp(rfc3339: "2024-06-01T00:00:00Z")!,
+            md5Hash: "XrY7u+Ae7tCTyyK7j1rNww==", crc32c: "yZRlqg==", contentType: contentType,
+            contentEncoding: "identity",
             contentDisposition: "inline", contentLanguage: "en", customMetadata: custom)
     }
 
@@ -28,8 +33,10 @@ enum TS {
     }
 
     /// Evaluates `expr` as the condition of `allow get` in `match /b/{bucket}/o/{path=**}` and returns the value.
-    static func value(_ expr: String, version: Int = 2, functions: String = "", request: RulesRequest = request(),
-                      hooks: RulesetHooks = RulesetHooks()) throws -> Value {
+    static func value(
+        _ expr: String, version: Int = 2, functions: String = "", request: RulesRequest = request(),
+        hooks: RulesetHooks = RulesetHooks()
+    ) throws -> Value {
         let source = """
             rules_version = '\(version)';
             \(functions)
@@ -50,7 +57,9 @@ enum TS {
     }
 
     /// The value rendered (`3`, `'x'`, `[1, 2]`), or `error` for any error.
-    static func eval(_ expr: String, version: Int = 2, functions: String = "", request: RulesRequest = request()) -> String {
+    static func eval(_ expr: String, version: Int = 2, functions: String = "", request: RulesRequest = request())
+        -> String
+    {
         do {
             let v = try value(expr, version: version, functions: functions, request: request)
             if case .error = v { return "error" }

@@ -1,13 +1,16 @@
 import PortcullisCore
 import Testing
+
 @testable import Rules
 
 /// Decisions made before an upload's bytes arrive (`RulesRequest.unknownFields`): a condition that hinges on
 /// the unknown size or hashes is undetermined, one that does not is decided — false absorbs `&&`, true absorbs
 /// `||`, and nothing built from an unknown value (lists, maps, calls, functions) is mistaken for a known one.
 @Suite struct UnknownFieldsTests {
-    static func decision(_ condition: String, unknown: UnknownFields, uid: String? = "alice", size: Int64 = 5,
-                         functions: String = "") throws -> RulesDecision {
+    static func decision(
+        _ condition: String, unknown: UnknownFields, uid: String? = "alice", size: Int64 = 5,
+        functions: String = ""
+    ) throws -> RulesDecision {
         let source = """
             rules_version = '2';
             \(functions)
@@ -25,8 +28,10 @@ import Testing
 
     enum Outcome: Equatable { case allowed, denied, undetermined }
 
-    static func outcome(_ condition: String, unknown: UnknownFields = [.size, .md5Hash, .crc32c],
-                        uid: String? = "alice", functions: String = "") throws -> Outcome {
+    static func outcome(
+        _ condition: String, unknown: UnknownFields = [.size, .md5Hash, .crc32c],
+        uid: String? = "alice", functions: String = ""
+    ) throws -> Outcome {
         let d = try decision(condition, unknown: unknown, uid: uid, functions: functions)
         return d.allowed ? .allowed : (d.determined ? .denied : .undetermined)
     }
@@ -85,7 +90,8 @@ import Testing
     }
 
     @Test func explainNamesTheUndecidedStatement() throws {
-        let ruleset = try Ruleset.compile("""
+        let ruleset = try Ruleset.compile(
+            """
             rules_version = '2';
             service firebase.storage {
               match /b/{bucket}/o/{path=**} {

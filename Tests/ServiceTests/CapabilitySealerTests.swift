@@ -1,6 +1,7 @@
 import PortcullisCore
-@testable import Service
 import Testing
+
+@testable import Service
 
 @Suite struct CapabilitySealerTests {
     let sealer = CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("first secret".utf8))])

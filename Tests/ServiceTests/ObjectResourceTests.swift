@@ -12,7 +12,8 @@ import Testing
         customMetadata: ["b": "2", "a": "1"], downloadTokens: ["t1", "t2"])
 
     @Test func rendersTheCloudStorageObjectResource() throws {
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(ObjectResource.json(Self.meta))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(ObjectResource.json(Self.meta))) as? [String: Any])
         #expect(json["kind"] as? String == "storage#object")
         #expect(json["id"] as? String == "b/dir/ü \"q\".txt/1700000000123456")
         #expect(json["name"] as? String == "dir/ü \"q\".txt")
@@ -38,13 +39,16 @@ import Testing
         let bytes = ObjectResource.json(Self.meta, links: .init(base: "http://127.0.0.1:9"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect(json["selfLink"] as? String == "http://127.0.0.1:9/storage/v1/b/b/o/dir%2F%C3%BC%20%22q%22.txt")
-        #expect(json["mediaLink"] as? String
-                == "http://127.0.0.1:9/download/storage/v1/b/b/o/dir%2F%C3%BC%20%22q%22.txt?generation=1700000000123456&alt=media")
+        #expect(
+            json["mediaLink"] as? String
+                == "http://127.0.0.1:9/download/storage/v1/b/b/o/dir%2F%C3%BC%20%22q%22.txt?generation=1700000000123456&alt=media"
+        )
     }
 
     @Test func minimalObjectOmitsAbsentFields() throws {
         let bare = ObjectMetadata(bucket: "b", name: "n", generation: 1, size: 0, timeCreated: .now(), updated: .now())
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(ObjectResource.json(bare))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(ObjectResource.json(bare))) as? [String: Any])
         #expect(json["metadata"] == nil && json["md5Hash"] == nil && json["contentType"] == nil)
     }
 }

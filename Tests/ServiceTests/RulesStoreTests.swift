@@ -1,9 +1,10 @@
 import Foundation
 import PortcullisCore
 import Rules
-@testable import Service
 import Storage
 import Testing
+
+@testable import Service
 
 /// A stand-in compiler: `allow` grants everything, `deny` nothing, anything else fails at 1:1.
 struct FakeRules: RulesEngine {
@@ -24,18 +25,22 @@ struct FakeRules: RulesEngine {
 func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistry()) throws -> StorageService {
     let dir = NSTemporaryDirectory() + "service-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return StorageService(configuration: ServiceConfiguration(),
-                          backends: ["b": try EmbeddedBackend.open(directory: dir, bucket: "b")],
-                          sealer: CapabilitySealer(keys: [SigningKey(id: "k", secret: Array("secret".utf8))]),
-                          rules: store, metrics: registry, logger: .disabled)
+    return StorageService(
+        configuration: ServiceConfiguration(),
+        backends: ["b": try EmbeddedBackend.open(directory: dir, bucket: "b")],
+        sealer: CapabilitySealer(keys: [SigningKey(id: "k", secret: Array("secret".utf8))]),
+        rules: store, metrics: registry, logger: .disabled)
 }
 
 @Suite struct RulesStoreTests {
-    func allowed(_ service: StorageService, _ method: RulesMethod, _ path: String, principal: Principal? = nil,
-                 requestResource: ObjectMetadata? = nil) -> Bool {
+    func allowed(
+        _ service: StorageService, _ method: RulesMethod, _ path: String, principal: Principal? = nil,
+        requestResource: ObjectMetadata? = nil
+    ) -> Bool {
         do {
-            try service.authorize(method, ("b", path), principal: principal, resource: nil,
-                                  requestResource: requestResource, RequestContext(requestID: "t"))
+            try service.authorize(
+                method, ("b", path), principal: principal, resource: nil,
+                requestResource: requestResource, RequestContext(requestID: "t"))
             return true
         } catch {
             #expect(error.kind == .forbidden)
@@ -98,14 +103,18 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
         let alice = Principal(uid: "alice", claims: ["sub": .string("alice")])
         #expect(allowed(service, .get, "users/alice/x", principal: alice))
         #expect(!allowed(service, .get, "users/bob/x", principal: alice))
-        var small = ObjectMetadata(bucket: "b", name: "users/alice/x", generation: 1, metageneration: 1, size: 5,
-                                   timeCreated: .now(), updated: .now())
+        var small = ObjectMetadata(
+            bucket: "b", name: "users/alice/x", generation: 1, metageneration: 1, size: 5,
+            timeCreated: .now(), updated: .now())
         #expect(allowed(service, .create, "users/alice/x", requestResource: small))
         small.size = 50
         #expect(!allowed(service, .create, "users/alice/x", requestResource: small))
 
-        guard case .failure(let failure) = store.load(source: "rules_version = '2';\nservice firebase.storage {\n  match",
-                                                      fileName: "s.rules") else {
+        guard
+            case .failure(let failure) = store.load(
+                source: "rules_version = '2';\nservice firebase.storage {\n  match",
+                fileName: "s.rules")
+        else {
             Issue.record("a broken file compiled")
             return
         }
@@ -122,8 +131,9 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
             "rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o/{p=**} {\n"
                 + "    allow read: if \(condition);\n  }\n}\n"
         }
-        let alice = Principal(uid: "alice", claims: ["sub": .string("alice")],
-                              credentialDigest: CredentialDigest(a: 1, b: 2, c: 3, d: 4))
+        let alice = Principal(
+            uid: "alice", claims: ["sub": .string("alice")],
+            credentialDigest: CredentialDigest(a: 1, b: 2, c: 3, d: 4))
         #expect((try? store.load(source: rules("request.auth.uid == 'alice'"), fileName: "s.rules").get()) != nil)
         #expect(allowed(service, .get, "x", principal: alice))
         #expect(allowed(service, .get, "x", principal: alice))

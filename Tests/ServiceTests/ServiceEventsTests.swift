@@ -1,10 +1,11 @@
 import Foundation
-import Rules
 import PortcullisCore
-@testable import Service
+import Rules
 import Storage
 import Synchronization
 import Testing
+
+@testable import Service
 
 /// The service's change-event hook: every committing operation records its events, exactly once, and only
 /// when it committed — through the outbox on the embedded backend, through the sink's queue elsewhere.
@@ -21,17 +22,23 @@ import Testing
     /// The embedded backend with its outbox ability hidden: stands for gs:// and s3://.
     struct NoOutbox: StorageBackend {
         let inner: EmbeddedBackend
-        func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata { try await inner.metadata(of: object) }
+        func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+            try await inner.metadata(of: object)
+        }
         func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
             try await inner.read(object, range: range)
         }
         func list(_ request: ListRequest) async throws(StorageError) -> ListPage { try await inner.list(request) }
-        func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                   options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+        func write(
+            _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+            options: WriteOptions
+        ) async throws(StorageError) -> ObjectMetadata {
             try await inner.write(object, body: body, attributes: attributes, options: options)
         }
-        func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                            preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+        func updateMetadata(
+            _ object: ObjectPath, patch: MetadataPatch,
+            preconditions: Preconditions
+        ) async throws(StorageError) -> ObjectMetadata {
             try await inner.updateMetadata(object, patch: patch, preconditions: preconditions)
         }
         func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
@@ -52,18 +59,23 @@ import Testing
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             embedded = try EmbeddedBackend.open(directory: dir, bucket: "b")
             let backend: any StorageBackend = outbox ? embedded : NoOutbox(inner: embedded)
-            service = StorageService(configuration: ServiceConfiguration(), backends: ["b": backend],
-                                     sealer: CapabilitySealer(keys: [SigningKey(id: "k", secret: Array("secret".utf8))]),
-                                     rules: RulesStore(fixed: AllowAll()), metrics: MetricsRegistry(), logger: .disabled,
-                                     events: events ? sink : nil)
+            service = StorageService(
+                configuration: ServiceConfiguration(), backends: ["b": backend],
+                sealer: CapabilitySealer(keys: [SigningKey(id: "k", secret: Array("secret".utf8))]),
+                rules: RulesStore(fixed: AllowAll()), metrics: MetricsRegistry(), logger: .disabled,
+                events: events ? sink : nil)
         }
 
-        func upload(_ name: String, _ bytes: [UInt8], preconditions: Preconditions = .none,
-                    mint: Bool = true) async throws -> ObjectMetadata {
+        func upload(
+            _ name: String, _ bytes: [UInt8], preconditions: Preconditions = .none,
+            mint: Bool = true
+        ) async throws -> ObjectMetadata {
             let object = try ObjectPath(bucket: "b", name: name)
-            return try await service.upload(UploadRequest(object: object, attributes: ObjectAttributes(contentType: "text/plain"),
-                                                          preconditions: preconditions, mintDownloadToken: mint),
-                                            body: BufferByteStream(bytes), caller: admin, context)
+            return try await service.upload(
+                UploadRequest(
+                    object: object, attributes: ObjectAttributes(contentType: "text/plain"),
+                    preconditions: preconditions, mintDownloadToken: mint),
+                body: BufferByteStream(bytes), caller: admin, context)
         }
 
         /// The outbox's events, drained (kind and generation/metageneration of the object in the body).
@@ -72,7 +84,8 @@ import Testing
             var out: [ChangeEvent] = []
             while true {
                 let now = Timestamp.now()
-                let claims = try await ledger.claim(webhooks: ["w"], now: now, limit: 100, leaseUntil: now.adding(.seconds(60)))
+                let claims = try await ledger.claim(
+                    webhooks: ["w"], now: now, limit: 100, leaseUntil: now.adding(.seconds(60)))
                 if claims.isEmpty { return out }
                 for claim in claims {
                     out.append(claim.event)
@@ -87,7 +100,8 @@ import Testing
         let object = try ObjectPath(bucket: "b", name: "dir/a b.txt")
         let first = try await s.upload("dir/a b.txt", [1, 2, 3], mint: false)
         // A metadata read mints the first download token (v0): a metadata update.
-        _ = try await s.service.metadata(of: object, caller: Caller(), conditions: .none, ensureDownloadToken: true, s.context)
+        _ = try await s.service.metadata(
+            of: object, caller: Caller(), conditions: .none, ensureDownloadToken: true, s.context)
         var patch = MetadataPatch()
         patch.customMetadata = ["k": "v"]
         _ = try await s.service.updateMetadata(object, .merge(patch), conditions: .none, caller: s.admin, s.context)
@@ -98,16 +112,21 @@ import Testing
             _ = try await s.upload("dir/a b.txt", [5], preconditions: Preconditions(ifGenerationMatch: 0))
         }
         await #expect(throws: ServiceError.self) {
-            try await s.service.delete(try ObjectPath(bucket: "b", name: "missing"), conditions: .none, caller: s.admin, s.context)
+            try await s.service.delete(
+                try ObjectPath(bucket: "b", name: "missing"), conditions: .none, caller: s.admin, s.context)
         }
         try await s.service.delete(object, conditions: .none, caller: s.admin, s.context)
         return (first, second)
     }
 
     static func expectedSequence(_ first: ObjectMetadata, _ second: ObjectMetadata) -> [String] {
-        ["finalized \(first.generation)/1", "metadataUpdated \(first.generation)/2", "metadataUpdated \(first.generation)/3",
-         "metadataUpdated \(first.generation)/4", "deleted \(first.generation)/4", "finalized \(second.generation)/1",
-         "deleted \(second.generation)/1"]
+        [
+            "finalized \(first.generation)/1", "metadataUpdated \(first.generation)/2",
+            "metadataUpdated \(first.generation)/3",
+            "metadataUpdated \(first.generation)/4", "deleted \(first.generation)/4",
+            "finalized \(second.generation)/1",
+            "deleted \(second.generation)/1",
+        ]
     }
 
     static func summary(_ events: [ChangeEvent]) throws -> [String] {
@@ -115,7 +134,8 @@ import Testing
             let body = try #require(try JSONSerialization.jsonObject(with: Data(event.body)) as? [String: Any])
             #expect(body["name"] as? String == "dir/a b.txt")
             #expect(event.name == "dir/a b.txt" && event.bucket == "b")
-            return "\(event.kind.rawValue) \(body["generation"] as? String ?? "?")/\(body["metageneration"] as? String ?? "?")"
+            return
+                "\(event.kind.rawValue) \(body["generation"] as? String ?? "?")/\(body["metageneration"] as? String ?? "?")"
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StorageClient
 
 /// The batch uploader's races: aggregate progress, exactly-once completion, fail-fast cancellation.
@@ -55,7 +56,9 @@ import Testing
     @Test func cancellingMidwayFailsOnceWithCancelled() async throws {
         let folder = storage.reference(withPath: "ok/batch-cancel-\(UUID().uuidString.prefix(8))")
         let uploader = BatchUploader(maxConcurrentUploads: 2)
-        for i in 0..<20 { uploader.add(data: patternedData(count: 2 << 20, seed: UInt64(i + 1)), to: folder.child("f\(i)")) }
+        for i in 0..<20 {
+            uploader.add(data: patternedData(count: 2 << 20, seed: UInt64(i + 1)), to: folder.child("f\(i)"))
+        }
         let runner = Task { try await uploader.start() }
         #expect(await eventually { uploader.completedBytes > 0 })
         uploader.cancel()

@@ -1,6 +1,6 @@
+import ChildProcessIO
 import Foundation
 import Testing
-import ChildProcessIO
 
 /// `portcullis-cli completion bash|zsh`: the scripts parse, and bash completes commands, options and option
 /// values from the CLI's own command table.
@@ -17,18 +17,20 @@ import ChildProcessIO
     private static func shell(_ name: String, _ arguments: String...) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                    process.arguments = [name] + arguments
-                    let pipe = Pipe()
-                    process.standardOutput = pipe
-                    process.standardError = pipe
-                    try process.run()
-                    let output = pipe.fileHandleForReading.readToEndRetryingInterrupts()
-                    process.waitUntilExit()
-                    return String(decoding: output, as: UTF8.self) + (process.terminationStatus == 0 ? "" : "[exit \(process.terminationStatus)]")
-                })
+                continuation.resume(
+                    with: Result {
+                        let process = Process()
+                        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                        process.arguments = [name] + arguments
+                        let pipe = Pipe()
+                        process.standardOutput = pipe
+                        process.standardError = pipe
+                        try process.run()
+                        let output = pipe.fileHandleForReading.readToEndRetryingInterrupts()
+                        process.waitUntilExit()
+                        return String(decoding: output, as: UTF8.self)
+                            + (process.terminationStatus == 0 ? "" : "[exit \(process.terminationStatus)]")
+                    })
             }
         }
     }
@@ -36,7 +38,8 @@ import ChildProcessIO
     @Test func bashCompletesCommandsOptionsAndValues() async throws {
         let script = try await CLI.run(["completion", "bash"])
         #expect(script.status == 0)
-        let output = try await bash("""
+        let output = try await bash(
+            """
             set -e
             \(script.stdout)
             t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _portcullis_cli; echo "${COMPREPLY[*]}"; }
@@ -51,19 +54,20 @@ import ChildProcessIO
             t portcullis-cli help se
             t portcullis-cli ls --page-size ""
             """)
-        #expect(output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) == [
-            "ls stat cp rm url set-meta completion help",
-            "cp completion",
-            "--version",
-            "firebase bearer",
-            "stat",
-            "--recursive",
-            "--content-type --cache-control --meta --remove-meta --help",
-            "bash zsh",
-            "set-meta",
-            "",
-            "",
-        ])
+        #expect(
+            output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) == [
+                "ls stat cp rm url set-meta completion help",
+                "cp completion",
+                "--version",
+                "firebase bearer",
+                "stat",
+                "--recursive",
+                "--content-type --cache-control --meta --remove-meta --help",
+                "bash zsh",
+                "set-meta",
+                "",
+                "",
+            ])
     }
 
     @Test func zshScriptRegistersTheCompletionAndParses() async throws {
@@ -79,8 +83,9 @@ import ChildProcessIO
         let file = directory.appendingPathComponent("_portcullis-cli")
         try script.stdout.write(to: file, atomically: true, encoding: .utf8)
         #expect(try await Self.shell("zsh", "-n", file.path) == "")
-        let loaded = try await Self.shell("zsh", "-f", "-c",
-                                          "autoload -Uz compinit && compinit -u && source \(file.path) && print -r -- $_comps[portcullis-cli]")
+        let loaded = try await Self.shell(
+            "zsh", "-f", "-c",
+            "autoload -Uz compinit && compinit -u && source \(file.path) && print -r -- $_comps[portcullis-cli]")
         #expect(loaded == "_portcullis-cli\n")
     }
 }

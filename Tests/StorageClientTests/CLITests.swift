@@ -115,31 +115,42 @@ import Testing
             #expect(try await CLI.run(admin + ["rm", "gs://test-bucket/admin-area/a.txt"]).status == 0)
         }
         // The same key as a plain token, from the environment, in the Bearer scheme.
-        let viaEnvironment = try await CLI.run(g + ["stat", "gs://test-bucket/admin-area/none"],
-                                               environment: ["PORTCULLIS_TOKEN": server.adminKey,
-                                                             "PORTCULLIS_AUTH_SCHEME": "bearer"])
+        let viaEnvironment = try await CLI.run(
+            g + ["stat", "gs://test-bucket/admin-area/none"],
+            environment: [
+                "PORTCULLIS_TOKEN": server.adminKey,
+                "PORTCULLIS_AUTH_SCHEME": "bearer",
+            ])
         #expect(viaEnvironment.stderr.contains("HTTP 404"), "admin sees the object is missing, not 403")
-        let unreadable = try await CLI.run(g + ["--admin-key", directory.appendingPathComponent("none").path,
-                                                "stat", "gs://test-bucket/x"])
+        let unreadable = try await CLI.run(
+            g + [
+                "--admin-key", directory.appendingPathComponent("none").path,
+                "stat", "gs://test-bucket/x",
+            ])
         #expect(unreadable.status == 1)
         #expect(unreadable.stderr.split(separator: "\n").count == 1)
     }
 
     @Test func aRefusedConnectionIsOneReadableLine() async throws {
         let port = try TestServer.freePort()
-        for arguments in [["stat", "gs://test-bucket/ok/x"], ["cp", "gs://test-bucket/ok/x", "/tmp/never-written"],
-                          ["ls", "gs://test-bucket/ok/"]] {
+        for arguments in [
+            ["stat", "gs://test-bucket/ok/x"], ["cp", "gs://test-bucket/ok/x", "/tmp/never-written"],
+            ["ls", "gs://test-bucket/ok/"],
+        ] {
             let result = try await CLI.run(["--server", "http://127.0.0.1:\(port)", "--retry-time", "0.2"] + arguments)
             #expect(result.status == 1, "\(arguments)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains("could not connect to 127.0.0.1:\(port) (connection refused)"),
-                    "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.contains("could not connect to 127.0.0.1:\(port) (connection refused)"),
+                "\(arguments): \(result.stderr)")
         }
     }
 
     @Test func anUnknownHostIsOneReadableLine() async throws {
-        let result = try await CLI.run(["--server", "http://portcullis-test.invalid:8080", "--retry-time", "0",
-                                        "stat", "gs://test-bucket/ok/x"])
+        let result = try await CLI.run([
+            "--server", "http://portcullis-test.invalid:8080", "--retry-time", "0",
+            "stat", "gs://test-bucket/ok/x",
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("could not resolve host portcullis-test.invalid"), "\(result.stderr)")
@@ -191,13 +202,15 @@ enum CLI {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-                      stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: try Data(contentsOf: out), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
     }
 
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-cli-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "portcullis-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }

@@ -1,14 +1,18 @@
 import Foundation
+import Testing
+
+@testable import StorageClient
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import StorageClient
 
 /// The SDK against a live `portcullis serve`: every reference operation and the error mapping.
 @Suite(.serialized) struct LiveOperationsTests {
     let server = TestServer.shared
-    var storage: Storage { Storage(bucket: TestServer.bucket, host: "127.0.0.1:\(server.port)", settings: fastRetries()) }
+    var storage: Storage {
+        Storage(bucket: TestServer.bucket, host: "127.0.0.1:\(server.port)", settings: fastRetries())
+    }
 
     func fastRetries() -> StorageSettings {
         var settings = StorageSettings()

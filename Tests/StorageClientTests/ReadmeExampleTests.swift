@@ -1,7 +1,7 @@
-import Foundation
-import Testing
-import StorageClient
 import ChildProcessIO
+import Foundation
+import StorageClient
+import Testing
 
 /// The README's Swift and CLI examples, run for real. Keep the README in sync with these bodies.
 @Suite(.serialized) struct ReadmeExampleTests {
@@ -12,8 +12,10 @@ import ChildProcessIO
         // README: Swift client SDK (begin)
         let storage = Storage(bucket: "test-bucket", host: host, tokenProvider: { nil /* your ID token */ })
         let ref = storage.reference(withPath: "photos/2024/cat.txt")
-        let metadata = try await ref.putData(Data("meow".utf8),
-                                             metadata: StorageMetadata(contentType: "text/plain")).result()
+        let metadata = try await ref.putData(
+            Data("meow".utf8),
+            metadata: StorageMetadata(contentType: "text/plain")
+        ).result()
         let bytes = try await ref.getData(maxSize: 1 << 20)
         let page = try await storage.reference(withPath: "photos").list(maxResults: 100)
         let url = try await ref.downloadURL()

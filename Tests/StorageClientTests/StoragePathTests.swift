@@ -1,6 +1,7 @@
-import Testing
 import Foundation
 import PortcullisCore
+import Testing
+
 @testable import StorageClient
 
 @Suite struct StoragePathTests {
@@ -30,7 +31,9 @@ import PortcullisCore
         #expect(ref.fullPath == object)
     }
 
-    @Test(arguments: ["ftp://x/y", "gs://", "https://example.com/notv0/b/x", "https://h/v0/b/bkt/x/y", "gs://bad bucket/x"])
+    @Test(arguments: [
+        "ftp://x/y", "gs://", "https://example.com/notv0/b/x", "https://h/v0/b/bkt/x/y", "gs://bad bucket/x",
+    ])
     func rejectsOtherURLs(_ url: String) {
         #expect(throws: StorageError.self) { try storage.reference(forURL: url) }
     }
@@ -40,17 +43,22 @@ import PortcullisCore
         #expect(Storage.encode("A-z_0.!~*'()") == "A-z_0.!~*'()")
     }
 
-    @Test(arguments: [(401, StorageErrorCode.unauthenticated), (402, .quotaExceeded), (403, .unauthorized),
-                      (404, .objectNotFound), (400, .unknown), (409, .unknown), (412, .unknown), (500, .unknown)])
+    @Test(arguments: [
+        (401, StorageErrorCode.unauthenticated), (402, .quotaExceeded), (403, .unauthorized),
+        (404, .objectNotFound), (400, .unknown), (409, .unknown), (412, .unknown), (500, .unknown),
+    ])
     func mapsStatusesToFirebaseCodes(_ status: Int, _ code: StorageErrorCode) {
-        let error = Storage.error(status: status, body: Array(#"{"error":{"code":\#(status),"message":"why"}}"#.utf8).data)
+        let error = Storage.error(
+            status: status, body: Array(#"{"error":{"code":\#(status),"message":"why"}}"#.utf8).data)
         #expect(error.code == code)
         #expect(error.message == "why")
         #expect(error.httpStatus == status)
     }
 
     @Test func metadataDiffSendsOnlyChanges() throws {
-        let json = try JSONDecoderShim.parse(#"{"name":"a/b","bucket":"b","size":"3","generation":"5","metageneration":"1","contentType":"text/plain","cacheControl":"no-cache","metadata":{"keep":"1","gone":"2"}}"#)
+        let json = try JSONDecoderShim.parse(
+            #"{"name":"a/b","bucket":"b","size":"3","generation":"5","metageneration":"1","contentType":"text/plain","cacheControl":"no-cache","metadata":{"keep":"1","gone":"2"}}"#
+        )
         var metadata = try StorageMetadata(json: json)
         #expect(metadata.size == 3 && metadata.generation == 5 && metadata.name == "b")
         metadata.contentType = "image/png"
@@ -58,7 +66,8 @@ import PortcullisCore
         metadata.customMetadata["gone"] = nil
         metadata.customMetadata["new"] = "3"
         let patch = metadata.patchJSON()
-        #expect(patch.encoded() == #"{"cacheControl":null,"contentType":"image/png","metadata":{"gone":null,"new":"3"}}"#)
+        #expect(
+            patch.encoded() == #"{"cacheControl":null,"contentType":"image/png","metadata":{"gone":null,"new":"3"}}"#)
     }
 
     @Test func chunkSizesFollowGranularity() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import StorageClient
 
 /// Pause, resume, cancel and observers of upload and download tasks against a live server, 64 MiB each.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Storage
 
 /// The object checksums as the embedded backend computes them (Crypto's MD5/CRC32C behind `BodyChecksum`),

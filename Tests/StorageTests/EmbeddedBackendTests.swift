@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Storage
 
 /// Embedded-only behaviour: crash leftovers, concurrency, persistence of staging state, limits.
@@ -9,14 +10,17 @@ import Testing
 
     static func path(_ name: String) throws -> ObjectPath { try ObjectPath(bucket: bucket, name: name) }
 
-    static func openBackend(_ directory: TemporaryDirectory,
-                     options: EmbeddedOptions = EmbeddedOptions()) throws -> EmbeddedBackend {
+    static func openBackend(
+        _ directory: TemporaryDirectory,
+        options: EmbeddedOptions = EmbeddedOptions()
+    ) throws -> EmbeddedBackend {
         try EmbeddedBackend.open(directory: directory.path, bucket: bucket, options: options)
     }
 
     static func put(_ backend: EmbeddedBackend, _ name: String, _ bytes: [UInt8]) async throws -> ObjectMetadata {
-        try await backend.write(path(name), body: BufferByteStream(bytes), attributes: ObjectAttributes(),
-                                options: WriteOptions())
+        try await backend.write(
+            path(name), body: BufferByteStream(bytes), attributes: ObjectAttributes(),
+            options: WriteOptions())
     }
 
     static func files(in directory: String) -> Set<String> {
@@ -32,21 +36,25 @@ import Testing
         do {
             let backend = try Self.openBackend(directory)
             _ = try await Self.put(backend, "keep", Array("kept".utf8))
-            activeHandle = try await backend.startUpload(Self.path("staged"), attributes: ObjectAttributes(), declaredSize: nil)
-            _ = try await backend.appendChunk(activeHandle, object: Self.path("staged"), offset: 0,
-                                              body: BufferByteStream(Array("abc".utf8)))
+            activeHandle = try await backend.startUpload(
+                Self.path("staged"), attributes: ObjectAttributes(), declaredSize: nil)
+            _ = try await backend.appendChunk(
+                activeHandle, object: Self.path("staged"), offset: 0,
+                body: BufferByteStream(Array("abc".utf8)))
         }
         // Crash leftovers: a half-received temp file, a published blob whose commit never happened, a staging
         // file without a session, and a row written in a transaction that never committed.
         _ = FileManager.default.createFile(atPath: layout.tmp + "/0123", contents: Data([1, 2, 3]))
         _ = FileManager.default.createFile(atPath: blobDirectory + "/999", contents: Data([4]))
-        _ = FileManager.default.createFile(atPath: layout.stagingFile("ffffffffffffffffffffffffffffffff"), contents: Data([5]))
+        _ = FileManager.default.createFile(
+            atPath: layout.stagingFile("ffffffffffffffffffffffffffffffff"), contents: Data([5]))
         _ = FileManager.default.createFile(atPath: blobDirectory + "/1000", contents: Data([6]))
         do {
             let raw = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: 1000)
             try raw.execute("BEGIN IMMEDIATE")
-            let metadata = ObjectMetadata(bucket: Self.bucket, name: "uncommitted", generation: 1000, size: 1,
-                                          timeCreated: .now(), updated: .now())
+            let metadata = ObjectMetadata(
+                bucket: Self.bucket, name: "uncommitted", generation: 1000, size: 1,
+                timeCreated: .now(), updated: .now())
             try ObjectIndex.upsert(raw, StoredObject(metadata: metadata, blobID: 1000))
             raw.releaseStatements()
             // Closing with the transaction open is what a crash does: SQLite rolls it back.
@@ -62,8 +70,9 @@ import Testing
         await #expect(throws: StorageError.self) { _ = try await reopened.metadata(of: Self.path("uncommitted")) }
         // The staging session survived the restart with its bytes.
         #expect(try await reopened.stagedSize(activeHandle, object: Self.path("staged")) == 3)
-        let staged = try await reopened.finalizeUpload(activeHandle, object: Self.path("staged"),
-                                                       attributes: ObjectAttributes(), options: WriteOptions())
+        let staged = try await reopened.finalizeUpload(
+            activeHandle, object: Self.path("staged"),
+            attributes: ObjectAttributes(), options: WriteOptions())
         #expect(staged.size == 3)
         #expect(Self.files(in: layout.staging).isEmpty)
     }
@@ -129,10 +138,12 @@ import Testing
         let backend = try Self.openBackend(directory, options: EmbeddedOptions(maxStagedBytes: 3 << 20))
         let a = try await backend.startUpload(Self.path("a"), attributes: ObjectAttributes(), declaredSize: nil)
         let b = try await backend.startUpload(Self.path("b"), attributes: ObjectAttributes(), declaredSize: nil)
-        _ = try await backend.appendChunk(a, object: Self.path("a"), offset: 0, body: BufferByteStream(testBytes(2 << 20, seed: 1)))
+        _ = try await backend.appendChunk(
+            a, object: Self.path("a"), offset: 0, body: BufferByteStream(testBytes(2 << 20, seed: 1)))
         do {
-            _ = try await backend.appendChunk(b, object: Self.path("b"), offset: 0,
-                                              body: BufferByteStream(testBytes(2 << 20, seed: 2)))
+            _ = try await backend.appendChunk(
+                b, object: Self.path("b"), offset: 0,
+                body: BufferByteStream(testBytes(2 << 20, seed: 2)))
             Issue.record("a chunk past the staging ceiling must be refused")
         } catch {
             guard case .unavailable? = asStorageError(error) else { Issue.record("got \(error)"); return }
@@ -140,9 +151,12 @@ import Testing
         #expect(try await backend.stagedSize(b, object: Self.path("b")) == 0)
         #expect(backend.store.stagingInFlight.load(ordering: .relaxed) == 0)
         // Finishing the first upload frees its share.
-        _ = try await backend.finalizeUpload(a, object: Self.path("a"), attributes: ObjectAttributes(), options: WriteOptions())
-        #expect(try await backend.appendChunk(b, object: Self.path("b"), offset: 0,
-                                              body: BufferByteStream(testBytes(2 << 20, seed: 2))) == 2 << 20)
+        _ = try await backend.finalizeUpload(
+            a, object: Self.path("a"), attributes: ObjectAttributes(), options: WriteOptions())
+        #expect(
+            try await backend.appendChunk(
+                b, object: Self.path("b"), offset: 0,
+                body: BufferByteStream(testBytes(2 << 20, seed: 2))) == 2 << 20)
     }
 
     /// Idle sessions expire: their handle becomes unknown and their bytes are removed.
@@ -152,7 +166,8 @@ import Testing
         do {
             let backend = try Self.openBackend(directory)
             handle = try await backend.startUpload(Self.path("idle"), attributes: ObjectAttributes(), declaredSize: nil)
-            _ = try await backend.appendChunk(handle, object: Self.path("idle"), offset: 0, body: BufferByteStream([1, 2]))
+            _ = try await backend.appendChunk(
+                handle, object: Self.path("idle"), offset: 0, body: BufferByteStream([1, 2]))
         }
         try await Task.sleep(for: .milliseconds(20))
         let backend = try Self.openBackend(directory, options: EmbeddedOptions(stagingIdleExpirySeconds: 0))
@@ -186,7 +201,10 @@ import Testing
         _ = try await Self.put(backend, "../escape", [1])
         _ = try await Self.put(backend, "../../escape2", [2])
         #expect(Self.files(in: parent.path) == ["store"])
-        #expect(Self.files(in: directory) == ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock", "tmp", "blobs", "staging"])
+        #expect(
+            Self.files(in: directory) == [
+                "index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock", "tmp", "blobs", "staging",
+            ])
     }
 
     /// Bytes a crashed append wrote past the recorded size are never part of the object: the next append
@@ -196,20 +214,23 @@ import Testing
         let backend = try Self.openBackend(directory, options: EmbeddedOptions())
         let object = try Self.path("nested/dir/upload")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(testBytes(100, seed: 1)))
+        _ = try await backend.appendChunk(
+            handle, object: object, offset: 0, body: BufferByteStream(testBytes(100, seed: 1)))
         let stagingFile = backend.store.layout.stagingFile(handle)
         let junk = try #require(FileHandle(forWritingAtPath: stagingFile))
         try junk.seekToEnd()
         try junk.write(contentsOf: Data(repeating: 0xEE, count: 5000))
         try junk.close()
         #expect(try await backend.stagedSize(handle, object: object) == 100)
-        _ = try await backend.appendChunk(handle, object: object, offset: 100, body: BufferByteStream(testBytes(10, seed: 2)))
+        _ = try await backend.appendChunk(
+            handle, object: object, offset: 100, body: BufferByteStream(testBytes(10, seed: 2)))
         let again = try #require(FileHandle(forWritingAtPath: stagingFile))
         try again.seekToEnd()
         try again.write(contentsOf: Data(repeating: 0xEE, count: 7000))
         try again.close()
-        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
-                                                        options: WriteOptions())
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(),
+            options: WriteOptions())
         let expected = testBytes(100, seed: 1) + testBytes(10, seed: 2)
         #expect(metadata.size == 110)
         #expect(metadata.md5Hash == md5Base64(expected))
@@ -231,8 +252,9 @@ import Testing
     @Test func bucketNamesAreMatchedByBytes() async throws {
         let directory = TemporaryDirectory()
         let backend = try EmbeddedBackend.open(directory: directory.path, bucket: "bucket-K")
-        _ = try await backend.write(ObjectPath(bucket: "bucket-K", name: "x"), body: BufferByteStream([1]),
-                                    attributes: ObjectAttributes(), options: WriteOptions())
+        _ = try await backend.write(
+            ObjectPath(bucket: "bucket-K", name: "x"), body: BufferByteStream([1]),
+            attributes: ObjectAttributes(), options: WriteOptions())
         let twin = "bucket-\u{212A}"
         await #expect(throws: StorageError.self) { try await backend.metadata(of: ObjectPath(bucket: twin, name: "x")) }
         await #expect(throws: StorageError.self) {
@@ -260,11 +282,14 @@ import Testing
     @Test func dotSegmentsAreOrdinaryCharacters() async throws {
         let directory = TemporaryDirectory()
         let backend = try Self.openBackend(directory)
-        for (index, name) in ["./..", "../..", ".../x"].enumerated() { _ = try await Self.put(backend, name, [UInt8(index)]) }
+        for (index, name) in ["./..", "../..", ".../x"].enumerated() {
+            _ = try await Self.put(backend, name, [UInt8(index)])
+        }
         for (index, name) in ["./..", "../..", ".../x"].enumerated() {
             #expect(try await readAll(backend.read(Self.path(name), range: nil).body) == [UInt8(index)])
         }
-        let page = try await backend.list(ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
+        let page = try await backend.list(
+            ListRequest(bucket: Self.bucket, prefix: "", delimiter: "/", maxResults: 10, cursor: nil))
         #expect(page.prefixes == [".../", "../", "./"])
         #expect(throws: ObjectPathError.dotSegmentName) { try Self.path(".") }
         #expect(throws: ObjectPathError.dotSegmentName) { try Self.path("..") }
@@ -278,7 +303,8 @@ import Testing
     /// Starts `operation` as an immediate task on a loop-like serial queue, holding that queue's permit (as an
     /// event loop grants it), and reports whether it finished without a thread hop, plus its result.
     static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
-        -> (inline: Bool, value: T) {
+        -> (inline: Bool, value: T)
+    {
         // Whether the code after the await still runs where the permit applies: a read done in place never
         // suspended; one that took a lane resumes on the cooperative pool, which the permit does not cover.
         // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)

@@ -16,10 +16,12 @@ import Testing
         let directory = TemporaryDirectory()
         let a = try EmbeddedBackend.open(directory: directory.path, bucket: "a")
         let b = try EmbeddedBackend.open(directory: directory.path, bucket: "b")
-        _ = try await a.write(ObjectPath(bucket: "a", name: "same"), body: BufferByteStream([1]),
-                              attributes: ObjectAttributes(), options: WriteOptions())
-        _ = try await b.write(ObjectPath(bucket: "b", name: "same"), body: BufferByteStream([2]),
-                              attributes: ObjectAttributes(), options: WriteOptions())
+        _ = try await a.write(
+            ObjectPath(bucket: "a", name: "same"), body: BufferByteStream([1]),
+            attributes: ObjectAttributes(), options: WriteOptions())
+        _ = try await b.write(
+            ObjectPath(bucket: "b", name: "same"), body: BufferByteStream([2]),
+            attributes: ObjectAttributes(), options: WriteOptions())
         #expect(try await readAll(a.read(ObjectPath(bucket: "a", name: "same"), range: nil).body) == [1])
         #expect(try await readAll(b.read(ObjectPath(bucket: "b", name: "same"), range: nil).body) == [2])
         let page = try await a.list(ListRequest(bucket: "a", prefix: "", delimiter: nil, maxResults: 10, cursor: nil))

@@ -1,6 +1,7 @@
 import PortcullisCore
-@testable import Storage
 import Testing
+
+@testable import Storage
 
 /// The embedded outbox's delivery bookkeeping: fan-out, per-object order, leases between processes (a second
 /// ledger on its own SQLite connections stands in for another process), dead letters and redelivery.
@@ -18,22 +19,26 @@ import Testing
         /// Writes `name`, recording its events with ids `name#n`.
         @discardableResult
         func write(_ name: String, _ bytes: [UInt8] = [1]) async throws -> ObjectMetadata {
-            try await backend.write(ObjectPath(bucket: "b", name: name), body: BufferByteStream(bytes),
-                                    attributes: ObjectAttributes(), options: WriteOptions(changes: Self.recorder))
+            try await backend.write(
+                ObjectPath(bucket: "b", name: name), body: BufferByteStream(bytes),
+                attributes: ObjectAttributes(), options: WriteOptions(changes: Self.recorder))
         }
 
         static let recorder = ChangeRecorder { change in
-            ChangeEvent(id: "\(change.object.name)@\(change.object.generation)/\(change.kind.rawValue)",
-                        kind: change.kind, bucket: change.object.bucket, name: change.object.name, time: change.time,
-                        body: Array(change.object.name.utf8))
+            ChangeEvent(
+                id: "\(change.object.name)@\(change.object.generation)/\(change.kind.rawValue)",
+                kind: change.kind, bucket: change.object.bucket, name: change.object.name, time: change.time,
+                body: Array(change.object.name.utf8))
         }
 
         /// Another process's view of the same directory: its own connections and lease owner.
         func otherProcess() throws -> EmbeddedEventLedger {
             let path = backend.directory + "/index.sqlite"
             return EmbeddedEventLedger(
-                writer: DatabaseLane(label: "other.writer", connection: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 5000)),
-                reader: DatabaseLane(label: "other.reader", connection: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 5000)))
+                writer: DatabaseLane(
+                    label: "other.writer", connection: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 5000)),
+                reader: DatabaseLane(
+                    label: "other.reader", connection: try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 5000)))
         }
     }
 
@@ -57,7 +62,8 @@ import Testing
         // a's next events wait behind a1, which is not due yet.
         #expect(try await s.ledger.claim(webhooks: ["w"], now: now, limit: 10, leaseUntil: lease).isEmpty)
         #expect(try await s.ledger.nextDue(webhooks: ["w"]) == now.adding(.seconds(30)))
-        let retried = try await s.ledger.claim(webhooks: ["w"], now: now.adding(.seconds(30)), limit: 10, leaseUntil: lease)
+        let retried = try await s.ledger.claim(
+            webhooks: ["w"], now: now.adding(.seconds(30)), limit: 10, leaseUntil: lease)
         #expect(retried.map(\.event.id) == [a1.event.id])
         #expect(retried.first?.failedAttempts == 1)
         try await s.ledger.deadLetter(retried[0], error: "gave up")
@@ -87,7 +93,8 @@ import Testing
         let s = try Setup()
         try await s.write("x")
         let now = Timestamp.now()
-        let claims = try await s.ledger.claim(webhooks: ["w1", "w2"], now: now, limit: 10, leaseUntil: now.adding(.seconds(60)))
+        let claims = try await s.ledger.claim(
+            webhooks: ["w1", "w2"], now: now, limit: 10, leaseUntil: now.adding(.seconds(60)))
         #expect(claims.map(\.webhook).sorted() == ["w1", "w2"])
         try await s.ledger.acknowledge(claims[0])
         #expect(try await s.ledger.pendingCount() == 1)
@@ -112,7 +119,8 @@ import Testing
         #expect(try await other.claim(webhooks: ["w"], now: now, limit: 10, leaseUntil: lease).isEmpty)
         // The first process dies; after its lease ends the other process claims its deliveries.
         let later = lease.adding(.seconds(1))
-        let takenOver = try await other.claim(webhooks: ["w"], now: later, limit: 10, leaseUntil: later.adding(.seconds(60)))
+        let takenOver = try await other.claim(
+            webhooks: ["w"], now: later, limit: 10, leaseUntil: later.adding(.seconds(60)))
         #expect(Set(Self.names(takenOver)) == Set(Self.names(a)))
         for claim in a { try await s.ledger.retry(claim, at: later, error: "late") }
         #expect(try await other.claim(webhooks: ["w"], now: later, limit: 10, leaseUntil: later).isEmpty)
@@ -127,11 +135,13 @@ import Testing
         let path = directory.path
         do {
             let backend = try EmbeddedBackend.open(directory: path, bucket: "b")
-            _ = try await backend.write(ObjectPath(bucket: "b", name: "n"), body: BufferByteStream([1]),
-                                        attributes: ObjectAttributes(), options: WriteOptions(changes: Setup.recorder))
+            _ = try await backend.write(
+                ObjectPath(bucket: "b", name: "n"), body: BufferByteStream([1]),
+                attributes: ObjectAttributes(), options: WriteOptions(changes: Setup.recorder))
             let now = Timestamp.now()
-            let claims = try await backend.eventLedger.claim(webhooks: ["w"], now: now, limit: 10,
-                                                             leaseUntil: now.adding(.seconds(3600)))
+            let claims = try await backend.eventLedger.claim(
+                webhooks: ["w"], now: now, limit: 10,
+                leaseUntil: now.adding(.seconds(3600)))
             #expect(claims.count == 1)
         }
         // The store above is gone (its last backend released): reopening is a fresh, sole owner.

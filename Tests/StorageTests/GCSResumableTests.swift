@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 import PortcullisCore
-@testable import Storage
 import Testing
 import Upstream
+
+@testable import Storage
 
 /// A body handing out its bytes in pieces, with or without announcing its length (chunked transfer).
 final class PiecewiseStream: ByteStream, @unchecked Sendable {
@@ -50,7 +51,10 @@ final class BrokenAnnouncedStream: ByteStream, @unchecked Sendable {
 
 /// `GCSBackend` as `ResumableStaging`, beyond the shared contract: multi-MiB uploads continued by another
 /// instance, unaligned and unannounced chunk lengths, handle validation, and the emulator's quirks.
-@Suite(.enabled(if: GCSTestEnvironment.endpoint != nil, "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
+@Suite(
+    .enabled(
+        if: GCSTestEnvironment.endpoint != nil,
+        "PORTCULLIS_TEST_GCS_ENDPOINT is not set (run scripts/emulators.sh start)"))
 struct GCSResumableTests {
     static let granule = 256 * 1024
 
@@ -61,8 +65,9 @@ struct GCSResumableTests {
         let sibling = try GCSBackend(configuration: backend.configuration, client: GCSTestEnvironment.client)
         let body = testBytes(5 * (1 << 20) + 12_345, seed: 21)
         let object = try ObjectPath(bucket: bucket, name: "videos/clip.mp4")
-        let attributes = ObjectAttributes(contentType: "video/mp4", customMetadata: ["owner": "alice"],
-                                          downloadTokens: ["tok-1"])
+        let attributes = ObjectAttributes(
+            contentType: "video/mp4", customMetadata: ["owner": "alice"],
+            downloadTokens: ["tok-1"])
         let handle = try await backend.startUpload(object, attributes: attributes, declaredSize: Int64(body.count))
         let chunk = 3 * Self.granule
         var offset = 0
@@ -70,17 +75,20 @@ struct GCSResumableTests {
         while offset < body.count {
             let end = min(body.count, offset + chunk)
             let staging: GCSBackend = turn % 2 == 0 ? backend : sibling
-            let staged = try await staging.appendChunk(handle, object: object, offset: Int64(offset),
-                                                       body: PiecewiseStream(Array(body[offset..<end])))
+            let staged = try await staging.appendChunk(
+                handle, object: object, offset: Int64(offset),
+                body: PiecewiseStream(Array(body[offset..<end])))
             #expect(staged == Int64(end))
             offset = end
             turn += 1
             #expect(try await sibling.uploadState(handle, object: object) == .active(stagedSize: Int64(offset)))
         }
         try await expectAbsent(backend, object)
-        let metadata = try await sibling.finalizeUpload(handle, object: object, attributes: attributes,
-                                                        options: WriteOptions(expectedMD5: md5Base64(body),
-                                                                              expectedSize: Int64(body.count)))
+        let metadata = try await sibling.finalizeUpload(
+            handle, object: object, attributes: attributes,
+            options: WriteOptions(
+                expectedMD5: md5Base64(body),
+                expectedSize: Int64(body.count)))
         #expect(metadata.size == Int64(body.count))
         #expect(metadata.md5Hash == md5Base64(body))
         #expect(metadata.contentType == "video/mp4")
@@ -88,10 +96,12 @@ struct GCSResumableTests {
         #expect(metadata.downloadTokens == ["tok-1"])
         let read = try await backend.read(object, range: nil)
         #expect(try await readAll(read.body) == body)
-        #expect(try await backend.uploadState(handle, object: object)
+        #expect(
+            try await backend.uploadState(handle, object: object)
                 == .finalized(size: Int64(body.count), generation: metadata.generation))
         // The upload's record stays out of listings.
-        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: nil, maxResults: 100, cursor: nil))
+        let page = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "", delimiter: nil, maxResults: 100, cursor: nil))
         #expect(page.items == ["videos/clip.mp4"])
         #expect(page.prefixes.isEmpty)
     }
@@ -105,21 +115,25 @@ struct GCSResumableTests {
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
         let cuts = [0, 100_000, 100_001, 400_000, 700_000, 1_048_576, 1_300_000]
         for (index, (start, end)) in zip(cuts, cuts.dropFirst()).enumerated() {
-            let staged = try await backend.appendChunk(handle, object: object, offset: Int64(start),
-                                                       body: PiecewiseStream(Array(body[start..<end]),
-                                                                             announceLength: index % 2 == 1))
+            let staged = try await backend.appendChunk(
+                handle, object: object, offset: Int64(start),
+                body: PiecewiseStream(
+                    Array(body[start..<end]),
+                    announceLength: index % 2 == 1))
             #expect(staged == Int64(end))
         }
         let seen = SeenMetadata()
-        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
-                                                        options: WriteOptions(beforeCommit: { seen.set($0) }))
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(),
+            options: WriteOptions(beforeCommit: { seen.set($0) }))
         #expect(seen.value?.size == Int64(body.count))
         #expect(metadata.size == Int64(body.count))
         // The hashes were known before the commit, and are the ones GCS computed.
         #expect(seen.value?.md5Hash == md5Base64(body) && metadata.md5Hash == md5Base64(body))
         #expect(seen.value?.crc32c != nil && seen.value?.crc32c == metadata.crc32c)
         #expect(try await readAll(backend.read(object, range: nil).body) == body)
-        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 100, cursor: nil))
+        let page = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 100, cursor: nil))
         #expect(page.items.isEmpty && page.prefixes == ["odd sizes/"])
     }
 
@@ -132,16 +146,18 @@ struct GCSResumableTests {
         _ = try await backend.appendChunk(handle, object: object, offset: 0, body: PiecewiseStream(body))
         struct Denied: Error {}
         do {
-            _ = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
-                                                 options: WriteOptions(beforeCommit: { _ in throw Denied() }))
+            _ = try await backend.finalizeUpload(
+                handle, object: object, attributes: ObjectAttributes(),
+                options: WriteOptions(beforeCommit: { _ in throw Denied() }))
             Issue.record("a refused beforeCommit must fail the finalize")
         } catch {
             guard case .rejected? = asStorageError(error) else { Issue.record("got \(error)"); return }
         }
         try await expectAbsent(backend, object)
         #expect(try await backend.uploadState(handle, object: object) == .active(stagedSize: 300_000))
-        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
-                                                        options: WriteOptions())
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(),
+            options: WriteOptions())
         #expect(metadata.size == 300_000)
     }
 
@@ -152,21 +168,26 @@ struct GCSResumableTests {
         let object = try ObjectPath(bucket: bucket, name: "flaky")
         let body = testBytes(700_000, seed: 13)
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: 700_000)
-        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: PiecewiseStream(Array(body[..<100_000])))
+        _ = try await backend.appendChunk(
+            handle, object: object, offset: 0, body: PiecewiseStream(Array(body[..<100_000])))
         // The chunk 100_000..<700_000 makes 524_288 aligned bytes with the tail; fail before, inside, after.
         for failAt in [50_000, 300_000, 450_000, 599_999] {
             do {
-                _ = try await backend.appendChunk(handle, object: object, offset: 100_000, body: BrokenAnnouncedStream(
-                    prefix: Array(body[100_000..<(100_000 + failAt)]), length: 600_000))
+                _ = try await backend.appendChunk(
+                    handle, object: object, offset: 100_000,
+                    body: BrokenAnnouncedStream(
+                        prefix: Array(body[100_000..<(100_000 + failAt)]), length: 600_000))
                 Issue.record("a body failing after \(failAt) bytes must fail the chunk")
             } catch {
                 guard case .bodyFailed? = asStorageError(error) else { Issue.record("got \(error)"); continue }
             }
             #expect(try await backend.stagedSize(handle, object: object) == 100_000, "after failing at \(failAt)")
         }
-        _ = try await backend.appendChunk(handle, object: object, offset: 100_000, body: PiecewiseStream(Array(body[100_000...])))
-        let metadata = try await backend.finalizeUpload(handle, object: object, attributes: ObjectAttributes(),
-                                                        options: WriteOptions(expectedMD5: md5Base64(body)))
+        _ = try await backend.appendChunk(
+            handle, object: object, offset: 100_000, body: PiecewiseStream(Array(body[100_000...])))
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(),
+            options: WriteOptions(expectedMD5: md5Base64(body)))
         #expect(metadata.size == 700_000)
         #expect(try await readAll(backend.read(object, range: nil).body) == body)
     }
@@ -177,14 +198,19 @@ struct GCSResumableTests {
         let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
         let object = try ObjectPath(bucket: bucket, name: "expired")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        let session = try #require(GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix)).session
+        let session = try #require(
+            GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix)
+        ).session
         // fake-gcs-server forgets a session once it commits it (quirk 4 below).
-        _ = try await GCSTestEnvironment.client.fetch(UpstreamRequest(method: "PUT", url: session,
-                                                                      headers: [("Content-Range", "bytes */0")]),
-                                                      maxBytes: 1 << 20)
+        _ = try await GCSTestEnvironment.client.fetch(
+            UpstreamRequest(
+                method: "PUT", url: session,
+                headers: [("Content-Range", "bytes */0")]),
+            maxBytes: 1 << 20)
         do {
-            _ = try await backend.appendChunk(handle, object: object, offset: 0,
-                                              body: PiecewiseStream(testBytes(Self.granule, seed: 3)))
+            _ = try await backend.appendChunk(
+                handle, object: object, offset: 0,
+                body: PiecewiseStream(testBytes(Self.granule, seed: 3)))
             Issue.record("a chunk for a vanished session must fail")
         } catch {
             #expect(error.isNotFound, "\(error)")
@@ -202,7 +228,8 @@ struct GCSResumableTests {
         let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
         let object = try ObjectPath(bucket: bucket, name: "a")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        let parsed = try #require(GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix))
+        let parsed = try #require(
+            GCSUploadHandle(parsing: handle, object: object, sessionPrefix: backend.sessionPrefix))
         let endpoint = try #require(GCSTestEnvironment.endpoint)
         var elsewhere = parsed
         elsewhere.session = "http://127.0.0.2:9/upload/storage/v1/b/\(bucket)/o?upload_id=x"
@@ -212,8 +239,10 @@ struct GCSResumableTests {
         injected.session = parsed.session + "\r\nX-Evil: 1"
         var prefixTrick = parsed
         prefixTrick.session = "\(endpoint)@127.0.0.2/upload/storage/v1/b/\(bucket)/o?x"
-        for foreign in [elsewhere.encoded, otherBucket.encoded, injected.encoded, prefixTrick.encoded,
-                        "0123456789abcdef0123456789abcdef", "gcs1.-.x." + parsed.session, ""] {
+        for foreign in [
+            elsewhere.encoded, otherBucket.encoded, injected.encoded, prefixTrick.encoded,
+            "0123456789abcdef0123456789abcdef", "gcs1.-.x." + parsed.session, "",
+        ] {
             do {
                 _ = try await backend.uploadState(foreign, object: object)
                 Issue.record("handle \(foreign) must be refused")
@@ -222,8 +251,9 @@ struct GCSResumableTests {
             }
         }
         do {
-            _ = try await backend.appendChunk(handle, object: try ObjectPath(bucket: bucket, name: "b"), offset: 0,
-                                              body: PiecewiseStream([1]))
+            _ = try await backend.appendChunk(
+                handle, object: try ObjectPath(bucket: bucket, name: "b"), offset: 0,
+                body: PiecewiseStream([1]))
             Issue.record("a handle for another object must be refused")
         } catch {
             #expect(error.isNotFound)
@@ -244,12 +274,17 @@ struct GCSResumableTests {
         let (backend, bucket) = try await GCSTestEnvironment.freshBackend()
         let client = GCSTestEnvironment.client
         func session(_ name: String) async throws -> String {
-            try await backend.startSession(try ObjectPath(bucket: bucket, name: name), attributes: ObjectAttributes(),
-                                           preconditions: .none)
+            try await backend.startSession(
+                try ObjectPath(bucket: bucket, name: name), attributes: ObjectAttributes(),
+                preconditions: .none)
         }
-        func put(_ url: String, _ range: String, _ body: [UInt8]) async throws -> (status: Int, headers: [(String, String)]) {
-            let r = try await client.fetch(UpstreamRequest(method: "PUT", url: url, headers: [("Content-Range", range)],
-                                                           body: .bytes(body)), maxBytes: 1 << 20)
+        func put(_ url: String, _ range: String, _ body: [UInt8]) async throws -> (
+            status: Int, headers: [(String, String)]
+        ) {
+            let r = try await client.fetch(
+                UpstreamRequest(
+                    method: "PUT", url: url, headers: [("Content-Range", range)],
+                    body: .bytes(body)), maxBytes: 1 << 20)
             return (r.status, r.headers)
         }
         // 1. The query commits an empty object.
@@ -272,7 +307,9 @@ struct GCSResumableTests {
         #expect(try await put(deleted, "bytes 0-9/10", testBytes(10, seed: 2)).status == 200)
     }
 
-    func expectAbsent(_ backend: GCSBackend, _ object: ObjectPath, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectAbsent(_ backend: GCSBackend, _ object: ObjectPath, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
         do {
             _ = try await backend.metadata(of: object)
             Issue.record("\(object.name) must not exist yet", sourceLocation: sourceLocation)
@@ -285,9 +322,13 @@ struct GCSResumableTests {
 /// The resumable MD5/CRC32C the upload record carries, against `Crypto` (OpenSSL MD5, SSE4.2 CRC32C).
 @Suite struct GCSRunningChecksumTests {
     @Test func rfc1321Vectors() {
-        for (text, hex) in [("", "d41d8cd98f00b204e9800998ecf8427e"), ("abc", "900150983cd24fb0d6963f7d28e17f72"),
-                            ("12345678901234567890123456789012345678901234567890123456789012345678901234567890",
-                             "57edf4a22be3c955ac49da2e2107b67a")] {
+        for (text, hex) in [
+            ("", "d41d8cd98f00b204e9800998ecf8427e"), ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+            (
+                "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+                "57edf4a22be3c955ac49da2e2107b67a"
+            ),
+        ] {
             var md5 = ResumableMD5()
             md5.update(Array(text.utf8))
             #expect(md5.finalized().map { String(format: "%02x", $0) }.joined() == hex)

@@ -1,10 +1,11 @@
+import ChildProcessIO
 import Crypto
 import Foundation
 import PortcullisCore
-@testable import Storage
 import Testing
 import Upstream
-import ChildProcessIO
+
+@testable import Storage
 
 /// A stand-in for Google's OAuth2 token endpoint (and a GCS endpoint that only records what reached it): a
 /// Python HTTP server on 127.0.0.1, port chosen by the OS, that exits when its stdin closes.
@@ -61,57 +62,57 @@ final class GCSTokenServer: @unchecked Sendable {
     }
 
     static let script = #"""
-import http.server, socketserver, sys, threading, os, json, urllib.parse
+        import http.server, socketserver, sys, threading, os, json, urllib.parse
 
-seen = []
-lock = threading.Lock()
+        seen = []
+        lock = threading.Lock()
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a): pass
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
 
-    def reply(self, status, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+            def reply(self, status, obj):
+                body = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
-    def handle_any(self):
-        n = int(self.headers.get("Content-Length", "0") or 0)
-        body = self.rfile.read(n) if n else b""
-        path = urllib.parse.urlsplit(self.path).path
-        if path == "/seen":
-            with lock: self.reply(200, seen)
-            return
-        form = {k: v[0] for k, v in urllib.parse.parse_qs(body.decode("latin-1")).items()}
-        with lock:
-            seen.append({"method": self.command, "path": path, "authorization": self.headers.get("Authorization", ""),
-                         "contentType": self.headers.get("Content-Type", ""), "form": form})
-            count = sum(1 for s in seen if s["path"].startswith("/token/"))
-        parts = path.split("/")
-        if self.command == "POST" and len(parts) == 3 and parts[1] == "token":
-            self.reply(200, {"access_token": "tok-%d" % count, "expires_in": int(parts[2]), "token_type": "Bearer"})
-        elif self.command == "POST" and len(parts) == 3 and parts[1] == "fail":
-            self.reply(int(parts[2]), {"error": "invalid_grant", "error_description": "Invalid JWT Signature."})
-        else:
-            self.reply(404, {"error": {"code": 404, "message": "No such object"}})
+            def handle_any(self):
+                n = int(self.headers.get("Content-Length", "0") or 0)
+                body = self.rfile.read(n) if n else b""
+                path = urllib.parse.urlsplit(self.path).path
+                if path == "/seen":
+                    with lock: self.reply(200, seen)
+                    return
+                form = {k: v[0] for k, v in urllib.parse.parse_qs(body.decode("latin-1")).items()}
+                with lock:
+                    seen.append({"method": self.command, "path": path, "authorization": self.headers.get("Authorization", ""),
+                                 "contentType": self.headers.get("Content-Type", ""), "form": form})
+                    count = sum(1 for s in seen if s["path"].startswith("/token/"))
+                parts = path.split("/")
+                if self.command == "POST" and len(parts) == 3 and parts[1] == "token":
+                    self.reply(200, {"access_token": "tok-%d" % count, "expires_in": int(parts[2]), "token_type": "Bearer"})
+                elif self.command == "POST" and len(parts) == 3 and parts[1] == "fail":
+                    self.reply(int(parts[2]), {"error": "invalid_grant", "error_description": "Invalid JWT Signature."})
+                else:
+                    self.reply(404, {"error": {"code": 404, "message": "No such object"}})
 
-    do_GET = do_POST = do_PUT = do_DELETE = handle_any
+            do_GET = do_POST = do_PUT = do_DELETE = handle_any
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
 
-def watchdog():
-    sys.stdin.read()
-    os._exit(0)
+        def watchdog():
+            sys.stdin.read()
+            os._exit(0)
 
-server = Server(("127.0.0.1", 0), Handler)
-print("PORT %d" % server.server_address[1], flush=True)
-threading.Thread(target=watchdog, daemon=True).start()
-server.serve_forever()
-"""#
+        server = Server(("127.0.0.1", 0), Handler)
+        print("PORT %d" % server.server_address[1], flush=True)
+        threading.Thread(target=watchdog, daemon=True).start()
+        server.serve_forever()
+        """#
 }
 
 /// The service-account path (`GOOGLE_APPLICATION_CREDENTIALS`): RS256 JWT assertion → OAuth2 token exchange,
@@ -120,10 +121,13 @@ server.serve_forever()
     static let email = "portcullis@test-project.iam.gserviceaccount.com"
 
     /// An account with a fresh RSA key: the source and the public key that must verify its assertions.
-    func account(_ tokenURI: String, client: UpstreamClient = GCSTestEnvironment.client) throws -> (GCSTokenSource, PublicKey) {
+    func account(_ tokenURI: String, client: UpstreamClient = GCSTestEnvironment.client) throws -> (
+        GCSTokenSource, PublicKey
+    ) {
         let key = try PrivateKey.generateRSA(bits: 2048)
-        let source = try GCSTokenSource(clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
-                                        tokenURI: tokenURI, client: client)
+        let source = try GCSTokenSource(
+            clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
+            tokenURI: tokenURI, client: client)
         return (source, try PublicKey(pem: try key.publicKeyPEM()))
     }
 
@@ -184,8 +188,9 @@ server.serve_forever()
         let key = try PrivateKey.generateRSA(bits: 2048)
         let configuration = GCSBackendConfiguration(
             bucket: "b", endpoint: server.base,
-            credentials: .serviceAccount(clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
-                                         tokenURI: server.base + "/token/3600"))
+            credentials: .serviceAccount(
+                clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
+                tokenURI: server.base + "/token/3600"))
         let backend = try GCSBackend(configuration: configuration, client: GCSTestEnvironment.client)
         for name in ["a", "b/c"] {
             do {
@@ -196,14 +201,17 @@ server.serve_forever()
             }
         }
         let seen = try await server.seen()
-        #expect(seen.map { $0["path"]?.stringValue ?? "" } == ["/token/3600", "/storage/v1/b/b/o/a", "/storage/v1/b/b/o/b%2Fc"])
+        #expect(
+            seen.map { $0["path"]?.stringValue ?? "" } == [
+                "/token/3600", "/storage/v1/b/b/o/a", "/storage/v1/b/b/o/b%2Fc",
+            ])
         #expect(seen.dropFirst().allSatisfy { $0["authorization"]?.stringValue == "Bearer tok-1" })
     }
 
     /// Refusals are `.upstreamDenied` with the endpoint's reason; outages are `.unavailable`; nothing is cached.
     @Test func tokenEndpointFailuresMapToClearErrors() async throws {
         let server = try await GCSTokenServer.start()
-        let client = UpstreamClient() // its own circuit breaker: these failures must not trip other tests'
+        let client = UpstreamClient()  // its own circuit breaker: these failures must not trip other tests'
         let (denied, _) = try account(server.base + "/fail/400", client: client)
         for _ in 0..<2 {
             do {
@@ -225,10 +233,12 @@ server.serve_forever()
         }
         // Through the backend, the caller sees the same error instead of an unauthenticated request.
         let key = try PrivateKey.generateRSA(bits: 2048)
-        let backend = try GCSBackend(configuration: GCSBackendConfiguration(
-            bucket: "b", endpoint: server.base,
-            credentials: .serviceAccount(clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
-                                         tokenURI: server.base + "/fail/401")), client: client)
+        let backend = try GCSBackend(
+            configuration: GCSBackendConfiguration(
+                bucket: "b", endpoint: server.base,
+                credentials: .serviceAccount(
+                    clientEmail: Self.email, privateKeyPEM: try key.privateKeyPEM(),
+                    tokenURI: server.base + "/fail/401")), client: client)
         await #expect { _ = try await backend.metadata(of: ObjectPath(bucket: "b", name: "x")) } throws: { error in
             if case .upstreamDenied? = error as? StorageError { true } else { false }
         }
@@ -237,8 +247,10 @@ server.serve_forever()
 
     @Test func malformedKeyIsRefusedUpFront() {
         #expect(throws: StorageError.self) {
-            _ = try GCSTokenSource(clientEmail: Self.email, privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
-                                   tokenURI: "http://127.0.0.1:1/token", client: GCSTestEnvironment.client)
+            _ = try GCSTokenSource(
+                clientEmail: Self.email,
+                privateKeyPEM: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+                tokenURI: "http://127.0.0.1:1/token", client: GCSTestEnvironment.client)
         }
     }
 }
@@ -251,7 +263,9 @@ func closedLoopbackPort() -> Int {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }

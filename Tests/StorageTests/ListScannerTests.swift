@@ -1,5 +1,6 @@
 import PortcullisCore
 import Testing
+
 @testable import Storage
 
 /// The list algorithm over an in-memory index that counts how many rows it hands out, so "O(page), not
@@ -78,7 +79,8 @@ struct ArrayNameCursor: NameCursor {
         #expect(page.prefixes == ["p/a/", "p/c/"])
         #expect(page.items == ["p/b"])
         let next = try #require(page.nextCursor)
-        let rest = try ListScanner(prefix: "p/", delimiter: "/", maxResults: 3).page(after: ListCursor(decoding: next), names: &cursor)
+        let rest = try ListScanner(prefix: "p/", delimiter: "/", maxResults: 3).page(
+            after: ListCursor(decoding: next), names: &cursor)
         #expect(rest.items == ["p/d"])
         #expect(rest.nextCursor == nil)
     }
@@ -106,7 +108,8 @@ struct ArrayNameCursor: NameCursor {
     @Test func cursorsMustLieUnderThePrefix() {
         var cursor = ArrayNameCursor(["a/1"])
         #expect(throws: StorageError.self) {
-            _ = try ListScanner(prefix: "a/", delimiter: "/", maxResults: 5).page(after: .afterItem(Array("b/1".utf8)), names: &cursor)
+            _ = try ListScanner(prefix: "a/", delimiter: "/", maxResults: 5).page(
+                after: .afterItem(Array("b/1".utf8)), names: &cursor)
         }
         #expect(throws: StorageError.self) { _ = try ListCursor(decoding: "garbage") }
     }

@@ -1,35 +1,43 @@
 import Foundation
 import PortcullisCore
-@testable import Storage
 import Testing
 import Upstream
+
+@testable import Storage
 
 /// Our SigV4 signer against the worked examples of the AWS S3 documentation ("Signature Calculations for the
 /// Authorization Header": GET bucket lifecycle, ListObjects), which use only host + x-amz-* headers as we do.
 @Suite struct S3SignerTests {
-    let signer = S3Signer(accessKeyID: "AKIAIOSFODNN7EXAMPLE",
-                          secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", sessionToken: nil,
-                          region: "us-east-1")
+    let signer = S3Signer(
+        accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+        secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", sessionToken: nil,
+        region: "us-east-1")
     let date = Timestamp(rfc3339: "2013-05-24T00:00:00Z")!
 
     func signature(_ url: String) -> String? {
-        let headers = signer.sign(method: "GET", url: url, headers: [], payloadHash: S3Signer.emptyPayloadHash, now: date)
-        guard let auth = headers.first(ignoringCase: "authorization"), let range = auth.range(of: "Signature=") else { return nil }
+        let headers = signer.sign(
+            method: "GET", url: url, headers: [], payloadHash: S3Signer.emptyPayloadHash, now: date)
+        guard let auth = headers.first(ignoringCase: "authorization"), let range = auth.range(of: "Signature=") else {
+            return nil
+        }
         #expect(auth.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date,"))
         #expect(headers.first(ignoringCase: "x-amz-date") == "20130524T000000Z")
         return String(auth[range.upperBound...])
     }
 
     @Test func awsDocumentationExamples() {
-        #expect(signature("https://examplebucket.s3.amazonaws.com/?lifecycle=")
+        #expect(
+            signature("https://examplebucket.s3.amazonaws.com/?lifecycle=")
                 == "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543")
-        #expect(signature("https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J")
+        #expect(
+            signature("https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J")
                 == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
     }
 
     @Test func canonicalQueryIsSortedAndEncoded() {
         #expect(S3Signer.canonicalQuery([("uploads", "")]) == "uploads=")
-        #expect(S3Signer.canonicalQuery([("prefix", "a b/c"), ("list-type", "2"), ("delimiter", "/")])
+        #expect(
+            S3Signer.canonicalQuery([("prefix", "a b/c"), ("list-type", "2"), ("delimiter", "/")])
                 == "delimiter=%2F&list-type=2&prefix=a%20b%2Fc")
         #expect(S3Signer.canonicalQuery([("k", "b"), ("k", "a")]) == "k=a&k=b")
     }
@@ -43,15 +51,18 @@ import Upstream
 }
 
 /// Multipart writes, the hidden staging area and SigV4 corner cases, on both moto servers.
-@Suite(.enabled(if: S3TestEnvironment.plain != nil && S3TestEnvironment.auth != nil,
-                "PORTCULLIS_TEST_S3_ENDPOINT/_AUTH_ENDPOINT are not set (run scripts/emulators.sh start)"))
+@Suite(
+    .enabled(
+        if: S3TestEnvironment.plain != nil && S3TestEnvironment.auth != nil,
+        "PORTCULLIS_TEST_S3_ENDPOINT/_AUTH_ENDPOINT are not set (run scripts/emulators.sh start)"))
 struct S3BackendTests {
     static let part = 5 << 20
 
     /// Raw keys under `prefix` and the number of open multipart uploads, bypassing the v0-level filtering.
     func upstreamState(_ backend: S3Backend, prefix: String) async throws -> (keys: [String], openUploads: Int) {
-        let (_, listed) = try await backend.exchange("GET", backend.url(nil, query: [("list-type", "2"), ("prefix", prefix)]),
-                                                     op: "test")
+        let (_, listed) = try await backend.exchange(
+            "GET", backend.url(nil, query: [("list-type", "2"), ("prefix", prefix)]),
+            op: "test")
         let (_, uploads) = try await backend.exchange("GET", backend.url(nil, query: [("uploads", "")]), op: "test")
         let text = String(decoding: uploads, as: UTF8.self)
         return (try S3XMLDocument.parse(listed).keys, text.components(separatedBy: "<UploadId>").count - 1)
@@ -92,15 +103,17 @@ struct S3BackendTests {
         let written = try await backend.write(
             object, body: Pieces(body, knownLength: false),
             attributes: ObjectAttributes(contentType: "video/mp4", customMetadata: ["a": "1", "a-b": "2", "a0": "3"]),
-            options: WriteOptions(expectedMD5: md5Base64(body), expectedSize: Int64(body.count),
-                                  beforeCommit: { seen.set($0) }))
+            options: WriteOptions(
+                expectedMD5: md5Base64(body), expectedSize: Int64(body.count),
+                beforeCommit: { seen.set($0) }))
         #expect(written.size == Int64(body.count) && written.md5Hash == md5Base64(body))
         #expect(seen.value?.md5Hash == written.md5Hash)
         let stored = try await backend.metadata(of: object)
         #expect(stored.md5Hash == md5Base64(body) && stored.crc32c == written.crc32c && stored.size == written.size)
         #expect(stored.generation == written.generation && stored.contentType == "video/mp4")
         #expect(stored.customMetadata == ["a": "1", "a-b": "2", "a0": "3"])
-        let read = try await backend.read(object, range: .fromTo(first: Int64(Self.part) - 10, last: Int64(Self.part) + 9))
+        let read = try await backend.read(
+            object, range: .fromTo(first: Int64(Self.part) - 10, last: Int64(Self.part) + 9))
         #expect(try await readAll(read.body) == Array(body[(Self.part - 10)..<(Self.part + 10)]))
         #expect(try await readAll(try await backend.read(object, range: nil).body) == body)
         // A metadata update of a multipart object (self-copy, multipart when above maxSingleCopyBytes).
@@ -119,17 +132,21 @@ struct S3BackendTests {
         let body = testBytes(2 * Self.part + 5, seed: 3)
         let object = try ObjectPath(bucket: bucket, name: "f")
         do {
-            _ = try await backend.write(object, body: Pieces(body, knownLength: false, failAt: Self.part + 200_000),
-                                        attributes: ObjectAttributes(), options: WriteOptions())
+            _ = try await backend.write(
+                object, body: Pieces(body, knownLength: false, failAt: Self.part + 200_000),
+                attributes: ObjectAttributes(), options: WriteOptions())
             Issue.record("a failing body must fail the write")
         } catch {
             guard case .bodyFailed = error else { Issue.record("got \(error)"); return }
         }
         struct No: Error {}
-        for options in [WriteOptions(beforeCommit: { _ in throw No() }), WriteOptions(expectedMD5: "AAAAAAAAAAAAAAAAAAAAAA==")] {
+        for options in [
+            WriteOptions(beforeCommit: { _ in throw No() }), WriteOptions(expectedMD5: "AAAAAAAAAAAAAAAAAAAAAA=="),
+        ] {
             do {
-                _ = try await backend.write(object, body: Pieces(body, knownLength: true), attributes: ObjectAttributes(),
-                                            options: options)
+                _ = try await backend.write(
+                    object, body: Pieces(body, knownLength: true), attributes: ObjectAttributes(),
+                    options: options)
                 Issue.record("the write must be refused")
             } catch {}
         }
@@ -142,10 +159,12 @@ struct S3BackendTests {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
         let object = try ObjectPath(bucket: bucket, name: "h")
         let custom = ["sp": "x  y   z", "a": "1", "a-b": "2", "a.c": "3", "a0": "4"]
-        _ = try await backend.write(object, body: BufferByteStream([1]),
-                                    attributes: ObjectAttributes(contentType: "text/plain;  charset=utf-8",
-                                                                 customMetadata: custom),
-                                    options: WriteOptions())
+        _ = try await backend.write(
+            object, body: BufferByteStream([1]),
+            attributes: ObjectAttributes(
+                contentType: "text/plain;  charset=utf-8",
+                customMetadata: custom),
+            options: WriteOptions())
         #expect(try await backend.metadata(of: object).customMetadata == custom)
         var patch = MetadataPatch()
         patch.customMetadata = ["a-b": nil, "b": "  lead"]
@@ -156,8 +175,9 @@ struct S3BackendTests {
     @Test func stagingNamesAreHidden() async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
         for name in ["-", ".p", ".portcullis-staging", "z"] {
-            _ = try await backend.write(ObjectPath(bucket: bucket, name: name), body: BufferByteStream([1]),
-                                        attributes: ObjectAttributes(), options: WriteOptions())
+            _ = try await backend.write(
+                ObjectPath(bucket: bucket, name: name), body: BufferByteStream([1]),
+                attributes: ObjectAttributes(), options: WriteOptions())
         }
         let object = try ObjectPath(bucket: bucket, name: "up")
         let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
@@ -168,8 +188,10 @@ struct S3BackendTests {
             var names = [String]()
             var cursor: String?
             repeat {
-                let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: "/",
-                                                              maxResults: pageSize, cursor: cursor))
+                let page = try await backend.list(
+                    ListRequest(
+                        bucket: bucket, prefix: "", delimiter: "/",
+                        maxResults: pageSize, cursor: cursor))
                 names += page.items + page.prefixes
                 cursor = page.nextCursor
             } while cursor != nil
@@ -179,11 +201,16 @@ struct S3BackendTests {
         let hidden = try ObjectPath(bucket: bucket, reservedName: staged[0])
         await #expect(throws: StorageError.self) { try await backend.metadata(of: hidden) }
         await #expect(throws: StorageError.self) {
-            try await backend.write(hidden, body: BufferByteStream([1]), attributes: ObjectAttributes(), options: WriteOptions())
+            try await backend.write(
+                hidden, body: BufferByteStream([1]), attributes: ObjectAttributes(), options: WriteOptions())
         }
         await #expect(throws: StorageError.self) { try await backend.delete(hidden, preconditions: .none) }
-        #expect(try await backend.list(ListRequest(bucket: bucket, prefix: S3Backend.stagingPrefix, delimiter: nil,
-                                                   maxResults: 10, cursor: nil)).items.isEmpty)
+        #expect(
+            try await backend.list(
+                ListRequest(
+                    bucket: bucket, prefix: S3Backend.stagingPrefix, delimiter: nil,
+                    maxResults: 10, cursor: nil)
+            ).items.isEmpty)
     }
 
     /// Chunks of growing sizes (as the JS SDK sends them), streamed with their lengths, finalized through a
@@ -199,29 +226,34 @@ struct S3BackendTests {
         let sizes = [256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 12 << 20, 1_000]
         let body = testBytes(sizes.reduce(0, +), seed: 11)
         let object = try ObjectPath(bucket: bucket, name: "r/ü.bin")
-        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(contentType: "image/png"),
-                                                   declaredSize: Int64(body.count))
+        let handle = try await backend.startUpload(
+            object, attributes: ObjectAttributes(contentType: "image/png"),
+            declaredSize: Int64(body.count))
         var offset = 0
         for (index, size) in sizes.enumerated() {
             let instance = index % 2 == 0 ? backend : other
             if index == 3 {
                 do {
-                    _ = try await instance.appendChunk(handle, object: object, offset: Int64(offset),
-                                                       body: Pieces(Array(body[offset..<(offset + size)]), knownLength: true,
-                                                                    failAt: 300_000))
+                    _ = try await instance.appendChunk(
+                        handle, object: object, offset: Int64(offset),
+                        body: Pieces(
+                            Array(body[offset..<(offset + size)]), knownLength: true,
+                            failAt: 300_000))
                     Issue.record("a chunk that breaks off must fail")
                 } catch {}
                 #expect(try await instance.stagedSize(handle, object: object) == Int64(offset))
             }
-            let staged = try await instance.appendChunk(handle, object: object, offset: Int64(offset),
-                                                        body: Pieces(Array(body[offset..<(offset + size)]), knownLength: true))
+            let staged = try await instance.appendChunk(
+                handle, object: object, offset: Int64(offset),
+                body: Pieces(Array(body[offset..<(offset + size)]), knownLength: true))
             offset += size
             #expect(staged == Int64(offset))
             if index == 0 {
                 // A late duplicate of a stored chunk (the race `load` cannot see) is refused by If-None-Match.
                 do {
-                    try await other.storeChunk(S3Backend.uploadFolder(handle) + S3Backend.chunkName(0), body: .bytes([9]),
-                                               handle: handle, object: object)
+                    try await other.storeChunk(
+                        S3Backend.uploadFolder(handle) + S3Backend.chunkName(0), body: .bytes([9]),
+                        handle: handle, object: object)
                     Issue.record("a chunk must not be stored twice")
                 } catch {
                     guard case .offsetMismatch(Int64(offset)) = error else { Issue.record("got \(error)"); return }
@@ -231,11 +263,14 @@ struct S3BackendTests {
         #expect(try await other.uploadState(handle, object: object) == .active(stagedSize: Int64(body.count)))
         // A chunk of unknown length (chunked request) is buffered up to one part; a bigger one is refused whole.
         let loose = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
-        #expect(try await backend.appendChunk(loose, object: object, offset: 0,
-                                              body: Pieces(testBytes(300_000, seed: 1), knownLength: false)) == 300_000)
+        #expect(
+            try await backend.appendChunk(
+                loose, object: object, offset: 0,
+                body: Pieces(testBytes(300_000, seed: 1), knownLength: false)) == 300_000)
         do {
-            _ = try await backend.appendChunk(loose, object: object, offset: 300_000,
-                                              body: Pieces(testBytes(Self.part + 1, seed: 2), knownLength: false))
+            _ = try await backend.appendChunk(
+                loose, object: object, offset: 300_000,
+                body: Pieces(testBytes(Self.part + 1, seed: 2), knownLength: false))
             Issue.record("an unknown-length chunk over one part must be refused")
         } catch {
             guard case .bodyFailed(let inner) = error, case .limitExceeded? = inner as? ByteStreamError else {
@@ -245,12 +280,14 @@ struct S3BackendTests {
         #expect(try await backend.stagedSize(loose, object: object) == 300_000)
         try await backend.cancelUpload(loose, object: object)
         #expect(try await backend.uploadState(loose, object: object) == .cancelled)
-        let metadata = try await other.finalizeUpload(handle, object: object,
-                                                      attributes: ObjectAttributes(contentType: "image/png"),
-                                                      options: WriteOptions(expectedMD5: md5Base64(body)))
+        let metadata = try await other.finalizeUpload(
+            handle, object: object,
+            attributes: ObjectAttributes(contentType: "image/png"),
+            options: WriteOptions(expectedMD5: md5Base64(body)))
         #expect(metadata.size == Int64(body.count) && metadata.md5Hash == md5Base64(body))
         #expect(try await readAll(try await backend.read(object, range: nil).body) == body)
-        #expect(try await backend.uploadState(handle, object: object)
+        #expect(
+            try await backend.uploadState(handle, object: object)
                 == .finalized(size: Int64(body.count), generation: metadata.generation))
         let state = try await upstreamState(backend, prefix: "")
         #expect(state.openUploads == 0)

@@ -1,8 +1,9 @@
 import Foundation
 import PortcullisCore
-@testable import Storage
 import Testing
 import Upstream
+
+@testable import Storage
 
 /// Environment for the S3 tests (moto started by `scripts/emulators.sh`): `PORTCULLIS_TEST_S3_ENDPOINT` (no
 /// signature checks) and `PORTCULLIS_TEST_S3_AUTH_ENDPOINT` + `_ACCESS_KEY`/`_SECRET_KEY` (strict SigV4
@@ -13,15 +14,18 @@ enum S3TestEnvironment {
     static let auth = env["PORTCULLIS_TEST_S3_AUTH_ENDPOINT"]
     static let client = UpstreamClient()
 
-    static func freshBackend(verifying: Bool, partBytes: Int = 8 << 20,
-                             maxSingleCopyBytes: Int64 = 5 << 30) async throws -> (S3Backend, String) {
+    static func freshBackend(
+        verifying: Bool, partBytes: Int = 8 << 20,
+        maxSingleCopyBytes: Int64 = 5 << 30
+    ) async throws -> (S3Backend, String) {
         let endpoint = try #require(verifying ? auth : plain)
         let key = verifying ? try #require(env["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"]) : "test"
         let secret = verifying ? try #require(env["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"]) : "test"
         let bucket = "s3-\(UUID().uuidString.lowercased().prefix(18))"
-        let configuration = S3BackendConfiguration(bucket: bucket, endpoint: endpoint, accessKeyID: key,
-                                                   secretAccessKey: secret, partBytes: partBytes,
-                                                   maxSingleCopyBytes: maxSingleCopyBytes)
+        let configuration = S3BackendConfiguration(
+            bucket: bucket, endpoint: endpoint, accessKeyID: key,
+            secretAccessKey: secret, partBytes: partBytes,
+            maxSingleCopyBytes: maxSingleCopyBytes)
         let backend = S3Backend(configuration: configuration, client: client)
         // Signed by the backend's own signer, as every request it makes.
         _ = try await backend.exchange("PUT", backend.url(nil), op: "create-bucket")
@@ -29,7 +33,9 @@ enum S3TestEnvironment {
     }
 }
 
-@Suite(.enabled(if: S3TestEnvironment.plain != nil, "PORTCULLIS_TEST_S3_ENDPOINT is not set (run scripts/emulators.sh start)"))
+@Suite(
+    .enabled(
+        if: S3TestEnvironment.plain != nil, "PORTCULLIS_TEST_S3_ENDPOINT is not set (run scripts/emulators.sh start)"))
 struct S3ContractTests {
     /// Checks the S3 backend does not pass, excluded by name so the rest stays a real gate. None today.
     static let skipped: Set<BackendContract.Check> = []
@@ -37,18 +43,24 @@ struct S3ContractTests {
     @Test(arguments: BackendContract.Check.allCases.filter { !skipped.contains($0) })
     func contract(_ check: BackendContract.Check) async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: false)
-        try await BackendContract(backend: backend, staging: backend, bucket: bucket,
-                                  paginationScale: .upstream).run(check)
+        try await BackendContract(
+            backend: backend, staging: backend, bucket: bucket,
+            paginationScale: .upstream
+        ).run(check)
     }
 
     @Test func configurationFromEnvironment() throws {
         let c = try S3BackendConfiguration.fromEnvironment(
-            ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://x:1",
-             "AWS_ENDPOINT_URL_S3": "http://y:2", "AWS_REGION": "eu-west-1", "AWS_SESSION_TOKEN": "t"], bucket: "b")
+            [
+                "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://x:1",
+                "AWS_ENDPOINT_URL_S3": "http://y:2", "AWS_REGION": "eu-west-1", "AWS_SESSION_TOKEN": "t",
+            ], bucket: "b")
         #expect(c.endpoint == "http://y:2" && c.region == "eu-west-1" && c.sessionToken == "t" && c.pathStyle)
-        let aws = try S3BackendConfiguration.fromEnvironment(["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"], bucket: "b")
+        let aws = try S3BackendConfiguration.fromEnvironment(
+            ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"], bucket: "b")
         #expect(!aws.pathStyle && aws.endpoint == "https://s3.us-east-1.amazonaws.com")
-        #expect(S3Backend(configuration: aws, client: S3TestEnvironment.client).url("a b/c")
+        #expect(
+            S3Backend(configuration: aws, client: S3TestEnvironment.client).url("a b/c")
                 == "https://b.s3.us-east-1.amazonaws.com/a%20b/c")
     }
 
@@ -62,7 +74,10 @@ struct S3ContractTests {
     }
 }
 
-@Suite(.enabled(if: S3TestEnvironment.auth != nil, "PORTCULLIS_TEST_S3_AUTH_ENDPOINT is not set (run scripts/emulators.sh start)"))
+@Suite(
+    .enabled(
+        if: S3TestEnvironment.auth != nil,
+        "PORTCULLIS_TEST_S3_AUTH_ENDPOINT is not set (run scripts/emulators.sh start)"))
 struct S3SignedContractTests {
     /// The same contract against moto with SigV4 verification on: every request our signer makes is checked.
     /// Except `listPagination`: 2,500 objects listed page by page take moto ~5 minutes (it scans the bucket per
@@ -70,13 +85,16 @@ struct S3SignedContractTests {
     /// `listCursorResume`, `listDelimiterAndPrefixes` and `S3BackendTests.stagingNamesAreHidden`.
     static let unsigned: Set<BackendContract.Check> = [.listPagination]
 
-    @Test(arguments: BackendContract.Check.allCases.filter {
-        !S3ContractTests.skipped.contains($0) && !unsigned.contains($0)
-    })
+    @Test(
+        arguments: BackendContract.Check.allCases.filter {
+            !S3ContractTests.skipped.contains($0) && !unsigned.contains($0)
+        })
     func contract(_ check: BackendContract.Check) async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
-        try await BackendContract(backend: backend, staging: backend, bucket: bucket,
-                                  paginationScale: .upstream).run(check)
+        try await BackendContract(
+            backend: backend, staging: backend, bucket: bucket,
+            paginationScale: .upstream
+        ).run(check)
     }
 
     @Test func wrongSecretIsUpstreamDenied() async throws {

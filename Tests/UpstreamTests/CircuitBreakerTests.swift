@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import Upstream
 
 @Suite struct CircuitBreakerTests {
@@ -12,7 +13,7 @@ import Testing
         #expect(breaker.admit("b") == .rejected(retryAfterSeconds: 2))
         clock.add(2_000_000_000, ordering: .relaxed)
         #expect(breaker.admit("b") == .probe)
-        #expect(breaker.admit("b") == .rejected(retryAfterSeconds: 1)) // one probe at a time
+        #expect(breaker.admit("b") == .rejected(retryAfterSeconds: 1))  // one probe at a time
         breaker.recordFailure("b")
         #expect(breaker.admit("b") == .rejected(retryAfterSeconds: 2))
         clock.add(2_000_000_000, ordering: .relaxed)

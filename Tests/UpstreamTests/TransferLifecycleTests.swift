@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Upstream
 
 /// `TransferLifecycle` as a pure value: both upstream timeouts (first byte, idle) and every transition, with
@@ -26,7 +27,9 @@ import Testing
     @Test func bodilessRequestStartsTheFirstByteDeadlineAtOnce() {
         var lifecycle = Self.make(firstByte: 5 * Self.second)
         #expect(lifecycle.start("h", requestComplete: true, now: 10) == 10 + 5 * Self.second)
-        guard case .awaitingHead("h", let deadline) = lifecycle.state else { Issue.record("\(lifecycle.state)"); return }
+        guard case .awaitingHead("h", let deadline) = lifecycle.state else {
+            Issue.record("\(lifecycle.state)"); return
+        }
         #expect(deadline == 10 + 5 * Self.second)
         #expect(lifecycle.handle == "h")
     }
@@ -62,7 +65,9 @@ import Testing
         _ = lifecycle.start("h", requestComplete: false, now: 0)
         #expect(lifecycle.headArrived(now: 3) == "h")
         #expect(lifecycle.requestSent(now: 4) == nil, "the rest of the body no longer arms a first-byte deadline")
-        guard case .streaming("h", lastActivity: 3) = lifecycle.state else { Issue.record("\(lifecycle.state)"); return }
+        guard case .streaming("h", lastActivity: 3) = lifecycle.state else {
+            Issue.record("\(lifecycle.state)"); return
+        }
     }
 
     /// An abort that arrives before `start` ran is reported by `start`; once running, the caller finishes.

@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Upstream
 
 @Suite struct UpstreamClientTests {
@@ -28,9 +29,11 @@ import Testing
         let client = UpstreamClient()
         let body = expectedPattern(300_000)
         for method in ["POST", "PUT", "PATCH"] {
-            let result = try await client.fetch(UpstreamRequest(
-                method: method, url: "\(server.base)/echo", headers: [("X-Custom", "v1"), ("traceparent", "00-abc-def-01")],
-                body: .bytes(body)), maxBytes: 1 << 20)
+            let result = try await client.fetch(
+                UpstreamRequest(
+                    method: method, url: "\(server.base)/echo",
+                    headers: [("X-Custom", "v1"), ("traceparent", "00-abc-def-01")],
+                    body: .bytes(body)), maxBytes: 1 << 20)
             #expect(result.status == 200)
             #expect(result.headers.first(ignoringCase: "x-method") == method)
             #expect(result.body == body)
@@ -56,8 +59,9 @@ import Testing
         let client = UpstreamClient()
         let body = expectedPattern(1_500_000)
         let stream = SlowStream(BufferByteStream(body), chunk: 100_000)
-        let result = try await client.fetch(UpstreamRequest(
-            method: "PUT", url: "\(server.base)/echo", body: .stream(stream, length: nil)), maxBytes: 2 << 20)
+        let result = try await client.fetch(
+            UpstreamRequest(
+                method: "PUT", url: "\(server.base)/echo", body: .stream(stream, length: nil)), maxBytes: 2 << 20)
         #expect(result.status == 200)
         #expect(result.body == body)
         let echoed = try JSONValue.parse(result.headers.first(ignoringCase: "x-headers") ?? "")
@@ -68,9 +72,10 @@ import Testing
         let server = try await TestServer.start()
         let client = UpstreamClient()
         let body = expectedPattern(700_000)
-        let result = try await client.fetch(UpstreamRequest(
-            method: "POST", url: "\(server.base)/echo",
-            body: .stream(SlowStream(BufferByteStream(body), chunk: 50_000), length: Int64(body.count))),
+        let result = try await client.fetch(
+            UpstreamRequest(
+                method: "POST", url: "\(server.base)/echo",
+                body: .stream(SlowStream(BufferByteStream(body), chunk: 50_000), length: Int64(body.count))),
             maxBytes: 1 << 20)
         #expect(result.body == body)
         #expect(result.headers.first(ignoringCase: "x-length") == "700000")
@@ -79,8 +84,9 @@ import Testing
     @Test func headReturnsHeadersAndAnEmptyBody() async throws {
         let server = try await TestServer.start()
         let client = UpstreamClient()
-        let result = try await client.fetch(UpstreamRequest(method: "HEAD", url: "\(server.base)/bytes?n=5000"),
-                                            maxBytes: 10)
+        let result = try await client.fetch(
+            UpstreamRequest(method: "HEAD", url: "\(server.base)/bytes?n=5000"),
+            maxBytes: 10)
         #expect(result.status == 200)
         #expect(result.body.isEmpty)
         #expect(result.headers.first(ignoringCase: "Content-Length") == "5000")

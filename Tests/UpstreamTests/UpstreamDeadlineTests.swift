@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Upstream
 
 /// `UpstreamConfiguration.requestDeadline`: one `send` waits no longer than the deadline in total, across its
@@ -26,12 +27,15 @@ import Testing
         // Three attempts of 10 s each would take 30 s and more; the 1.5 s deadline ends the call after the first
         // attempt's wait is cut (and before any backoff could start another).
         let metrics = MetricsRegistry()
-        let client = UpstreamClient(configuration: .init(maxAttempts: 3, baseBackoff: 0.01, requestDeadline: 1.5),
-                                    metrics: metrics)
+        let client = UpstreamClient(
+            configuration: .init(maxAttempts: 3, baseBackoff: 0.01, requestDeadline: 1.5),
+            metrics: metrics)
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=60", timeouts: .init(firstByte: 10),
-                                                      backend: "cut", operation: "get"))
+            _ = try await client.send(
+                UpstreamRequest(
+                    url: "\(server.base)/slowhead?s=60", timeouts: .init(firstByte: 10),
+                    backend: "cut", operation: "get"))
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(elapsed >= 1.4)
@@ -43,13 +47,17 @@ import Testing
         let server = try await TestServer.start()
         // 0.5 s attempts, sixty allowed: without the deadline about 30 s; with it about 3 s and a few attempts.
         let metrics = MetricsRegistry()
-        let client = UpstreamClient(configuration: .init(maxAttempts: 60, baseBackoff: 0.01, maxBackoff: 0.01,
-                                                         breakerThreshold: 100, requestDeadline: 3),
-                                    metrics: metrics)
+        let client = UpstreamClient(
+            configuration: .init(
+                maxAttempts: 60, baseBackoff: 0.01, maxBackoff: 0.01,
+                breakerThreshold: 100, requestDeadline: 3),
+            metrics: metrics)
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30", timeouts: .init(firstByte: 0.5),
-                                                      backend: "slow", operation: "get"))
+            _ = try await client.send(
+                UpstreamRequest(
+                    url: "\(server.base)/slowhead?s=30", timeouts: .init(firstByte: 0.5),
+                    backend: "slow", operation: "get"))
         }
         // One 0.5 s attempt alone would end long before 3 s: the client kept retrying up to the deadline.
         let elapsed = Date().timeIntervalSince(start)
@@ -65,8 +73,10 @@ import Testing
         let client = UpstreamClient(configuration: .init(requestDeadline: 1))
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30",
-                                                      timeouts: .init(firstByte: nil, idle: nil)))
+            _ = try await client.send(
+                UpstreamRequest(
+                    url: "\(server.base)/slowhead?s=30",
+                    timeouts: .init(firstByte: nil, idle: nil)))
         }
         #expect(Date().timeIntervalSince(start) < 20)
     }
@@ -76,8 +86,9 @@ import Testing
         // The upstream asks for 20 s before a retry; 1 s is left: the 503 is the answer, at once.
         let client = UpstreamClient(configuration: .init(maxBackoff: 30, requestDeadline: 1))
         let start = Date()
-        let answer = try await client.fetch(UpstreamRequest(url: "\(server.base)/status?code=503&retry_after=20"),
-                                            maxBytes: 100)
+        let answer = try await client.fetch(
+            UpstreamRequest(url: "\(server.base)/status?code=503&retry_after=20"),
+            maxBytes: 100)
         #expect(answer.status == 503)
         #expect(Date().timeIntervalSince(start) < 15)
     }
@@ -85,8 +96,10 @@ import Testing
     @Test func aRefusedConnectionIsStillReportedAsSuch() async throws {
         // The deadline changes when retries stop, not what the caller learns: a dead upstream is a connect
         // failure (502/503 upstream of the gateway), not a timeout.
-        let client = UpstreamClient(configuration: .init(maxAttempts: 50, baseBackoff: 0.05, maxBackoff: 0.05,
-                                                         breakerThreshold: 1000, requestDeadline: 0.5))
+        let client = UpstreamClient(
+            configuration: .init(
+                maxAttempts: 50, baseBackoff: 0.05, maxBackoff: 0.05,
+                breakerThreshold: 1000, requestDeadline: 0.5))
         do {
             _ = try await client.send(UpstreamRequest(url: "http://127.0.0.1:\(closedPort())/x"))
             Issue.record("expected a failure")

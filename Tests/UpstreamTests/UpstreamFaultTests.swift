@@ -1,6 +1,7 @@
 import Foundation
 import PortcullisCore
 import Testing
+
 @testable import Upstream
 
 @Suite struct UpstreamFaultTests {
@@ -8,8 +9,10 @@ import Testing
         let server = try await TestServer.start()
         let client = UpstreamClient()
         let size = 8 << 20
-        let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(size)",
-                                                             timeouts: .init(idle: 1)))
+        let response = try await client.send(
+            UpstreamRequest(
+                url: "\(server.base)/bytes?n=\(size)",
+                timeouts: .init(idle: 1)))
         let body = try #require(response.body as? UpstreamBody)
         #expect(body.expectedLength == Int64(size))
         var received = 0
@@ -73,7 +76,7 @@ import Testing
                     for _ in 0..<100 {
                         let response = try await client.send(UpstreamRequest(url: "\(server.base)/bytes?n=\(1 << 20)"))
                         _ = try await response.body.next(maxLength: 16 * 1024)
-                        if worker % 2 == 0 { response.body.cancel() } // the others just drop the body
+                        if worker % 2 == 0 { response.body.cancel() }  // the others just drop the body
                     }
                 }
             }
@@ -87,12 +90,17 @@ import Testing
         let server = try await TestServer.start()
         let metrics = MetricsRegistry()
         let client = UpstreamClient(metrics: metrics)
-        let response = try await client.send(UpstreamRequest(url: "\(server.base)/truncate?n=100000&send=1000",
-                                                             operation: "get"))
+        let response = try await client.send(
+            UpstreamRequest(
+                url: "\(server.base)/truncate?n=100000&send=1000",
+                operation: "get"))
         await #expect(throws: ByteStreamError.truncated(expected: 100_000, received: 1000)) {
             _ = try await response.body.collect(limit: 1 << 20)
         }
-        #expect(metrics.render().contains("portcullis_upstream_stream_errors_total{backend=\"127.0.0.1:\(server.port)\",op=\"get\",reason=\"truncated\"} 1"))
+        #expect(
+            metrics.render().contains(
+                "portcullis_upstream_stream_errors_total{backend=\"127.0.0.1:\(server.port)\",op=\"get\",reason=\"truncated\"} 1"
+            ))
     }
 
     @Test func upstreamKilledMidDownloadTruncatesTheStream() async throws {
@@ -115,8 +123,10 @@ import Testing
         let client = UpstreamClient()
         let start = Date()
         await #expect(throws: UpstreamError.timedOut(.firstByte)) {
-            _ = try await client.send(UpstreamRequest(url: "\(server.base)/slowhead?s=30",
-                                                      timeouts: .init(firstByte: 0.5), idempotent: false))
+            _ = try await client.send(
+                UpstreamRequest(
+                    url: "\(server.base)/slowhead?s=30",
+                    timeouts: .init(firstByte: 0.5), idempotent: false))
         }
         // The server answers after 30 s; the bound is loose because a loaded CI machine delays resumption.
         #expect(Date().timeIntervalSince(start) < 20)
@@ -125,8 +135,10 @@ import Testing
     @Test func stalledBodyTimesOut() async throws {
         let server = try await TestServer.start()
         let client = UpstreamClient()
-        let response = try await client.send(UpstreamRequest(url: "\(server.base)/stall?send=100&s=30",
-                                                             timeouts: .init(idle: 1)))
+        let response = try await client.send(
+            UpstreamRequest(
+                url: "\(server.base)/stall?send=100&s=30",
+                timeouts: .init(idle: 1)))
         let start = Date()
         await #expect(throws: (any Error).self) { _ = try await response.body.collect(limit: 1 << 20) }
         #expect(Date().timeIntervalSince(start) < 20)
@@ -139,8 +151,9 @@ import Testing
         #expect(ok.status == 200)
         #expect(String(decoding: ok.body, as: UTF8.self) == "ok after 3")
         // Not idempotent: the first 503 is the answer.
-        let once = try await client.fetch(UpstreamRequest(method: "POST", url: "\(server.base)/flaky?key=b&fail=2"),
-                                          maxBytes: 100)
+        let once = try await client.fetch(
+            UpstreamRequest(method: "POST", url: "\(server.base)/flaky?key=b&fail=2"),
+            maxBytes: 100)
         #expect(once.status == 503)
         let hits = try await client.fetch(UpstreamRequest(url: "\(server.base)/hits?key=b"), maxBytes: 100)
         #expect(String(decoding: hits.body, as: UTF8.self) == "1")
@@ -148,8 +161,10 @@ import Testing
 
     @Test func connectionRefusedIsRetriedThenOpensTheCircuitWhichRecovers() async throws {
         let server = try await TestServer.start()
-        let client = UpstreamClient(configuration: .init(maxAttempts: 2, baseBackoff: 0.001, breakerThreshold: 4,
-                                                         breakerCooldown: 0.5))
+        let client = UpstreamClient(
+            configuration: .init(
+                maxAttempts: 2, baseBackoff: 0.001, breakerThreshold: 4,
+                breakerCooldown: 0.5))
         let dead = "http://127.0.0.1:\(closedPort())/x"
         for _ in 0..<2 {
             await #expect(throws: UpstreamError.self) {
@@ -166,8 +181,9 @@ import Testing
         }
         try await waitUntil { client.isAvailable(backend: "bucket") }
         // Half-open: the probe goes to a healthy upstream and closes the circuit.
-        let probe = try await client.fetch(UpstreamRequest(url: "\(server.base)/bytes?n=10", backend: "bucket"),
-                                           maxBytes: 100)
+        let probe = try await client.fetch(
+            UpstreamRequest(url: "\(server.base)/bytes?n=10", backend: "bucket"),
+            maxBytes: 100)
         #expect(probe.status == 200)
         #expect(client.isAvailable(backend: "bucket"))
     }

@@ -42,10 +42,12 @@ private func parse(_ data: UnsafeRawBufferPointer, pieces: [Int]) -> Transcript 
                 // The byte view and the String view of the head agree on every field name.
                 for field in head.headers {
                     let bytes = head.headers.valueBytes(field.name).map { Array($0) }
-                    precondition(bytes.map { String(decoding: $0, as: UTF8.self) } == head.headers[field.name],
-                                 "byte and String views of a field differ")
+                    precondition(
+                        bytes.map { String(decoding: $0, as: UTF8.self) } == head.headers[field.name],
+                        "byte and String views of a field differ")
                 }
-                transcript.messages.append(Message(head: "\(head.method) \(head.target) \(head.versionMinor) \(head.framing) \(fields)"))
+                transcript.messages.append(
+                    Message(head: "\(head.method) \(head.target) \(head.versionMinor) \(head.framing) \(fields)"))
             case .body(let bytes):
                 precondition(!bytes.isEmpty, "empty body event")
                 precondition(transcript.messages.last.map { !$0.ended } ?? false, "body outside a message")

@@ -1,12 +1,15 @@
 import Auth
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `FUZZ_TOKEN_SEED_DIR=dir` writes the minted valid tokens there as seed files (see README.md).
 @_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>>>) -> CInt {
+public func initialize(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>>>
+) -> CInt {
     _ = fixture.validTokens.count
     if let dir = getenv("FUZZ_TOKEN_SEED_DIR").map({ String(cString: $0) }) {
         for (i, token) in fixture.validTokens.enumerated() {
@@ -26,7 +29,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         do {
             let verified = try verifier.verify(bytes, keys: fixture.keys, now: fixture.now)
             guard let lastDot = bytes.lastIndex(of: UInt8(ascii: ".")),
-                  fixture.signedParts.contains(String(decoding: bytes[..<lastDot], as: UTF8.self))
+                fixture.signedParts.contains(String(decoding: bytes[..<lastDot], as: UTF8.self))
             else { fatalError("accepted a token this target did not sign") }
             verdicts.append("ok:\(verified.principal.uid)")
         } catch {

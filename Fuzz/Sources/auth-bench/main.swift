@@ -3,8 +3,8 @@
 // Prints µs/op for cold verification (no cache) per algorithm/engine and for the cached path through
 // Authenticator.authenticate (header parsing + SHA-256 + LRU hit).
 import Auth
-import Foundation
 import Crypto
+import Foundation
 import PortcullisCore
 
 @main
@@ -18,8 +18,9 @@ struct AuthBench {
                 let start = cpuNanoseconds()
                 for _ in 0..<200 { body(raw) }
                 let seconds = Double(cpuNanoseconds() - start) / 1e9
-                print(label.padding(toLength: 44, withPad: " ", startingAt: 0)
-                      + String(format: " %6.2f GB/s (cpu)", 200.0 * Double(buffer.count) / seconds / 1e9))
+                print(
+                    label.padding(toLength: 44, withPad: " ", startingAt: 0)
+                        + String(format: " %6.2f GB/s (cpu)", 200.0 * Double(buffer.count) / seconds / 1e9))
             }
         }
         var crc = CRC32C(), sha = SHA256(), md5 = MD5()
@@ -39,11 +40,13 @@ struct AuthBench {
 
     static func report(_ label: String, wall: Double, cpu: Double, iterations: Int) {
         let padded = label.padding(toLength: 44, withPad: " ", startingAt: 0)
-        print("\(padded) wall \(String(format: "%8.2f", wall)) µs/op  cpu \(String(format: "%8.2f", cpu)) µs/op  (best of 3 × \(iterations))")
+        print(
+            "\(padded) wall \(String(format: "%8.2f", wall)) µs/op  cpu \(String(format: "%8.2f", cpu)) µs/op  (best of 3 × \(iterations))"
+        )
     }
 
     static func measure(_ label: String, iterations: Int, _ body: () throws -> Void) rethrows {
-        for _ in 0..<min(200, iterations / 10 + 1) { try body() }   // warm-up
+        for _ in 0..<min(200, iterations / 10 + 1) { try body() }  // warm-up
         var bestWall = Double.infinity, bestCPU = Double.infinity
         for _ in 0..<3 {
             let start = MonotonicClock.nanoseconds(), startCPU = cpuNanoseconds()
@@ -63,21 +66,26 @@ struct AuthBench {
             VerificationKey(keyID: "rsa", publicKey: try PublicKey(pem: rsa.publicKeyPEM())),
             VerificationKey(keyID: "ec", publicKey: try PublicKey(pem: ec.publicKeyPEM())),
         ])
-        var configuration = AuthConfiguration(issuer: "https://securetoken.google.com/bench", audience: "bench",
-                                              requireAuthTime: true, hmacSecret: secret)
+        var configuration = AuthConfiguration(
+            issuer: "https://securetoken.google.com/bench", audience: "bench",
+            requireAuthTime: true, hmacSecret: secret)
         let now = Timestamp.now()
         // A Firebase-sized token (~900 bytes).
         let claims: [String: JSONValue] = [
-            "name": .string("Bench User"), "picture": .string("https://example.test/" + String(repeating: "p", count: 80)),
+            "name": .string("Bench User"),
+            "picture": .string("https://example.test/" + String(repeating: "p", count: 80)),
             "user_id": .string("bench-user-0001"), "auth_time": .int(now.secondsSinceEpoch - 100),
             "email": .string("bench@example.test"), "email_verified": .bool(true),
-            "firebase": .object(["identities": .object(["email": .array([.string("bench@example.test")])]),
-                                 "sign_in_provider": .string("password")]),
+            "firebase": .object([
+                "identities": .object(["email": .array([.string("bench@example.test")])]),
+                "sign_in_provider": .string("password"),
+            ]),
         ]
         func mint(_ alg: String, _ pem: String?, _ kid: String?) throws -> String {
-            try DevToken.mint(signingKeyPEM: pem, hmacSecret: secret, algorithm: alg, keyID: kid, uid: "bench-user-0001",
-                              claims: claims, ttlSeconds: 3600, issuer: configuration.issuer, audience: configuration.audience,
-                              now: now)
+            try DevToken.mint(
+                signingKeyPEM: pem, hmacSecret: secret, algorithm: alg, keyID: kid, uid: "bench-user-0001",
+                claims: claims, ttlSeconds: 3600, issuer: configuration.issuer, audience: configuration.audience,
+                now: now)
         }
         let rs256 = try mint("RS256", rsa.privateKeyPEM(), "rsa")
         let es256 = try mint("ES256", ec.privateKeyPEM(), "ec")
@@ -90,17 +98,22 @@ struct AuthBench {
             configuration.signatureEngine = engine
             let verifier = TokenVerifier(configuration: configuration)
             let n = engine == .libJWT ? 300 : 3000
-            for (name, token) in [("RS256", rs256), ("ES256", es256), ("HS256", hs256)] where !onlyRS256 || name == "RS256" {
+            for (name, token) in [("RS256", rs256), ("ES256", es256), ("HS256", hs256)]
+            where !onlyRS256 || name == "RS256" {
                 let bytes = Array(token.utf8)
-                try measure("cold \(name) verify [\(engine.rawValue)]", iterations: name == "HS256" ? 20_000 : (onlyRS256 ? 10 * n : n)) {
+                try measure(
+                    "cold \(name) verify [\(engine.rawValue)]",
+                    iterations: name == "HS256" ? 20_000 : (onlyRS256 ? 10 * n : n)
+                ) {
                     _ = try verifier.verify(bytes, keys: keys, now: now)
                 }
             }
         }
 
         configuration.signatureEngine = .openSSL
-        let auth = Authenticator(configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
-                                 logger: .disabled)
+        let auth = Authenticator(
+            configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
+            logger: .disabled)
         let header = "Bearer \(rs256)"
         _ = try await auth.authenticate(authorization: header)
         let iterations = onlyCached ? 2_000_000 : 200_000

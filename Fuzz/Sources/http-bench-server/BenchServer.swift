@@ -26,7 +26,8 @@ struct BenchServer {
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: "127.0.0.1", port: port,
-                eventLoop: arguments.count > 3 ? EventLoopDriver(rawValue: arguments[3]) ?? .platformDefault : .platformDefault),
+                eventLoop: arguments.count > 3
+                    ? EventLoopDriver(rawValue: arguments[3]) ?? .platformDefault : .platformDefault),
             responder: CannedResponder(immediate: arguments.count > 2 && arguments[2] == "immediate"),
             logger: .disabled)
         let bound = try server.start()

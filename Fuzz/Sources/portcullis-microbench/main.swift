@@ -21,7 +21,9 @@ func cpuNanoseconds() -> UInt64 {
 
 func emit(_ name: String, _ label: String, cpu: Double, wall: Double, target: Double) {
     let padded = label.padding(toLength: 52, withPad: " ", startingAt: 0)
-    print("\(padded) cpu \(String(format: "%8.2f", cpu)) µs/op  wall \(String(format: "%8.2f", wall)) µs/op  (target ≤ \(String(format: "%.0f", target)))")
+    print(
+        "\(padded) cpu \(String(format: "%8.2f", cpu)) µs/op  wall \(String(format: "%8.2f", wall)) µs/op  (target ≤ \(String(format: "%.0f", target)))"
+    )
     print("RESULT \(name) \(String(format: "%.3f", cpu)) \(String(format: "%.0f", target))")
 }
 
@@ -35,23 +37,28 @@ struct MicroBench {
     static func auth() async throws {
         let rsa = try PrivateKey.generateRSA(bits: 2048)
         let keys = KeySet(keys: [VerificationKey(keyID: "rsa", publicKey: try PublicKey(pem: rsa.publicKeyPEM()))])
-        let configuration = AuthConfiguration(issuer: "https://securetoken.google.com/bench", audience: "bench",
-                                              requireAuthTime: true)
+        let configuration = AuthConfiguration(
+            issuer: "https://securetoken.google.com/bench", audience: "bench",
+            requireAuthTime: true)
         let now = Timestamp.now()
         let privatePEM = try rsa.privateKeyPEM()
         // Firebase-sized tokens (~900 bytes), each distinct (different uid), so every cold call misses the cache.
         func mint(_ index: Int) throws -> String {
             let uid = "bench-user-\(index)"
             let claims: [String: JSONValue] = [
-                "name": .string("Bench User"), "picture": .string("https://example.test/" + String(repeating: "p", count: 80)),
+                "name": .string("Bench User"),
+                "picture": .string("https://example.test/" + String(repeating: "p", count: 80)),
                 "user_id": .string(uid), "auth_time": .int(now.secondsSinceEpoch - 100),
                 "email": .string("bench@example.test"), "email_verified": .bool(true),
-                "firebase": .object(["identities": .object(["email": .array([.string("bench@example.test")])]),
-                                     "sign_in_provider": .string("password")]),
+                "firebase": .object([
+                    "identities": .object(["email": .array([.string("bench@example.test")])]),
+                    "sign_in_provider": .string("password"),
+                ]),
             ]
-            return try DevToken.mint(signingKeyPEM: privatePEM, hmacSecret: nil, algorithm: "RS256", keyID: "rsa", uid: uid,
-                                     claims: claims, ttlSeconds: 3600, issuer: configuration.issuer,
-                                     audience: configuration.audience, now: now)
+            return try DevToken.mint(
+                signingKeyPEM: privatePEM, hmacSecret: nil, algorithm: "RS256", keyID: "rsa", uid: uid,
+                claims: claims, ttlSeconds: 3600, issuer: configuration.issuer,
+                audience: configuration.audience, now: now)
         }
         let distinct = 2000
         let headers = try (0..<distinct).map { "Bearer " + (try mint($0)) }
@@ -61,9 +68,10 @@ struct MicroBench {
             // Cold: a fresh authenticator per round (empty cache), each token once.
             var coldCPU = Double.infinity, coldWall = Double.infinity
             for round in 0..<3 {
-                let auth = Authenticator(configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
-                                         logger: .disabled)
-                let slice = round == 0 ? headers[0..<200] : headers[0..<distinct]   // round 0 warms code paths
+                let auth = Authenticator(
+                    configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
+                    logger: .disabled)
+                let slice = round == 0 ? headers[0..<200] : headers[0..<distinct]  // round 0 warms code paths
                 let start = MonotonicClock.nanoseconds(), startCPU = cpuNanoseconds()
                 for header in slice {
                     guard try await auth.authenticate(authorization: header) != nil else { fatalError("no principal") }
@@ -73,8 +81,9 @@ struct MicroBench {
                 coldCPU = min(coldCPU, Double(cpuNanoseconds() - startCPU) / Double(slice.count) / 1000)
             }
             // Cached: one token, already verified.
-            let auth = Authenticator(configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
-                                     logger: .disabled)
+            let auth = Authenticator(
+                configuration: configuration, keySource: .fixed(keys), metrics: MetricsRegistry(),
+                logger: .disabled)
             let header = headers[0]
             _ = try await auth.authenticate(authorization: header)
             let iterations = 200_000
@@ -92,15 +101,17 @@ struct MicroBench {
     }
 
     static func rules() throws {
-        let fixtureDir = CommandLine.arguments.dropFirst().first
+        let fixtureDir =
+            CommandLine.arguments.dropFirst().first
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-                "../../../Tests/RulesTests/Fixtures/bench").standardized.path
+                "../../../Tests/RulesTests/Fixtures/bench"
+            ).standardized.path
         let fixtures = URL(fileURLWithPath: fixtureDir)
         let source = try String(contentsOf: fixtures.appendingPathComponent("storage.rules"), encoding: .utf8)
         let ruleset = try Ruleset.compile(source, fileName: "storage.rules")
         let cases = try RulesTestFile.parse(Array(try Data(contentsOf: fixtures.appendingPathComponent("CASES.json"))))
         var allowed = 0
-        for c in cases where ruleset.evaluate(c.request).allowed { allowed += 1 }   // warm-up
+        for c in cases where ruleset.evaluate(c.request).allowed { allowed += 1 }  // warm-up
         let iterations = 20_000
         var bestCPU = Double.infinity, bestWall = Double.infinity, worstCase = 0.0
         for _ in 0..<3 {
@@ -116,7 +127,9 @@ struct MicroBench {
             if cpu < bestCPU { bestCPU = cpu; worstCase = worst }
             bestWall = min(bestWall, Double(MonotonicClock.nanoseconds() - start) / decisions / 1000)
         }
-        print("rules fixture: \(fixtures.path) (\(cases.count) request shapes; slowest shape \(String(format: "%.2f", worstCase)) µs)")
+        print(
+            "rules fixture: \(fixtures.path) (\(cases.count) request shapes; slowest shape \(String(format: "%.2f", worstCase)) µs)"
+        )
         emit("rules_decision", "rules decision (mean over fixture shapes)", cpu: bestCPU, wall: bestWall, target: 5)
         if allowed == -1 { print(allowed) }
     }

@@ -53,7 +53,10 @@ for (name, us, allocations) in perCase {
 let decisions = iterations * cases.count
 let mean = Double(total) / Double(decisions) / 1000
 if only != "served" {
-    print(String(format: "mean (thread CPU time): %.2f µs per decision (%d decisions; max case %.2f µs)", mean, decisions, perCase.map(\.1).max()!))
+    print(
+        String(
+            format: "mean (thread CPU time): %.2f µs per decision (%d decisions; max case %.2f µs)", mean, decisions,
+            perCase.map(\.1).max()!))
 }
 if mallocCount != nil, only != "served" {
     print(String(format: "mean heap allocations: %.2f per decision", Double(totalAllocations) / Double(decisions)))
@@ -78,11 +81,17 @@ for (name, r) in served where only != "evaluator" {
     servedTotal += ns
     servedAllocations += allocations
     let line = String(format: "  served %-28@ %6.2f µs", name as NSString, Double(ns) / Double(iterations) / 1000)
-    print(mallocCount == nil ? line : line + String(format: " %6.2f allocations", Double(allocations) / Double(iterations)))
+    print(
+        mallocCount == nil
+            ? line : line + String(format: " %6.2f allocations", Double(allocations) / Double(iterations)))
 }
-print(String(format: "served mean (principals with a credential digest, memo on): %.2f µs per decision",
-             Double(servedTotal) / Double(decisions) / 1000))
+print(
+    String(
+        format: "served mean (principals with a credential digest, memo on): %.2f µs per decision",
+        Double(servedTotal) / Double(decisions) / 1000))
 if mallocCount != nil {
-    print(String(format: "served mean heap allocations: %.2f per decision", Double(servedAllocations) / Double(decisions)))
+    print(
+        String(format: "served mean heap allocations: %.2f per decision", Double(servedAllocations) / Double(decisions))
+    )
 }
 if allowed == -1 { print(allowed) }

@@ -1,4 +1,5 @@
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,7 +30,8 @@ enum KeyFileReader {
     private static func stampNow(_ path: String) -> Stamp? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
-        return Stamp(modified: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), size: Int64(st.st_size))
+        return Stamp(
+            modified: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec), size: Int64(st.st_size))
     }
 
     private static func readNow(_ path: String, limit: Int) -> Result<([UInt8], Stamp?), AuthError> {
@@ -47,7 +49,9 @@ enum KeyFileReader {
             }
             if n == 0 { break }
             out.append(contentsOf: buffer[..<n])
-            guard out.count <= limit else { return .failure(AuthError(.noKeys, "key file \(path) is larger than \(limit) bytes")) }
+            guard out.count <= limit else {
+                return .failure(AuthError(.noKeys, "key file \(path) is larger than \(limit) bytes"))
+            }
         }
         return .success((out, stampBefore))
     }

@@ -66,7 +66,7 @@ public final class KeySet: Sendable {
         var rest = Substring(text)
         while let begin = rest.firstRange(of: "-----BEGIN ") {
             guard let endMarker = rest[begin.upperBound...].firstRange(of: "-----END "),
-                  let close = rest[endMarker.upperBound...].firstRange(of: "-----")
+                let close = rest[endMarker.upperBound...].firstRange(of: "-----")
             else { throw AuthError(.noKeys, "unterminated PEM block") }
             let block = String(rest[begin.lowerBound..<close.upperBound]) + "\n"
             rest = rest[close.upperBound...]
@@ -103,7 +103,9 @@ public final class KeySet: Sendable {
         var seen = Set<ExactString>()
         for (i, entry) in entries.enumerated() {
             guard let jwk = entry.objectValue else { skipped.append("entry \(i) is not an object"); continue }
-            guard let kid = jwk["kid"]?.stringValue, !kid.isEmpty else { skipped.append("entry \(i) has no kid"); continue }
+            guard let kid = jwk["kid"]?.stringValue, !kid.isEmpty else {
+                skipped.append("entry \(i) has no kid"); continue
+            }
             guard !seen.contains(ExactString(kid)) else { skipped.append("duplicate kid '\(kid)'"); continue }
             if let use = jwk["use"]?.stringValue, use != "sig" { skipped.append("'\(kid)' is for \(use)"); continue }
             var algorithm: JWTAlgorithm?
@@ -118,13 +120,13 @@ public final class KeySet: Sendable {
                 switch jwk["kty"]?.stringValue {
                 case "RSA":
                     guard let n = jwk["n"]?.stringValue.flatMap({ Base64URL.decode($0) }),
-                          let e = jwk["e"]?.stringValue.flatMap({ Base64URL.decode($0) })
+                        let e = jwk["e"]?.stringValue.flatMap({ Base64URL.decode($0) })
                     else { skipped.append("'\(kid)' has invalid n/e"); continue }
                     key = try PublicKey(rsaModulus: n, exponent: e)
                 case "EC":
                     guard let crv = jwk["crv"]?.stringValue, let curve = ECCurve(rawValue: crv), curve != .p521,
-                          let x = jwk["x"]?.stringValue.flatMap({ Base64URL.decode($0) }),
-                          let y = jwk["y"]?.stringValue.flatMap({ Base64URL.decode($0) })
+                        let x = jwk["x"]?.stringValue.flatMap({ Base64URL.decode($0) }),
+                        let y = jwk["y"]?.stringValue.flatMap({ Base64URL.decode($0) })
                     else { skipped.append("'\(kid)' has an unsupported curve or invalid x/y"); continue }
                     key = try PublicKey(curve: curve, x: x, y: y)
                 default:

@@ -52,13 +52,17 @@ public final class KeySource: Sendable {
 
     private let state = Mutex(State())
 
-    public convenience init(location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger,
-                            options: KeySourceOptions = .init()) {
+    public convenience init(
+        location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger,
+        options: KeySourceOptions = .init()
+    ) {
         self.init(location: location, fetcher: fetcher, logger: logger, options: options, isStatic: false)
     }
 
-    private init(location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger, options: KeySourceOptions,
-                 isStatic: Bool) {
+    private init(
+        location: Location, fetcher: (any KeyDocumentFetcher)?, logger: Logger, options: KeySourceOptions,
+        isStatic: Bool
+    ) {
         self.location = location
         self.fetcher = fetcher
         self.logger = logger
@@ -67,17 +71,21 @@ public final class KeySource: Sendable {
     }
 
     /// `spec` starting with `http://` or `https://` is a URL, anything else a file path.
-    public static func from(spec: String, fetcher: any KeyDocumentFetcher, logger: Logger,
-                            options: KeySourceOptions = .init()) -> KeySource {
+    public static func from(
+        spec: String, fetcher: any KeyDocumentFetcher, logger: Logger,
+        options: KeySourceOptions = .init()
+    ) -> KeySource {
         let lower = spec.lowercased()
-        let location: Location = lower.hasPrefix("http://") || lower.hasPrefix("https://") ? .url(spec) : .file(path: spec)
+        let location: Location =
+            lower.hasPrefix("http://") || lower.hasPrefix("https://") ? .url(spec) : .file(path: spec)
         return KeySource(location: location, fetcher: fetcher, logger: logger, options: options)
     }
 
     /// A key source that never changes (tests, embedded use).
     public static func fixed(_ keys: KeySet) -> KeySource {
-        let source = KeySource(location: .file(path: "<fixed>"), fetcher: nil, logger: .disabled, options: .init(),
-                               isStatic: true)
+        let source = KeySource(
+            location: .file(path: "<fixed>"), fetcher: nil, logger: .disabled, options: .init(),
+            isStatic: true)
         source.state.withLock { $0.keys = keys }
         return source
     }
@@ -106,7 +114,9 @@ public final class KeySource: Sendable {
         if case .success = loaded {
             (initialDelay, initialRetry) = (nextDelay(), options.retrySeconds)
         } else {
-            (initialDelay, initialRetry) = (options.retrySeconds, min(options.retrySeconds * 2, options.maximumRetrySeconds))
+            (initialDelay, initialRetry) = (
+                options.retrySeconds, min(options.retrySeconds * 2, options.maximumRetrySeconds)
+            )
         }
         let task = Task.detached { [weak self] in
             var delay = initialDelay, retry = initialRetry
@@ -150,7 +160,9 @@ public final class KeySource: Sendable {
         let now = MonotonicClock.nanoseconds()
         let allowed = state.withLock { s -> Bool in
             if s.inflight != nil { return true }
-            if let last = s.lastFetchNanos, Double(now &- last) / 1e9 < options.unknownKeyRefetchSeconds { return false }
+            if let last = s.lastFetchNanos, Double(now &- last) / 1e9 < options.unknownKeyRefetchSeconds {
+                return false
+            }
             return true
         }
         guard allowed else { return nil }
@@ -180,8 +192,9 @@ public final class KeySource: Sendable {
                 document = bytes
                 state.withLock { $0.lastStamp = stamp }
             case .failure(let error):
-                logger.warning("jwt keys: load failed, keeping the previous keys",
-                               [("source", .string(description)), ("error", .string(error.message))])
+                logger.warning(
+                    "jwt keys: load failed, keeping the previous keys",
+                    [("source", .string(description)), ("error", .string(error.message))])
                 return .failure(error)
             }
         case .url(let url):
@@ -195,15 +208,17 @@ public final class KeySource: Sendable {
                 state.withLock { $0.lastMaxAge = maxAge.map(Double.init) }
             } catch {
                 let failure = error as? AuthError ?? AuthError(.noKeys, "fetching keys failed: \(error)")
-                logger.warning("jwt keys: fetch failed, keeping the previous keys",
-                               [("source", .string(description)), ("error", .string(failure.message))])
+                logger.warning(
+                    "jwt keys: fetch failed, keeping the previous keys",
+                    [("source", .string(description)), ("error", .string(failure.message))])
                 return .failure(failure)
             }
         }
         let keys: KeySet
         do { keys = try KeySet.parse(document: document) } catch {
-            logger.warning("jwt keys: document rejected, keeping the previous keys",
-                           [("source", .string(description)), ("error", .string(error.message))])
+            logger.warning(
+                "jwt keys: document rejected, keeping the previous keys",
+                [("source", .string(description)), ("error", .string(error.message))])
             return .failure(error)
         }
         let (previous, listeners) = state.withLock { s in
@@ -214,11 +229,13 @@ public final class KeySource: Sendable {
         let old = previous?.fingerprints ?? []
         let added = keys.fingerprints.subtracting(old).count, removed = old.subtracting(keys.fingerprints).count
         if previous == nil || added > 0 || removed > 0 {
-            logger.info("jwt keys loaded", [
-                ("source", .string(description)), ("keys", .int(Int64(keys.keys.count))),
-                ("added", .int(Int64(added))), ("removed", .int(Int64(removed))),
-                ("skipped", .int(Int64(keys.skipped.count))),
-            ])
+            logger.info(
+                "jwt keys loaded",
+                [
+                    ("source", .string(description)), ("keys", .int(Int64(keys.keys.count))),
+                    ("added", .int(Int64(added))), ("removed", .int(Int64(removed))),
+                    ("skipped", .int(Int64(keys.skipped.count))),
+                ])
         }
         for listener in listeners { listener(keys) }
         return .success(keys)

@@ -8,8 +8,10 @@ public struct UpstreamKeyFetcher: KeyDocumentFetcher {
     private let timeouts: UpstreamTimeouts
 
     /// Key documents are small (Google's certificate map is ~4 KiB); `maxBytes` bounds a hostile one.
-    public init(client: UpstreamClient, maxBytes: Int = 1 << 20,
-                timeouts: UpstreamTimeouts = UpstreamTimeouts(connect: 5, firstByte: 10, idle: 10)) {
+    public init(
+        client: UpstreamClient, maxBytes: Int = 1 << 20,
+        timeouts: UpstreamTimeouts = UpstreamTimeouts(connect: 5, firstByte: 10, idle: 10)
+    ) {
         self.client = client
         self.maxBytes = maxBytes
         self.timeouts = timeouts

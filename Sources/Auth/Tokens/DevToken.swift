@@ -1,5 +1,5 @@
-public import PortcullisCore
 import Crypto
+public import PortcullisCore
 
 /// Mints development tokens (`portcullis token`): a JWT signed with a local RSA/EC private key or an HMAC
 /// secret, so users of `make run` can try authenticated calls. Not for production identity.
@@ -27,7 +27,8 @@ public enum DevToken {
         payload["exp"] = .int(iat + Int64(ttlSeconds))
         if let issuer { payload["iss"] = .string(issuer) }
         if let audience { payload["aud"] = .string(audience) }
-        let signingInput = Base64URL.encode(Array(JSONValue.object(header).encoded().utf8)) + "."
+        let signingInput =
+            Base64URL.encode(Array(JSONValue.object(header).encoded().utf8)) + "."
             + Base64URL.encode(Array(JSONValue.object(payload).encoded().utf8))
         let signature: [UInt8]
         if let digest = alg.hmacDigest {

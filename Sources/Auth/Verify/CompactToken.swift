@@ -34,7 +34,8 @@ struct CompactToken {
         }
         guard let alg = fields["alg"]?.stringValue else { throw AuthError(.malformed, "header has no alg") }
         guard let algorithm = JWTAlgorithm(rawValue: alg) else {
-            throw AuthError(.algorithmNotAllowed, alg == "none" ? "unsigned tokens (alg none) are refused" : "unsupported alg")
+            throw AuthError(
+                .algorithmNotAllowed, alg == "none" ? "unsigned tokens (alg none) are refused" : "unsupported alg")
         }
         var keyID: String?
         if let kid = fields["kid"] {

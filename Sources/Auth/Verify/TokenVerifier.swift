@@ -1,5 +1,5 @@
-public import PortcullisCore
 import Crypto
+public import PortcullisCore
 
 /// A token that passed every check.
 public struct VerifiedToken: Sendable {
@@ -47,8 +47,9 @@ public struct TokenVerifier: Sendable {
             throw AuthError(.malformed, "payload is not valid JSON")
         }
         let (uid, validUntil) = try checkClaims(claims, now: now.secondsSinceEpoch)
-        return VerifiedToken(principal: Principal(uid: uid, claims: claims), validUntil: validUntil,
-                             keyFingerprint: key.fingerprint)
+        return VerifiedToken(
+            principal: Principal(uid: uid, claims: claims), validUntil: validUntil,
+            keyFingerprint: key.fingerprint)
     }
 
     /// Picks the key(s) the header allows and checks the signature with the pinned algorithm.
@@ -71,11 +72,13 @@ public struct TokenVerifier: Sendable {
                 var pool = keys.anonymous
                 if pool.isEmpty && token.keyID == nil && keys.keys.count == 1 { pool = keys.keys }
                 guard !pool.isEmpty else {
-                    throw AuthError(.unknownKey, token.keyID == nil ? "token has no kid" : "no key with the token's kid")
+                    throw AuthError(
+                        .unknownKey, token.keyID == nil ? "token has no kid" : "no key with the token's kid")
                 }
                 let usable = pool.filter { $0.allowedAlgorithms.contains(algorithm) }
                 guard !usable.isEmpty else {
-                    throw AuthError(.algorithmNotAllowed, "\(algorithm.rawValue) is not allowed for the configured keys")
+                    throw AuthError(
+                        .algorithmNotAllowed, "\(algorithm.rawValue) is not allowed for the configured keys")
                 }
                 candidates = Array(usable.prefix(Self.maxAnonymousCandidates))
             }
@@ -117,11 +120,15 @@ public struct TokenVerifier: Sendable {
         guard now < exp.addingSaturating(leeway) else { throw AuthError(.expired, "token expired") }
         if let nbfValue = claims["nbf"] {
             guard let nbf = Self.numericDate(nbfValue) else { throw AuthError(.malformed, "nbf is not a number") }
-            guard nbf <= now.addingSaturating(leeway) else { throw AuthError(.notYetValid, "token is not valid yet (nbf)") }
+            guard nbf <= now.addingSaturating(leeway) else {
+                throw AuthError(.notYetValid, "token is not valid yet (nbf)")
+            }
         }
         if let iatValue = claims["iat"] {
             guard let iat = Self.numericDate(iatValue) else { throw AuthError(.malformed, "iat is not a number") }
-            guard iat <= now.addingSaturating(leeway) else { throw AuthError(.issuedInFuture, "token issued in the future (iat)") }
+            guard iat <= now.addingSaturating(leeway) else {
+                throw AuthError(.issuedInFuture, "token issued in the future (iat)")
+            }
         } else if configuration.requireAuthTime {
             throw AuthError(.malformed, "token has no iat")
         }

@@ -32,29 +32,33 @@ public struct AEADKey: Sendable {
         var length: Int32 = 0
         var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16)
         var tag = [UInt8](repeating: 0, count: Self.tagBytes)
-        let ok = key.withUnsafeBufferPointer { k in
-            nonce.withUnsafeBufferPointer { n in
-                EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress, n.baseAddress) == 1
+        let ok =
+            key.withUnsafeBufferPointer { k in
+                nonce.withUnsafeBufferPointer { n in
+                    EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress, n.baseAddress) == 1
+                }
             }
-        }
-        && (associatedData.isEmpty || associatedData.withUnsafeBufferPointer { a in
-            EVP_EncryptUpdate(ctx, nil, &length, a.baseAddress, Int32(a.count)) == 1
-        })
-        && plaintext.withUnsafeBufferPointer { p in
-            ciphertext.withUnsafeMutableBufferPointer { c in
-                EVP_EncryptUpdate(ctx, c.baseAddress, &length, p.baseAddress ?? UnsafePointer(c.baseAddress!),
-                                  Int32(p.count)) == 1
+            && (associatedData.isEmpty
+                || associatedData.withUnsafeBufferPointer { a in
+                    EVP_EncryptUpdate(ctx, nil, &length, a.baseAddress, Int32(a.count)) == 1
+                })
+            && plaintext.withUnsafeBufferPointer { p in
+                ciphertext.withUnsafeMutableBufferPointer { c in
+                    EVP_EncryptUpdate(
+                        ctx, c.baseAddress, &length, p.baseAddress ?? UnsafePointer(c.baseAddress!),
+                        Int32(p.count)) == 1
+                }
             }
-        }
         guard ok else { fatalError("OpenSSL: AES-GCM encryption failed: \(OpenSSL.takeError() ?? "unknown")") }
         var produced = Int(length)
         var finalLength: Int32 = 0
-        let finished = ciphertext.withUnsafeMutableBufferPointer { c in
-            EVP_EncryptFinal_ex(ctx, c.baseAddress! + produced, &finalLength) == 1
-        }
-        && tag.withUnsafeMutableBytes { t in
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(Self.tagBytes), t.baseAddress) == 1
-        }
+        let finished =
+            ciphertext.withUnsafeMutableBufferPointer { c in
+                EVP_EncryptFinal_ex(ctx, c.baseAddress! + produced, &finalLength) == 1
+            }
+            && tag.withUnsafeMutableBytes { t in
+                EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(Self.tagBytes), t.baseAddress) == 1
+            }
         guard finished else { fatalError("OpenSSL: AES-GCM finalisation failed: \(OpenSSL.takeError() ?? "unknown")") }
         produced += Int(finalLength)
         out.append(contentsOf: ciphertext[..<produced])
@@ -72,23 +76,26 @@ public struct AEADKey: Sendable {
         defer { EVP_CIPHER_CTX_free(ctx) }
         var length: Int32 = 0
         var plaintext = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        let ok = key.withUnsafeBufferPointer { k in
-            nonce.withUnsafeBufferPointer { n in
-                EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress, n.baseAddress) == 1
+        let ok =
+            key.withUnsafeBufferPointer { k in
+                nonce.withUnsafeBufferPointer { n in
+                    EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress, n.baseAddress) == 1
+                }
             }
-        }
-        && (associatedData.isEmpty || associatedData.withUnsafeBufferPointer { a in
-            EVP_DecryptUpdate(ctx, nil, &length, a.baseAddress, Int32(a.count)) == 1
-        })
-        && ciphertext.withUnsafeBufferPointer { c in
-            plaintext.withUnsafeMutableBufferPointer { p in
-                EVP_DecryptUpdate(ctx, p.baseAddress, &length, c.baseAddress ?? UnsafePointer(p.baseAddress!),
-                                  Int32(c.count)) == 1
+            && (associatedData.isEmpty
+                || associatedData.withUnsafeBufferPointer { a in
+                    EVP_DecryptUpdate(ctx, nil, &length, a.baseAddress, Int32(a.count)) == 1
+                })
+            && ciphertext.withUnsafeBufferPointer { c in
+                plaintext.withUnsafeMutableBufferPointer { p in
+                    EVP_DecryptUpdate(
+                        ctx, p.baseAddress, &length, c.baseAddress ?? UnsafePointer(p.baseAddress!),
+                        Int32(c.count)) == 1
+                }
             }
-        }
-        && tag.withUnsafeMutableBytes { t in
-            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagBytes), t.baseAddress) == 1
-        }
+            && tag.withUnsafeMutableBytes { t in
+                EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagBytes), t.baseAddress) == 1
+            }
         guard ok else {
             pc_err_clear()
             return nil

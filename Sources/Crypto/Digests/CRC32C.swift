@@ -73,7 +73,8 @@ enum CRC32CTables {
                 let word = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
                 let lo = UInt32(truncatingIfNeeded: word) ^ c
                 let hi = UInt32(truncatingIfNeeded: word >> 32)
-                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                c =
+                    t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
                     ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
                     ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
                     ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]

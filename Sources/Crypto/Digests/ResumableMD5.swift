@@ -15,7 +15,9 @@ public struct ResumableMD5: Sendable, Equatable {
     public static func == (a: ResumableMD5, b: ResumableMD5) -> Bool { a.state == b.state }
 
     private static let shifts: [UInt32] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21]
-    private static let constants: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64(fabs(sin(Double($0 + 1))) * 4_294_967_296)) }
+    private static let constants: [UInt32] = (0..<64).map {
+        UInt32(truncatingIfNeeded: Int64(fabs(sin(Double($0 + 1))) * 4_294_967_296))
+    }
 
     public mutating func update(_ bytes: [UInt8]) {
         byteCount += UInt64(bytes.count)
@@ -45,12 +47,16 @@ public struct ResumableMD5: Sendable, Equatable {
         padding += [UInt8](repeating: 0, count: used <= 56 ? 56 - used : 120 - used)
         padding += (0..<8).map { UInt8(truncatingIfNeeded: bits >> (8 * UInt64($0))) }
         copy.update(padding)
-        return [copy.h.0, copy.h.1, copy.h.2, copy.h.3].flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * UInt32($0))) } }
+        return [copy.h.0, copy.h.1, copy.h.2, copy.h.3].flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * UInt32($0))) }
+        }
     }
 
     /// 16 bytes of chaining values, 8 of length, then the buffered bytes (< 64), all little-endian.
     public var state: [UInt8] {
-        let words = [h.0, h.1, h.2, h.3].flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * UInt32($0))) } }
+        let words = [h.0, h.1, h.2, h.3].flatMap { word in
+            (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * UInt32($0))) }
+        }
         return words + (0..<8).map { UInt8(truncatingIfNeeded: byteCount >> (8 * UInt64($0))) } + buffer
     }
 

@@ -24,5 +24,7 @@ public struct SHA256: Sendable {
         EVPHasher.hash(.sha256, bytes, into: out)
     }
 
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] { bytes.withBytes { EVPHasher.hash(.sha256, $0) } }
+    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.withBytes { EVPHasher.hash(.sha256, $0) }
+    }
 }

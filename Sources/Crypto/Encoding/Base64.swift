@@ -106,7 +106,8 @@ enum Base64Codec {
                 var i = 0
                 var o = 0
                 for _ in 0..<quads {
-                    let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])], d = t[Int(input[i + 3])]
+                    let a = t[Int(input[i])], b = t[Int(input[i + 1])], c = t[Int(input[i + 2])],
+                        d = t[Int(input[i + 3])]
                     if (a | b | c | d) & 0xC0 != 0 { failed = true; return }
                     let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                     out[o] = UInt8(truncatingIfNeeded: v >> 16)

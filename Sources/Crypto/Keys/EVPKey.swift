@@ -36,7 +36,9 @@ final class EVPKey: @unchecked Sendable {
 
     /// The private key as unencrypted PKCS#8 PEM.
     func privatePEM() throws(CryptoError) -> String {
-        guard let bio = pc_pkey_private_pem(pkey) else { throw OpenSSL.error(.operationFailed, "writing a private key") }
+        guard let bio = pc_pkey_private_pem(pkey) else {
+            throw OpenSSL.error(.operationFailed, "writing a private key")
+        }
         defer { BIO_free(bio) }
         var data: UnsafePointer<CChar>?
         let length = pc_bio_mem_data(bio, &data)

@@ -30,7 +30,9 @@ public final class PrivateKey: Sendable {
 
     /// A fresh EC key on `curve`.
     public static func generateEC(curve: ECCurve) throws(CryptoError) -> PrivateKey {
-        guard let pkey = pc_pkey_generate_ec(curve.index) else { throw OpenSSL.error(.operationFailed, "generating an EC key") }
+        guard let pkey = pc_pkey_generate_ec(curve.index) else {
+            throw OpenSSL.error(.operationFailed, "generating an EC key")
+        }
         return PrivateKey(key: try EVPKey(taking: pkey, context: "generating an EC key"))
     }
 
@@ -44,7 +46,8 @@ public final class PrivateKey: Sendable {
     /// JWS requires (not DER).
     public func sign(_ data: some Sequence<UInt8>, algorithm: SigningAlgorithm) throws(CryptoError) -> [UInt8] {
         try key.check(algorithm)
-        let der = try data.withBytes { bytes in Result { () throws(CryptoError) in try digestSign(bytes, algorithm) } }.get()
+        let der = try data.withBytes { bytes in Result { () throws(CryptoError) in try digestSign(bytes, algorithm) } }
+            .get()
         guard let width = algorithm.ecFieldWidth else { return der }
         var raw = [UInt8](repeating: 0, count: 2 * width)
         let ok = raw.withUnsafeMutableBufferPointer { out in
@@ -54,7 +57,9 @@ public final class PrivateKey: Sendable {
         return raw
     }
 
-    private func digestSign(_ data: UnsafeRawBufferPointer, _ algorithm: SigningAlgorithm) throws(CryptoError) -> [UInt8] {
+    private func digestSign(_ data: UnsafeRawBufferPointer, _ algorithm: SigningAlgorithm) throws(CryptoError)
+        -> [UInt8]
+    {
         guard let ctx = EVP_MD_CTX_new() else { throw OpenSSL.error(.operationFailed, "signing") }
         defer { EVP_MD_CTX_free(ctx) }
         guard EVP_DigestSignInit(ctx, nil, algorithm.digest.md, nil, key.pkey) == 1 else {
@@ -66,7 +71,9 @@ public final class PrivateKey: Sendable {
             throw OpenSSL.error(.operationFailed, "\(algorithm.rawValue) signing")
         }
         var signature = [UInt8](repeating: 0, count: length)
-        let ok = signature.withUnsafeMutableBufferPointer { EVP_DigestSign(ctx, $0.baseAddress, &length, input, data.count) }
+        let ok = signature.withUnsafeMutableBufferPointer {
+            EVP_DigestSign(ctx, $0.baseAddress, &length, input, data.count)
+        }
         guard ok == 1 else { throw OpenSSL.error(.operationFailed, "\(algorithm.rawValue) signing") }
         signature.removeSubrange(length...)
         return signature

@@ -21,7 +21,8 @@ public final class PublicKey: Sendable {
     public convenience init(pem text: String) throws(CryptoError) {
         let isCertificate = text.contains("-----BEGIN CERTIFICATE-----")
         let pkey = try text.withUTF8Bytes { (bytes) throws(CryptoError) -> OpaquePointer in
-            let loaded = isCertificate
+            let loaded =
+                isCertificate
                 ? pc_pkey_from_certificate(bytes.baseAddress, bytes.count)
                 : pc_pkey_read_public(bytes.baseAddress, bytes.count)
             guard let loaded else {
@@ -69,14 +70,17 @@ public final class PublicKey: Sendable {
 
     /// Verifies a JWS-style signature (raw R || S for ES*) over `data`. False for any mismatch or malformed
     /// signature, and for an algorithm that does not fit this key.
-    public func verify(signature: some Sequence<UInt8>, data: some Sequence<UInt8>, algorithm: SigningAlgorithm) -> Bool {
+    public func verify(signature: some Sequence<UInt8>, data: some Sequence<UInt8>, algorithm: SigningAlgorithm) -> Bool
+    {
         do { try key.check(algorithm) } catch { return false }
         var sig = Array(signature)
         if let width = algorithm.ecFieldWidth {
             guard sig.count == 2 * width else { return false }
             var der = [UInt8](repeating: 0, count: 2 * width + 16)
             let length = der.withUnsafeMutableBufferPointer { out in
-                sig.withUnsafeBufferPointer { pc_ecdsa_raw_to_der($0.baseAddress, Int32(width), out.baseAddress, Int32(out.count)) }
+                sig.withUnsafeBufferPointer {
+                    pc_ecdsa_raw_to_der($0.baseAddress, Int32(width), out.baseAddress, Int32(out.count))
+                }
             }
             guard length > 0 else { pc_err_clear(); return false }
             sig = Array(der.prefix(Int(length)))
@@ -86,7 +90,8 @@ public final class PublicKey: Sendable {
         guard EVP_DigestVerifyInit(ctx, nil, algorithm.digest.md, nil, key.pkey) == 1 else { return false }
         return data.withBytes { d in
             sig.withUnsafeBufferPointer { s in
-                EVP_DigestVerify(ctx, s.baseAddress, s.count, d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count) == 1
+                EVP_DigestVerify(
+                    ctx, s.baseAddress, s.count, d.baseAddress?.assumingMemoryBound(to: UInt8.self), d.count) == 1
             }
         }
     }

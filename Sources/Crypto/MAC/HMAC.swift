@@ -31,9 +31,11 @@ public enum HMAC {
             [UInt8](unsafeUninitializedCapacity: kind.byteCount) { buffer, count in
                 var length: UInt32 = 0
                 let keyPointer = key.count > 0 ? key.baseAddress! : UnsafeRawPointer(emptyPointer)
-                guard COpenSSL.HMAC(kind.md, keyPointer, Int32(key.count),
-                                    data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
-                                    buffer.baseAddress, &length) != nil
+                guard
+                    COpenSSL.HMAC(
+                        kind.md, keyPointer, Int32(key.count),
+                        data.baseAddress?.assumingMemoryBound(to: UInt8.self), data.count,
+                        buffer.baseAddress, &length) != nil
                 else { fatalError("OpenSSL: HMAC failed") }
                 count = Int(length)
             }
@@ -47,8 +49,9 @@ final class MACContext: @unchecked Sendable {
 
     init(key: UnsafeRawBufferPointer) {
         guard let ctx = EVP_MAC_CTX_new(OpenSSL.hmac),
-              pc_hmac_init(ctx, DigestKind.sha256.rawValue, key.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                           key.count) == 1
+            pc_hmac_init(
+                ctx, DigestKind.sha256.rawValue, key.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                key.count) == 1
         else { fatalError("OpenSSL: HMAC init failed") }
         self.ctx = ctx
     }

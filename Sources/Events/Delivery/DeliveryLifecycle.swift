@@ -69,8 +69,9 @@ public struct DeliveryLifecycle: Sendable, Equatable {
     }
 
     public init(claim: DeliveryClaim, policy: RetryPolicy) {
-        self.init(failedAttempts: claim.failedAttempts, committedAt: claim.event.time, windowStart: claim.windowStart,
-                  policy: policy)
+        self.init(
+            failedAttempts: claim.failedAttempts, committedAt: claim.event.time, windowStart: claim.windowStart,
+            policy: policy)
     }
 
     /// An attempt begins at `now`.
@@ -85,7 +86,8 @@ public struct DeliveryLifecycle: Sendable, Equatable {
         guard case .sending = state else { return .none }
         if case .acknowledged = outcome {
             state = .acknowledged
-            return .acknowledge(latency: .nanoseconds(max(0, now.nanosecondsSinceEpoch - committedAt.nanosecondsSinceEpoch)))
+            return .acknowledge(
+                latency: .nanoseconds(max(0, now.nanosecondsSinceEpoch - committedAt.nanosecondsSinceEpoch)))
         }
         failedAttempts += 1
         let retryAt = now.adding(policy.delay(afterFailures: failedAttempts, jitter: jitter))

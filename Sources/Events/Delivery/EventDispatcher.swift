@@ -19,8 +19,10 @@ public final class EventDispatcher: Sendable {
         /// The shortest sleep between two passes that found nothing to claim.
         public var minimumGap: Duration
 
-        public init(maxInFlight: Int = 32, lease: Duration = .seconds(60), pollInterval: Duration? = nil,
-                    minimumGap: Duration = .milliseconds(20)) {
+        public init(
+            maxInFlight: Int = 32, lease: Duration = .seconds(60), pollInterval: Duration? = nil,
+            minimumGap: Duration = .milliseconds(20)
+        ) {
             self.maxInFlight = maxInFlight
             self.lease = lease
             self.pollInterval = pollInterval
@@ -75,10 +77,12 @@ public final class EventDispatcher: Sendable {
     /// The shortest time between two reads of the ledger's pending count.
     static let pendingRefreshInterval: Duration = .milliseconds(250)
 
-    public init(ledger: any EventLedger, webhooks: [Webhook], transport: any WebhookTransport, signer: EventSigner?,
-                policy: RetryPolicy = .standard, clock: any EventClock = SystemEventClock(), metrics: EventMetrics,
-                logger: Logger, settings: Settings = Settings(),
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        ledger: any EventLedger, webhooks: [Webhook], transport: any WebhookTransport, signer: EventSigner?,
+        policy: RetryPolicy = .standard, clock: any EventClock = SystemEventClock(), metrics: EventMetrics,
+        logger: Logger, settings: Settings = Settings(),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.ledger = ledger
         self.webhooks = webhooks
         var labels: [ExactString: String] = [:]
@@ -150,12 +154,14 @@ public final class EventDispatcher: Sendable {
             var claims: [DeliveryClaim] = []
             do {
                 if !healthy.isEmpty {
-                    claims = try await ledger.claim(webhooks: healthy, now: now, limit: free,
-                                                    leaseUntil: now.adding(settings.lease))
+                    claims = try await ledger.claim(
+                        webhooks: healthy, now: now, limit: free,
+                        leaseUntil: now.adding(settings.lease))
                 }
                 for webhook in probes where claims.count < free {
-                    let probe = try await ledger.claim(webhooks: [webhook], now: now, limit: 1,
-                                                       leaseUntil: now.adding(settings.lease))
+                    let probe = try await ledger.claim(
+                        webhooks: [webhook], now: now, limit: 1,
+                        leaseUntil: now.adding(settings.lease))
                     if let first = probe.first { markProbe(webhook, sequence: first.sequence) }
                     claims += probe
                 }
@@ -293,8 +299,10 @@ public final class EventDispatcher: Sendable {
         guard case .send(let timeout) = lifecycle.start(now: startedAt) else { return }
         let label = labels[ExactString(claim.webhook)] ?? claim.webhook
         let headers = CloudEventMessage.headers(for: claim.event, signer: signer, sentAt: startedAt)
-        let outcome = await transport.post(WebhookRequest(url: claim.webhook, label: label, headers: headers,
-                                                          body: claim.event.body, timeout: timeout))
+        let outcome = await transport.post(
+            WebhookRequest(
+                url: claim.webhook, label: label, headers: headers,
+                body: claim.event.body, timeout: timeout))
         let finishedAt = clock.now()
         record(outcome, claim: claim, now: finishedAt)
         let action = lifecycle.finished(outcome, now: finishedAt, jitter: jitter())
@@ -307,30 +315,37 @@ public final class EventDispatcher: Sendable {
             case .retry(let time, let reason):
                 metrics.failedAttempts.labels(label).increment()
                 try await ledger.retry(claim, at: time, error: reason)
-                logger.debug("event delivery failed; will retry", fields(claim, label, lifecycle.failedAttempts) + [
-                    ("error", .string(reason)), ("retry_at", .string(time.rfc3339Milliseconds)),
-                ])
+                logger.debug(
+                    "event delivery failed; will retry",
+                    fields(claim, label, lifecycle.failedAttempts) + [
+                        ("error", .string(reason)), ("retry_at", .string(time.rfc3339Milliseconds)),
+                    ])
             case .deadLetter(let reason):
                 metrics.failedAttempts.labels(label).increment()
                 metrics.deadLettered.increment()
                 try await ledger.deadLetter(claim, error: reason)
-                logger.error("event dead-lettered", fields(claim, label, lifecycle.failedAttempts) + [
-                    ("error", .string(reason)),
-                ])
+                logger.error(
+                    "event dead-lettered",
+                    fields(claim, label, lifecycle.failedAttempts) + [
+                        ("error", .string(reason))
+                    ])
             case .send, .none:
                 break
             }
         } catch {
             // The lease runs out and the delivery is claimed again: at least once, never lost.
-            logger.warning("event ledger update failed; the delivery will be retried when its lease ends",
-                           fields(claim, label, lifecycle.failedAttempts) + [("error", .string(error.description))])
+            logger.warning(
+                "event ledger update failed; the delivery will be retried when its lease ends",
+                fields(claim, label, lifecycle.failedAttempts) + [("error", .string(error.description))])
         }
     }
 
     private func fields(_ claim: DeliveryClaim, _ label: String, _ attempts: Int) -> [(String, LogValue)] {
-        [("event_id", .string(claim.event.id)), ("type", .string(claim.event.kind.cloudEventType)),
-         ("bucket", .string(claim.event.bucket)), ("object", .string(claim.event.name)),
-         ("webhook", .string(label)), ("attempts", .int(Int64(attempts)))]
+        [
+            ("event_id", .string(claim.event.id)), ("type", .string(claim.event.kind.cloudEventType)),
+            ("bucket", .string(claim.event.bucket)), ("object", .string(claim.event.name)),
+            ("webhook", .string(label)), ("attempts", .int(Int64(attempts))),
+        ]
     }
 
     /// Logs a failing ledger once when it starts failing and once when it recovers.

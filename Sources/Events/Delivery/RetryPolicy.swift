@@ -12,12 +12,15 @@ public struct RetryPolicy: Sendable, Equatable {
     /// all of its nominal delay, so retries of many events spread out but still grow.
     public var jitterFraction: Double
 
-    public static let standard = RetryPolicy(initialDelay: .seconds(1), maxDelay: .seconds(300),
-                                             maxAge: .seconds(24 * 3600), attemptTimeout: .seconds(10),
-                                             jitterFraction: 0.5)
+    public static let standard = RetryPolicy(
+        initialDelay: .seconds(1), maxDelay: .seconds(300),
+        maxAge: .seconds(24 * 3600), attemptTimeout: .seconds(10),
+        jitterFraction: 0.5)
 
-    public init(initialDelay: Duration, maxDelay: Duration, maxAge: Duration, attemptTimeout: Duration,
-                jitterFraction: Double) {
+    public init(
+        initialDelay: Duration, maxDelay: Duration, maxAge: Duration, attemptTimeout: Duration,
+        jitterFraction: Double
+    ) {
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
         self.maxAge = maxAge

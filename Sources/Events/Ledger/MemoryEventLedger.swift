@@ -44,8 +44,10 @@ public final class MemoryEventLedger: EventLedger {
         var dropped = 0
     }
 
-    public init(webhooks: [String], capacity: Int = 10_000, capacityBytes: Int = 64 << 20,
-                onDrop: @escaping @Sendable (ChangeEvent, Int) -> Void = { _, _ in }) {
+    public init(
+        webhooks: [String], capacity: Int = 10_000, capacityBytes: Int = 64 << 20,
+        onDrop: @escaping @Sendable (ChangeEvent, Int) -> Void = { _, _ in }
+    ) {
         self.webhooks = webhooks
         self.capacity = capacity
         self.capacityBytes = capacityBytes
@@ -69,8 +71,9 @@ public final class MemoryEventLedger: EventLedger {
                 state.events[sequence] = Stored(event: event, remaining: webhooks.count)
                 state.bytes += event.body.count
                 for webhook in webhooks {
-                    let key = QueueKey(webhook: ExactString(webhook), bucket: ExactString(event.bucket),
-                                       name: ExactString(event.name))
+                    let key = QueueKey(
+                        webhook: ExactString(webhook), bucket: ExactString(event.bucket),
+                        name: ExactString(event.name))
                     state.queues[key, default: []].append((sequence, Delivery(windowStart: now, due: now)))
                 }
             }
@@ -79,14 +82,18 @@ public final class MemoryEventLedger: EventLedger {
         return droppedEvents.count
     }
 
-    public func claim(webhooks: [String], now: Timestamp, limit: Int,
-                      leaseUntil: Timestamp) async throws(EventLedgerError) -> [DeliveryClaim] {
+    public func claim(
+        webhooks: [String], now: Timestamp, limit: Int,
+        leaseUntil: Timestamp
+    ) async throws(EventLedgerError) -> [DeliveryClaim] {
         guard limit > 0 else { return [] }
         let wanted = Set(webhooks.map { ExactString($0) })
         return state.withLock { state in
             var ready: [(key: QueueKey, sequence: Int64)] = []
             for (key, queue) in state.queues where wanted.contains(key.webhook) {
-                guard let head = queue.first, head.delivery.due <= now, head.delivery.leaseUntil <= now else { continue }
+                guard let head = queue.first, head.delivery.due <= now, head.delivery.leaseUntil <= now else {
+                    continue
+                }
                 ready.append((key, head.sequence))
             }
             ready.sort { $0.sequence < $1.sequence }
@@ -95,8 +102,10 @@ public final class MemoryEventLedger: EventLedger {
                 guard let stored = state.events[sequence] else { continue }
                 state.queues[key]![0].delivery.leaseUntil = leaseUntil
                 let delivery = state.queues[key]![0].delivery
-                claims.append(DeliveryClaim(sequence: sequence, webhook: key.webhook.string, event: stored.event,
-                                            failedAttempts: delivery.failedAttempts, windowStart: delivery.windowStart))
+                claims.append(
+                    DeliveryClaim(
+                        sequence: sequence, webhook: key.webhook.string, event: stored.event,
+                        failedAttempts: delivery.failedAttempts, windowStart: delivery.windowStart))
             }
             return claims
         }
@@ -159,7 +168,8 @@ public final class MemoryEventLedger: EventLedger {
     }
 
     private static func key(_ claim: DeliveryClaim) -> QueueKey {
-        QueueKey(webhook: ExactString(claim.webhook), bucket: ExactString(claim.event.bucket),
-                 name: ExactString(claim.event.name))
+        QueueKey(
+            webhook: ExactString(claim.webhook), bucket: ExactString(claim.event.bucket),
+            name: ExactString(claim.event.name))
     }
 }

@@ -41,13 +41,9 @@ public struct Webhook: Sendable, Equatable, Hashable {
 
     private static func isPort(_ text: Substring) -> Bool {
         guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-              let port = Int(text) else { return false }
+            let port = Int(text)
+        else { return false }
         return (1...65_535).contains(port)
-    }
-
-    init(url: String, label: String) {
-        self.url = url
-        self.label = label
     }
 }
 

@@ -24,7 +24,8 @@ public struct CORSPolicy: Sendable {
         "X-Firebase-Storage-Version", "X-Goog-Upload-Status", "X-Goog-Upload-URL", "X-Goog-Upload-Size-Received",
         "X-Goog-Upload-Chunk-Granularity", "X-Goog-Upload-Command", "X-Goog-Upload-Control-URL",
         "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type", "X-Goog-Upload-Protocol",
-        "X-GUploader-UploadID", "X-GUpload-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration", "x-goog-storage-class",
+        "X-GUploader-UploadID", "X-GUpload-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration",
+        "x-goog-storage-class",
     ].joined(separator: ", ")
 
     public init(origins: [String]) {
@@ -48,7 +49,8 @@ public struct CORSPolicy: Sendable {
         }
         let requested = requestedMethod.trimmingSpaces()
         guard methods.contains(requested) else {
-            return PlainErrorShape().response(for: .forbidden("Method \(requested) is not allowed here."), requestID: nil)
+            return PlainErrorShape().response(
+                for: .forbidden("Method \(requested) is not allowed here."), requestID: nil)
         }
         guard let origin = request.headers["Origin"] else { return HTTPResponse(status: 204, headers: headers) }
         guard allows(origin: origin) else {
@@ -57,10 +59,12 @@ public struct CORSPolicy: Sendable {
         headers.add("Access-Control-Allow-Origin", origin)
         headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
         headers.add("Access-Control-Allow-Methods", allow)
-        headers.add("Access-Control-Allow-Headers", allowHeaders(for: request.headers["Access-Control-Request-Headers"]))
+        headers.add(
+            "Access-Control-Allow-Headers", allowHeaders(for: request.headers["Access-Control-Request-Headers"]))
         headers.add("Access-Control-Max-Age", "3600")
         if let pna = request.headers["Access-Control-Request-Private-Network"],
-           HTTPHeaders.equalsIgnoringCase(pna, "true") {
+            HTTPHeaders.equalsIgnoringCase(pna, "true")
+        {
             headers.add("Access-Control-Allow-Private-Network", "true")
         }
         return HTTPResponse(status: 204, headers: headers)
@@ -80,8 +84,10 @@ public struct CORSPolicy: Sendable {
         for name in (requested ?? "").split(separator: ",") {
             let header = name.trimmingSpaces()
             guard header.lowercased().hasPrefix("x-goog-upload-"),
-                  !list.contains(where: { HTTPHeaders.equalsIgnoringCase($0, header) }),
-                  header.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D })
+                !list.contains(where: { HTTPHeaders.equalsIgnoringCase($0, header) }),
+                header.utf8.allSatisfy({
+                    ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D
+                })
             else { continue }
             list.append(header)
         }

@@ -3,7 +3,9 @@
 extension ConfigurationOption {
     public static let console = ConfigurationOption(
         flag: "console", valueName: "on|off", environment: "PORTCULLIS_CONSOLE", defaultText: "on",
-        summary: "The web console at `/console` (browse, upload, inspect, rules playground), served by this binary; `off` removes the route.")
+        summary:
+            "The web console at `/console` (browse, upload, inspect, rules playground), served by this binary; `off` removes the route."
+    )
 }
 
 extension ConfigurationParser {

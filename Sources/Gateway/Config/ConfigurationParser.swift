@@ -1,6 +1,6 @@
+import Events
 import HTTPServer
 import PortcullisCore
-import Events
 
 /// Turns `portcullis serve` arguments and the process environment into a validated `GatewayConfiguration`.
 ///
@@ -83,7 +83,8 @@ public enum ConfigurationParser {
                 }
             }
             if buckets.isEmpty {
-                throw .invalidValue(option: .bucket, value: "", reason: "at least one bucket is required", source: source)
+                throw .invalidValue(
+                    option: .bucket, value: "", reason: "at least one bucket is required", source: source)
             }
             config.buckets = buckets
         }
@@ -99,15 +100,24 @@ public enum ConfigurationParser {
         config.publicURL = try convert(.publicURL, parsePublicURL)
         if let origins = try convert(.corsOrigins, parseCORSOrigins) { config.corsOrigins = origins }
         if let limit = try convert(.maxObjectBytes, parseByteCount) { config.maxObjectBytes = limit }
-        if let format = try convert(.logFormat, { text in
-            LogFormat(rawValue: text.lowercased()).map { .success($0) } ?? .failure("expected json or text")
-        }) { config.logFormat = format }
+        if let format = try convert(
+            .logFormat,
+            { text in
+                LogFormat(rawValue: text.lowercased()).map { .success($0) } ?? .failure("expected json or text")
+            })
+        {
+            config.logFormat = format
+        }
         if let level = try convert(.logLevel, parseLogLevel) { config.logLevel = level }
-        if let value = try convert(.drainTimeout, { parseDuration($0, allowZero: true) }) { config.drainTimeout = value }
+        if let value = try convert(.drainTimeout, { parseDuration($0, allowZero: true) }) {
+            config.drainTimeout = value
+        }
         if let value = try convert(.uploadIdleTimeout, { parseDuration($0) }) { config.uploadIdleTimeout = value }
         if let value = try convert(.headerTimeout, { parseDuration($0) }) { config.headerTimeout = value }
         if let value = try convert(.idleTimeout, { parseDuration($0) }) { config.idleTimeout = value }
-        if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) { config.maxConnections = value }
+        if let value = try convert(.maxConnections, { parseInteger($0, in: 1...1_000_000) }) {
+            config.maxConnections = value
+        }
         if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let value = try convert(.console, parseOnOff) { config.console = value }
@@ -116,8 +126,9 @@ public enum ConfigurationParser {
                 switch Webhook.parse(value) {
                 case .success(let webhook):
                     guard !config.eventWebhooks.contains(where: { $0.url.utf8.elementsEqual(webhook.url.utf8) }) else {
-                        throw .invalidValue(option: .eventsWebhook, value: value, reason: "webhook configured twice",
-                                            source: source)
+                        throw .invalidValue(
+                            option: .eventsWebhook, value: value, reason: "webhook configured twice",
+                            source: source)
                     }
                     config.eventWebhooks.append(webhook)
                 case .failure(let problem):
@@ -177,12 +188,13 @@ public enum ConfigurationParser {
         let backend: BackendLocation
         if url.hasPrefix("file:") {
             var directory = String(url.dropFirst(5))
-            if directory.hasPrefix("//") { directory = String(directory.dropFirst(2)) }   // file:///srv/data
+            if directory.hasPrefix("//") { directory = String(directory.dropFirst(2)) }  // file:///srv/data
             guard !directory.isEmpty else { return .failure("file: needs a directory, e.g. file:./data") }
             backend = .file(directory: directory)
         } else if url.hasPrefix("gs://") || url.hasPrefix("s3://") {
             let bucket = String(url.dropFirst(5))
-            guard !bucket.isEmpty, !bucket.utf8.contains(UInt8(ascii: "/")), BucketBinding.nameProblem(bucket) == nil else {
+            guard !bucket.isEmpty, !bucket.utf8.contains(UInt8(ascii: "/")), BucketBinding.nameProblem(bucket) == nil
+            else {
                 return .failure(ReasonText("expected \(url.prefix(5))BUCKET with a plain bucket name"))
             }
             backend = url.hasPrefix("gs") ? .gcs(bucket: bucket) : .s3(bucket: bucket)
@@ -202,7 +214,8 @@ public enum ConfigurationParser {
     /// Google Cloud project ids: lower-case letters, digits and hyphens.
     static func parseProjectID(_ text: String) -> Result<String, ReasonText> {
         guard (1...63).contains(text.count),
-              text.allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "-" }) else {
+            text.allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "-" })
+        else {
             return .failure("project ids are lower-case letters, digits and '-'")
         }
         return .success(text)
@@ -227,7 +240,8 @@ public enum ConfigurationParser {
         guard !parts.isEmpty else { return .failure("expected * or a list of origins") }
         for origin in parts {
             guard origin.hasPrefix("http://") || origin.hasPrefix("https://"), !origin.hasSuffix("/"),
-                  origin.split(separator: "/").count == 2 else {
+                origin.split(separator: "/").count == 2
+            else {
                 return .failure(ReasonText("origin \"\(origin)\" is not scheme://host[:port]"))
             }
         }
@@ -291,10 +305,12 @@ public enum ConfigurationParser {
     /// `epoll` or `dispatch`, and only one this platform has.
     static func parseEventLoop(_ text: String) -> Result<EventLoopDriver, ReasonText> {
         guard let driver = EventLoopDriver(rawValue: text.lowercased()) else {
-            return .failure(ReasonText("expected \(EventLoopDriver.allCases.map(\.rawValue).joined(separator: " or "))"))
+            return .failure(
+                ReasonText("expected \(EventLoopDriver.allCases.map(\.rawValue).joined(separator: " or "))"))
         }
         guard driver.isAvailable else {
-            return .failure(ReasonText("\(driver) does not exist on this platform; use \(EventLoopDriver.platformDefault)"))
+            return .failure(
+                ReasonText("\(driver) does not exist on this platform; use \(EventLoopDriver.platformDefault)"))
         }
         return .success(driver)
     }

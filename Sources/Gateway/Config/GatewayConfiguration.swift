@@ -1,6 +1,6 @@
+public import Events
 public import HTTPServer
 public import PortcullisCore
-public import Events
 
 /// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
 ///
@@ -53,7 +53,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         guard (0...65_535).contains(listen.port) else {
             throw .invalidValue(option: .listen, value: String(listen.port), reason: "port must be 0-65535")
         }
-        guard !buckets.isEmpty else { throw .invalidValue(option: .bucket, value: "", reason: "at least one bucket is required") }
+        guard !buckets.isEmpty else {
+            throw .invalidValue(option: .bucket, value: "", reason: "at least one bucket is required")
+        }
         var seen = Set<String>()
         for binding in buckets {
             if let problem = BucketBinding.nameProblem(binding.name) {
@@ -64,11 +66,13 @@ public struct GatewayConfiguration: Sendable, Equatable {
             }
         }
         if firebaseProject != nil {
-            for (option, value) in [(ConfigurationOption.jwtKeys, jwtKeys), (.jwtIssuer, jwtIssuer), (.jwtAudience, jwtAudience)]
+            for (option, value) in [
+                (ConfigurationOption.jwtKeys, jwtKeys), (.jwtIssuer, jwtIssuer), (.jwtAudience, jwtAudience),
+            ]
             where value != nil {
                 throw .conflict("--firebase-project sets the issuer, audience and keys itself; drop --\(option.flag)")
             }
-        } else if (jwtIssuer != nil || jwtAudience != nil), jwtKeys == nil, jwtHMACSecretFile == nil {
+        } else if jwtIssuer != nil || jwtAudience != nil, jwtKeys == nil, jwtHMACSecretFile == nil {
             throw .conflict("--jwt-issuer/--jwt-audience need --jwt-keys or --jwt-hmac-secret to verify tokens with")
         }
         guard (0...3600).contains(jwtLeewaySeconds) else {
@@ -83,8 +87,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
         guard eventLoop.isAvailable else {
             throw .invalidValue(option: .eventLoop, value: eventLoop.rawValue, reason: "not available on this platform")
         }
-        for (option, value) in [(ConfigurationOption.headerTimeout, headerTimeout), (.idleTimeout, idleTimeout),
-                                (.uploadIdleTimeout, uploadIdleTimeout), (.upstreamTimeout, upstreamTimeout)]
+        for (option, value) in [
+            (ConfigurationOption.headerTimeout, headerTimeout), (.idleTimeout, idleTimeout),
+            (.uploadIdleTimeout, uploadIdleTimeout), (.upstreamTimeout, upstreamTimeout),
+        ]
         where value <= .zero {
             throw .invalidValue(option: option, value: "\(value)", reason: "must be positive")
         }
@@ -130,7 +136,7 @@ public struct BucketBinding: Sendable, Equatable, CustomStringConvertible {
         for byte in name.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                 continue
             default:
                 return "bucket name may only contain letters, digits, '-', '_' and '.'"

@@ -43,8 +43,9 @@ public enum SecretFiles {
             var ids = Set<ExactString>()
             for key in keyed {
                 guard key.secret.count >= minimumSecretBytes else {
-                    throw .unreadableFile(option: .signingKey, path: "key \(key.id)",
-                                          reason: "secret is shorter than \(minimumSecretBytes) bytes")
+                    throw .unreadableFile(
+                        option: .signingKey, path: "key \(key.id)",
+                        reason: "secret is shorter than \(minimumSecretBytes) bytes")
                 }
                 guard ids.insert(ExactString(key.id)).inserted else {
                     throw .unreadableFile(option: .signingKey, path: "key \(key.id)", reason: "key id appears twice")
@@ -55,8 +56,9 @@ public enum SecretFiles {
         var raw = contents
         while let last = raw.last, last == 0x0A || last == 0x0D { raw.removeLast() }
         guard raw.count >= minimumSecretBytes else {
-            throw .unreadableFile(option: .signingKey, path: "contents",
-                                  reason: "expected KEYID:BASE64SECRET lines or a raw secret of at least \(minimumSecretBytes) bytes")
+            throw .unreadableFile(
+                option: .signingKey, path: "contents",
+                reason: "expected KEYID:BASE64SECRET lines or a raw secret of at least \(minimumSecretBytes) bytes")
         }
         return [SigningKeyMaterial(id: rawKeyID(raw), secret: raw)]
     }
@@ -94,14 +96,15 @@ public enum SecretFiles {
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     private static func isKeyID(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                true
-            default: false
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    true
+                default: false
+                }
             }
-        }
     }
 }
 

@@ -54,18 +54,22 @@ public struct ConsoleAssetCatalog: Sendable {
     public var names: [String] { table.keys.sorted().map(\.string) }  // identity-ok: ExactString orders by bytes
 
     /// The catalog built into this binary.
-    public static let embedded = ConsoleAssetCatalog(files: embeddedFiles.map { file in
-        (name: file.name, bytes: file.text.withUTF8Buffer { Array($0) })
-    })
+    public static let embedded = ConsoleAssetCatalog(
+        files: embeddedFiles.map { file in
+            (name: file.name, bytes: file.text.withUTF8Buffer { Array($0) })
+        })
 
     static func asset(_ name: String, _ bytes: [UInt8]) -> Asset {
-        Asset(name: name, contentType: contentType(of: name), body: bytes,
-              etag: "\"" + hex(SHA256.hash(bytes).prefix(16)) + "\"")
+        Asset(
+            name: name, contentType: contentType(of: name), body: bytes,
+            etag: "\"" + hex(SHA256.hash(bytes).prefix(16)) + "\"")
     }
 
     /// The media type served for a file name, by extension.
     static func contentType(of name: String) -> String {
-        let ext = name.utf8.split(separator: UInt8(ascii: ".")).last.map { String(decoding: $0, as: UTF8.self).lowercased() } ?? ""
+        let ext =
+            name.utf8.split(separator: UInt8(ascii: ".")).last.map { String(decoding: $0, as: UTF8.self).lowercased() }
+            ?? ""
         switch ext {
         case "html": return "text/html; charset=utf-8"
         case "css": return "text/css; charset=utf-8"
@@ -95,7 +99,9 @@ public struct ConsoleAssetCatalog: Sendable {
         out.reserveCapacity(bytes.count)
         var i = 0
         while i < bytes.count {
-            if bytes[i] == needle[0], i + needle.count <= bytes.count, bytes[i..<(i + needle.count)].elementsEqual(needle) {
+            if bytes[i] == needle[0], i + needle.count <= bytes.count,
+                bytes[i..<(i + needle.count)].elementsEqual(needle)
+            {
                 out.append(contentsOf: replacement)
                 i += needle.count
             } else {

@@ -64,15 +64,17 @@ public struct ConsoleSurface: APISurface {
                 return errorShape.response(for: .notFound("No such console file."), requestID: context.requestID)
             }
             let current = version.utf8.elementsEqual(catalog.version.utf8)
-            return Self.serve(asset, cacheControl: current ? ConsoleHeaders.immutable : ConsoleHeaders.revalidate,
-                              request)
+            return Self.serve(
+                asset, cacheControl: current ? ConsoleHeaders.immutable : ConsoleHeaders.revalidate,
+                request)
         case .unknown:
             return errorShape.response(for: .notFound("No such console page."), requestID: context.requestID)
         }
     }
 
     /// A file, or 304 when the caller's `If-None-Match` names its current `ETag`.
-    static func serve(_ asset: ConsoleAssetCatalog.Asset, cacheControl: String, _ request: HTTPRequest) -> HTTPResponse {
+    static func serve(_ asset: ConsoleAssetCatalog.Asset, cacheControl: String, _ request: HTTPRequest) -> HTTPResponse
+    {
         var headers = HTTPHeaders()
         headers.add("ETag", asset.etag)
         headers.add("Cache-Control", cacheControl)
@@ -105,7 +107,8 @@ public struct ConsoleSurface: APISurface {
         let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
         // ["", "static", version, file...]
         guard parts.count >= 4, parts[0].isEmpty, parts[1] == "static", !parts[2].isEmpty,
-              parts[3...].allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { return .unknown }
+            parts[3...].allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
+        else { return .unknown }
         let name = rest.dropFirst(1 + "static".count + 1 + parts[2].count + 1)
         return .file(version: parts[2], name: name)
     }

@@ -41,19 +41,22 @@ enum RulesExplainRequest {
             guard let text = value.stringValue else { throw .badRequest("delimiter must be a string.") }
             delimiter = text
         }
-        return RulesRequest(method: method, bucket: bucket, path: path, auth: auth, time: time,
-                            resource: try metadata(fields["resource"], "resource", bucket, path),
-                            requestResource: try metadata(fields["requestResource"], "requestResource", bucket, path),
-                            delimiter: delimiter)
+        return RulesRequest(
+            method: method, bucket: bucket, path: path, auth: auth, time: time,
+            resource: try metadata(fields["resource"], "resource", bucket, path),
+            requestResource: try metadata(fields["requestResource"], "requestResource", bucket, path),
+            delimiter: delimiter)
     }
 
     private static func metadata(_ value: JSONValue?, _ key: String, _ bucket: String, _ path: String)
-        throws(ServiceError) -> ObjectMetadata? {
+        throws(ServiceError) -> ObjectMetadata?
+    {
         if let fields = value?.objectValue {
             for name in ["size", "generation", "metageneration"] {
                 guard let field = fields[name], !field.isNull else { continue }
                 guard isInteger(field) else {
-                    throw .badRequest("\(key).\(name) must be an integer (at most 18 digits), as a number or a decimal string.")
+                    throw .badRequest(
+                        "\(key).\(name) must be an integer (at most 18 digits), as a number or a decimal string.")
                 }
             }
             for name in ["timeCreated", "updated"] {
@@ -101,10 +104,11 @@ enum RulesExplainRequest {
         }
         func byte(_ i: Int, _ options: String) -> Bool { i < b.count && options.utf8.contains(b[i]) }
         guard let year = number(0, 4), (1970...2199).contains(year), byte(4, "-"),
-              let month = number(5, 2), (1...12).contains(month), byte(7, "-"),
-              let day = number(8, 2), (1...31).contains(day), byte(10, "Tt"),
-              let hour = number(11, 2), hour < 24, byte(13, ":"), let minute = number(14, 2), minute < 60,
-              byte(16, ":"), let second = number(17, 2), second < 60 else { return false }
+            let month = number(5, 2), (1...12).contains(month), byte(7, "-"),
+            let day = number(8, 2), (1...31).contains(day), byte(10, "Tt"),
+            let hour = number(11, 2), hour < 24, byte(13, ":"), let minute = number(14, 2), minute < 60,
+            byte(16, ":"), let second = number(17, 2), second < 60
+        else { return false }
         var i = 19
         if byte(i, ".") {
             i += 1
@@ -114,7 +118,8 @@ enum RulesExplainRequest {
         }
         if byte(i, "Zz") { return i + 1 == b.count }
         guard byte(i, "+-"), i + 6 == b.count, let offsetHours = number(i + 1, 2), offsetHours < 24, byte(i + 3, ":"),
-              let offsetMinutes = number(i + 4, 2), offsetMinutes < 60 else { return false }
+            let offsetMinutes = number(i + 4, 2), offsetMinutes < 60
+        else { return false }
         return true
     }
 }

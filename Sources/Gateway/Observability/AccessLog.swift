@@ -1,6 +1,7 @@
-public import PortcullisCore
 public import HTTPServer
+public import PortcullisCore
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -107,8 +108,10 @@ public final class AccessLog: Sendable {
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
         var out = Array(bytes[...question])
         var first = true
-        for pair in bytes[bytes.index(after: question)...].split(separator: UInt8(ascii: "&"),
-                                                                   omittingEmptySubsequences: false) {
+        for pair in bytes[bytes.index(after: question)...].split(
+            separator: UInt8(ascii: "&"),
+            omittingEmptySubsequences: false)
+        {
             if !first { out.append(UInt8(ascii: "&")) }
             first = false
             guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else {

@@ -30,11 +30,13 @@ public struct AccessLogEntry: Sendable {
     public var userAgent: String?
     public var traceID: String?
 
-    public init(time: Timestamp, requestID: String, remoteAddress: String, method: String, route: String,
-                target: String, bucket: String? = nil, object: String? = nil, status: Int, bytesIn: Int64 = 0,
-                bytesOut: Int64 = 0, durationNanos: UInt64 = 0, timeToFirstByteNanos: UInt64? = nil,
-                upstreamNanos: UInt64 = 0, principalUID: String? = nil, decision: String? = nil,
-                range: String? = nil, userAgent: String? = nil, traceID: String? = nil) {
+    public init(
+        time: Timestamp, requestID: String, remoteAddress: String, method: String, route: String,
+        target: String, bucket: String? = nil, object: String? = nil, status: Int, bytesIn: Int64 = 0,
+        bytesOut: Int64 = 0, durationNanos: UInt64 = 0, timeToFirstByteNanos: UInt64? = nil,
+        upstreamNanos: UInt64 = 0, principalUID: String? = nil, decision: String? = nil,
+        range: String? = nil, userAgent: String? = nil, traceID: String? = nil
+    ) {
         self.time = time
         self.requestID = requestID
         self.remoteAddress = remoteAddress
@@ -102,7 +104,8 @@ public struct AccessLogEntry: Sendable {
     /// `TIME STATUS METHOD PATH DURATIONms in=N out=N route=... rid=... uid=... decision=... ua="..."`.
     func renderText() -> [UInt8] {
         var line = "\(time.rfc3339Milliseconds) \(status) \(method) \(Self.textSafe(target)) "
-        line += Self.millisecondsText(durationNanos) + "ms in=\(bytesIn) out=\(bytesOut) route=\(route) rid=\(requestID)"
+        line +=
+            Self.millisecondsText(durationNanos) + "ms in=\(bytesIn) out=\(bytesOut) route=\(route) rid=\(requestID)"
         line += " remote=\(remoteAddress)"
         if let bucket { line += " bucket=\(Self.quotedIfNeeded(bucket))" }
         if let object { line += " object=\(Self.quotedIfNeeded(object))" }

@@ -45,22 +45,28 @@ public final class HTTPMetrics: Sendable {
 
     public init(registry: MetricsRegistry) {
         self.registry = registry
-        requests = registry.counter("portcullis_http_requests_total", help: "HTTP requests answered.",
-                                    labels: ["route", "method", "status"])
-        duration = registry.histogram("portcullis_http_request_duration_seconds",
-                                      help: "Time from request head to last response byte.", labels: ["route"],
-                                      buckets: Self.durationBuckets)
-        responseBytes = registry.counter("portcullis_http_response_bytes_total", help: "Response bytes written.",
-                                         labels: ["route"])
-        requestBytes = registry.counter("portcullis_http_request_bytes_total", help: "Request body bytes read.",
-                                        labels: ["route"])
+        requests = registry.counter(
+            "portcullis_http_requests_total", help: "HTTP requests answered.",
+            labels: ["route", "method", "status"])
+        duration = registry.histogram(
+            "portcullis_http_request_duration_seconds",
+            help: "Time from request head to last response byte.", labels: ["route"],
+            buckets: Self.durationBuckets)
+        responseBytes = registry.counter(
+            "portcullis_http_response_bytes_total", help: "Response bytes written.",
+            labels: ["route"])
+        requestBytes = registry.counter(
+            "portcullis_http_request_bytes_total", help: "Request body bytes read.",
+            labels: ["route"])
         inflight = registry.gauge("portcullis_http_inflight_requests", help: "Requests being handled.").labels([])
     }
 
     /// Counts one finished exchange. `status` is the logged status (499 for a client that went away).
     /// `shard`: the loop the caller runs on (`ExchangeLoop.currentShard`), nil elsewhere.
-    public func record(route: String, method: HTTPMethodLabel, status: Int, bytesIn: Int64, bytesOut: Int64,
-                       durationNanos: UInt64, on shard: LoopShard? = nil) {
+    public func record(
+        route: String, method: HTTPMethodLabel, status: Int, bytesIn: Int64, bytesOut: Int64,
+        durationNanos: UInt64, on shard: LoopShard? = nil
+    ) {
         let children: Children
         if let shard {
             let loopCache = loopCaches[shard.index]

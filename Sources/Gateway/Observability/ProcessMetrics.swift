@@ -1,4 +1,5 @@
 public import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,8 +8,10 @@ import Glibc
 ///
 /// Reads `/proc/self/statm` and `/proc/self/fd` (Linux); where they do not exist the gauges read 0.
 public enum ProcessMetrics {
-    public static func register(in registry: MetricsRegistry, startedAt: UInt64 = MonotonicClock.nanoseconds(),
-                                startTime: Timestamp = .now()) {
+    public static func register(
+        in registry: MetricsRegistry, startedAt: UInt64 = MonotonicClock.nanoseconds(),
+        startTime: Timestamp = .now()
+    ) {
         registry.gauge("process_resident_memory_bytes", help: "Resident set size in bytes.") {
             Double(residentMemoryBytes() ?? 0)
         }
@@ -23,8 +26,10 @@ public enum ProcessMetrics {
     /// `portcullis_build_info{version,event_loop} 1`: what this process runs, as labels (the Prometheus
     /// convention for build information), so dashboards can split figures by version and event-loop driver.
     public static func registerBuildInfo(in registry: MetricsRegistry, version: String, eventLoop: String) {
-        registry.gauge("portcullis_build_info", help: "Build and runtime facts of this process, as labels; always 1.",
-                       labels: ["version", "event_loop"]).labels(version, eventLoop).set(1)
+        registry.gauge(
+            "portcullis_build_info", help: "Build and runtime facts of this process, as labels; always 1.",
+            labels: ["version", "event_loop"]
+        ).labels(version, eventLoop).set(1)
     }
 
     /// RSS from the second field of `/proc/self/statm` (pages) times the page size.

@@ -27,8 +27,9 @@ public final class Readiness: Sendable {
 
     /// Start-up is complete: the listener is accepting.
     public func markServing() {
-        _ = phaseValue.compareExchange(expected: Phase.starting.rawValue, desired: Phase.serving.rawValue,
-                                       ordering: .acquiringAndReleasing)
+        _ = phaseValue.compareExchange(
+            expected: Phase.starting.rawValue, desired: Phase.serving.rawValue,
+            ordering: .acquiringAndReleasing)
     }
 
     /// Shutdown began; readiness stays 503 from now on.

@@ -39,7 +39,9 @@ extension ServiceError {
         headers.add("Content-Type", "application/json; charset=utf-8")
         if let requestID { headers.add("X-Request-Id", requestID) }
         if let seconds = details.retryAfterSeconds { headers.add("Retry-After", String(seconds)) }
-        if let size = details.objectSize, kind == .rangeNotSatisfiable { headers.add("Content-Range", "bytes */\(size)") }
+        if let size = details.objectSize, kind == .rangeNotSatisfiable {
+            headers.add("Content-Range", "bytes */\(size)")
+        }
         if let challenge = details.challenge { headers.add("WWW-Authenticate", challenge) }
         if let methods = details.allowedMethods { headers.add("Allow", methods.joined(separator: ", ")) }
         return HTTPResponse(status: status, headers: headers, body: .bytes(body))

@@ -23,15 +23,18 @@ public struct GatewayResponder: HTTPResponder {
     public let cors: CORSPolicy
     private let healthCounter: Counter
 
-    public init(ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
-                metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])) {
+    public init(
+        ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
+        metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])
+    ) {
         self.ops = ops
         self.cors = cors
         self.surfaces = surfaces
         self.authentication = authentication
         self.metrics = metrics
         self.accessLog = accessLog
-        healthCounter = metrics.requestCounter(route: OpsEndpoints.healthPath, method: HTTPMethodLabel("GET"), status: 200)
+        healthCounter = metrics.requestCounter(
+            route: OpsEndpoints.healthPath, method: HTTPMethodLabel("GET"), status: 200)
     }
 
     /// `GET /healthz` answered synchronously on the connection's event loop: no task, no access-log line (as in
@@ -53,8 +56,11 @@ public struct GatewayResponder: HTTPResponder {
         }
 
         let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
-        return await respond(to: request, context: RequestContext(
-            requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"])))
+        return await respond(
+            to: request,
+            context: RequestContext(
+                requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]))
+        )
     }
 
     /// `respond(to:)` for a non-ops request within `context` (which the caller may keep, to see what the
@@ -78,9 +84,10 @@ public struct GatewayResponder: HTTPResponder {
         if !response.headers.contains("X-Request-Id") { response.headers.add("X-Request-Id", requestID) }
 
         let handlerCompletion = response.onComplete
-        let facts = RequestFacts(time: startedAt, method: request.method.rawValue,
-                                 target: AccessLog.redactedTarget(request.target),
-                                 remoteAddress: request.remoteAddress, userAgent: request.headers["User-Agent"])
+        let facts = RequestFacts(
+            time: startedAt, method: request.method.rawValue,
+            target: AccessLog.redactedTarget(request.target),
+            remoteAddress: request.remoteAddress, userAgent: request.headers["User-Agent"])
         let metrics = self.metrics
         let accessLog = self.accessLog
         response.onComplete = { summary in
@@ -88,9 +95,10 @@ public struct GatewayResponder: HTTPResponder {
             let shard = summary.loop?.currentShard
             metrics.inflight.decrement(on: shard)
             let status = summary.completed ? summary.status : 499
-            metrics.record(route: context.routeTemplate, method: HTTPMethodLabel(facts.method), status: status,
-                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
-                           on: shard)
+            metrics.record(
+                route: context.routeTemplate, method: HTTPMethodLabel(facts.method), status: status,
+                bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
+                on: shard)
             accessLog.write(facts.entry(context: context, summary: summary, status: status), loop: summary.loop)
         }
         return response
@@ -99,7 +107,8 @@ public struct GatewayResponder: HTTPResponder {
     /// OPTIONS (a CORS preflight or a plain one) without authentication; anything else after it. CORS headers
     /// for an allowed origin go on every answer, errors included, so browsers can read them.
     private func respond(to request: HTTPRequest, on surface: any APISurface, context: RequestContext) async
-        -> HTTPResponse {
+        -> HTTPResponse
+    {
         var response: HTTPResponse
         if request.method == .options {
             do {
@@ -145,8 +154,9 @@ public struct GatewayResponder: HTTPResponder {
         let callerID = RequestIdentity.sanitized(request.headers["X-Request-Id"])
         guard ops.isAllowed(request.method) else {
             let requestID = callerID ?? RequestIdentity.generate()
-            var response = PlainErrorShape().response(for: .methodNotAllowed(allow: OpsEndpoints.allowedMethods),
-                                                      requestID: requestID)
+            var response = PlainErrorShape().response(
+                for: .methodNotAllowed(allow: OpsEndpoints.allowedMethods),
+                requestID: requestID)
             attachMetrics(&response, route: route, method: request.method)
             return response
         }
@@ -154,7 +164,11 @@ public struct GatewayResponder: HTTPResponder {
         switch route {
         case OpsEndpoints.healthPath:
             response = ops.healthResponse
-            if request.method == .get { healthCounter.increment(on: request.loop?.currentShard) } else { attachMetrics(&response, route: route, method: request.method) }
+            if request.method == .get {
+                healthCounter.increment(on: request.loop?.currentShard)
+            } else {
+                attachMetrics(&response, route: route, method: request.method)
+            }
             if let callerID { response.headers.add("X-Request-Id", callerID) }
             return response
         case OpsEndpoints.readyPath:
@@ -172,9 +186,10 @@ public struct GatewayResponder: HTTPResponder {
         let metrics = self.metrics
         let label = HTTPMethodLabel(method.rawValue)
         response.onComplete = { summary in
-            metrics.record(route: route, method: label, status: summary.completed ? summary.status : 499,
-                           bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
-                           on: summary.loop?.currentShard)
+            metrics.record(
+                route: route, method: label, status: summary.completed ? summary.status : 499,
+                bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
+                on: summary.loop?.currentShard)
         }
     }
 

@@ -66,9 +66,13 @@ extension APISurface {
     public func failureResponse(for error: any Error, context: RequestContext, logger: Logger) -> HTTPResponse {
         let failure = ServiceError(any: error)
         if failure.status >= 500 {
-            logger.error("request failed", [("requestId", .string(context.requestID)),
-                                            ("route", .string(context.routeTemplate)),
-                                            ("status", .int(Int64(failure.status))), ("error", .string("\(error)"))])
+            logger.error(
+                "request failed",
+                [
+                    ("requestId", .string(context.requestID)),
+                    ("route", .string(context.routeTemplate)),
+                    ("status", .int(Int64(failure.status))), ("error", .string("\(error)")),
+                ])
         }
         return errorShape.response(for: failure, requestID: context.requestID)
     }

@@ -19,7 +19,7 @@ public enum RequestIdentity {
         for byte in candidate.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
                 continue
             default: return nil
             }
@@ -39,11 +39,14 @@ public enum RequestIdentity {
         guard let value else { return nil }
         let bytes = Array(value.utf8)
         guard bytes.count >= 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"),
-              bytes[52] == UInt8(ascii: "-") else { return nil }
+            bytes[52] == UInt8(ascii: "-")
+        else { return nil }
         func isHex(_ range: Range<Int>) -> Bool {
             bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         }
-        guard isHex(0..<2), bytes[0..<2] != [0x66, 0x66], isHex(3..<35), isHex(36..<52), isHex(53..<55) else { return nil }
+        guard isHex(0..<2), bytes[0..<2] != [0x66, 0x66], isHex(3..<35), isHex(36..<52), isHex(53..<55) else {
+            return nil
+        }
         if bytes[0..<2] == [0x30, 0x30], bytes.count != 55 { return nil }
         guard bytes[3..<35].contains(where: { $0 != 0x30 }), bytes[36..<52].contains(where: { $0 != 0x30 }) else {
             return nil

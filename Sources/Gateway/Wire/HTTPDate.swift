@@ -7,7 +7,8 @@ enum HTTPDate {
     static func parse(_ text: String) -> Timestamp? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
-              parts[1].count == 2, parts[3].count == 4, parts[4].count == 8 else { return nil }
+            parts[1].count == 2, parts[3].count == 4, parts[4].count == 8
+        else { return nil }
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard let month = months.firstIndex(of: String(parts[2])) else { return nil }
         let monthText = month < 9 ? "0\(month + 1)" : "\(month + 1)"

@@ -61,7 +61,8 @@ public final class MultipartReader: @unchecked Sendable {
             var value = p[p.index(after: eq)...]
             if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
             guard (1...70).contains(value.utf8.count),
-                  !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+                !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
+            else { return nil }
             return String(value)
         }
         return nil

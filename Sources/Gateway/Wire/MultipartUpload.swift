@@ -18,12 +18,15 @@ public struct MultipartUpload: Sendable {
 
     /// Reads up to the media part. Malformed envelopes are 400; a metadata part over `jsonLimit` is 413.
     public static func open(body: any ByteStream, boundary: String, jsonLimit: Int) async throws(ServiceError)
-        -> MultipartUpload {
+        -> MultipartUpload
+    {
         let reader = MultipartReader(body: body, boundary: boundary)
         do {
             guard try await reader.nextPartHeaders() != nil else { throw MultipartError.unexpectedPartCount }
             let json = try await reader.collectPart(limit: jsonLimit)
-            guard let mediaHeaders = try await reader.nextPartHeaders() else { throw MultipartError.unexpectedPartCount }
+            guard let mediaHeaders = try await reader.nextPartHeaders() else {
+                throw MultipartError.unexpectedPartCount
+            }
             let partType = mediaHeaders.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
             if let partType { try ObjectResourceJSON.checkHeaderSafe(partType, "Content-Type") }
             var sizes: [Int64] = []
@@ -31,8 +34,9 @@ public struct MultipartUpload: Sendable {
                 let estimate = max(0, length - reader.consumedBytes - Int64(boundary.utf8.count + 6))
                 sizes = [estimate, max(0, estimate - 2)]
             }
-            return MultipartUpload(metadata: json, mediaContentType: partType, possibleSizes: sizes,
-                                   media: reader.partStream(lastPart: true))
+            return MultipartUpload(
+                metadata: json, mediaContentType: partType, possibleSizes: sizes,
+                media: reader.partStream(lastPart: true))
         } catch let error as ServiceError {
             throw error
         } catch let error as MultipartError {

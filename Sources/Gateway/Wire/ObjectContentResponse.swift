@@ -15,8 +15,11 @@ extension ObjectContent {
         switch body {
         case nil:
             // A HEAD answers with the framing its GET would have: the length, or chunked when it is unknown.
-            if let length { response.headers.add("Content-Length", String(length)) }
-            else { response.body = .stream(BufferByteStream.empty(), length: nil) }
+            if let length {
+                response.headers.add("Content-Length", String(length))
+            } else {
+                response.body = .stream(BufferByteStream.empty(), length: nil)
+            }
         case .file(let region)?: response.body = .file(region)
         case .stream(let stream)?: response.body = .stream(stream, length: length)
         }

@@ -8,8 +8,10 @@ import Service
 public enum ObjectHeaders {
     /// A body being decompressed (decompressive transcoding) carries no `Content-Encoding` and no hashes (they
     /// are the stored bytes'), and says so with `Warning`, as Cloud Storage does.
-    public static func addRepresentation(_ meta: ObjectMetadata, decompressed: Bool = false,
-                                         to headers: inout HTTPHeaders) {
+    public static func addRepresentation(
+        _ meta: ObjectMetadata, decompressed: Bool = false,
+        to headers: inout HTTPHeaders
+    ) {
         if decompressed {
             headers.add("Warning", "214 UploadServer gunzipped")
         } else if let encoding = meta.contentEncoding, !encoding.isEmpty, encoding != "identity" {

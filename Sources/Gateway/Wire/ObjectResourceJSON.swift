@@ -64,7 +64,8 @@ public enum ObjectResourceJSON {
     /// A body that is JSON but not an object (`null`, `[]`, `"x"`, `42`) is 400 and changes nothing; an empty
     /// body is an empty patch.
     public static func decodePatch(_ body: [UInt8], tokens: TokenPatch = .union) throws(ServiceError)
-        -> MetadataPatch {
+        -> MetadataPatch
+    {
         var patch = MetadataPatch()
         guard let object = try parseObject(body, allowNull: false) else { return patch }
         patch.contentType = try fieldPatch(object, "contentType")
@@ -139,7 +140,8 @@ public enum ObjectResourceJSON {
 
     static func checkHeaderSafe(_ value: String, _ key: String) throws(ServiceError) {
         guard value.unicodeScalars.count <= maxHeaderFieldLength,
-              !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        else {
             throw .badRequest("\(key) must be at most \(maxHeaderFieldLength) characters without control characters.")
         }
     }

@@ -11,10 +11,12 @@ public enum PublicBaseURL {
             return url
         }
         let host = headers["Host"] ?? ""
-        let safe = !host.isEmpty && host.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
-                || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x5B || c == 0x5D || c == 0x5F
-        }
+        let safe =
+            !host.isEmpty
+            && host.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                    || c == 0x2D || c == 0x2E || c == 0x3A || c == 0x5B || c == 0x5D || c == 0x5F
+            }
         return "http://" + (safe ? host : "localhost")
     }
 }

@@ -22,7 +22,8 @@ public struct QueryParameters: Sendable, Equatable {
                 value = ""
             }
             guard let n = PercentDecoding.decode(name, plusIsSpace: true),
-                  let v = PercentDecoding.decode(value, plusIsSpace: true) else {
+                let v = PercentDecoding.decode(value, plusIsSpace: true)
+            else {
                 throw .badRequest("Malformed percent-encoding in the query string.")
             }
             if singleValued.containsBytes(n), pairs.contains(where: { $0.name.bytesEqual(n) }) {

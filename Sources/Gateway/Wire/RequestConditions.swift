@@ -6,16 +6,19 @@ public import Service
 /// validators and `Range` in the headers. Parsed here once; judged by the service.
 public enum RequestConditions {
     /// The query parameters that carry generation preconditions (each single-valued).
-    public static let parameterNames = ["ifGenerationMatch", "ifGenerationNotMatch", "ifMetagenerationMatch",
-                                        "ifMetagenerationNotMatch"]
+    public static let parameterNames = [
+        "ifGenerationMatch", "ifGenerationNotMatch", "ifMetagenerationMatch",
+        "ifMetagenerationNotMatch",
+    ]
 
     /// `ifGenerationMatch` and friends (400 when present but not a non-negative integer).
     public static func generation(_ query: QueryParameters) throws(ServiceError) -> Preconditions {
         func int(_ name: String) throws(ServiceError) -> Int64? { try integer(query, name) }
-        return Preconditions(ifGenerationMatch: try int("ifGenerationMatch"),
-                             ifMetagenerationMatch: try int("ifMetagenerationMatch"),
-                             ifGenerationNotMatch: try int("ifGenerationNotMatch"),
-                             ifMetagenerationNotMatch: try int("ifMetagenerationNotMatch"))
+        return Preconditions(
+            ifGenerationMatch: try int("ifGenerationMatch"),
+            ifMetagenerationMatch: try int("ifMetagenerationMatch"),
+            ifGenerationNotMatch: try int("ifGenerationNotMatch"),
+            ifMetagenerationNotMatch: try int("ifMetagenerationNotMatch"))
     }
 
     /// A non-negative integer query parameter (400 when present but not one).
@@ -61,7 +64,8 @@ public enum AcceptEncoding {
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";")
             guard let coding = parts.first?.trimmingSpaces().lowercased() else { continue }
-            let weight = parts.dropFirst().lazy.map { $0.trimmingSpaces().lowercased() }
+            let weight =
+                parts.dropFirst().lazy.map { $0.trimmingSpaces().lowercased() }
                 .first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
             switch coding {
             case "gzip", "x-gzip": return weight > 0

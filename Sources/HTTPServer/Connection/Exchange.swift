@@ -128,7 +128,7 @@ final class Exchange: @unchecked Sendable {
     func endPull(_ next: Body) -> PendingPull? {
         switch (body, next) {
         case (.pulling(_, let pull, _), .unread), (.pulling(_, let pull, _), .complete),
-             (.pulling(_, let pull, _), .failed), (.pulling(_, let pull, _), .cancelled):
+            (.pulling(_, let pull, _), .failed), (.pulling(_, let pull, _), .cancelled):
             body = next
             return pull
         case (.unread, .failed), (.unread, .cancelled):
@@ -168,10 +168,11 @@ final class Exchange: @unchecked Sendable {
         response = .finished
         guard let onComplete else { return }
         self.onComplete = nil
-        onComplete(ExchangeSummary(
-            status: status, bytesIn: bytesIn, bytesOut: bytesOut, completed: completed,
-            durationNanos: now &- receivedAt, timeToFirstByteNanos: firstByteAt.map { $0 &- receivedAt },
-            loop: loop))
+        onComplete(
+            ExchangeSummary(
+                status: status, bytesIn: bytesIn, bytesOut: bytesOut, completed: completed,
+                durationNanos: now &- receivedAt, timeToFirstByteNanos: firstByteAt.map { $0 &- receivedAt },
+                loop: loop))
     }
 }
 

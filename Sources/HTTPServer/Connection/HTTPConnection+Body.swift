@@ -18,8 +18,9 @@ extension HTTPConnection {
         case .cancelled, .pulling: return resume(.failure(ByteStreamError.cancelled))
         case .unread(_, let wasInvited): invited = wasInvited
         }
-        exchange.startPull(Exchange.PendingPull(maxLength: maxLength, resume: resume),
-                           deadline: loop.now() &+ timeouts.bodyRead)
+        exchange.startPull(
+            Exchange.PendingPull(maxLength: maxLength, resume: resume),
+            deadline: loop.now() &+ timeouts.bodyRead)
         if !invited && !exchange.responseStarted {
             // The responder wants the body: now, and only now, invite the client to send it. If the socket is
             // full the rest of the interim response goes out when it drains; reading goes on meanwhile.

@@ -1,4 +1,5 @@
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -23,7 +24,8 @@ extension HTTPConnection {
             exchange.reuse = .close
         case .unread, .pulling, .cancelled:
             if let expected = exchange.bodyExpectedLength,
-               expected - exchange.bodyBytesReceived > context.configuration.maxDrainBodyBytes {
+                expected - exchange.bodyBytesReceived > context.configuration.maxDrainBodyBytes
+            {
                 exchange.reuse = .close
             }
         case .failed:
@@ -58,8 +60,9 @@ extension HTTPConnection {
 
         // A new exchange's buffer: one allocation, not a growth series.
         if exchange.output.bytes.capacity == 0 { exchange.output.bytes.reserveCapacity(1024) }
-        writeHeadBytes(into: &exchange.output.bytes, exchange: exchange, response: response, length: length,
-                       bodyAllowed: bodyAllowed, chunked: chunked)
+        writeHeadBytes(
+            into: &exchange.output.bytes, exchange: exchange, response: response, length: length,
+            bodyAllowed: bodyAllowed, chunked: chunked)
 
         guard bodyAllowed && !isHead else {
             if case .stream(let stream, _) = response.body { stream.cancel() }
@@ -83,15 +86,18 @@ extension HTTPConnection {
         }
     }
 
-    private func writeHeadBytes(into output: inout [UInt8], exchange: Exchange, response: HTTPResponse,
-                                length: Int64?, bodyAllowed: Bool, chunked: Bool) {
+    private func writeHeadBytes(
+        into output: inout [UInt8], exchange: Exchange, response: HTTPResponse,
+        length: Int64?, bodyAllowed: Bool, chunked: Bool
+    ) {
         output.append(contentsOf: ResponseHead.statusLine(response.status))
         output.append(contentsOf: context.dateHeader.current())
         response.headers.forEachField { name, value in
             if Self.isFramingField(name) { return }
             guard ResponseHead.isSafeField(name: name, value: value) else {
-                context.logger.warning("dropped an unsafe response header field",
-                                       [("name", .string(String(decoding: name, as: UTF8.self)))])
+                context.logger.warning(
+                    "dropped an unsafe response header field",
+                    [("name", .string(String(decoding: name, as: UTF8.self)))])
                 return
             }
             output.append(contentsOf: name)
@@ -111,7 +117,8 @@ extension HTTPConnection {
                 output.append(contentsOf: ResponseHead.chunked)
             }
         }
-        output.append(contentsOf: exchange.reuse == .close ? ResponseHead.connectionClose : ResponseHead.connectionKeepAlive)
+        output.append(
+            contentsOf: exchange.reuse == .close ? ResponseHead.connectionClose : ResponseHead.connectionKeepAlive)
         output.append(0x0D)
         output.append(0x0A)
     }
@@ -132,8 +139,9 @@ extension HTTPConnection {
         var filled = 0
         while filled < length {
             let n = output.withUnsafeMutableBytes { buffer in
-                pread(region.descriptor, buffer.baseAddress! + start + filled, length - filled,
-                      off_t(region.offset) + off_t(filled))
+                pread(
+                    region.descriptor, buffer.baseAddress! + start + filled, length - filled,
+                    off_t(region.offset) + off_t(filled))
             }
             if n > 0 {
                 filled += n
@@ -179,8 +187,9 @@ extension HTTPConnection {
                     exchange.advance(.buffered)
                     continue
                 }
-                let n = Posix.sendFile(to: descriptor, from: region.descriptor, offset: offset,
-                                       count: Int(min(remaining, 1 << 30)))
+                let n = Posix.sendFile(
+                    to: descriptor, from: region.descriptor, offset: offset,
+                    count: Int(min(remaining, 1 << 30)))
                 if n > 0 {
                     exchange.bytesOut += Int64(n)
                     if exchange.firstByteAt == nil { exchange.firstByteAt = loop.now() }
@@ -195,8 +204,9 @@ extension HTTPConnection {
                     return
                 }
                 if n == 0 {
-                    context.logger.warning("file shorter than its region, aborting response",
-                                           [("remote", .string(remoteAddress))])
+                    context.logger.warning(
+                        "file shorter than its region, aborting response",
+                        [("remote", .string(remoteAddress))])
                 }
                 return abort()
             case .stream(let stream, let remaining, let chunked, let pulling):
@@ -221,19 +231,21 @@ extension HTTPConnection {
     /// or the connection was aborted); true when the caller should keep pumping.
     private func applyChunk(_ exchange: Exchange, _ result: Result<[UInt8]?, any Error>) -> Bool {
         guard case .exchanging(let current) = state, current === exchange,
-              case .sending(.stream(let stream, let remaining, let chunked, _)) = exchange.response
+            case .sending(.stream(let stream, let remaining, let chunked, _)) = exchange.response
         else { return false }
         switch result {
         case .failure(let error):
             // Never end the body cleanly: the client must see a truncated response.
-            context.logger.warning("response stream failed, aborting connection",
-                                   [("error", .string("\(error)")), ("remote", .string(remoteAddress))])
+            context.logger.warning(
+                "response stream failed, aborting connection",
+                [("error", .string("\(error)")), ("remote", .string(remoteAddress))])
             abort()
             return false
         case .success(nil):
             if let remaining, remaining > 0 {
-                context.logger.warning("response stream ended before its declared length, aborting connection",
-                                       [("missing", .int(remaining)), ("remote", .string(remoteAddress))])
+                context.logger.warning(
+                    "response stream ended before its declared length, aborting connection",
+                    [("missing", .int(remaining)), ("remote", .string(remoteAddress))])
                 abort()
                 return false
             }
@@ -244,8 +256,9 @@ extension HTTPConnection {
                 exchange.advance(.stream(stream, remaining: remaining, chunked: chunked, pulling: false))
             } else if let remaining {
                 guard Int64(bytes.count) <= remaining else {
-                    context.logger.warning("response stream exceeded its declared length, aborting connection",
-                                           [("remote", .string(remoteAddress))])
+                    context.logger.warning(
+                        "response stream exceeded its declared length, aborting connection",
+                        [("remote", .string(remoteAddress))])
                     stream.cancel()
                     abort()
                     return false
@@ -257,7 +270,8 @@ extension HTTPConnection {
                 } else {
                     exchange.output.bytes.append(contentsOf: bytes)
                 }
-                exchange.advance(.stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false))
+                exchange.advance(
+                    .stream(stream, remaining: remaining - Int64(bytes.count), chunked: false, pulling: false))
             } else {
                 if chunked {
                     ResponseHead.appendHex(bytes.count, to: &exchange.output.bytes)

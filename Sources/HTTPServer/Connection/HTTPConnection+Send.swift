@@ -1,4 +1,5 @@
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

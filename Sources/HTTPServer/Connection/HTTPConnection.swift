@@ -1,4 +1,5 @@
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -118,7 +119,11 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         let minimum: Int
         switch state {
         case .exchanging(let exchange):
-            if case .pulling(_, let pull, _) = exchange.body { minimum = min(max(pull.maxLength, 4096), 64 * 1024) } else { minimum = 4096 }
+            if case .pulling(_, let pull, _) = exchange.body {
+                minimum = min(max(pull.maxLength, 4096), 64 * 1024)
+            } else {
+                minimum = 4096
+            }
         case .lingering: minimum = 16 * 1024
         default: minimum = 4096
         }
@@ -183,10 +188,12 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             _ = parser.parser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
         }
         let exchangeLoop = ExchangeLoop(loop)
-        let exchange = Exchange(head: head, receivedAt: now, loop: exchangeLoop, parser: head.framing == .none ? nil : parser,
-                                reuse: head.keepAlive && !lastRequest ? .keepAlive : .close)
+        let exchange = Exchange(
+            head: head, receivedAt: now, loop: exchangeLoop, parser: head.framing == .none ? nil : parser,
+            reuse: head.keepAlive && !lastRequest ? .keepAlive : .close)
         transition(to: .exchanging(exchange))
-        let body: any ByteStream = head.framing == .none
+        let body: any ByteStream =
+            head.framing == .none
             ? EmptyByteStream.shared : RequestBodyStream(connection: self, exchange: exchange)
         let request = HTTPRequest(
             method: head.method, target: head.target, versionMajor: head.versionMajor,

@@ -24,7 +24,9 @@ final class ReceiveBuffer {
 
     var readableCount: Int { writeIndex - readIndex }
     var isEmpty: Bool { readIndex == writeIndex }
-    var readable: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + readIndex, count: writeIndex - readIndex) }
+    var readable: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + readIndex, count: writeIndex - readIndex)
+    }
 
     func consume(_ count: Int) {
         readIndex += count

@@ -124,7 +124,9 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
         sources.redeliveryQueued = true
         queue.async { [self] in
             sources.redeliveryQueued = false
-            guard channel.registration.driverState === sources, channel.registration.applied.contains(.read) else { return }
+            guard channel.registration.driverState === sources, channel.registration.applied.contains(.read) else {
+                return
+            }
             channel.handleReadiness([.readable, .failed])
             redeliverEnd(to: channel, sources)
         }

@@ -65,10 +65,12 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     private func startThread() {
         var handle = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(&handle, nil, { context in
-            Unmanaged<EpollEventLoop>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &handle, nil,
+            { context in
+                Unmanaged<EpollEventLoop>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
         precondition(result == 0, "cannot start an event loop thread: \(result)")
         pthread_detach(handle)
     }
@@ -100,7 +102,8 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         guard old != interest else { return }
         channel.registration.applied = interest
         let fd = channel.descriptor
-        let events = (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
+        let events =
+            (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
         var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
         let operation = old.isEmpty ? EPOLL_CTL_ADD : (interest.isEmpty ? EPOLL_CTL_DEL : EPOLL_CTL_MOD)
         _ = epoll_ctl(epollFD, operation, fd, &event)

@@ -1,4 +1,5 @@
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -137,13 +138,15 @@ final class EventLoopGroup: Sendable {
     static let coreCount = LoopShard.loopsPerGroup
 
     private static let dispatch = EventLoopGroup(
-        driver: .dispatch, loops: (0..<coreCount).map {
+        driver: .dispatch,
+        loops: (0..<coreCount).map {
             DispatchEventLoop(name: "portcullis.http.dispatch.\($0)", shard: LoopShard(group: 1, loop: $0))
         })
 
     #if os(Linux)
     private static let epoll = EventLoopGroup(
-        driver: .epoll, loops: (0..<coreCount).map { EpollEventLoop(name: "pc-http-\($0)", shard: LoopShard(group: 0, loop: $0)) })
+        driver: .epoll,
+        loops: (0..<coreCount).map { EpollEventLoop(name: "pc-http-\($0)", shard: LoopShard(group: 0, loop: $0)) })
     #endif
 
     /// The shared group of `driver`; nil where the driver's mechanism does not exist.

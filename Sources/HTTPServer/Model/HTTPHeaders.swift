@@ -44,8 +44,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         storage.append(contentsOf: name.utf8)
         let valueStart = storage.count
         storage.append(contentsOf: value.utf8)
-        ranges.append(FieldRange(nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
-                                 valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
+        ranges.append(
+            FieldRange(
+                nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
+                valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
     }
 
     /// Appends a field from raw bytes (the parser, which has validated both).
@@ -54,8 +56,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         storage.append(contentsOf: name)
         let valueStart = storage.count
         storage.append(contentsOf: value)
-        ranges.append(FieldRange(nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
-                                 valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
+        ranges.append(
+            FieldRange(
+                nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
+                valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
     }
 
     /// Replaces every field of this name with one field.
@@ -115,8 +119,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     func forEachField(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
         storage.withUnsafeBytes { raw in
             for range in ranges {
-                body(UnsafeRawBufferPointer(rebasing: raw[Int(range.nameStart)..<Int(range.nameEnd)]),
-                     UnsafeRawBufferPointer(rebasing: raw[Int(range.valueStart)..<Int(range.valueEnd)]))
+                body(
+                    UnsafeRawBufferPointer(rebasing: raw[Int(range.nameStart)..<Int(range.nameEnd)]),
+                    UnsafeRawBufferPointer(rebasing: raw[Int(range.valueStart)..<Int(range.valueEnd)]))
             }
         }
     }
@@ -141,8 +146,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         storage.append(contentsOf: other.storage[Int(range.nameStart)..<Int(range.nameEnd)])
         let valueStart = storage.count
         storage.append(contentsOf: other.storage[Int(range.valueStart)..<Int(range.valueEnd)])
-        ranges.append(FieldRange(nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
-                                 valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
+        ranges.append(
+            FieldRange(
+                nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
+                valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
     }
 
     private func nameMatches(_ range: FieldRange, _ name: String) -> Bool {

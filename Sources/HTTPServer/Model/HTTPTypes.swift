@@ -89,8 +89,10 @@ public struct ExchangeSummary: Sendable {
     /// The loop the summary is reported on (nil outside a server).
     public var loop: ExchangeLoop?
 
-    public init(status: Int, bytesIn: Int64, bytesOut: Int64, completed: Bool, durationNanos: UInt64,
-                timeToFirstByteNanos: UInt64?, loop: ExchangeLoop? = nil) {
+    public init(
+        status: Int, bytesIn: Int64, bytesOut: Int64, completed: Bool, durationNanos: UInt64,
+        timeToFirstByteNanos: UInt64?, loop: ExchangeLoop? = nil
+    ) {
         self.loop = loop
         self.status = status
         self.bytesIn = bytesIn
@@ -108,8 +110,10 @@ public struct HTTPResponse: Sendable {
     /// Called exactly once, on the connection's event loop, when the exchange ends either way (access log, metrics).
     public var onComplete: (@Sendable (ExchangeSummary) -> Void)?
 
-    public init(status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty,
-                onComplete: (@Sendable (ExchangeSummary) -> Void)? = nil) {
+    public init(
+        status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty,
+        onComplete: (@Sendable (ExchangeSummary) -> Void)? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -4,7 +4,7 @@ extension HTTPRequestParser {
 
     mutating func parseRequestLine(_ line: UnsafeRawBufferPointer) -> HTTPParseError? {
         guard let firstSpace = line.firstIndex(of: 0x20),
-              let lastSpace = line.lastIndex(of: 0x20), lastSpace > firstSpace
+            let lastSpace = line.lastIndex(of: 0x20), lastSpace > firstSpace
         else { return .badRequest("malformed request line") }
         let methodBytes = UnsafeRawBufferPointer(rebasing: line[..<firstSpace])
         let targetBytes = UnsafeRawBufferPointer(rebasing: line[(firstSpace + 1)..<lastSpace])
@@ -41,11 +41,11 @@ extension HTTPRequestParser {
 
     static func parseVersion(_ bytes: UnsafeRawBufferPointer) -> VersionResult {
         guard bytes.count > 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50,
-              bytes[4] == 0x2F /* HTTP/ */
+            bytes[4] == 0x2F /* HTTP/ */
         else { return .malformed }
         let rest = bytes.dropFirst(5)
         if rest.count == 3, HTTPSyntax.isDigit(rest[rest.startIndex]), rest[rest.startIndex + 1] == 0x2E,
-           HTTPSyntax.isDigit(rest[rest.startIndex + 2])
+            HTTPSyntax.isDigit(rest[rest.startIndex + 2])
         {
             let major = rest[rest.startIndex], minor = rest[rest.startIndex + 2]
             if major == 0x31 && (minor == 0x30 || minor == 0x31) { return .valid(Int(minor - 0x30)) }
@@ -63,7 +63,13 @@ extension HTTPRequestParser {
         let text = String(decoding: bytes, as: UTF8.self)
         let lower = text.lowercased()
         let schemeLength: Int
-        if lower.hasPrefix("http://") { schemeLength = 7 } else if lower.hasPrefix("https://") { schemeLength = 8 } else { return nil }
+        if lower.hasPrefix("http://") {
+            schemeLength = 7
+        } else if lower.hasPrefix("https://") {
+            schemeLength = 8
+        } else {
+            return nil
+        }
         let utf8 = Array(text.utf8)
         guard utf8.count > schemeLength else { return nil }
         let rest = utf8[schemeLength...]

@@ -98,8 +98,8 @@ extension HTTPSyntax {
         for end in 0...bytes.count where end == bytes.count || bytes[end] == 0x2E {
             let octet = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
             guard (1...3).contains(octet.count), octet.allSatisfy({ isDigit($0) }),
-                  octet.count == 1 || octet[0] != 0x30,
-                  octet.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= 255
+                octet.count == 1 || octet[0] != 0x30,
+                octet.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= 255
             else { return false }
             octets += 1
             start = end + 1
@@ -110,8 +110,8 @@ extension HTTPSyntax {
     /// RFC 3986 `IPvFuture`: `"v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`.
     static func isIPvFuture(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count >= 4, bytes[0] | 0x20 == 0x76 /* v */,
-              let dot = bytes.firstIndex(of: 0x2E), dot > 1, dot + 1 < bytes.count,
-              bytes[1..<dot].allSatisfy({ hexValue($0) != nil })
+            let dot = bytes.firstIndex(of: 0x2E), dot > 1, dot + 1 < bytes.count,
+            bytes[1..<dot].allSatisfy({ hexValue($0) != nil })
         else { return false }
         return bytes[(dot + 1)...].allSatisfy { isUnreserved($0) || isSubDelim($0) || $0 == 0x3A }
     }

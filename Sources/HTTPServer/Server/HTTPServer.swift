@@ -1,5 +1,6 @@
-import Synchronization
 public import PortcullisCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -75,8 +76,12 @@ public final class HTTPServer: Sendable {
             throw error
         }
         core.startAccepting(listenFD: listener.fd)
-        core.logger.info("listening", [("host", .string(core.configuration.host)), ("port", .int(Int64(listener.port))),
-                                       ("event_loop", .string(core.group.driver.rawValue))])
+        core.logger.info(
+            "listening",
+            [
+                ("host", .string(core.configuration.host)), ("port", .int(Int64(listener.port))),
+                ("event_loop", .string(core.group.driver.rawValue)),
+            ])
         return listener.port
     }
 
@@ -113,7 +118,8 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         if core.openConnections > 0 {
-            core.logger.warning("drain deadline passed, closing connections", [("open", .int(Int64(core.openConnections)))])
+            core.logger.warning(
+                "drain deadline passed, closing connections", [("open", .int(Int64(core.openConnections)))])
             forceCloseAll()
             let closeEnd = MonotonicClock.nanoseconds() &+ 1_000_000_000
             while core.openConnections > 0 && MonotonicClock.nanoseconds() < closeEnd {

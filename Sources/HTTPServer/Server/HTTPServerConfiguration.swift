@@ -17,8 +17,10 @@ public struct HTTPServerTimeouts: Sendable, Hashable {
     /// client receives the response instead of a reset. Default 2 s.
     public var lingeringClose: Duration
 
-    public init(headerRead: Duration = .seconds(10), idle: Duration = .seconds(60), bodyRead: Duration = .seconds(30),
-                write: Duration = .seconds(30), lingeringClose: Duration = .seconds(2)) {
+    public init(
+        headerRead: Duration = .seconds(10), idle: Duration = .seconds(60), bodyRead: Duration = .seconds(30),
+        write: Duration = .seconds(30), lingeringClose: Duration = .seconds(2)
+    ) {
         self.headerRead = headerRead
         self.idle = idle
         self.bodyRead = bodyRead
@@ -49,10 +51,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// elsewhere). `start()` refuses a driver this platform does not have.
     public var eventLoop: EventLoopDriver
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, limits: HTTPParserLimits = HTTPParserLimits(),
-                timeouts: HTTPServerTimeouts = HTTPServerTimeouts(), maxConnections: Int = 4096,
-                backlog: Int = 4096, maxDrainBodyBytes: Int64 = 1024 * 1024, responseChunkBytes: Int = 64 * 1024,
-                eventLoop: EventLoopDriver = .platformDefault) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, limits: HTTPParserLimits = HTTPParserLimits(),
+        timeouts: HTTPServerTimeouts = HTTPServerTimeouts(), maxConnections: Int = 4096,
+        backlog: Int = 4096, maxDrainBodyBytes: Int64 = 1024 * 1024, responseChunkBytes: Int = 64 * 1024,
+        eventLoop: EventLoopDriver = .platformDefault
+    ) {
         self.host = host
         self.port = port
         self.limits = limits

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import PortcullisCore
+import Synchronization
 
 /// Counters the server exposes for tests and metrics; updated with relaxed atomics, and only when a value
 /// changes (the hot path of a fully flushed response touches none of them).
@@ -46,8 +46,10 @@ final class ServerCore: @unchecked Sendable {
     private let registry = Mutex(Registry())
 
     /// `group` nil: the configured driver's group (the caller has checked that it exists).
-    init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger,
-         group: EventLoopGroup? = nil) {
+    init(
+        configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger,
+        group: EventLoopGroup? = nil
+    ) {
         self.configuration = configuration
         self.responder = responder
         self.logger = logger

@@ -16,8 +16,10 @@
 public protocol EventLedger: Sendable {
     /// Claims up to `limit` deliveries due at `now` (never attempted, or retry time reached) to `webhooks`, in
     /// commit order, and leases them until `leaseUntil`.
-    func claim(webhooks: [String], now: Timestamp, limit: Int,
-               leaseUntil: Timestamp) async throws(EventLedgerError) -> [DeliveryClaim]
+    func claim(
+        webhooks: [String], now: Timestamp, limit: Int,
+        leaseUntil: Timestamp
+    ) async throws(EventLedgerError) -> [DeliveryClaim]
 
     /// The receiver acknowledged `claim`: the delivery is done.
     func acknowledge(_ claim: DeliveryClaim) async throws(EventLedgerError)

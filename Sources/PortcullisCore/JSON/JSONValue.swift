@@ -111,8 +111,11 @@ extension JSONValue {
         case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
             if d.isFinite {
-                if d.rounded() == d && abs(d) < 1e15 { out.append(contentsOf: String(Int64(d)).utf8) }
-                else { out.append(contentsOf: "\(d)".utf8) }
+                if d.rounded() == d && abs(d) < 1e15 {
+                    out.append(contentsOf: String(Int64(d)).utf8)
+                } else {
+                    out.append(contentsOf: "\(d)".utf8)
+                }
             } else {
                 out.append(contentsOf: "null".utf8)
             }
@@ -209,8 +212,11 @@ private struct JSONParser {
                 // the String-keyed dictionary: an ambiguous document, refused. Only a non-ASCII name can be
                 // equivalent to a different one (e.g. U+212A KELVIN SIGN and "K"), so ASCII-only objects skip it.
                 let isASCII = key.utf8.allSatisfy { $0 < 0x80 }
+                // identity-ok: reads the stored key to compare its bytes
                 if sawNonASCIIKey || !isASCII, let stored = members.index(forKey: key),
-                   !members[stored].key.bytesEqual(key) {  // identity-ok: reads the stored key to compare its bytes
+                    // identity-ok: the stored key, compared by bytes
+                    !members[stored].key.bytesEqual(key)
+                {
                     throw fail("member names differ only by Unicode normalization")
                 }
                 sawNonASCIIKey = sawNonASCIIKey || !isASCII
@@ -248,7 +254,9 @@ private struct JSONParser {
 
     mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
         let count = word.utf8.count
-        guard i + count <= bytes.count, bytes[i..<(i + count)].elementsEqual(word.utf8) else { throw fail("invalid literal") }
+        guard i + count <= bytes.count, bytes[i..<(i + count)].elementsEqual(word.utf8) else {
+            throw fail("invalid literal")
+        }
         i += count
         return value
     }
@@ -300,7 +308,9 @@ private struct JSONParser {
         if i < bytes.count, bytes[i] == UInt8(ascii: "\""), high < 0x80 {
             let end = i
             i += 1
-            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+            return bytes.withUnsafeBufferPointer {
+                String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self)
+            }
         }
         if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
             // Decoding repairs invalid UTF-8; the result equals the input bytes exactly when they were valid.
@@ -309,7 +319,8 @@ private struct JSONParser {
             let string = bytes.withUnsafeBufferPointer { buffer -> String? in
                 let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
                 let decoded = String(decoding: slice, as: UTF8.self)
-                let same = decoded.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(slice) }
+                let same =
+                    decoded.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(slice) }
                     ?? decoded.utf8.elementsEqual(slice)
                 return same ? decoded : nil
             }

@@ -83,7 +83,9 @@ public struct MetadataPatch: Sendable, Equatable {
             // removes only exactly that key.
             result.customMetadata[exactly: key] = value
         }
-        var tokens = (replaceDownloadTokens ?? current.downloadTokens).filter { !removeDownloadTokens.containsBytes($0) }
+        var tokens = (replaceDownloadTokens ?? current.downloadTokens).filter {
+            !removeDownloadTokens.containsBytes($0)
+        }
         for token in addDownloadTokens where !tokens.containsBytes(token) {
             tokens.append(token)
         }
@@ -105,8 +107,10 @@ public struct Preconditions: Sendable, Equatable {
     /// The current metageneration must differ (and an object must exist).
     public var ifMetagenerationNotMatch: Int64?
 
-    public init(ifGenerationMatch: Int64? = nil, ifMetagenerationMatch: Int64? = nil,
-                ifGenerationNotMatch: Int64? = nil, ifMetagenerationNotMatch: Int64? = nil) {
+    public init(
+        ifGenerationMatch: Int64? = nil, ifMetagenerationMatch: Int64? = nil,
+        ifGenerationNotMatch: Int64? = nil, ifMetagenerationNotMatch: Int64? = nil
+    ) {
         self.ifGenerationMatch = ifGenerationMatch
         self.ifMetagenerationMatch = ifMetagenerationMatch
         self.ifGenerationNotMatch = ifGenerationNotMatch
@@ -123,8 +127,11 @@ public struct Preconditions: Sendable, Equatable {
     /// The `…Match` conditions alone (on a read, their failure is 412).
     public func matchesHold(for current: ObjectMetadata?) -> Bool {
         if let generation = ifGenerationMatch {
-            if generation == 0 { if current != nil { return false } }
-            else if current?.generation != generation { return false }
+            if generation == 0 {
+                if current != nil { return false }
+            } else if current?.generation != generation {
+                return false
+            }
         }
         if let metageneration = ifMetagenerationMatch, current?.metageneration != metageneration {
             return false

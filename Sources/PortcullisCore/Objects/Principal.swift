@@ -13,8 +13,10 @@ public struct Principal: Sendable, Equatable {
     /// nil for principals assembled by hand (tests, the rules playground, upload tickets): never cached.
     public let credentialDigest: CredentialDigest?
 
-    public init(uid: String, claims: [String: JSONValue], isAdmin: Bool = false,
-                credentialDigest: CredentialDigest? = nil) {
+    public init(
+        uid: String, claims: [String: JSONValue], isAdmin: Bool = false,
+        credentialDigest: CredentialDigest? = nil
+    ) {
         self.uid = uid
         self.claims = claims
         self.isAdmin = isAdmin

@@ -32,7 +32,9 @@ public final class MetricsRegistry: Sendable {
     private func register<F: MetricFamily>(_ name: String, make: () -> F) -> F {
         families.withLock { families in
             if let existing = families.first(where: { $0.name == name }) {
-                guard let family = existing.family as? F else { fatalError("metric \(name) registered twice with different kinds") }
+                guard let family = existing.family as? F else {
+                    fatalError("metric \(name) registered twice with different kinds")
+                }
                 return family
             }
             let family = make()

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,8 +20,9 @@ public final class FileRegionStream: ByteStream, @unchecked Sendable {
     private var offset: Int64 = 0
     private let cancelled = Atomic<Bool>(false)
 
-    static let readQueue = DispatchQueue(label: "portcullis.file-region-reads", qos: .userInitiated,
-                                         attributes: .concurrent)
+    static let readQueue = DispatchQueue(
+        label: "portcullis.file-region-reads", qos: .userInitiated,
+        attributes: .concurrent)
 
     public init(_ region: FileRegion, chunkBytes: Int = 64 * 1024) {
         self.region = region
@@ -47,8 +49,11 @@ public final class FileRegionStream: ByteStream, @unchecked Sendable {
                     }
                 }
                 if n <= 0 {
-                    continuation.resume(returning: .failure(.truncated(expected: region.length,
-                                                                       received: position - region.offset)))
+                    continuation.resume(
+                        returning: .failure(
+                            .truncated(
+                                expected: region.length,
+                                received: position - region.offset)))
                 } else {
                     continuation.resume(returning: .success(n == count ? bytes : Array(bytes[..<n])))
                 }

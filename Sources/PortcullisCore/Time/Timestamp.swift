@@ -116,9 +116,9 @@ public struct Timestamp: Sendable, Hashable, Comparable {
             return v
         }
         guard b.count >= 20, let year = digits(0, 4), b[4] == 45, let month = digits(5, 2), b[7] == 45,
-              let day = digits(8, 2), b[10] == 84 || b[10] == 116, let hour = digits(11, 2), b[13] == 58,
-              let minute = digits(14, 2), b[16] == 58, let second = digits(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let day = digits(8, 2), b[10] == 84 || b[10] == 116, let hour = digits(11, 2), b[13] == 58,
+            let minute = digits(14, 2), b[16] == 58, let second = digits(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
         var nanos: Int64 = 0
@@ -138,7 +138,8 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         if b[i] == 90 || b[i] == 122 {
             i += 1
         } else if b[i] == 43 || b[i] == 45, let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == 58,
-                  let om = digits(i + 4, 2) {
+            let om = digits(i + 4, 2)
+        {
             offsetSeconds = (oh * 3600 + om * 60) * (b[i] == 43 ? 1 : -1)
             i += 6
         } else {

@@ -50,7 +50,9 @@ public enum RulesTestFile {
         guard let methodText = c["method"]?.stringValue, let method = RulesMethod(rawValue: methodText) else {
             throw fail("\"method\" must be one of get, list, create, update, delete")
         }
-        guard let bucket = c["bucket"]?.stringValue, !bucket.isEmpty else { throw fail("\"bucket\" must be a non-empty string") }
+        guard let bucket = c["bucket"]?.stringValue, !bucket.isEmpty else {
+            throw fail("\"bucket\" must be a non-empty string")
+        }
         guard let path = c["path"]?.stringValue else { throw fail("\"path\" must be a string") }
         let expectAllow: Bool
         switch c["expect"]?.stringValue?.lowercased() {
@@ -60,7 +62,9 @@ public enum RulesTestFile {
         }
         var time = Timestamp.now()
         if let t = c["time"], !t.isNull {
-            guard let s = t.stringValue, let parsed = Timestamp(rfc3339: s) else { throw fail("\"time\" must be an RFC 3339 timestamp") }
+            guard let s = t.stringValue, let parsed = Timestamp(rfc3339: s) else {
+                throw fail("\"time\" must be an RFC 3339 timestamp")
+            }
             time = parsed
         }
         var auth: Principal?
@@ -132,7 +136,8 @@ public enum RulesTestFile {
             generation: try int("generation", 1), metageneration: try int("metageneration", 1),
             size: try int("size", 0), timeCreated: try time("timeCreated"), updated: try time("updated"),
             md5Hash: string("md5Hash"), crc32c: string("crc32c"), storageClass: string("storageClass") ?? "STANDARD",
-            contentType: string("contentType") ?? "application/octet-stream", contentEncoding: string("contentEncoding"),
+            contentType: string("contentType") ?? "application/octet-stream",
+            contentEncoding: string("contentEncoding"),
             contentDisposition: string("contentDisposition"), contentLanguage: string("contentLanguage"),
             cacheControl: string("cacheControl"), customMetadata: custom, downloadTokens: tokens)
     }
@@ -142,7 +147,9 @@ public enum RulesTestFile {
 public enum RulesTestRunner {
     /// Returns one line per failing case (`FAIL name: expected allow, got deny` plus the explanation when
     /// `explain`), and the counts. The CLI prints the lines, then `N passed, M failed`.
-    public static func run(_ ruleset: Ruleset, cases: [RulesTestCase], explain: Bool) -> (lines: [String], passed: Int, failed: Int) {
+    public static func run(_ ruleset: Ruleset, cases: [RulesTestCase], explain: Bool) -> (
+        lines: [String], passed: Int, failed: Int
+    ) {
         var lines: [String] = []
         var passed = 0, failed = 0
         for c in cases {
@@ -152,7 +159,8 @@ public enum RulesTestRunner {
                 continue
             }
             failed += 1
-            var line = "FAIL \(c.name): expected \(c.expectAllow ? "allow" : "deny"), got \(decision.allowed ? "allow" : "deny")"
+            var line =
+                "FAIL \(c.name): expected \(c.expectAllow ? "allow" : "deny"), got \(decision.allowed ? "allow" : "deny")"
             if explain, let why = decision.explanation {
                 line += " — " + why.replacingNewlines
             }
@@ -163,7 +171,9 @@ public enum RulesTestRunner {
 }
 
 extension String {
-    var replacingNewlines: String { split(separator: "\n").map { $0.trimmingCharacters(in: " ") }.joined(separator: "; ") }
+    var replacingNewlines: String {
+        split(separator: "\n").map { $0.trimmingCharacters(in: " ") }.joined(separator: "; ")
+    }
 }
 
 extension Substring {

@@ -16,17 +16,21 @@ public struct Ruleset: Sendable {
     /// Compiles `source`; `fileName` is used in diagnostics. Throws every problem found, each with a position.
     public static func compile(_ source: String, fileName: String) throws(RulesCompileError) -> Ruleset {
         if source.utf8.count > Limits.maxSourceBytes {
-            throw RulesCompileError(diagnostics: [RulesDiagnostic(
-                file: fileName, line: 1, column: 1,
-                message: "ruleset source is \(source.utf8.count) bytes; the limit is \(Limits.maxSourceBytes)")])
+            throw RulesCompileError(diagnostics: [
+                RulesDiagnostic(
+                    file: fileName, line: 1, column: 1,
+                    message: "ruleset source is \(source.utf8.count) bytes; the limit is \(Limits.maxSourceBytes)")
+            ])
         }
         var parser = Parser(source: source)
         let file: SyntaxFile
         do {
             file = try parser.parseFile()
         } catch {
-            throw RulesCompileError(diagnostics: [RulesDiagnostic(
-                file: fileName, line: error.pos.line, column: error.pos.column, message: error.message)])
+            throw RulesCompileError(diagnostics: [
+                RulesDiagnostic(
+                    file: fileName, line: error.pos.line, column: error.pos.column, message: error.message)
+            ])
         }
         var compiler = Compiler(file: file, fileName: fileName)
         let program = compiler.compile()
@@ -34,8 +38,9 @@ public struct Ruleset: Sendable {
             let sorted = compiler.errors.sorted { ($0.line, $0.column) < ($1.line, $1.column) }
             throw RulesCompileError(diagnostics: sorted)
         }
-        return Ruleset(program: program, hooks: RulesetHooks(), memo: DecisionMemo(capacity: Limits.memoisedDecisions),
-                       warnings: compiler.warnings)
+        return Ruleset(
+            program: program, hooks: RulesetHooks(), memo: DecisionMemo(capacity: Limits.memoisedDecisions),
+            warnings: compiler.warnings)
     }
 
     /// A ruleset that denies everything (what the gateway uses when no rules file is configured).

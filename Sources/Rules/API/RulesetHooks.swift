@@ -11,8 +11,10 @@ struct RulesetHooks: Sendable {
     var warningHandler: (@Sendable (String) -> Void)?
     let warned: WarnedFlags
 
-    init(debugHandler: (@Sendable (String) -> Void)? = nil, warningHandler: (@Sendable (String) -> Void)? = nil,
-         warned: WarnedFlags = WarnedFlags()) {
+    init(
+        debugHandler: (@Sendable (String) -> Void)? = nil, warningHandler: (@Sendable (String) -> Void)? = nil,
+        warned: WarnedFlags = WarnedFlags()
+    ) {
         self.debugHandler = debugHandler
         self.warningHandler = warningHandler
         self.warned = warned

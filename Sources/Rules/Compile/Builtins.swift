@@ -41,7 +41,7 @@ enum Method: String, CaseIterable, Sendable {
     var arity: Int {
         switch self {
         case .matches, .split, .join, .hasAll, .hasAny, .hasOnly, .concat, .removeAll, .diff, .union,
-             .intersection, .difference, .bind, .distance:
+            .intersection, .difference, .bind, .distance:
             1
         case .replace, .get: 2
         default: 0

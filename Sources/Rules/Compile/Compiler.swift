@@ -88,7 +88,9 @@ struct Compiler {
 
     private mutating func compileFunction(_ f: SyntaxFunction, index: Int, scope: Scope) {
         if f.params.count > Limits.maxFunctionParameters {
-            error(f.pos, "function '\(f.name)' has \(f.params.count) parameters; the limit is \(Limits.maxFunctionParameters)")
+            error(
+                f.pos,
+                "function '\(f.name)' has \(f.params.count) parameters; the limit is \(Limits.maxFunctionParameters)")
         }
         if f.lets.count > Limits.maxLetBindings {
             error(f.pos, "function '\(f.name)' has \(f.lets.count) let bindings; the limit is \(Limits.maxLetBindings)")
@@ -137,7 +139,9 @@ struct Compiler {
                 if colour[next] == 1 {
                     let cycleStart = path.firstIndex(of: next) ?? 0
                     let names = (path[cycleStart...] + [next]).map { functionInfo[$0].name }
-                    error(functionInfo[next].pos, "recursive function calls are not allowed: \(names.joined(separator: " -> "))")
+                    error(
+                        functionInfo[next].pos,
+                        "recursive function calls are not allowed: \(names.joined(separator: " -> "))")
                 } else if colour[next] == 0 {
                     colour[next] = 1
                     path.append(next)
@@ -172,7 +176,10 @@ struct Compiler {
                         error(pos, "only one recursive wildcard ({name=**}) is allowed per match statement")
                     }
                     if file.version < 2, i != m.segments.count - 1 {
-                        error(pos, "a recursive wildcard must be the last segment under rules_version '1' (use rules_version = '2')")
+                        error(
+                            pos,
+                            "a recursive wildcard must be the last segment under rules_version '1' (use rules_version = '2')"
+                        )
                     }
                     segments.append(.multi(slot: slot, name: name))
                 } else {
@@ -196,7 +203,9 @@ struct Compiler {
             var mine = MethodSet()
             for w in a.methods { mine.formUnion(MethodSet(w)) }
             if !declared.isDisjoint(with: mine) {
-                warn(a.pos, "methods overlap with an earlier allow in this match block (harmless: any one granting allows)")
+                warn(
+                    a.pos,
+                    "methods overlap with an earlier allow in this match block (harmless: any one granting allows)")
             }
             declared.formUnion(mine)
             var ctx = Context(scope: scope)
@@ -250,12 +259,13 @@ struct Compiler {
         case .map(let entries):
             return ConstantFolding.fold(.map(entries.map { (compileExpr($0.0, &ctx), compileExpr($0.1, &ctx)) }))
         case .path(let parts):
-            return .path(parts.map {
-                switch $0 {
-                case .text(let t): .text(t)
-                case .expr(let x): .expr(compileExpr(x, &ctx))
-                }
-            })
+            return .path(
+                parts.map {
+                    switch $0 {
+                    case .text(let t): .text(t)
+                    case .expr(let x): .expr(compileExpr(x, &ctx))
+                    }
+                })
         case .call(let callee, let args):
             return compileCall(callee, args, e.pos, &ctx)
         }
@@ -283,15 +293,20 @@ struct Compiler {
         return .literal(.null)
     }
 
-    private mutating func compileCall(_ callee: SyntaxExpr, _ args: [SyntaxExpr], _ pos: SourcePos,
-                                      _ ctx: inout Context) -> Expr {
+    private mutating func compileCall(
+        _ callee: SyntaxExpr, _ args: [SyntaxExpr], _ pos: SourcePos,
+        _ ctx: inout Context
+    ) -> Expr {
         let compiledArgs = args.map { compileExpr($0, &ctx) }
         switch callee.kind {
         case .identifier(let name):
             if let index = ctx.scope.function(name) {
                 let declared = functionParameterCount(index)
                 if let declared, declared != args.count {
-                    error(pos, "function '\(name)' takes \(declared) argument\(declared == 1 ? "" : "s"), called with \(args.count)")
+                    error(
+                        pos,
+                        "function '\(name)' takes \(declared) argument\(declared == 1 ? "" : "s"), called with \(args.count)"
+                    )
                 }
                 if let caller = ctx.function { calls[caller].insert(index) }
                 return .call(index, compiledArgs)
@@ -300,7 +315,10 @@ struct Compiler {
                 return checkedBuiltin(builtin, compiledArgs, pos)
             }
             if Builtin.firestoreOnlyGlobals.contains(name) {
-                error(pos, "unknown function '\(name)' (Firestore-only; in Storage rules use firestore.\(name == "getAfter" ? "get" : name == "existsAfter" ? "exists" : name)())")
+                error(
+                    pos,
+                    "unknown function '\(name)' (Firestore-only; in Storage rules use firestore.\(name == "getAfter" ? "get" : name == "existsAfter" ? "exists" : name)())"
+                )
             } else {
                 error(pos, "unknown function '\(name)'")
             }
@@ -319,14 +337,19 @@ struct Compiler {
                 return .unknownMethod(receiver, methodName)
             }
             if method.arity != args.count {
-                error(pos, "method '\(methodName)' takes \(method.arity) argument\(method.arity == 1 ? "" : "s"), called with \(args.count)")
+                error(
+                    pos,
+                    "method '\(methodName)' takes \(method.arity) argument\(method.arity == 1 ? "" : "s"), called with \(args.count)"
+                )
             }
             var regex: CompiledRegex?
             if method.takesRegex, case .literal(.string(let pattern))? = compiledArgs.first {
                 switch CompiledRegex.compile(pattern) {
                 case .success(let r): regex = r
                 case .failure(let failure):
-                    warn(args[0].pos, "invalid regular expression '\(pattern)': \(failure.message); this call always fails")
+                    warn(
+                        args[0].pos,
+                        "invalid regular expression '\(pattern)': \(failure.message); this call always fails")
                 }
             }
             return .method(receiver, method, compiledArgs, regex)

@@ -31,7 +31,10 @@ final class MatchBlock: Sendable {
     let allows: [CompiledAllow]
     let children: [MatchBlock]
 
-    init(segments: [CompiledSegment], fullPattern: String, pos: SourcePos, allows: [CompiledAllow], children: [MatchBlock]) {
+    init(
+        segments: [CompiledSegment], fullPattern: String, pos: SourcePos, allows: [CompiledAllow],
+        children: [MatchBlock]
+    ) {
         self.segments = segments
         self.fullPattern = fullPattern
         self.pos = pos

@@ -70,10 +70,12 @@ struct Volatility {
     /// `block` with each allow's `isVolatile` filled in, recursively.
     mutating func marking(_ block: MatchBlock) -> MatchBlock {
         let allows = block.allows.map { allow in
-            CompiledAllow(methods: allow.methods, condition: allow.condition, pos: allow.pos, text: allow.text,
-                          isVolatile: allow.condition.map { isVolatile($0) } ?? false)
+            CompiledAllow(
+                methods: allow.methods, condition: allow.condition, pos: allow.pos, text: allow.text,
+                isVolatile: allow.condition.map { isVolatile($0) } ?? false)
         }
-        return MatchBlock(segments: block.segments, fullPattern: block.fullPattern, pos: block.pos, allows: allows,
-                          children: block.children.map { marking($0) })
+        return MatchBlock(
+            segments: block.segments, fullPattern: block.fullPattern, pos: block.pos, allows: allows,
+            children: block.children.map { marking($0) })
     }
 }

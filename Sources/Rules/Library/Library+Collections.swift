@@ -18,7 +18,9 @@ extension Library {
             guard case .string(let sep) = args[0] else { return wrongArgument(m, "a string separator", args[0]) }
             var parts: [String] = []
             for e in l {
-                guard case .string(let s) = e else { return .fail("join() needs a list of strings, found \(e.typeName)") }
+                guard case .string(let s) = e else {
+                    return .fail("join() needs a list of strings, found \(e.typeName)")
+                }
                 parts.append(s)
             }
             let out = parts.joined(separator: sep)

@@ -22,7 +22,9 @@ extension Library {
         case .toUtf8:
             return .bytes(Array(s.utf8))
         case .matches, .split, .replace:
-            guard case .string(let pattern) = args[0] else { return wrongArgument(m, "a string regular expression", args[0]) }
+            guard case .string(let pattern) = args[0] else {
+                return wrongArgument(m, "a string regular expression", args[0])
+            }
             let regex: CompiledRegex
             if let pre {
                 regex = pre
@@ -42,7 +44,9 @@ extension Library {
                 guard let parts = regex.split(s) else { return .fail("regular expression too costly for this input") }
                 return .list(parts.map(Value.string))
             default:
-                guard case .string(let replacement) = args[1] else { return wrongArgument(m, "a string replacement", args[1]) }
+                guard case .string(let replacement) = args[1] else {
+                    return wrongArgument(m, "a string replacement", args[1])
+                }
                 guard let out = regex.replaceAll(s, with: replacement) else {
                     return .fail("regular expression too costly for this input")
                 }
@@ -82,9 +86,10 @@ extension Library {
 /// Base64 (RFC 4648), standard or URL-safe alphabet, with padding.
 enum Base64 {
     static func encode(_ bytes: [UInt8], urlSafe: Bool) -> String {
-        let table = Array((urlSafe
-            ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-            : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").utf8)
+        let table = Array(
+            (urlSafe
+                ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/").utf8)
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0

@@ -54,11 +54,12 @@ enum Library {
             }
         case .mathCeil, .mathFloor, .mathRound:
             guard let d = args[0].asDouble else { return .fail("\(b.rawValue) expects a number") }
-            let r: Double = switch b {
-            case .mathCeil: d.rounded(.up)
-            case .mathFloor: d.rounded(.down)
-            default: (d + 0.5).rounded(.down)  // half up: round(2.5) == 3, round(-2.5) == -2
-            }
+            let r: Double =
+                switch b {
+                case .mathCeil: d.rounded(.up)
+                case .mathFloor: d.rounded(.down)
+                default: (d + 0.5).rounded(.down)  // half up: round(2.5) == 3, round(-2.5) == -2
+                }
             guard r.isFinite, r >= -9.2e18, r <= 9.2e18 else { return .fail("\(b.rawValue): value out of int range") }
             return .int(Int64(r))
         case .mathIsInfinite:
@@ -75,7 +76,9 @@ enum Library {
             return .float(x.squareRoot())
         case .timestampDate: return timestampDate(args)
         case .timestampValue:
-            guard case .int(let ms) = args[0] else { return .fail("timestamp.value expects an int (epoch milliseconds)") }
+            guard case .int(let ms) = args[0] else {
+                return .fail("timestamp.value expects an int (epoch milliseconds)")
+            }
             return TimeMath.checkedTimestamp(Int128(ms) * 1_000_000)
         case .durationValue: return durationValue(args)
         case .durationTime:
@@ -90,8 +93,12 @@ enum Library {
             guard case .duration(let d) = args[0] else { return .fail("duration.abs expects a duration") }
             return .duration(d < 0 ? -d : d)
         case .latlngValue:
-            guard let lat = args[0].asDouble, let lng = args[1].asDouble else { return .fail("latlng.value expects numbers") }
-            guard (-90...90).contains(lat), (-180...180).contains(lng) else { return .fail("latlng.value: out of range") }
+            guard let lat = args[0].asDouble, let lng = args[1].asDouble else {
+                return .fail("latlng.value expects numbers")
+            }
+            guard (-90...90).contains(lat), (-180...180).contains(lng) else {
+                return .fail("latlng.value: out of range")
+            }
             return .latlng(lat, lng)
         case .hashingCrc32, .hashingCrc32c, .hashingMd5, .hashingSha256:
             let input: [UInt8]
@@ -115,7 +122,9 @@ enum Library {
         switch v {
         case .int: return v
         case .float(let d):
-            guard d.isFinite, d > -9.3e18, d < 9.3e18 else { return .fail("int(): \(Value.formatFloat(d)) is out of range") }
+            guard d.isFinite, d > -9.3e18, d < 9.3e18 else {
+                return .fail("int(): \(Value.formatFloat(d)) is out of range")
+            }
             let t = d.rounded(.towardZero)
             guard let i = Int64(exactly: t) else { return .fail("int(): \(Value.formatFloat(d)) is out of range") }
             return .int(i)

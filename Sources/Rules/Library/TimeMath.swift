@@ -50,8 +50,9 @@ enum TimeMath {
         let (days, sod) = floorDivMod(secs, 86_400)
         let (y, m, d) = civil(fromDays: Int64(days))
         let s = Int64(sod)
-        return Parts(year: y, month: m, day: d, hour: s / 3600, minute: s / 60 % 60, second: s % 60,
-                     nanos: Int64(nanos), daysSinceEpoch: Int64(days))
+        return Parts(
+            year: y, month: m, day: d, hour: s / 3600, minute: s / 60 % 60, second: s % 60,
+            nanos: Int64(nanos), daysSinceEpoch: Int64(days))
     }
 
     static func format(_ t: Int128) -> String {
@@ -60,7 +61,8 @@ enum TimeMath {
             let s = String(v)
             return String(repeating: "0", count: max(0, w - s.count)) + s
         }
-        var out = "\(pad(p.year, 4))-\(pad(p.month, 2))-\(pad(p.day, 2))T\(pad(p.hour, 2)):\(pad(p.minute, 2)):\(pad(p.second, 2))"
+        var out =
+            "\(pad(p.year, 4))-\(pad(p.month, 2))-\(pad(p.day, 2))T\(pad(p.hour, 2)):\(pad(p.minute, 2)):\(pad(p.second, 2))"
         if p.nanos != 0 {
             var frac = pad(p.nanos, 9)
             while frac.hasSuffix("0") { frac.removeLast() }

@@ -228,7 +228,13 @@ final class CompiledRegex: Sendable {
         var lo = 0, hi = ranges.count - 1
         while lo <= hi {
             let mid = (lo + hi) / 2
-            if c < ranges[mid].lowerBound { hi = mid - 1 } else if c > ranges[mid].upperBound { lo = mid + 1 } else { return true }
+            if c < ranges[mid].lowerBound {
+                hi = mid - 1
+            } else if c > ranges[mid].upperBound {
+                lo = mid + 1
+            } else {
+                return true
+            }
         }
         return false
     }
@@ -242,7 +248,9 @@ final class CompiledRegex: Sendable {
         case tooCostly
     }
 
-    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool) -> SearchResult {
+    private func search(_ input: UnsafeBufferPointer<UInt32>, from: Int, anchored: Bool, requireEnd: Bool)
+        -> SearchResult
+    {
         let n = input.count
         let size = program.count
         if (n - from + 1) * size > CompiledRegex.maxWork { return .tooCostly }
@@ -254,14 +262,18 @@ final class CompiledRegex: Sendable {
             let nextStarts = nextPcs + size
             let mark = nextStarts + size
             let stack = mark + size  // 2 * size + 2 slots: each pc is expanded once and pushes at most two
-            var lists = (UnsafeMutablePointer(currentPcs), UnsafeMutablePointer(currentStarts), 0,
-                         UnsafeMutablePointer(nextPcs), UnsafeMutablePointer(nextStarts), 0)
+            var lists = (
+                UnsafeMutablePointer(currentPcs), UnsafeMutablePointer(currentStarts), 0,
+                UnsafeMutablePointer(nextPcs), UnsafeMutablePointer(nextStarts), 0
+            )
             var generation = 0
             var found: (Int, Int)?
 
             /// Adds `pc0` and everything reachable through jumps/splits/assertions, in priority order.
-            func add(_ pcs: UnsafeMutablePointer<Int>, _ starts: UnsafeMutablePointer<Int>, _ count: inout Int,
-                     _ pc0: Int, _ start: Int, _ pos: Int) {
+            func add(
+                _ pcs: UnsafeMutablePointer<Int>, _ starts: UnsafeMutablePointer<Int>, _ count: inout Int,
+                _ pc0: Int, _ start: Int, _ pos: Int
+            ) {
                 var depth = 0
                 stack[depth] = pc0
                 depth += 1

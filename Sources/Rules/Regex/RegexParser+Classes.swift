@@ -80,7 +80,9 @@ extension RegexParser {
                 if j < s.count, s[j] == 0x5E { neg = true; j += 1 }
                 while j < s.count, s[j] != 0x3A, let u = Unicode.Scalar(s[j]) { name.unicodeScalars.append(u); j += 1 }
                 if j + 1 < s.count, s[j] == 0x3A, s[j + 1] == 0x5D {
-                    guard let cls = RegexParser.posixClass(name) else { throw fail("invalid character class range: [:\(name):]") }
+                    guard let cls = RegexParser.posixClass(name) else {
+                        throw fail("invalid character class range: [:\(name):]")
+                    }
                     ranges += neg ? RegexParser.complement(cls) : cls
                     i = j + 2
                     continue

@@ -185,7 +185,10 @@ struct RegexParser {
             default:
                 return node
             }
-            if repeated { throw fail("bad repetition operator: a repetition cannot be repeated (RE2 has no possessive quantifiers)") }
+            if repeated {
+                throw fail(
+                    "bad repetition operator: a repetition cannot be repeated (RE2 has no possessive quantifiers)")
+            }
             if case .assertion = node { throw fail("missing argument to repetition operator") }
             if case .empty = node { throw fail("missing argument to repetition operator") }
             var greedy = true
@@ -220,7 +223,8 @@ struct RegexParser {
                 i += 1
                 var name = 0
                 while let n = peek(), n != 0x3E {
-                    guard (n >= 0x30 && n <= 0x39) || (n >= 0x41 && n <= 0x5A) || (n >= 0x61 && n <= 0x7A) || n == 0x5F else {
+                    guard (n >= 0x30 && n <= 0x39) || (n >= 0x41 && n <= 0x5A) || (n >= 0x61 && n <= 0x7A) || n == 0x5F
+                    else {
                         throw fail("invalid named capture group name")
                     }
                     name += 1
@@ -281,7 +285,9 @@ struct RegexParser {
         case 0x61: return 0x07
         case 0x30...0x37:
             if c != 0x30, !(peek().map { $0 >= 0x30 && $0 <= 0x37 } ?? false) {
-                throw fail("invalid escape sequence: backreferences (\\\(Character(Unicode.Scalar(c)!))) are not supported (RE2 syntax)")
+                throw fail(
+                    "invalid escape sequence: backreferences (\\\(Character(Unicode.Scalar(c)!))) are not supported (RE2 syntax)"
+                )
             }
             var v = c - 0x30
             var n = 1

@@ -94,8 +94,10 @@ final class DecisionMemo: Sendable {
 
     /// At most `capacity` decisions (rounded up to a multiple of `shardCount × ways`, at least one set a shard).
     init(capacity: Int) {
-        let perShard = max(1, (capacity + DecisionMemo.shardCount * DecisionMemo.ways - 1)
-            / (DecisionMemo.shardCount * DecisionMemo.ways))
+        let perShard = max(
+            1,
+            (capacity + DecisionMemo.shardCount * DecisionMemo.ways - 1)
+                / (DecisionMemo.shardCount * DecisionMemo.ways))
         setsPerShard = perShard
         shards = (0..<DecisionMemo.shardCount).map { _ in ShardBox(slots: perShard * DecisionMemo.ways) }
     }
@@ -153,8 +155,9 @@ final class DecisionMemo: Sendable {
                 }
             }
             s.hashes[victim] = key.hash
-            s.entries[victim] = Entry(hash: key.hash, method: key.method, credential: key.credential,
-                                      bucket: key.bucket, path: key.path, allowed: allowed, lastUse: s.tick)
+            s.entries[victim] = Entry(
+                hash: key.hash, method: key.method, credential: key.credential,
+                bucket: key.bucket, path: key.path, allowed: allowed, lastUse: s.tick)
         }
     }
 }

@@ -7,9 +7,11 @@ extension Evaluator {
     mutating func decide() -> RulesDecision {
         let method = host.request.method
         if method == .list, program.version < 2 {
-            hooks.warnOnce(.listUnderV1, "list requests are always denied under rules_version '1'; declare rules_version = '2'")
-            return RulesDecision(allowed: false, explanation: trace == nil ? nil :
-                "denied: list operations are only allowed for rules_version = '2'")
+            hooks.warnOnce(
+                .listUnderV1, "list requests are always denied under rules_version '1'; declare rules_version = '2'")
+            return RulesDecision(
+                allowed: false,
+                explanation: trace == nil ? nil : "denied: list operations are only allowed for rules_version = '2'")
         }
         let wanted = MethodSet(method)
         if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
@@ -24,7 +26,9 @@ extension Evaluator {
         if completeMatches == 0 {
             trace.insert("denied: no match block completely matches \(target)", at: 0)
         } else if trace.isEmpty {
-            trace.insert("denied: \(completeMatches) match block(s) match \(target) but none has an allow for '\(method.rawValue)'", at: 0)
+            trace.insert(
+                "denied: \(completeMatches) match block(s) match \(target) but none has an allow for '\(method.rawValue)'",
+                at: 0)
         } else {
             trace.insert("denied: no allow statement for '\(method.rawValue)' on \(target) evaluated to true", at: 0)
         }
@@ -83,13 +87,15 @@ extension Evaluator {
             if allow.isVolatile { readVolatile = true }
             let result: Value = allow.condition.map { evaluateTop($0) } ?? .bool(true)
             if trace != nil {
-                let outcome: String = switch result {
-                case .bool(let b): "evaluated to \(b)"
-                case .error(let e): "failed: \(e.message)"
-                case .unknown: "depends on a field not known yet"
-                default: "evaluated to a non-boolean (\(result.typeName))"
-                }
-                trace!.append("'\(allow.text)' at \(program.fileName):\(allow.pos) in match \(block.fullPattern) \(outcome)")
+                let outcome: String =
+                    switch result {
+                    case .bool(let b): "evaluated to \(b)"
+                    case .error(let e): "failed: \(e.message)"
+                    case .unknown: "depends on a field not known yet"
+                    default: "evaluated to a non-boolean (\(result.typeName))"
+                    }
+                trace!.append(
+                    "'\(allow.text)' at \(program.fileName):\(allow.pos) in match \(block.fullPattern) \(outcome)")
             }
             if case .bool(true) = result { return true }
             if result.isUnknown { sawUnknown = true }

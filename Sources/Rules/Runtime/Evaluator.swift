@@ -64,7 +64,8 @@ struct Evaluator {
     mutating func eval(_ e: Expr) -> Value {
         evaluated += 1
         if evaluated > Limits.maxExpressionsPerRequest {
-            return .fail("evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
+            return .fail(
+                "evaluation budget exceeded (more than \(Limits.maxExpressionsPerRequest) expressions per request)")
         }
         switch e {
         case .literal(let v):
@@ -234,7 +235,8 @@ struct Evaluator {
                 hooks.debug(values[0].rendered)
                 return values[0]
             case .firestoreGet, .firestoreExists:
-                hooks.warnOnce(.firestore, "\(builtin.rawValue)() is not supported by this gateway; statements using it deny")
+                hooks.warnOnce(
+                    .firestore, "\(builtin.rawValue)() is not supported by this gateway; statements using it deny")
                 return .fail("\(builtin.rawValue)() is not supported by this gateway")
             default:
                 return Library.builtin(builtin, values)
@@ -242,7 +244,9 @@ struct Evaluator {
         }
     }
 
-    private mutating func callMethod(_ receiver0: Value, _ method: Method, _ args: [Expr], _ regex: CompiledRegex?) -> Value {
+    private mutating func callMethod(_ receiver0: Value, _ method: Method, _ args: [Expr], _ regex: CompiledRegex?)
+        -> Value
+    {
         let receiver = concrete(receiver0)
         if receiver.isError { return receiver }
         var values = [Value](repeating: .null, count: args.count)

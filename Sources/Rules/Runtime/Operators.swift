@@ -17,9 +17,9 @@ enum Operators {
     static func isType(_ v: Value, _ t: TypeTest) -> Bool {
         switch (t, v) {
         case (.bool, .bool), (.int, .int), (.float, .float), (.number, .int), (.number, .float), (.string, .string),
-             (.list, .list), (.map, .map), (.map, .host), (.timestamp, .timestamp), (.duration, .duration),
-             (.path, .path), (.latlng, .latlng), (.bytes, .bytes), (.set, .set), (.null, .null),
-             (.mapDiff, .mapDiff):
+            (.list, .list), (.map, .map), (.map, .host), (.timestamp, .timestamp), (.duration, .duration),
+            (.path, .path), (.latlng, .latlng), (.bytes, .bytes), (.set, .set), (.null, .null),
+            (.mapDiff, .mapDiff):
             true
         default:
             false
@@ -132,11 +132,15 @@ enum Operators {
             guard i >= 0, i < items.count else { return .fail("index \(i) out of range for a list of \(items.count)") }
             return items[Int(i)]
         case .path(let segments):
-            guard i >= 0, i < segments.count else { return .fail("index \(i) out of range for a path of \(segments.count)") }
+            guard i >= 0, i < segments.count else {
+                return .fail("index \(i) out of range for a path of \(segments.count)")
+            }
             return .string(segments[Int(i)])
         case .string(let s):
             let units = Array(s.utf16)
-            guard i >= 0, i < units.count else { return .fail("index \(i) out of range for a string of \(units.count)") }
+            guard i >= 0, i < units.count else {
+                return .fail("index \(i) out of range for a string of \(units.count)")
+            }
             return .string(String(decoding: [units[Int(i)]], as: UTF16.self))
         case .bytes(let b):
             guard i >= 0, i < b.count else { return .fail("index \(i) out of range for bytes of \(b.count)") }

@@ -185,7 +185,8 @@ extension Value {
         case .list(let l): return "[" + l.map(\.rendered).joined(separator: ", ") + "]"
         case .set(let l): return "set(" + l.map(\.rendered).joined(separator: ", ") + ")"
         case .map(let m):
-            return "{" + Value.sortedKeys(m).map { "'\($0)': \(m[ExactString($0)]!.rendered)" }.joined(separator: ", ") + "}"
+            return "{" + Value.sortedKeys(m).map { "'\($0)': \(m[ExactString($0)]!.rendered)" }.joined(separator: ", ")
+                + "}"
         case .mapDiff: return "map_diff"
         case .path(let p): return "path('/" + p.joined(separator: "/") + "')"
         case .timestamp(let t): return "timestamp(" + TimeMath.format(t) + ")"
@@ -211,7 +212,8 @@ extension Value {
         let parts = text.split(separator: "e")
         let mantissa = parts[0]
         var exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        let point = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
+        let point =
+            mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
         var digits = Array(mantissa.filter { $0 != "." })
         var leading = 0
         while digits.first == "0" { digits.removeFirst(); leading += 1 }

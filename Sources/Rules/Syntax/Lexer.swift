@@ -48,7 +48,9 @@ struct Lexer {
                 let start = pos
                 advance(); advance()
                 while true {
-                    guard let c = peekByte() else { throw SyntaxFailure(pos: start, message: "unterminated block comment") }
+                    guard let c = peekByte() else {
+                        throw SyntaxFailure(pos: start, message: "unterminated block comment")
+                    }
                     if c == 0x2A, peekByte(1) == 0x2F { advance(); advance(); break }
                     advance()
                 }
@@ -84,8 +86,9 @@ struct Lexer {
                 var k = 1
                 var isBytes = b == 0x62 || b == 0x42
                 var isRaw = b == 0x72 || b == 0x52
-                if let c = peekByte(1), (c == 0x62 || c == 0x42 || c == 0x72 || c == 0x52),
-                   (c == 0x62 || c == 0x42) != isBytes {
+                if let c = peekByte(1), c == 0x62 || c == 0x42 || c == 0x72 || c == 0x52,
+                    (c == 0x62 || c == 0x42) != isBytes
+                {
                     isBytes = true; isRaw = true; k = 2
                 }
                 if let q = peekByte(k), q == 0x27 || q == 0x22 {
@@ -104,48 +107,54 @@ struct Lexer {
             let raw = try scanQuoted(raw: false, start: start)
             return Token(kind: .string(Lexer.decodeUTF8(raw)), pos: start, end: offset)
         }
-        let two: Token.Punct? = switch (b, peekByte(1)) {
-        case (0x3D, 0x3D): .eq
-        case (0x21, 0x3D): .ne
-        case (0x3C, 0x3D): .le
-        case (0x3E, 0x3D): .ge
-        case (0x26, 0x26): .and
-        case (0x7C, 0x7C): .or
-        default: nil
-        }
+        let two: Token.Punct? =
+            switch (b, peekByte(1)) {
+            case (0x3D, 0x3D): .eq
+            case (0x21, 0x3D): .ne
+            case (0x3C, 0x3D): .le
+            case (0x3E, 0x3D): .ge
+            case (0x26, 0x26): .and
+            case (0x7C, 0x7C): .or
+            default: nil
+            }
         if let two {
             advance(); advance()
             return Token(kind: .punct(two), pos: start, end: offset)
         }
-        let one: Token.Punct? = switch b {
-        case 0x7B: .lbrace
-        case 0x7D: .rbrace
-        case 0x28: .lparen
-        case 0x29: .rparen
-        case 0x5B: .lbracket
-        case 0x5D: .rbracket
-        case 0x2C: .comma
-        case 0x3B: .semicolon
-        case 0x3A: .colon
-        case 0x2E: .dot
-        case 0x3F: .question
-        case 0x3D: .assign
-        case 0x3C: .lt
-        case 0x3E: .gt
-        case 0x21: .not
-        case 0x2B: .plus
-        case 0x2D: .minus
-        case 0x2A: .star
-        case 0x2F: .slash
-        case 0x25: .percent
-        default: nil
-        }
+        let one: Token.Punct? =
+            switch b {
+            case 0x7B: .lbrace
+            case 0x7D: .rbrace
+            case 0x28: .lparen
+            case 0x29: .rparen
+            case 0x5B: .lbracket
+            case 0x5D: .rbracket
+            case 0x2C: .comma
+            case 0x3B: .semicolon
+            case 0x3A: .colon
+            case 0x2E: .dot
+            case 0x3F: .question
+            case 0x3D: .assign
+            case 0x3C: .lt
+            case 0x3E: .gt
+            case 0x21: .not
+            case 0x2B: .plus
+            case 0x2D: .minus
+            case 0x2A: .star
+            case 0x2F: .slash
+            case 0x25: .percent
+            default: nil
+            }
         if let one {
             advance()
             return Token(kind: .punct(one), pos: start, end: offset)
         }
         if b == 0x26 || b == 0x7C {
-            throw SyntaxFailure(pos: start, message: "unexpected '\(Character(Unicode.Scalar(b)))'; did you mean '\(Character(Unicode.Scalar(b)))\(Character(Unicode.Scalar(b)))'?")
+            throw SyntaxFailure(
+                pos: start,
+                message:
+                    "unexpected '\(Character(Unicode.Scalar(b)))'; did you mean '\(Character(Unicode.Scalar(b)))\(Character(Unicode.Scalar(b)))'?"
+            )
         }
         let shown = b < 0x80 && b >= 0x20 ? "'\(Character(Unicode.Scalar(b)))'" : "byte 0x\(String(b, radix: 16))"
         throw SyntaxFailure(pos: start, message: "unexpected character \(shown)")
@@ -174,7 +183,9 @@ struct Lexer {
         }
         let text = String(decoding: bytes[s..<offset], as: UTF8.self)
         if isFloat {
-            guard let v = Double(text), v.isFinite else { throw SyntaxFailure(pos: start, message: "invalid float literal \(text)") }
+            guard let v = Double(text), v.isFinite else {
+                throw SyntaxFailure(pos: start, message: "invalid float literal \(text)")
+            }
             return Token(kind: .float(v), pos: start, end: offset)
         }
         if let v = Int64(text) { return Token(kind: .int(v), pos: start, end: offset) }
@@ -232,7 +243,9 @@ struct Lexer {
                 let shown = e < 0x80 && e >= 0x20 ? String(Character(Unicode.Scalar(e))) : "?"
                 throw SyntaxFailure(
                     pos: escPos,
-                    message: "invalid escape sequence '\\\(shown)' (write '\\\\\(shown)' for a literal backslash, e.g. in a regex)")
+                    message:
+                        "invalid escape sequence '\\\(shown)' (write '\\\\\(shown)' for a literal backslash, e.g. in a regex)"
+                )
             }
         }
     }
@@ -255,7 +268,9 @@ struct Lexer {
     }
 
     private func appendScalar(_ v: UInt32, to out: inout [UInt8], _ escPos: SourcePos) throws(SyntaxFailure) {
-        guard let u = Unicode.Scalar(v) else { throw SyntaxFailure(pos: escPos, message: "invalid Unicode code point in escape") }
+        guard let u = Unicode.Scalar(v) else {
+            throw SyntaxFailure(pos: escPos, message: "invalid Unicode code point in escape")
+        }
         out.append(contentsOf: Array(String(Character(u)).utf8))
     }
 

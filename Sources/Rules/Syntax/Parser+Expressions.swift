@@ -1,6 +1,7 @@
 /// Expression grammar of rules.md §1.5, lowest precedence first.
 extension Parser {
-    func node(_ kind: SyntaxExpr.Kind, _ pos: SourcePos, _ children: SyntaxExpr?...) throws(SyntaxFailure) -> SyntaxExpr {
+    func node(_ kind: SyntaxExpr.Kind, _ pos: SourcePos, _ children: SyntaxExpr?...) throws(SyntaxFailure) -> SyntaxExpr
+    {
         var depth = 0
         for c in children { if let c { depth = max(depth, c.depth) } }
         return try node(kind, pos, depth: depth + 1)
@@ -8,7 +9,8 @@ extension Parser {
 
     func node(_ kind: SyntaxExpr.Kind, _ pos: SourcePos, depth: Int) throws(SyntaxFailure) -> SyntaxExpr {
         guard depth <= Limits.maxExpressionDepth else {
-            throw SyntaxFailure(pos: pos, message: "expression nested too deep (more than \(Limits.maxExpressionDepth) levels)")
+            throw SyntaxFailure(
+                pos: pos, message: "expression nested too deep (more than \(Limits.maxExpressionDepth) levels)")
         }
         return SyntaxExpr(kind: kind, pos: pos, depth: depth)
     }
@@ -65,7 +67,9 @@ extension Parser {
         guard TypeTest(rawValue: name) != nil else {
             throw SyntaxFailure(
                 pos: tn.pos,
-                message: "unknown type '\(name)' after 'is'; expected one of \(TypeTest.allCases.map(\.rawValue).joined(separator: ", "))")
+                message:
+                    "unknown type '\(name)' after 'is'; expected one of \(TypeTest.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         return try node(.isType(lhs, name), t.pos, lhs)
     }
@@ -84,8 +88,17 @@ extension Parser {
         var lhs = try parseAdditive()
         while true {
             let op: BinaryOp
-            if try isPunct(.lt) { op = .lt } else if try isPunct(.le) { op = .le }
-            else if try isPunct(.gt) { op = .gt } else if try isPunct(.ge) { op = .ge } else { return lhs }
+            if try isPunct(.lt) {
+                op = .lt
+            } else if try isPunct(.le) {
+                op = .le
+            } else if try isPunct(.gt) {
+                op = .gt
+            } else if try isPunct(.ge) {
+                op = .ge
+            } else {
+                return lhs
+            }
             let t = try take()
             let rhs = try parseAdditive()
             lhs = try node(.binary(op, lhs, rhs), t.pos, lhs, rhs)
@@ -107,8 +120,15 @@ extension Parser {
         var lhs = try parseUnary()
         while true {
             let op: BinaryOp
-            if try isPunct(.star) { op = .mul } else if try isPunct(.slash) { op = .div }
-            else if try isPunct(.percent) { op = .mod } else { return lhs }
+            if try isPunct(.star) {
+                op = .mul
+            } else if try isPunct(.slash) {
+                op = .div
+            } else if try isPunct(.percent) {
+                op = .mod
+            } else {
+                return lhs
+            }
             let t = try take()
             let rhs = try parseUnary()
             lhs = try node(.binary(op, lhs, rhs), t.pos, lhs, rhs)
@@ -149,7 +169,8 @@ extension Parser {
         nestingDepth += 1
         defer { nestingDepth -= 1 }
         if nestingDepth > Limits.maxExpressionDepth {
-            throw SyntaxFailure(pos: lexer.pos, message: "expression nested too deep (more than \(Limits.maxExpressionDepth) levels)")
+            throw SyntaxFailure(
+                pos: lexer.pos, message: "expression nested too deep (more than \(Limits.maxExpressionDepth) levels)")
         }
         return try body(&self)
     }
@@ -163,7 +184,8 @@ extension Parser {
                 try take()
                 let nt = try take()
                 guard case .identifier(let name) = nt.kind else {
-                    throw SyntaxFailure(pos: nt.pos, message: "expected a field or method name after '.', found \(nt.describe)")
+                    throw SyntaxFailure(
+                        pos: nt.pos, message: "expected a field or method name after '.', found \(nt.describe)")
                 }
                 e = try node(.member(e, name), nt.pos, e)
                 if try isPunct(.lparen) {
@@ -209,7 +231,8 @@ extension Parser {
         repeat {
             args.append(try nested { (p: inout Parser) throws(SyntaxFailure) in try p.parseExpression() })
             if args.count > Limits.maxCallArguments {
-                throw SyntaxFailure(pos: try peek().pos, message: "too many arguments (more than \(Limits.maxCallArguments))")
+                throw SyntaxFailure(
+                    pos: try peek().pos, message: "too many arguments (more than \(Limits.maxCallArguments))")
             }
         } while try accept(.comma)
         try expect(.rparen, "to close the argument list")

@@ -95,7 +95,8 @@ struct Parser {
                 switch s {
                 case "1": file.version = 1
                 case "2": file.version = 2
-                default: throw SyntaxFailure(pos: v.pos, message: "unsupported rules_version '\(s)'; expected '1' or '2'")
+                default:
+                    throw SyntaxFailure(pos: v.pos, message: "unsupported rules_version '\(s)'; expected '1' or '2'")
                 }
                 file.versionPos = t.pos
                 _ = try accept(.semicolon)
@@ -109,9 +110,11 @@ struct Parser {
                 }
                 file.service = try parseService()
             case .identifier("match"), .identifier("allow"):
-                throw SyntaxFailure(pos: t.pos, message: "\(t.describe) must be inside 'service firebase.storage { ... }'")
+                throw SyntaxFailure(
+                    pos: t.pos, message: "\(t.describe) must be inside 'service firebase.storage { ... }'")
             default:
-                throw SyntaxFailure(pos: t.pos, message: "expected 'rules_version', 'service' or 'function', found \(t.describe)")
+                throw SyntaxFailure(
+                    pos: t.pos, message: "expected 'rules_version', 'service' or 'function', found \(t.describe)")
             }
         }
     }
@@ -125,7 +128,8 @@ struct Parser {
         }
         guard name == "firebase.storage" else {
             let hint = name == "cloud.firestore" ? " (Firestore rules are not served by a storage gateway)" : ""
-            throw SyntaxFailure(pos: namePos, message: "unsupported service '\(name)'; expected 'firebase.storage'\(hint)")
+            throw SyntaxFailure(
+                pos: namePos, message: "unsupported service '\(name)'; expected 'firebase.storage'\(hint)")
         }
         var service = SyntaxService(name: name, pos: kw.pos)
         try expect(.lbrace, "to open the service body")
@@ -138,10 +142,13 @@ struct Parser {
             case .identifier("function"): service.functions.append(try parseFunction())
             case .identifier("match"): service.matches.append(try parseMatch(depth: 1))
             case .identifier("allow"):
-                throw SyntaxFailure(pos: t.pos, message: "'allow' must be inside a 'match' block, not directly in the service body")
-            case .end: throw SyntaxFailure(pos: t.pos, message: "unexpected end of file: missing '}' to close the service")
+                throw SyntaxFailure(
+                    pos: t.pos, message: "'allow' must be inside a 'match' block, not directly in the service body")
+            case .end:
+                throw SyntaxFailure(pos: t.pos, message: "unexpected end of file: missing '}' to close the service")
             default:
-                throw SyntaxFailure(pos: t.pos, message: "expected 'match', 'function' or '}' in the service body, found \(t.describe)")
+                throw SyntaxFailure(
+                    pos: t.pos, message: "expected 'match', 'function' or '}' in the service body, found \(t.describe)")
             }
         }
     }
@@ -163,9 +170,12 @@ struct Parser {
             case .identifier("function"): block.functions.append(try parseFunction())
             case .identifier("match"): block.matches.append(try parseMatch(depth: depth + 1))
             case .identifier("allow"): block.allows.append(try parseAllow())
-            case .end: throw SyntaxFailure(pos: t.pos, message: "unexpected end of file: missing '}' to close the match block")
+            case .end:
+                throw SyntaxFailure(pos: t.pos, message: "unexpected end of file: missing '}' to close the match block")
             default:
-                throw SyntaxFailure(pos: t.pos, message: "expected 'allow', 'match', 'function' or '}' in a match block, found \(t.describe)")
+                throw SyntaxFailure(
+                    pos: t.pos,
+                    message: "expected 'allow', 'match', 'function' or '}' in a match block, found \(t.describe)")
             }
         }
     }
@@ -195,7 +205,8 @@ struct Parser {
                     case "*": segment = .single(name)
                     case "**": segment = .multi(name)
                     default:
-                        throw SyntaxFailure(pos: segPos, message: "expected '*' or '**' after '=' in wildcard {\(name)=...}")
+                        throw SyntaxFailure(
+                            pos: segPos, message: "expected '*' or '**' after '=' in wildcard {\(name)=...}")
                     }
                 }
                 guard lexer.peekByte() == 0x7D else {
@@ -227,7 +238,8 @@ struct Parser {
             let t = try peek()
             guard case .identifier(let w) = t.kind, let m = MethodWord(rawValue: w) else {
                 throw SyntaxFailure(
-                    pos: t.pos, message: "expected a method (read, write, get, list, create, update, delete), found \(t.describe)")
+                    pos: t.pos,
+                    message: "expected a method (read, write, get, list, create, update, delete), found \(t.describe)")
             }
             try take()
             methods.append(m)
@@ -247,7 +259,8 @@ struct Parser {
         }
         _ = try accept(.semicolon)
         let raw = String(decoding: lexer.bytes[kw.start..<max(kw.start, endOffset)], as: UTF8.self)
-        let text = raw.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+        let text = raw.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(
+            separator: " ")
         return SyntaxAllow(pos: kw.pos, methods: methods, condition: condition, text: text)
     }
 

@@ -8,8 +8,9 @@ struct DecisionCounters: Sendable {
     private let denied: [Counter]
 
     init(registry: MetricsRegistry) {
-        let family = registry.counter("portcullis_rules_decisions_total", help: "Access decisions by rules method and outcome.",
-                                      labels: ["method", "decision"])
+        let family = registry.counter(
+            "portcullis_rules_decisions_total", help: "Access decisions by rules method and outcome.",
+            labels: ["method", "decision"])
         allowed = RulesMethod.allCases.map { family.labels($0.rawValue, "allow") }
         denied = RulesMethod.allCases.map { family.labels($0.rawValue, "deny") }
     }

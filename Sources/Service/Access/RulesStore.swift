@@ -25,7 +25,8 @@ public struct RulesLoadFailure: Error, Sendable, Equatable, CustomStringConverti
 /// Contract: `load` compiles first and swaps only on success — an invalid new file is reported and the old
 /// rules stay active. With no rules at all (no `--rules`) every request is denied.
 public final class RulesStore: Sendable {
-    public typealias Compiler = @Sendable (_ source: String, _ fileName: String)
+    public typealias Compiler =
+        @Sendable (_ source: String, _ fileName: String)
         -> Result<any RulesEngine, RulesLoadFailure>
 
     private let active: Mutex<(any RulesEngine)?>
@@ -61,8 +62,9 @@ public final class RulesStore: Sendable {
             for message in failure.messages {
                 logger.error("rules failed to compile", [("error", .string(message)), ("file", .string(fileName))])
             }
-            logger.error(kept ? "keeping the previous rules" : "no rules active: every request is denied",
-                         [("file", .string(fileName))])
+            logger.error(
+                kept ? "keeping the previous rules" : "no rules active: every request is denied",
+                [("file", .string(fileName))])
             return .failure(failure)
         }
     }
@@ -72,19 +74,21 @@ extension RulesStore {
     /// A store compiling with the Rules module: `file:line:col: message` diagnostics on failure; compiler
     /// warnings and `debug()` output go to `logger`.
     public convenience init(logger: Logger) {
-        self.init(compile: { source, fileName in
-            do throws(RulesCompileError) {
-                let ruleset = try Ruleset.compile(source, fileName: fileName)
-                for warning in ruleset.warnings {
-                    logger.warning("rules warning", [("warning", .string(warning.description))])
+        self.init(
+            compile: { source, fileName in
+                do throws(RulesCompileError) {
+                    let ruleset = try Ruleset.compile(source, fileName: fileName)
+                    for warning in ruleset.warnings {
+                        logger.warning("rules warning", [("warning", .string(warning.description))])
+                    }
+                    return .success(
+                        ruleset
+                            .with(debugHandler: { logger.debug("rules debug()", [("value", .string($0))]) })
+                            .with(warningHandler: { logger.warning("rules", [("warning", .string($0))]) }))
+                } catch {
+                    return .failure(RulesLoadFailure(messages: error.diagnostics.map(\.description)))
                 }
-                return .success(ruleset
-                    .with(debugHandler: { logger.debug("rules debug()", [("value", .string($0))]) })
-                    .with(warningHandler: { logger.warning("rules", [("warning", .string($0))]) }))
-            } catch {
-                return .failure(RulesLoadFailure(messages: error.diagnostics.map(\.description)))
-            }
-        }, logger: logger)
+            }, logger: logger)
     }
 }
 

@@ -6,16 +6,20 @@ extension StorageService {
     /// Asks the rules (rules.md §2.1) unless the caller is an admin. Runs BEFORE any existence or precondition
     /// check is revealed, so a denied read of a missing object is 403, never 404, and a denied write never
     /// learns whether its precondition held. Records and counts the decision.
-    func authorize(_ method: RulesMethod, _ object: (bucket: String, path: String), principal: Principal?,
-                   resource: ObjectMetadata?, requestResource: ObjectMetadata? = nil, delimiter: String? = nil,
-                   _ context: RequestContext) throws(ServiceError) {
+    func authorize(
+        _ method: RulesMethod, _ object: (bucket: String, path: String), principal: Principal?,
+        resource: ObjectMetadata?, requestResource: ObjectMetadata? = nil, delimiter: String? = nil,
+        _ context: RequestContext
+    ) throws(ServiceError) {
         if principal?.isAdmin == true {
             context.decision = .admin
             return
         }
-        let decision = judge(RulesRequest(method: method, bucket: object.bucket, path: object.path, auth: principal,
-                                          time: .now(), resource: resource, requestResource: requestResource,
-                                          delimiter: delimiter))
+        let decision = judge(
+            RulesRequest(
+                method: method, bucket: object.bucket, path: object.path, auth: principal,
+                time: .now(), resource: resource, requestResource: requestResource,
+                delimiter: delimiter))
         decisions.count(method, allowed: decision.allowed)
         context.decision = decision.allowed ? .allow : .deny
         guard decision.allowed else { throw Self.denial(method) }
@@ -24,7 +28,8 @@ extension StorageService {
     /// The rules' verdict, uncounted (the early upload check tries several proposals and counts only the one
     /// that ends the request). With no rules loaded everything is denied.
     func judge(_ request: RulesRequest) -> RulesDecision {
-        rules.current?.evaluate(request) ?? RulesDecision(allowed: false, explanation: "no rules loaded: everything is denied")
+        rules.current?.evaluate(request)
+            ?? RulesDecision(allowed: false, explanation: "no rules loaded: everything is denied")
     }
 
     static func denial(_ method: RulesMethod) -> ServiceError {
@@ -38,7 +43,8 @@ extension StorageService {
     /// How a read of `object` (whose current generation is `current`, nil when absent) is let through: a
     /// signed URL for it, a matching download token, or the rules' `get` — judged before existence is revealed.
     func authorizeRead(_ object: ObjectPath, caller: Caller, current: ObjectMetadata?, _ context: RequestContext)
-        throws(ServiceError) -> ReadGrant {
+        throws(ServiceError) -> ReadGrant
+    {
         if try openSignature(caller, .read, object, context) { return .signedURL }
         if let token = caller.downloadToken, let current, current.downloadTokens.containsBytes(token) {
             context.decision = .token
@@ -51,7 +57,8 @@ extension StorageService {
     /// Whether the caller presented a signed URL granting `method` on `object`. A present but invalid one is an
     /// error, never a fallback to the rules: 400 when malformed, 403 otherwise.
     func openSignature(_ caller: Caller, _ method: SignedMethod, _ object: ObjectPath, _ context: RequestContext)
-        throws(ServiceError) -> Bool {
+        throws(ServiceError) -> Bool
+    {
         guard let token = caller.signature else { return false }
         do {
             _ = try SignedURLGrant.open(sealer, token: token, method: method, object: object, now: .now())

@@ -58,21 +58,26 @@ public final class CapabilitySealer: Sendable {
     public init(keys: [SigningKey]) {
         precondition(!keys.isEmpty, "CapabilitySealer needs at least one key")
         self.keys = keys.map { key in
-            Keyed(id: ExactString(key.id), idPart: Base64URL.encode(Array(key.id.utf8)),
-                  ciphers: Purpose.allCases.map { purpose in
-                      AEADKey(HKDF.sha256(secret: key.secret, info: Array("portcullis/\(purpose.rawValue)".utf8),
-                                          length: 32))
-                  },
-                  tokenKey: HKDF.sha256(secret: key.secret, info: Array("portcullis/download-token/v1".utf8),
-                                        length: 32))
+            Keyed(
+                id: ExactString(key.id), idPart: Base64URL.encode(Array(key.id.utf8)),
+                ciphers: Purpose.allCases.map { purpose in
+                    AEADKey(
+                        HKDF.sha256(
+                            secret: key.secret, info: Array("portcullis/\(purpose.rawValue)".utf8),
+                            length: 32))
+                },
+                tokenKey: HKDF.sha256(
+                    secret: key.secret, info: Array("portcullis/download-token/v1".utf8),
+                    length: 32))
         }
     }
 
     /// Seals `payload` for `purpose`.
     public func seal(purpose: Purpose, payload: JSONValue) -> String {
         let key = keys[0]
-        let box = key.ciphers[purpose.index].seal(Array(payload.encoded().utf8),
-                                                  associatedData: Self.associatedData(purpose, key.idPart))
+        let box = key.ciphers[purpose.index].seal(
+            Array(payload.encoded().utf8),
+            associatedData: Self.associatedData(purpose, key.idPart))
         return key.idPart + "." + Base64URL.encode(box)
     }
 
@@ -83,11 +88,13 @@ public final class CapabilitySealer: Sendable {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
             .map { Substring(String(decoding: $0, as: UTF8.self)) }
         guard parts.count == 2, let keyIDBytes = Base64URL.decode(parts[0]),
-              let box = Base64URL.decode(parts[1]),
-              let keyID = String(validating: keyIDBytes, as: UTF8.self) else { throw .malformed }
+            let box = Base64URL.decode(parts[1]),
+            let keyID = String(validating: keyIDBytes, as: UTF8.self)
+        else { throw .malformed }
         guard let key = keys.first(where: { $0.id == ExactString(keyID) }) else { throw .unknownKey }
-        guard let plaintext = key.ciphers[purpose.index].open(
-            box, associatedData: Self.associatedData(purpose, String(parts[0])))
+        guard
+            let plaintext = key.ciphers[purpose.index].open(
+                box, associatedData: Self.associatedData(purpose, String(parts[0])))
         else { throw .badSignature }
         guard let payload = try? JSONValue.parse(plaintext) else { throw .malformed }
         return payload

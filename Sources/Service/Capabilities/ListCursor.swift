@@ -17,12 +17,15 @@ struct ListCursor: Equatable {
 
     /// Opens `token` and checks it was issued for exactly `binding`; returns the backend cursor.
     static func open(_ sealer: CapabilitySealer, token: String, binding: [String: String]) throws(CapabilityError)
-        -> String {
+        -> String
+    {
         let payload = try sealer.open(purpose: .listCursor, token: token)
         guard let members = payload.objectValue, let cursor = members["c"]?.stringValue else { throw .malformed }
         guard members.count == binding.count + 1 else { throw .mismatch("listing") }
         for (key, value) in binding {
-            guard let sealed = members[exactly: key]?.stringValue, sealed.bytesEqual(value) else { throw .mismatch(key) }
+            guard let sealed = members[exactly: key]?.stringValue, sealed.bytesEqual(value) else {
+                throw .mismatch(key)
+            }
         }
         return cursor
     }

@@ -10,18 +10,23 @@ struct SignedURLGrant: Equatable {
     var expiresAtSeconds: Int64
 
     func seal(_ sealer: CapabilitySealer) -> String {
-        sealer.seal(purpose: .signedURL, payload: .object([
-            "m": .string(method.rawValue), "b": .string(bucket), "o": .string(name), "e": .int(expiresAtSeconds),
-        ]))
+        sealer.seal(
+            purpose: .signedURL,
+            payload: .object([
+                "m": .string(method.rawValue), "b": .string(bucket), "o": .string(name), "e": .int(expiresAtSeconds),
+            ]))
     }
 
     /// Opens a grant and checks it covers this request: bucket, object (by bytes) and method must match and it
     /// must not have expired.
-    static func open(_ sealer: CapabilitySealer, token: String, method: SignedMethod, object: ObjectPath,
-                     now: Timestamp) throws(CapabilityError) -> SignedURLGrant {
+    static func open(
+        _ sealer: CapabilitySealer, token: String, method: SignedMethod, object: ObjectPath,
+        now: Timestamp
+    ) throws(CapabilityError) -> SignedURLGrant {
         let p = try sealer.open(purpose: .signedURL, token: token)
         guard let m = p["m"]?.stringValue.flatMap(SignedMethod.init(rawValue:)), let b = p["b"]?.stringValue,
-              let o = p["o"]?.stringValue, let e = p["e"]?.int64Value else { throw .malformed }
+            let o = p["o"]?.stringValue, let e = p["e"]?.int64Value
+        else { throw .malformed }
         guard b.bytesEqual(object.bucket), o.bytesEqual(object.name) else { throw .mismatch("object") }
         guard m == method else { throw .mismatch("method") }
         guard now.secondsSinceEpoch < e else { throw .expired }

@@ -42,19 +42,23 @@ struct UploadTicket: Equatable {
         if let mg = preconditions.ifMetagenerationMatch { p["mg"] = .int(mg) }
         if let mg = preconditions.ifMetagenerationNotMatch { p["mgn"] = .int(mg) }
         if let principal {
-            p["u"] = .object(["id": .string(principal.uid), "c": .object(principal.claims),
-                              "admin": .bool(principal.isAdmin)])
+            p["u"] = .object([
+                "id": .string(principal.uid), "c": .object(principal.claims),
+                "admin": .bool(principal.isAdmin),
+            ])
         }
         return sealer.seal(purpose: .upload, payload: .object(p))
     }
 
     /// Opens a ticket for `bucket` (by bytes). An expired ticket is `.expired`.
     static func open(_ sealer: CapabilitySealer, token: String, bucket expected: String, now: Timestamp)
-        throws(CapabilityError) -> UploadTicket {
+        throws(CapabilityError) -> UploadTicket
+    {
         let p = try sealer.open(purpose: .upload, token: token)
         guard let bucket = p["b"]?.stringValue, let name = p["o"]?.stringValue, let handle = p["h"]?.stringValue,
-              let issued = p["t"]?.int64Value, let expires = p["x"]?.int64Value,
-              let attributes = p["a"].flatMap(decodeAttributes) else {
+            let issued = p["t"]?.int64Value, let expires = p["x"]?.int64Value,
+            let attributes = p["a"].flatMap(decodeAttributes)
+        else {
             throw .malformed
         }
         guard bucket.bytesEqual(expected) else { throw .mismatch("bucket") }
@@ -67,10 +71,11 @@ struct UploadTicket: Equatable {
         return UploadTicket(
             bucket: bucket, name: name, handle: handle, declaredSize: p["s"]?.int64Value, principal: principal,
             attributes: attributes, expectedMD5: p["m"]?.stringValue,
-            preconditions: Preconditions(ifGenerationMatch: p["g"]?.int64Value,
-                                         ifMetagenerationMatch: p["mg"]?.int64Value,
-                                         ifGenerationNotMatch: p["gn"]?.int64Value,
-                                         ifMetagenerationNotMatch: p["mgn"]?.int64Value),
+            preconditions: Preconditions(
+                ifGenerationMatch: p["g"]?.int64Value,
+                ifMetagenerationMatch: p["mg"]?.int64Value,
+                ifGenerationNotMatch: p["gn"]?.int64Value,
+                ifMetagenerationNotMatch: p["mgn"]?.int64Value),
             issuedAtMillis: issued, expiresAtSeconds: expires, derivesDownloadToken: p["k"]?.boolValue ?? false)
     }
 

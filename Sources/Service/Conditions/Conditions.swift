@@ -18,8 +18,10 @@ public struct Conditions: Sendable, Equatable {
     /// naming any other one is "no such object" (404), judged like every condition after the access decision.
     public var selectedGeneration: Int64?
 
-    public init(generation: Preconditions = .none, ifMatch: EntityTagList? = nil, ifNoneMatch: EntityTagList? = nil,
-                ifModifiedSince: Timestamp? = nil, ifUnmodifiedSince: Timestamp? = nil) {
+    public init(
+        generation: Preconditions = .none, ifMatch: EntityTagList? = nil, ifNoneMatch: EntityTagList? = nil,
+        ifModifiedSince: Timestamp? = nil, ifUnmodifiedSince: Timestamp? = nil
+    ) {
         self.generation = generation
         self.ifMatch = ifMatch
         self.ifNoneMatch = ifNoneMatch

@@ -17,7 +17,8 @@ extension ServiceError {
             details.objectSize = size
             self.init(.rangeNotSatisfiable, "Requested range not satisfiable.", details: details)
         case .checksumMismatch(let expected, let actual):
-            self = .badRequest("The MD5 hash of the data (\(actual)) does not match the declared md5Hash (\(expected)).")
+            self = .badRequest(
+                "The MD5 hash of the data (\(actual)) does not match the declared md5Hash (\(expected)).")
         case .sizeMismatch(let expected, let actual):
             self = .badRequest("The upload has \(actual) bytes; \(expected) were declared.")
         case .offsetMismatch(let current):
@@ -27,8 +28,11 @@ extension ServiceError {
         case .bodyFailed(let underlying):
             self.init(bodyError: underlying)
         case .rejected(let underlying):
-            if let serviceError = underlying as? ServiceError { self = serviceError }
-            else { self = .forbidden("Permission denied. No WRITE permission.") }
+            if let serviceError = underlying as? ServiceError {
+                self = serviceError
+            } else {
+                self = .forbidden("Permission denied. No WRITE permission.")
+            }
         case .unavailable(let reason, let retryAfter):
             self = .unavailable("Storage is unavailable: \(reason)", retryAfter: retryAfter ?? 1)
         case .timedOut(let what):

@@ -98,7 +98,9 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     public static func badRequest(_ message: String) -> ServiceError { .init(.badRequest, message) }
-    public static func forbidden(_ message: String = "Permission denied.") -> ServiceError { .init(.forbidden, message) }
+    public static func forbidden(_ message: String = "Permission denied.") -> ServiceError {
+        .init(.forbidden, message)
+    }
     public static func notFound(_ message: String = "Not Found.") -> ServiceError { .init(.notFound, message) }
     public static func preconditionFailed(_ message: String = "Precondition failed.") -> ServiceError {
         .init(.preconditionFailed, message)

@@ -13,8 +13,9 @@ extension StorageService {
     /// Renders a committed change as the event to deliver: a fresh id, the Cloud Storage type, the commit time
     /// and the object resource as body.
     static let eventRecorder = ChangeRecorder { change in
-        ChangeEvent(id: SecureRandom.uuidString(), kind: change.kind, bucket: change.object.bucket,
-                    name: change.object.name, time: change.time, body: ObjectResource.json(change.object))
+        ChangeEvent(
+            id: SecureRandom.uuidString(), kind: change.kind, bucket: change.object.bucket,
+            name: change.object.name, time: change.time, body: ObjectResource.json(change.object))
     }
 
     /// `options` with the event recording a write to `bucket` needs (unchanged when events are off or the
@@ -32,12 +33,15 @@ extension StorageService {
     }
 
     /// A metadata update, recorded with its commit.
-    func commitPatch(_ object: ObjectPath, _ patch: MetadataPatch, preconditions: Preconditions,
-                     in bucket: Bucket) async throws(StorageError) -> ObjectMetadata {
+    func commitPatch(
+        _ object: ObjectPath, _ patch: MetadataPatch, preconditions: Preconditions,
+        in bucket: Bucket
+    ) async throws(StorageError) -> ObjectMetadata {
         let updated: ObjectMetadata
         if events != nil, let outbox = bucket.outbox {
-            updated = try await outbox.updateMetadata(object, patch: patch, preconditions: preconditions,
-                                                      recording: Self.eventRecorder)
+            updated = try await outbox.updateMetadata(
+                object, patch: patch, preconditions: preconditions,
+                recording: Self.eventRecorder)
         } else {
             updated = try await bucket.backend.updateMetadata(object, patch: patch, preconditions: preconditions)
         }
@@ -46,8 +50,10 @@ extension StorageService {
     }
 
     /// A delete of `current` (the generation the preconditions pin), recorded with its commit.
-    func commitDelete(_ object: ObjectPath, current: ObjectMetadata, preconditions: Preconditions,
-                      in bucket: Bucket) async throws(StorageError) {
+    func commitDelete(
+        _ object: ObjectPath, current: ObjectMetadata, preconditions: Preconditions,
+        in bucket: Bucket
+    ) async throws(StorageError) {
         if events != nil, let outbox = bucket.outbox {
             try await outbox.delete(object, preconditions: preconditions, recording: Self.eventRecorder)
         } else {

@@ -5,7 +5,8 @@ extension StorageService {
     /// The resource of bucket `name`, for any caller: it reveals the name (which every object URL carries)
     /// and fixed facts, nothing about the objects. Unknown buckets are 404.
     public func bucketInfo(_ name: String, caller: Caller, _ context: RequestContext) throws(ServiceError)
-        -> BucketInfo {
+        -> BucketInfo
+    {
         let bucket = try bucket(name)
         if caller.isAdmin { context.decision = .admin }
         return BucketInfo(name: bucket.name)
@@ -28,8 +29,10 @@ public struct BucketInfo: Sendable, Equatable {
     public var location: String
     public var locationType: String
 
-    public init(name: String, timeCreated: Timestamp? = nil, location: String = "US",
-                locationType: String = "multi-region") {
+    public init(
+        name: String, timeCreated: Timestamp? = nil, location: String = "US",
+        locationType: String = "multi-region"
+    ) {
         self.name = name
         self.timeCreated = timeCreated
         self.location = location

@@ -15,21 +15,24 @@ extension StorageService {
 
     /// Copies `request.source` to `request.destination` (any buckets), returning the new object.
     public func copy(_ request: CopyRequest, caller: Caller, _ context: RequestContext) async throws(ServiceError)
-        -> ObjectMetadata {
+        -> ObjectMetadata
+    {
         let sourceBucket = try bucket(request.source.bucket)
         _ = try bucket(request.destination.bucket)
         let source = try await judgeSource(request.source, request.sourceConditions, sourceBucket, caller, context)
         let body = try await openSource(request.source, generation: source.generation, sourceBucket, context)
         let attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
-        let upload = UploadRequest(object: request.destination, attributes: attributes, possibleSizes: [source.size],
-                                   expectedMD5: source.md5Hash, preconditions: request.destinationPreconditions,
-                                   mintDownloadToken: false)
+        let upload = UploadRequest(
+            object: request.destination, attributes: attributes, possibleSizes: [source.size],
+            expectedMD5: source.md5Hash, preconditions: request.destinationPreconditions,
+            mintDownloadToken: false)
         return try await self.upload(upload, body: body, caller: caller, context)
     }
 
     /// Concatenates `request.sources` (in order, same bucket as the destination) into `request.destination`.
     public func compose(_ request: ComposeRequest, caller: Caller, _ context: RequestContext)
-        async throws(ServiceError) -> ObjectMetadata {
+        async throws(ServiceError) -> ObjectMetadata
+    {
         guard (1...Self.maxComposeSources).contains(request.sources.count) else {
             throw .badRequest("A compose takes 1 to \(Self.maxComposeSources) source objects.")
         }
@@ -46,15 +49,18 @@ extension StorageService {
         let body = ConcatenatedStream(count: parts.count, length: total) { [self] index throws(ServiceError) in
             try await openSource(parts[index].0, generation: parts[index].1.generation, bucket, context)
         }
-        let upload = UploadRequest(object: request.destination, attributes: attributes, possibleSizes: [total],
-                                   preconditions: request.destinationPreconditions, mintDownloadToken: false)
+        let upload = UploadRequest(
+            object: request.destination, attributes: attributes, possibleSizes: [total],
+            preconditions: request.destinationPreconditions, mintDownloadToken: false)
         return try await self.upload(upload, body: body, caller: caller, context)
     }
 
     /// The source's current metadata, after the read is authorized and its conditions hold (a failed
     /// `…NotMatch` is 412 here, not 304: a copy has no cached copy to keep).
-    private func judgeSource(_ source: ObjectPath, _ conditions: Conditions, _ bucket: Bucket, _ caller: Caller,
-                             _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+    private func judgeSource(
+        _ source: ObjectPath, _ conditions: Conditions, _ bucket: Bucket, _ caller: Caller,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
         let current = try await existing(source, in: bucket, context)
         _ = try authorizeRead(source, caller: Caller(principal: caller.principal), current: current, context)
         guard let current else { throw .notFound("No such object: \(source.bucket)/\(source.name)") }
@@ -64,13 +70,14 @@ extension StorageService {
 
     /// Opens the bytes of generation `generation` of `source`.
     private func openSource(_ source: ObjectPath, generation: Int64, _ bucket: Bucket, _ context: RequestContext)
-        async throws(ServiceError) -> any ByteStream {
+        async throws(ServiceError) -> any ByteStream
+    {
         let read: ObjectRead
         do {
             read = try await storage(context) { () async throws(StorageError) in
                 try await bucket.backend.read(source, range: nil)
             }
-        } catch where error.kind == .notFound {
+        } catch  where error.kind == .notFound {
             throw .unavailable("A source object was deleted during the copy; retry.", retryAfter: 1)
         }
         guard read.metadata.generation == generation else {
@@ -81,10 +88,11 @@ extension StorageService {
     }
 
     static func attributes(of meta: ObjectMetadata) -> ObjectAttributes {
-        ObjectAttributes(contentType: meta.contentType, contentEncoding: meta.contentEncoding,
-                         contentDisposition: meta.contentDisposition, contentLanguage: meta.contentLanguage,
-                         cacheControl: meta.cacheControl, customMetadata: meta.customMetadata,
-                         downloadTokens: meta.downloadTokens)
+        ObjectAttributes(
+            contentType: meta.contentType, contentEncoding: meta.contentEncoding,
+            contentDisposition: meta.contentDisposition, contentLanguage: meta.contentLanguage,
+            cacheControl: meta.cacheControl, customMetadata: meta.customMetadata,
+            downloadTokens: meta.downloadTokens)
     }
 }
 
@@ -100,8 +108,10 @@ public struct CopyRequest: Sendable {
     /// as GCS copies the metadata key that holds them).
     public var overrides: MetadataPatch
 
-    public init(source: ObjectPath, sourceConditions: Conditions = .none, destination: ObjectPath,
-                destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch()) {
+    public init(
+        source: ObjectPath, sourceConditions: Conditions = .none, destination: ObjectPath,
+        destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch()
+    ) {
         self.source = source
         self.sourceConditions = sourceConditions
         self.destination = destination
@@ -129,8 +139,10 @@ public struct ComposeRequest: Sendable {
     public var attributes: ObjectAttributes
     public var destinationPreconditions: Preconditions
 
-    public init(destination: ObjectPath, sources: [Source], attributes: ObjectAttributes = ObjectAttributes(),
-                destinationPreconditions: Preconditions = .none) {
+    public init(
+        destination: ObjectPath, sources: [Source], attributes: ObjectAttributes = ObjectAttributes(),
+        destinationPreconditions: Preconditions = .none
+    ) {
         self.destination = destination
         self.sources = sources
         self.attributes = attributes

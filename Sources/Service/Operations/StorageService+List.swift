@@ -19,15 +19,17 @@ extension StorageService {
     /// tokens above all — is what a read reveals. Those per-item judgments are not counted as decisions; the
     /// request's decision is its `list`.
     public func list(_ query: ListQuery, caller: Caller, _ context: RequestContext) async throws(ServiceError)
-        -> ListResult {
+        -> ListResult
+    {
         let bucket = try bucket(query.bucket)
         guard (1...Self.maxPageSize).contains(query.maxResults) else {
             throw .badRequest("maxResults must be an integer between 1 and \(Self.maxPageSize) inclusive.")
         }
         let glob: NameGlob?
         do { glob = try query.matchGlob.map(NameGlob.init) } catch { throw .badRequest("Invalid matchGlob: \(error)") }
-        try authorize(.list, (query.bucket, Self.folder(of: query.prefix)), principal: caller.principal,
-                      resource: nil, delimiter: query.delimiter, context)
+        try authorize(
+            .list, (query.bucket, Self.folder(of: query.prefix)), principal: caller.principal,
+            resource: nil, delimiter: query.delimiter, context)
         let binding = query.cursorBinding
         var cursor: String?
         if let token = query.pageToken, !token.isEmpty {
@@ -37,23 +39,30 @@ extension StorageService {
                 throw .badRequest("Invalid pageToken: \(ServiceError(error).message)")
             }
         }
-        let request = ListRequest(bucket: bucket.name, prefix: query.prefix, delimiter: query.delimiter,
-                                  maxResults: query.maxResults, cursor: cursor, startOffset: query.startOffset,
-                                  endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
-                                  matchGlob: glob, firebaseView: query.firebaseView,
-                                  includeMetadata: query.includeMetadata)
-        let page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request) }
+        let request = ListRequest(
+            bucket: bucket.name, prefix: query.prefix, delimiter: query.delimiter,
+            maxResults: query.maxResults, cursor: cursor, startOffset: query.startOffset,
+            endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
+            matchGlob: glob, firebaseView: query.firebaseView,
+            includeMetadata: query.includeMetadata)
+        let page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request)
+        }
         var objects: [ObjectMetadata?] = []
         if query.includeMetadata {
             let now = Timestamp.now()
             objects = page.objects.map { meta in
-                caller.isAdmin || judge(RulesRequest(method: .get, bucket: meta.bucket, path: meta.name,
-                                                     auth: caller.principal, time: now, resource: meta)).allowed
+                caller.isAdmin
+                    || judge(
+                        RulesRequest(
+                            method: .get, bucket: meta.bucket, path: meta.name,
+                            auth: caller.principal, time: now, resource: meta)
+                    ).allowed
                     ? meta : nil
             }
         }
-        return ListResult(items: page.items, prefixes: page.prefixes, objects: objects,
-                          nextPageToken: page.nextCursor.map { ListCursor(binding: binding, cursor: $0).seal(sealer) })
+        return ListResult(
+            items: page.items, prefixes: page.prefixes, objects: objects,
+            nextPageToken: page.nextCursor.map { ListCursor(binding: binding, cursor: $0).seal(sealer) })
     }
 
     /// The folder a listing of `prefix` covers, as rules `list` sees it: up to the last `/`, without it.
@@ -62,7 +71,9 @@ extension StorageService {
         var end = slash
         let utf8 = prefix.utf8
         // `a//` lists folder `a` (the listing of an empty segment is the folder's own).
-        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") {
+            end = utf8.index(before: end)
+        }
         return String(prefix[..<end])
     }
 }
@@ -87,10 +98,12 @@ public struct ListQuery: Sendable, Equatable {
     /// Return each item's metadata (where the caller may read it), not only its name.
     public var includeMetadata: Bool
 
-    public init(bucket: String, prefix: String = "", delimiter: String? = nil,
-                maxResults: Int = StorageService.maxPageSize, pageToken: String? = nil, startOffset: String? = nil,
-                endOffset: String? = nil, includeTrailingDelimiter: Bool = false, matchGlob: String? = nil,
-                firebaseView: Bool = true, includeMetadata: Bool = false) {
+    public init(
+        bucket: String, prefix: String = "", delimiter: String? = nil,
+        maxResults: Int = StorageService.maxPageSize, pageToken: String? = nil, startOffset: String? = nil,
+        endOffset: String? = nil, includeTrailingDelimiter: Bool = false, matchGlob: String? = nil,
+        firebaseView: Bool = true, includeMetadata: Bool = false
+    ) {
         self.bucket = bucket
         self.prefix = prefix
         self.delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }

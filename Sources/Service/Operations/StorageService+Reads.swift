@@ -1,6 +1,6 @@
-public import PortcullisCore
 import Crypto
 import Gzip
+public import PortcullisCore
 public import Storage
 
 /// Reads: metadata, bytes (whole, ranged, conditional), and the Firebase download URL's token.
@@ -10,8 +10,10 @@ extension StorageService {
     /// `ensureDownloadToken` is the v0 behaviour: an object read without any download token gets its first one
     /// (bumping its metageneration), so its download URL can be handed out. Never under a signed URL, and a
     /// signed-URL caller sees no tokens at all.
-    public func metadata(of object: ObjectPath, caller: Caller, conditions: Conditions, ensureDownloadToken: Bool,
-                         _ context: RequestContext) async throws(ServiceError) -> MetadataOutcome {
+    public func metadata(
+        of object: ObjectPath, caller: Caller, conditions: Conditions, ensureDownloadToken: Bool,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> MetadataOutcome {
         let bucket = try bucket(object.bucket)
         let (meta, grant) = try await readAccess(object, bucket, caller, ensureDownloadToken, context)
         let visible = Self.visible(meta, to: grant)
@@ -21,10 +23,12 @@ extension StorageService {
 
     /// Opens `object` for reading: access, conditions, range, then the bytes (none with `headOnly`).
     public func read(_ object: ObjectPath, caller: Caller, options: ReadOptions, _ context: RequestContext)
-        async throws(ServiceError) -> ReadOutcome {
+        async throws(ServiceError) -> ReadOutcome
+    {
         let bucket = try bucket(object.bucket)
         if bucket.readsAreLocal, !options.headOnly, options.range == nil,
-           let outcome = try await readWholeLocally(object, bucket, caller, options, context) {
+            let outcome = try await readWholeLocally(object, bucket, caller, options, context)
+        {
             return outcome
         }
         let (meta, grant) = try await readAccess(object, bucket, caller, options.ensureDownloadToken, context)
@@ -36,12 +40,17 @@ extension StorageService {
         var spec = decompress ? nil : options.range.flatMap { $0.applies(to: meta) ? $0.spec : nil }
         if let requested = spec, requested.resolve(size: meta.size) == nil {
             // `bytes=0-N` on an empty object is served whole (v0 §5.2: the JS SDK treats 416 as an error).
-            if meta.size == 0, case .fromTo(first: 0, _) = requested { spec = nil }
-            else { throw ServiceError(StorageError.rangeNotSatisfiable(size: meta.size)) }
+            if meta.size == 0, case .fromTo(first: 0, _) = requested {
+                spec = nil
+            } else {
+                throw ServiceError(StorageError.rangeNotSatisfiable(size: meta.size))
+            }
         }
         if options.headOnly {
-            return .content(ObjectContent(metadata: Self.visible(meta, to: grant),
-                                          range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
+            return .content(
+                ObjectContent(
+                    metadata: Self.visible(meta, to: grant),
+                    range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
         }
         let read = try await storage(context) { () async throws(StorageError) in
             try await bucket.backend.read(object, range: spec)
@@ -64,8 +73,9 @@ extension StorageService {
         guard read.range == nil, decompresses(read.metadata, options) else {
             return ObjectContent(metadata: visible, range: read.range, body: read.body)
         }
-        return ObjectContent(metadata: visible, range: nil, body: .stream(GunzipStream(read.body.stream)),
-                             decompressed: true)
+        return ObjectContent(
+            metadata: visible, range: nil, body: .stream(GunzipStream(read.body.stream)),
+            decompressed: true)
     }
 
     /// The whole-object read on a local backend with ONE index lookup instead of two: the read (index row and
@@ -73,8 +83,10 @@ extension StorageService {
     /// would be served. Nothing is revealed before the check passes: a denied caller gets the same 403 whether
     /// or not the object exists, and the opened region is dropped unsent. Returns nil — use the general path —
     /// for an object that would get its first download token.
-    private func readWholeLocally(_ object: ObjectPath, _ bucket: Bucket, _ caller: Caller, _ options: ReadOptions,
-                                  _ context: RequestContext) async throws(ServiceError) -> ReadOutcome? {
+    private func readWholeLocally(
+        _ object: ObjectPath, _ bucket: Bucket, _ caller: Caller, _ options: ReadOptions,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> ReadOutcome? {
         let read: ObjectRead?
         let start = MonotonicClock.nanoseconds()
         do {
@@ -114,8 +126,10 @@ extension StorageService {
     /// The download token a Firebase download URL carries (minting the first one if needed), after the same
     /// access check and generation conditions as a metadata read. A signed URL never yields one: it grants
     /// reads until it expires, and a token would outlive it.
-    public func downloadToken(for object: ObjectPath, caller: Caller, conditions: Conditions,
-                              _ context: RequestContext) async throws(ServiceError) -> (ObjectMetadata, String) {
+    public func downloadToken(
+        for object: ObjectPath, caller: Caller, conditions: Conditions,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> (ObjectMetadata, String) {
         let bucket = try bucket(object.bucket)
         let (meta, grant) = try await readAccess(object, bucket, caller, true, context)
         guard grant != .signedURL else { throw .forbidden("A signed URL does not grant download URLs.") }
@@ -124,8 +138,10 @@ extension StorageService {
     }
 
     /// The access check every read shares, then existence, then (when asked) the first download token.
-    private func readAccess(_ object: ObjectPath, _ bucket: Bucket, _ caller: Caller, _ ensureDownloadToken: Bool,
-                            _ context: RequestContext) async throws(ServiceError) -> (ObjectMetadata, ReadGrant) {
+    private func readAccess(
+        _ object: ObjectPath, _ bucket: Bucket, _ caller: Caller, _ ensureDownloadToken: Bool,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> (ObjectMetadata, ReadGrant) {
         let current = try await existing(object, in: bucket, context)
         let grant = try authorizeRead(object, caller: caller, current: current, context)
         guard let current else { throw .notFound() }
@@ -137,8 +153,10 @@ extension StorageService {
 
     /// Mints the first download token of an object (v0 §5.1, §8), bumping its metageneration. Concurrent
     /// readers race on the (meta)generation they read; the loser re-reads and uses the winner's token.
-    private func mintFirstToken(_ object: ObjectPath, _ bucket: Bucket, _ meta: ObjectMetadata,
-                                _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+    private func mintFirstToken(
+        _ object: ObjectPath, _ bucket: Bucket, _ meta: ObjectMetadata,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
         var patch = MetadataPatch()
         patch.addDownloadTokens = [SecureRandom.uuidString()]
         let pinned = Preconditions(ifGenerationMatch: meta.generation, ifMetagenerationMatch: meta.metageneration)
@@ -146,7 +164,7 @@ extension StorageService {
             return try await storage(context) { () async throws(StorageError) in
                 try await commitPatch(object, patch, preconditions: pinned, in: bucket)
             }
-        } catch where error.kind == .preconditionFailed {
+        } catch  where error.kind == .preconditionFailed {
             guard let again = try await existing(object, in: bucket, context) else { throw .notFound() }
             return again
         }
@@ -173,8 +191,10 @@ public struct ReadOptions: Sendable {
     /// as stored; otherwise they are decompressed on the fly.
     public var acceptsGzip: Bool
 
-    public init(conditions: Conditions = .none, range: RangeRequest? = nil, headOnly: Bool = false,
-                ensureDownloadToken: Bool = false, acceptsGzip: Bool = true) {
+    public init(
+        conditions: Conditions = .none, range: RangeRequest? = nil, headOnly: Bool = false,
+        ensureDownloadToken: Bool = false, acceptsGzip: Bool = true
+    ) {
         self.conditions = conditions
         self.range = range
         self.headOnly = headOnly

@@ -10,7 +10,8 @@ extension StorageService {
     /// Uploads `body` as the new generation of `request.object`: the early rules check before any byte is
     /// read, then the bytes, then the final check with the true size and hashes, then the preconditions.
     public func upload(_ request: UploadRequest, body: any ByteStream, caller: Caller, _ context: RequestContext)
-        async throws(ServiceError) -> ObjectMetadata {
+        async throws(ServiceError) -> ObjectMetadata
+    {
         let bucket: Bucket
         do throws(ServiceError) { bucket = try self.bucket(request.object.bucket) } catch {
             body.cancel()
@@ -24,7 +25,8 @@ extension StorageService {
         do throws(ServiceError) {
             existing = try await self.existing(object, in: bucket, context)
             if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
-               !request.preconditions.isSatisfied(by: existing) {
+                !request.preconditions.isSatisfied(by: existing)
+            {
                 throw ServiceError.preconditionFailed()
             }
         } catch {
@@ -32,10 +34,12 @@ extension StorageService {
             throw error
         }
         let limited = LimitedByteStream(body, limit: configuration.maxObjectBytes)
-        let options = recordingChanges(commitOptions(object, principal: caller.principal, existing: existing,
-                                                     preconditions: request.preconditions,
-                                                     expectedMD5: request.expectedMD5, expectedSize: nil, context),
-                                       in: bucket)
+        let options = recordingChanges(
+            commitOptions(
+                object, principal: caller.principal, existing: existing,
+                preconditions: request.preconditions,
+                expectedMD5: request.expectedMD5, expectedSize: nil, context),
+            in: bucket)
         let committed = try await storage(context) { () async throws(StorageError) in
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
         }
@@ -45,24 +49,28 @@ extension StorageService {
 
     /// Applies `update` to `object` after rules `update` judged the object as it would become, then the
     /// client's conditions. The write is pinned to the generation the rules judged.
-    public func updateMetadata(_ object: ObjectPath, _ update: MetadataUpdate, conditions: Conditions,
-                               caller: Caller, _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+    public func updateMetadata(
+        _ object: ObjectPath, _ update: MetadataUpdate, conditions: Conditions,
+        caller: Caller, _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
         let bucket = try bucket(object.bucket)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
             let patch = current.map { update.patch(against: $0) }
             let proposed = current.flatMap { current in patch.map { $0.applied(to: current, now: .now()) } }
-            try authorize(.update, (object.bucket, object.name), principal: caller.principal, resource: current,
-                          requestResource: proposed, context)
+            try authorize(
+                .update, (object.bucket, object.name), principal: caller.principal, resource: current,
+                requestResource: proposed, context)
             guard let current, let patch else { throw .notFound() }
             try conditions.checkWrite(current)
-            let pinned = Preconditions(ifGenerationMatch: current.generation,
-                                       ifMetagenerationMatch: current.metageneration)
+            let pinned = Preconditions(
+                ifGenerationMatch: current.generation,
+                ifMetagenerationMatch: current.metageneration)
             do {
                 return try await storage(context) { () async throws(StorageError) in
                     try await commitPatch(object, patch, preconditions: pinned, in: bucket)
                 }
-            } catch where error.kind == .preconditionFailed {
+            } catch  where error.kind == .preconditionFailed {
                 continue
             }
         }
@@ -71,24 +79,27 @@ extension StorageService {
 
     /// Deletes `object`, by rules `delete` or a signed URL granting it.
     public func delete(_ object: ObjectPath, conditions: Conditions, caller: Caller, _ context: RequestContext)
-        async throws(ServiceError) {
+        async throws(ServiceError)
+    {
         let bucket = try bucket(object.bucket)
         let signed = try openSignature(caller, .delete, object, context)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
             if !signed {
-                try authorize(.delete, (object.bucket, object.name), principal: caller.principal, resource: current,
-                              context)
+                try authorize(
+                    .delete, (object.bucket, object.name), principal: caller.principal, resource: current,
+                    context)
             }
             guard let current else { throw .notFound() }
             try conditions.checkWrite(current)
             do {
                 try await storage(context) { () async throws(StorageError) in
-                    try await commitDelete(object, current: current,
-                                           preconditions: Preconditions(ifGenerationMatch: current.generation), in: bucket)
+                    try await commitDelete(
+                        object, current: current,
+                        preconditions: Preconditions(ifGenerationMatch: current.generation), in: bucket)
                 }
                 return
-            } catch where error.kind == .preconditionFailed {
+            } catch  where error.kind == .preconditionFailed {
                 continue
             }
         }
@@ -97,8 +108,10 @@ extension StorageService {
 
     /// Adds a download token (`token == nil`) or removes one (admin only, v0 §5.10). The last token is never
     /// removed without a replacement (§8).
-    public func manageDownloadToken(_ object: ObjectPath, removing token: String?, caller: Caller,
-                                    _ context: RequestContext) async throws(ServiceError) -> ObjectMetadata {
+    public func manageDownloadToken(
+        _ object: ObjectPath, removing token: String?, caller: Caller,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
         guard caller.isAdmin else { throw .forbidden("Missing admin credentials.") }
         context.decision = .admin
         let bucket = try bucket(object.bucket)
@@ -122,21 +135,26 @@ extension StorageService {
 
     /// Seals a signed-URL grant for `method` on `object`, valid `seconds` from now. The caller needs the
     /// permission the URL grants (rules `get` or `delete` on the object, judged now).
-    public func signURL(_ object: ObjectPath, method: SignedMethod, validFor seconds: Int64, caller: Caller,
-                        _ context: RequestContext) async throws(ServiceError) -> SignedURL {
+    public func signURL(
+        _ object: ObjectPath, method: SignedMethod, validFor seconds: Int64, caller: Caller,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> SignedURL {
         guard (1...Self.maxSignedURLSeconds).contains(seconds) else {
             throw .badRequest("expiresIn must be an integer between 1 and \(Self.maxSignedURLSeconds).")
         }
         let bucket = try bucket(object.bucket)
         let current = try await existing(object, in: bucket, context)
-        try authorize(method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,
-                      resource: current, context)
+        try authorize(
+            method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,
+            resource: current, context)
         guard current != nil else { throw .notFound() }
         let expiresAt = Timestamp.now().secondsSinceEpoch + seconds
-        let grant = SignedURLGrant(method: method, bucket: object.bucket, name: object.name,
-                                   expiresAtSeconds: expiresAt)
-        return SignedURL(signature: grant.seal(sealer),
-                         expiresAt: Timestamp(nanosecondsSinceEpoch: expiresAt * 1_000_000_000))
+        let grant = SignedURLGrant(
+            method: method, bucket: object.bucket, name: object.name,
+            expiresAtSeconds: expiresAt)
+        return SignedURL(
+            signature: grant.seal(sealer),
+            expiresAt: Timestamp(nanosecondsSinceEpoch: expiresAt * 1_000_000_000))
     }
 }
 

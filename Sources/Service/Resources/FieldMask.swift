@@ -28,7 +28,8 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     private static func parseList(_ s: inout ArraySlice<Unicode.Scalar>, nested: Bool) throws(ServiceError)
-        -> FieldMask {
+        -> FieldMask
+    {
         var mask = FieldMask(members: [:])
         while true {
             var name = ""

@@ -31,8 +31,10 @@ public enum ObjectResource {
             let encodedBucket = PercentEncoding.uriComponent.encode(m.bucket)
             let encodedName = PercentEncoding.uriComponent.encode(m.name)
             w.string("selfLink", "\(links.base)/storage/v1/b/\(encodedBucket)/o/\(encodedName)")
-            w.string("mediaLink",
-                     "\(links.base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media")
+            w.string(
+                "mediaLink",
+                "\(links.base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media"
+            )
         }
         w.string("name", m.name)
         w.string("bucket", m.bucket)

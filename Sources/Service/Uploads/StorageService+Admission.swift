@@ -22,8 +22,10 @@ extension StorageService {
     /// (`RulesRequest.unknownFields`): a denial that holds whatever they turn out to be is final here (403,
     /// counted); an allowance that holds whatever they are is `.allowed`; anything else defers to the check at
     /// commit, which sees the true values. Allowances are counted at commit, so every upload is counted once.
-    func admit(_ request: UploadRequest, principal: Principal?, existing: ObjectMetadata?,
-               _ context: RequestContext) throws(ServiceError) -> Admission {
+    func admit(
+        _ request: UploadRequest, principal: Principal?, existing: ObjectMetadata?,
+        _ context: RequestContext
+    ) throws(ServiceError) -> Admission {
         if principal?.isAdmin == true {
             context.decision = .admin
             return .allowed
@@ -39,8 +41,9 @@ extension StorageService {
             var judged = RulesRequest(
                 method: .create, bucket: object.bucket, path: object.name, auth: principal, time: now,
                 resource: existing,
-                requestResource: Self.proposal(object, request.attributes, size: size ?? 0, md5: request.expectedMD5,
-                                               existing: existing))
+                requestResource: Self.proposal(
+                    object, request.attributes, size: size ?? 0, md5: request.expectedMD5,
+                    existing: existing))
             judged.unknownFields = size == nil ? unknown.union(.size) : unknown
             let decision = judge(judged)
             if !decision.allowed { allowedForCertain = false }
@@ -59,8 +62,10 @@ extension StorageService {
     }
 
     /// The object an upload would create, from what is declared before the bytes arrive.
-    static func proposal(_ object: ObjectPath, _ a: ObjectAttributes, size: Int64, md5: String?,
-                         existing: ObjectMetadata?) -> ObjectMetadata {
+    static func proposal(
+        _ object: ObjectPath, _ a: ObjectAttributes, size: Int64, md5: String?,
+        existing: ObjectMetadata?
+    ) -> ObjectMetadata {
         let now = Timestamp.now()
         return ObjectMetadata(
             bucket: object.bucket, name: object.name,
@@ -73,15 +78,19 @@ extension StorageService {
 
     /// Write options whose `beforeCommit` runs rules `create` (overwrites included, v0 §5.8) for `principal`
     /// against the metadata the backend is about to commit; the backend checks the preconditions after it.
-    func commitOptions(_ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,
-                       preconditions: Preconditions, expectedMD5: String?, expectedSize: Int64?,
-                       _ context: RequestContext) -> WriteOptions {
+    func commitOptions(
+        _ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,
+        preconditions: Preconditions, expectedMD5: String?, expectedSize: Int64?,
+        _ context: RequestContext
+    ) -> WriteOptions {
         let check: @Sendable (ObjectMetadata) async throws -> Void = { [self] proposed in
-            try self.authorize(.create, (object.bucket, object.name), principal: principal, resource: existing,
-                               requestResource: proposed, context)
+            try self.authorize(
+                .create, (object.bucket, object.name), principal: principal, resource: existing,
+                requestResource: proposed, context)
         }
-        return WriteOptions(preconditions: preconditions, expectedMD5: expectedMD5, expectedSize: expectedSize,
-                            beforeCommit: check)
+        return WriteOptions(
+            preconditions: preconditions, expectedMD5: expectedMD5, expectedSize: expectedSize,
+            beforeCommit: check)
     }
 
     /// The attributes with a fresh download token when they carry none and the request asks for one.

@@ -7,8 +7,10 @@ public import Storage
 /// commands, the JSON API's `Content-Range` chunks) onto `startResumable` and the `ResumableUpload` it opens.
 extension StorageService {
     /// Starts a resumable upload after the early rules check; returns the sealed upload id.
-    public func startResumable(_ request: UploadRequest, declaredSize: Int64?, caller: Caller,
-                               _ context: RequestContext) async throws(ServiceError) -> String {
+    public func startResumable(
+        _ request: UploadRequest, declaredSize: Int64?, caller: Caller,
+        _ context: RequestContext
+    ) async throws(ServiceError) -> String {
         let bucket = try bucket(request.object.bucket)
         guard let staging = bucket.staging else {
             throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
@@ -21,7 +23,8 @@ extension StorageService {
         admitted.possibleSizes = declaredSize.map { [$0] } ?? []
         let existing = try await existing(object, in: bucket, context)
         if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
-           !request.preconditions.isSatisfied(by: existing) {
+            !request.preconditions.isSatisfied(by: existing)
+        {
             throw .preconditionFailed()
         }
         // The start is accepted: the rules allowed it with what is known (the chunks' commit decides again).
@@ -30,9 +33,12 @@ extension StorageService {
         let derives = request.mintDownloadToken && request.attributes.downloadTokens.isEmpty
         var staged = request.attributes
         if derives {
-            staged.downloadTokens = [sealer.derivedDownloadToken(
-                UploadTicket.downloadTokenSeed(bucket: object.bucket, name: object.name,
-                                               issuedAtMillis: issued.millisecondsSinceEpoch), keyOf: nil)]
+            staged.downloadTokens = [
+                sealer.derivedDownloadToken(
+                    UploadTicket.downloadTokenSeed(
+                        bucket: object.bucket, name: object.name,
+                        issuedAtMillis: issued.millisecondsSinceEpoch), keyOf: nil)
+            ]
         }
         let handle = try await storage(context) { () async throws(StorageError) in
             try await staging.startUpload(object, attributes: staged, declaredSize: declaredSize)
@@ -48,7 +54,8 @@ extension StorageService {
     /// Opens the upload `uploadID` names in `bucket`. An edited, foreign, expired or rotated-out id is an
     /// unknown upload (404), as is one for another bucket.
     public func resumableUpload(_ uploadID: String, bucket name: String, _ context: RequestContext)
-        throws(ServiceError) -> ResumableUpload {
+        throws(ServiceError) -> ResumableUpload
+    {
         let ticket: UploadTicket
         do {
             ticket = try UploadTicket.open(sealer, token: uploadID, bucket: name, now: .now())
@@ -65,8 +72,9 @@ extension StorageService {
         context.objectName = ticket.name
         context.decision = .token
         if context.principalUID == nil { context.principalUID = ticket.principal?.uid }
-        return ResumableUpload(service: self, bucket: bucket, staging: staging, object: object, ticket: ticket,
-                               uploadID: uploadID, context: context)
+        return ResumableUpload(
+            service: self, bucket: bucket, staging: staging, object: object, ticket: ticket,
+            uploadID: uploadID, context: context)
     }
 }
 
@@ -94,10 +102,11 @@ public struct ResumableUpload: Sendable {
             return try await service.storage(context) { () async throws(StorageError) in
                 try await staging.uploadState(ticket.handle, object: object)
             }
-        } catch where error.kind == .notFound {
+        } catch  where error.kind == .notFound {
             guard let meta = try await service.existing(object, in: bucket, context),
-                  meta.timeCreated.millisecondsSinceEpoch >= ticket.issuedAtMillis,
-                  ticket.declaredSize == nil || meta.size == ticket.declaredSize else { return nil }
+                meta.timeCreated.millisecondsSinceEpoch >= ticket.issuedAtMillis,
+                ticket.declaredSize == nil || meta.size == ticket.declaredSize
+            else { return nil }
             return .finalized(size: meta.size, generation: meta.generation)
         }
     }
@@ -146,14 +155,18 @@ public struct ResumableUpload: Sendable {
         let maxObjectBytes = service.configuration.maxObjectBytes
         let ceiling = ticket.declaredSize ?? maxObjectBytes
         let room = ceiling - offset
-        let beyondDeclared = ServiceError.badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes.")
-            .withUpload(.active)
+        let beyondDeclared = ServiceError.badRequest(
+            "The chunk goes beyond the declared upload size of \(ceiling) bytes."
+        )
+        .withUpload(.active)
         if let length = body.expectedLength, length > max(0, room) {
             body.cancel()
             guard case .active(let current)? = try await state() else { throw try await inactive() }
             // A wrong offset is reported as such (with the persisted size, so the client resumes from it), even
             // when the misplaced chunk would also overrun the declared size.
-            if offset != current { throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active) }
+            if offset != current {
+                throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active)
+            }
             if ticket.declaredSize != nil { throw beyondDeclared }
             throw ServiceError.payloadTooLarge(limit: maxObjectBytes)
         }
@@ -171,7 +184,9 @@ public struct ResumableUpload: Sendable {
             case .sizeMismatch:
                 throw beyondDeclared
             case .bodyFailed(let underlying):
-                if case .limitExceeded? = underlying as? ByteStreamError, ticket.declaredSize != nil { throw beyondDeclared }
+                if case .limitExceeded? = underlying as? ByteStreamError, ticket.declaredSize != nil {
+                    throw beyondDeclared
+                }
                 throw ServiceError(bodyError: underlying).withUpload(.active)
             default:
                 throw ServiceError(error).withUpload(.active)
@@ -204,9 +219,10 @@ public struct ResumableUpload: Sendable {
         }
         let existing = try await service.existing(object, in: bucket, context)
         let options = service.recordingChanges(
-            service.commitOptions(object, principal: ticket.principal, existing: existing,
-                                  preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
-                                  expectedSize: ticket.declaredSize, context),
+            service.commitOptions(
+                object, principal: ticket.principal, existing: existing,
+                preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
+                expectedSize: ticket.declaredSize, context),
             in: bucket)
         var attributes = ticket.attributes
         if ticket.derivesDownloadToken {
@@ -215,8 +231,9 @@ public struct ResumableUpload: Sendable {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
-            let committed = try await staging.finalizeUpload(ticket.handle, object: object, attributes: attributes,
-                                                             options: options)
+            let committed = try await staging.finalizeUpload(
+                ticket.handle, object: object, attributes: attributes,
+                options: options)
             service.publishWrite(committed, replaced: existing, in: bucket)
             return committed
         } catch {

@@ -16,8 +16,10 @@ public struct UploadRequest: Sendable {
     /// a Firebase surface has one).
     public var mintDownloadToken: Bool
 
-    public init(object: ObjectPath, attributes: ObjectAttributes, possibleSizes: [Int64] = [],
-                expectedMD5: String? = nil, preconditions: Preconditions = .none, mintDownloadToken: Bool) {
+    public init(
+        object: ObjectPath, attributes: ObjectAttributes, possibleSizes: [Int64] = [],
+        expectedMD5: String? = nil, preconditions: Preconditions = .none, mintDownloadToken: Bool
+    ) {
         self.object = object
         self.attributes = attributes
         self.possibleSizes = possibleSizes

@@ -46,11 +46,14 @@ public struct ChangeRecorder: Sendable {
 /// Writes and finalizes record through `WriteOptions.changes`; metadata updates and deletes through these
 /// variants of the core calls (same contracts, plus the recording).
 public protocol ChangeOutbox: StorageBackend {
-    func updateMetadata(_ object: ObjectPath, patch: MetadataPatch, preconditions: Preconditions,
-                        recording changes: ChangeRecorder?) async throws(StorageError) -> ObjectMetadata
+    func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch, preconditions: Preconditions,
+        recording changes: ChangeRecorder?
+    ) async throws(StorageError) -> ObjectMetadata
 
-    func delete(_ object: ObjectPath, preconditions: Preconditions,
-                recording changes: ChangeRecorder?) async throws(StorageError)
+    func delete(
+        _ object: ObjectPath, preconditions: Preconditions,
+        recording changes: ChangeRecorder?) async throws(StorageError)
 
     /// The outbox, for the dispatcher that delivers its events.
     var eventLedger: any EventLedger { get }

@@ -1,8 +1,9 @@
+public import PortcullisCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import PortcullisCore
-import Synchronization
 
 extension ObjectBody {
     /// The bytes as a pull stream, for consumers other than an HTTP response (a server-side copy or compose

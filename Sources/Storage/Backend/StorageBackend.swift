@@ -31,12 +31,16 @@ public protocol StorageBackend: Sendable {
     /// one. Checks `options.preconditions` against the generation being replaced at commit time, after
     /// `options.beforeCommit` (never before it, and never before the body is in: a caller the rules refuse
     /// must not learn whether they held — the service fails fast itself once the caller is allowed).
-    func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-               options: WriteOptions) async throws(StorageError) -> ObjectMetadata
+    func write(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata
 
     /// Applies `patch` atomically (`MetadataPatch.applied(to:now:)`): bumps metageneration and `updated`.
-    func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                        preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata
+    func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch,
+        preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata
 
     /// Removes the object. Throws `.notFound` if absent; open readers keep their bytes.
     func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError)
@@ -50,16 +54,20 @@ public protocol StorageBackend: Sendable {
 public protocol ResumableStaging: Sendable {
     /// Opens a staging area for `object`; returns a handle string the backend understands (an embedded
     /// staging id, a GCS session URI, an S3 upload id plus context).
-    func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
-                     declaredSize: Int64?) async throws(StorageError) -> String
+    func startUpload(
+        _ object: ObjectPath, attributes: ObjectAttributes,
+        declaredSize: Int64?
+    ) async throws(StorageError) -> String
 
     /// Appends a chunk that must begin at exactly `offset` (else `.offsetMismatch(current:)`, nothing stored).
     /// A chunk is stored whole or not at all. Returns the new staged size.
     /// Errors: `.notFound` (unknown or expired handle, or a handle of another object), `.invalidArgument`
     /// (the upload was finalized or cancelled), `.sizeMismatch` (the chunk runs past the declared size),
     /// `.unavailable` (the backend's staging space is full; retry later), `.bodyFailed`.
-    func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
-                     body: any ByteStream) async throws(StorageError) -> Int64
+    func appendChunk(
+        _ handle: String, object: ObjectPath, offset: Int64,
+        body: any ByteStream
+    ) async throws(StorageError) -> Int64
 
     /// Bytes persisted so far (for a finalized upload: its final size). Throws `.notFound` for an unknown or
     /// expired handle, `.invalidArgument` for a cancelled one.
@@ -69,8 +77,10 @@ public protocol ResumableStaging: Sendable {
     /// `options.beforeCommit`. The staging area is released on success. A staged size different from the
     /// declared one (or `options.expectedSize`) is `.sizeMismatch`; a finalized or cancelled upload is
     /// `.invalidArgument`. Any failure leaves the upload active with its bytes, so finalize may be retried.
-    func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
-                        options: WriteOptions) async throws(StorageError) -> ObjectMetadata
+    func finalizeUpload(
+        _ handle: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata
 
     /// Discards the staged bytes. Idempotent for an active or already cancelled upload; a no-op for a
     /// finalized one (the object stays). Throws `.notFound` for an unknown or expired handle.
@@ -174,9 +184,11 @@ public struct ListRequest: Sendable, Equatable {
     /// Fill `ListPage.objects` with each item's metadata.
     public var includeMetadata: Bool
 
-    public init(bucket: String, prefix: String, delimiter: String?, maxResults: Int, cursor: String?,
-                startOffset: String? = nil, endOffset: String? = nil, includeTrailingDelimiter: Bool = false,
-                matchGlob: NameGlob? = nil, firebaseView: Bool = true, includeMetadata: Bool = false) {
+    public init(
+        bucket: String, prefix: String, delimiter: String?, maxResults: Int, cursor: String?,
+        startOffset: String? = nil, endOffset: String? = nil, includeTrailingDelimiter: Bool = false,
+        matchGlob: NameGlob? = nil, firebaseView: Bool = true, includeMetadata: Bool = false
+    ) {
         self.bucket = bucket
         self.prefix = prefix
         self.delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
@@ -235,9 +247,11 @@ public struct WriteOptions: Sendable {
     /// ignore it).
     public var changes: ChangeRecorder?
 
-    public init(preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,
-                beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil,
-                changes: ChangeRecorder? = nil) {
+    public init(
+        preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,
+        beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil,
+        changes: ChangeRecorder? = nil
+    ) {
         self.preconditions = preconditions
         self.expectedMD5 = expectedMD5
         self.expectedSize = expectedSize

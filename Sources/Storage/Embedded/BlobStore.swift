@@ -33,8 +33,10 @@ struct BlobStore: Sendable {
         }
         let pipeline = pipeline(into: file, checksum: BodyChecksum())
         do throws(StorageError) {
-            _ = try await BodyPump.pump(body, limit: expectedSize,
-                                        overflow: { .sizeMismatch(expected: expectedSize ?? 0, actual: $0) }) {
+            _ = try await BodyPump.pump(
+                body, limit: expectedSize,
+                overflow: { .sizeMismatch(expected: expectedSize ?? 0, actual: $0) }
+            ) {
                 (batch: BodyBatch) async throws(StorageError) in
                 try await pipeline.submit(batch)
             }
@@ -53,7 +55,8 @@ struct BlobStore: Sendable {
 
     /// Renames a received file (or hard-links a staged one, `keepSource`) to its blob name and makes the new
     /// directory entry durable. Returns the blob path.
-    func publish(_ source: String, bucket: String, blobID: Int64, keepSource: Bool) async throws(StorageError) -> String {
+    func publish(_ source: String, bucket: String, blobID: Int64, keepSource: Bool) async throws(StorageError) -> String
+    {
         let directory = layout.blobDirectory(bucket: bucket)
         let target = layout.blobFile(bucket: bucket, blobID: blobID)
         try await pool.run { () throws(StorageError) in
@@ -111,8 +114,10 @@ final class ChecksumReader: @unchecked Sendable {
             let path = self.path, descriptor = self.descriptor, offset = self.offset
             let result = buffer.withUnsafeMutableBytes { (raw) -> Result<Int, StorageError> in
                 do throws(StorageError) {
-                    return .success(try FileSystem.read(
-                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset, path: path))
+                    return .success(
+                        try FileSystem.read(
+                            descriptor, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<want]), at: offset,
+                            path: path))
                 } catch {
                     return .failure(error)
                 }

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import PortcullisCore
+import Synchronization
 
 /// A fixed number of serial DispatchQueues ("lanes") where the embedded backend runs blocking work: file
 /// opens, writes, `fsync`, renames, unlinks. Never Swift's cooperative pool, whose threads are as many as the
@@ -28,8 +28,10 @@ final class BlockingPool: Sendable {
     }
 
     /// Runs `body` on `queue` and suspends the caller until it finished.
-    static func run<T: Sendable>(on queue: DispatchQueue,
-                                 _ body: @escaping @Sendable () throws(StorageError) -> T) async throws(StorageError) -> T {
+    static func run<T: Sendable>(
+        on queue: DispatchQueue,
+        _ body: @escaping @Sendable () throws(StorageError) -> T
+    ) async throws(StorageError) -> T {
         let result: Result<T, StorageError> = await withCheckedContinuation { continuation in
             queue.async {
                 do throws(StorageError) {

@@ -38,7 +38,9 @@ struct ObjectChecksums: Sendable, Equatable {
     var md5Base64: String { Base64.encode(md5) }
     /// Base64 of the big-endian CRC32C (`crc32c`), as GCS reports it.
     var crc32cBase64: String {
-        Base64.encode([UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xFF), UInt8((crc32c >> 8) & 0xFF),
-                       UInt8(crc32c & 0xFF)])
+        Base64.encode([
+            UInt8(crc32c >> 24), UInt8((crc32c >> 16) & 0xFF), UInt8((crc32c >> 8) & 0xFF),
+            UInt8(crc32c & 0xFF),
+        ])
     }
 }

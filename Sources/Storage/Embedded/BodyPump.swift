@@ -31,8 +31,10 @@ enum BodyPump {
     static let batchSize = 1024 * 1024
 
     /// Returns the number of bytes pumped.
-    static func pump(_ body: any ByteStream, limit: Int64?, overflow: (Int64) -> StorageError,
-                     sink: (BodyBatch) async throws(StorageError) -> Void) async throws(StorageError) -> Int64 {
+    static func pump(
+        _ body: any ByteStream, limit: Int64?, overflow: (Int64) -> StorageError,
+        sink: (BodyBatch) async throws(StorageError) -> Void
+    ) async throws(StorageError) -> Int64 {
         var batch = BodyBatch()
         var total: Int64 = 0
         while true {
@@ -64,8 +66,10 @@ enum BodyPump {
     }
 
     /// A sink failure (disk full, staging ceiling) abandons the rest of the body: nobody will read it.
-    private static func deliver(_ batch: BodyBatch, to sink: (BodyBatch) async throws(StorageError) -> Void,
-                                abandoning body: any ByteStream) async throws(StorageError) {
+    private static func deliver(
+        _ batch: BodyBatch, to sink: (BodyBatch) async throws(StorageError) -> Void,
+        abandoning body: any ByteStream
+    ) async throws(StorageError) {
         do throws(StorageError) {
             try await sink(batch)
         } catch {

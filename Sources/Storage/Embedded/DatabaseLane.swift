@@ -15,7 +15,9 @@ final class DatabaseLane: Sendable {
     }
 
     /// Runs `body` with the connection on the lane's queue, suspending the caller meanwhile.
-    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T) async throws(StorageError) -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T)
+        async throws(StorageError) -> T
+    {
         let connection = self.connection
         return try await BlockingPool.run(on: queue) { () throws(StorageError) -> T in
             defer { connection.releaseStatements() }

@@ -4,8 +4,10 @@ public import PortcullisCore
 extension EmbeddedBackend {
     public var eventLedger: any EventLedger { store.events }
 
-    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch, preconditions: Preconditions,
-                               recording changes: ChangeRecorder?) async throws(StorageError) -> ObjectMetadata {
+    public func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch, preconditions: Preconditions,
+        recording changes: ChangeRecorder?
+    ) async throws(StorageError) -> ObjectMetadata {
         try check(object)
         return try await store.writer.run { (db) throws(StorageError) -> ObjectMetadata in
             try db.transaction(immediate: true) { () throws(StorageError) -> ObjectMetadata in
@@ -16,16 +18,22 @@ extension EmbeddedBackend {
                 let updated = patch.applied(to: current.metadata, now: .now())
                 try ObjectIndex.upsert(db, StoredObject(metadata: updated, blobID: current.blobID))
                 if let changes {
-                    try EventOutboxSQL.insert(db, changes.render(ObjectChange(kind: .metadataUpdated, object: updated,
-                                                                              time: updated.updated)))
+                    try EventOutboxSQL.insert(
+                        db,
+                        changes.render(
+                            ObjectChange(
+                                kind: .metadataUpdated, object: updated,
+                                time: updated.updated)))
                 }
                 return updated
             }
         }
     }
 
-    public func delete(_ object: ObjectPath, preconditions: Preconditions,
-                       recording changes: ChangeRecorder?) async throws(StorageError) {
+    public func delete(
+        _ object: ObjectPath, preconditions: Preconditions,
+        recording changes: ChangeRecorder?
+    ) async throws(StorageError) {
         try check(object)
         let blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
             try db.transaction(immediate: true) { () throws(StorageError) -> Int64 in
@@ -35,8 +43,12 @@ extension EmbeddedBackend {
                 guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
                 try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
                 if let changes {
-                    try EventOutboxSQL.insert(db, changes.render(ObjectChange(kind: .deleted, object: current.metadata,
-                                                                              time: .now())))
+                    try EventOutboxSQL.insert(
+                        db,
+                        changes.render(
+                            ObjectChange(
+                                kind: .deleted, object: current.metadata,
+                                time: .now())))
                 }
                 return current.blobID
             }

@@ -2,20 +2,25 @@ public import PortcullisCore
 
 /// Resumable uploads of the embedded backend (see `StagingArea` for the on-disk protocol).
 extension EmbeddedBackend {
-    public func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
-                            declaredSize: Int64?) async throws(StorageError) -> String {
+    public func startUpload(
+        _ object: ObjectPath, attributes: ObjectAttributes,
+        declaredSize: Int64?
+    ) async throws(StorageError) -> String {
         try check(object)
         if let declaredSize, declaredSize < 0 { throw .invalidArgument("negative upload size") }
         let id = FileSystem.randomIdentifier()
         try await store.writer.run { (db) throws(StorageError) in
-            try StagingArea.insert(db, id: id, object: object, attributes: attributes, declaredSize: declaredSize,
-                                   now: .now())
+            try StagingArea.insert(
+                db, id: id, object: object, attributes: attributes, declaredSize: declaredSize,
+                now: .now())
         }
         return id
     }
 
-    public func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
-                            body: any ByteStream) async throws(StorageError) -> Int64 {
+    public func appendChunk(
+        _ handle: String, object: ObjectPath, offset: Int64,
+        body: any ByteStream
+    ) async throws(StorageError) -> Int64 {
         let session = try await activeSession(handle, object: object)
         guard offset == session.size else { throw .offsetMismatch(current: session.size) }
         let path = store.layout.stagingFile(handle)
@@ -37,9 +42,12 @@ extension EmbeddedBackend {
             let locked = try await activeSession(handle, object: object)
             guard locked.size == offset else { throw .offsetMismatch(current: locked.size) }
             // Continue this process's running checksum when it covers exactly the bytes before `offset`.
-            let running: BodyChecksum? = offset == 0 ? BodyChecksum() : store.stagedChecksums.withLock { map in
-                map[ExactString(handle)].flatMap { $0.byteCount == offset ? $0 : nil }
-            }
+            let running: BodyChecksum? =
+                offset == 0
+                ? BodyChecksum()
+                : store.stagedChecksums.withLock { map in
+                    map[ExactString(handle)].flatMap { $0.byteCount == offset ? $0 : nil }
+                }
             try await pool.run { () throws(StorageError) in
                 try FileSystem.truncate(appender.descriptor, to: offset, path: path)
             }
@@ -51,8 +59,10 @@ extension EmbeddedBackend {
             let store = self.store
             let writer = store.blobs.pipeline(into: appender, checksum: running)
             pipeline = writer
-            _ = try await BodyPump.pump(body, limit: declaredRoom,
-                                        overflow: { .sizeMismatch(expected: locked.declaredSize ?? 0, actual: offset + $0) }) {
+            _ = try await BodyPump.pump(
+                body, limit: declaredRoom,
+                overflow: { .sizeMismatch(expected: locked.declaredSize ?? 0, actual: offset + $0) }
+            ) {
                 (batch: BodyBatch) async throws(StorageError) in
                 let count = Int64(batch.count)
                 reserved += count
@@ -74,7 +84,8 @@ extension EmbeddedBackend {
             guard recorded else { throw .invalidArgument("The upload is no longer active.") }
             store.stagedChecksums.withLock { map in
                 if let checksum, checksum.byteCount == newSize,
-                   map[ExactString(handle)] != nil || map.count < EmbeddedStore.maxTrackedChecksums {
+                    map[ExactString(handle)] != nil || map.count < EmbeddedStore.maxTrackedChecksums
+                {
                     map[ExactString(handle)] = checksum
                 } else {
                     map[ExactString(handle)] = nil
@@ -112,8 +123,10 @@ extension EmbeddedBackend {
         }
     }
 
-    public func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
-                               options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func finalizeUpload(
+        _ handle: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         _ = try await activeSession(handle, object: object)
         let path = store.layout.stagingFile(handle)
         let pool = store.blobs.pool
@@ -125,7 +138,9 @@ extension EmbeddedBackend {
             }
             return FileAppender(path: path, descriptor: fd, position: 0)
         }
-        guard let lock else { throw .unavailable(reason: "a chunk of this upload is still being stored", retryAfter: 1) }
+        guard let lock else {
+            throw .unavailable(reason: "a chunk of this upload is still being stored", retryAfter: 1)
+        }
         do throws(StorageError) {
             let session = try await activeSession(handle, object: object)
             if let declared = session.declaredSize, declared != session.size {
@@ -139,13 +154,14 @@ extension EmbeddedBackend {
             let tracked = store.stagedChecksums.withLock { map in map[ExactString(handle)] }
             let checksums: ObjectChecksums
             if let tracked, tracked.byteCount == session.size {
-                checksums = tracked.finish()   // computed while the chunks were appended; no re-read
+                checksums = tracked.finish()  // computed while the chunks were appended; no re-read
             } else {
                 checksums = try await store.blobs.checksums(ofFile: path, size: session.size)
             }
             try verify(checksums, options: options)
-            let metadata = try await commit(object, source: path, keepSource: true, checksums: checksums,
-                                            attributes: attributes, options: options, stagingID: handle)
+            let metadata = try await commit(
+                object, source: path, keepSource: true, checksums: checksums,
+                attributes: attributes, options: options, stagingID: handle)
             store.stagedChecksums.withLock { map in map[ExactString(handle)] = nil }
             await pool.runQuietly {
                 FileSystem.remove(path)

@@ -24,8 +24,10 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     /// the same directory share one database and I/O pool. The first open of a directory in a process
     /// removes orphaned files (all of them when no other process has the directory open). Blocking: call at
     /// start-up.
-    public static func open(directory: String, bucket: String,
-                            options: EmbeddedOptions = EmbeddedOptions()) throws(StorageError) -> EmbeddedBackend {
+    public static func open(
+        directory: String, bucket: String,
+        options: EmbeddedOptions = EmbeddedOptions()
+    ) throws(StorageError) -> EmbeddedBackend {
         guard !bucket.isEmpty else { throw .invalidArgument("bucket name is empty") }
         let store = try EmbeddedStore.shared(directory: directory, options: options)
         try store.writer.runSync { (db) throws(StorageError) in
@@ -88,7 +90,9 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         guard (1...1000).contains(request.maxResults) else {
             throw .invalidArgument("maxResults must be between 1 and 1000")
         }
-        let cursor = try request.cursor.map { (text) throws(StorageError) -> ListCursor in try ListCursor(decoding: text) }
+        let cursor = try request.cursor.map { (text) throws(StorageError) -> ListCursor in
+            try ListCursor(decoding: text)
+        }
         var shape = request
         shape.cursor = nil
         let scanner = ListScanner(shape)
@@ -116,8 +120,10 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
 
     // MARK: - Writes
 
-    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func write(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         try check(object)
         let received = try await blobs.receive(body, expectedSize: options.expectedSize)
         do throws(StorageError) {
@@ -126,12 +132,15 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
             await blobs.remove(received.tempPath)
             throw error
         }
-        return try await commit(object, source: received.tempPath, keepSource: false, checksums: received.checksums,
-                                attributes: attributes, options: options, stagingID: nil)
+        return try await commit(
+            object, source: received.tempPath, keepSource: false, checksums: received.checksums,
+            attributes: attributes, options: options, stagingID: nil)
     }
 
-    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+    public func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch,
+        preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata {
         try await updateMetadata(object, patch: patch, preconditions: preconditions, recording: nil)
     }
 
@@ -143,9 +152,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
 
     /// Publishes `source` as a blob, asks `beforeCommit`, then commits the row in one transaction. Every
     /// failure removes the published blob; on success the replaced generation's blob is unlinked.
-    func commit(_ object: ObjectPath, source: String, keepSource: Bool, checksums: ObjectChecksums,
-                attributes: ObjectAttributes, options: WriteOptions,
-                stagingID: String?) async throws(StorageError) -> ObjectMetadata {
+    func commit(
+        _ object: ObjectPath, source: String, keepSource: Bool, checksums: ObjectChecksums,
+        attributes: ObjectAttributes, options: WriteOptions,
+        stagingID: String?
+    ) async throws(StorageError) -> ObjectMetadata {
         let blobID: Int64
         do throws(StorageError) {
             blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
@@ -192,8 +203,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
                         final.generation = try ObjectIndex.allocateGeneration(db, now: .now())
                     }
                     if let stagingID {
-                        guard try StagingArea.close(db, id: stagingID, state: .final, generation: final.generation,
-                                                    now: now) else {
+                        guard
+                            try StagingArea.close(
+                                db, id: stagingID, state: .final, generation: final.generation,
+                                now: now)
+                        else {
                             throw .invalidArgument("The upload is no longer active.")
                         }
                     }

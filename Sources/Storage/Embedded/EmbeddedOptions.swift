@@ -1,4 +1,5 @@
 public import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,10 +30,13 @@ public struct EmbeddedOptions: Sendable {
     public var orphanGracePeriodSeconds: Int64
     public var logger: Logger
 
-    public init(readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores, ioThreads: Int = 2, busyTimeoutMilliseconds: Int = 5000,
-                maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
-                sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
-                logger: Logger = .disabled) {
+    public init(
+        readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores, ioThreads: Int = 2,
+        busyTimeoutMilliseconds: Int = 5000,
+        maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
+        sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
+        logger: Logger = .disabled
+    ) {
         self.readerConnections = readerConnections
         self.inlineReaderConnections = inlineReaderConnections
         self.ioThreads = ioThreads

@@ -1,6 +1,6 @@
 import Dispatch
-import Synchronization
 import PortcullisCore
+import Synchronization
 
 /// Everything one embedded directory shares between the buckets (and backends) that use it: the SQLite
 /// connections and their lanes, the file I/O pool, the directory lock and the maintenance timer.
@@ -90,8 +90,9 @@ final class EmbeddedStore: Sendable {
             FileSystem.close(lockDescriptor)
             throw error
         }
-        blobs = BlobStore(layout: layout, pool: BlockingPool(label: "portcullis.embedded.io", laneCount: options.ioThreads),
-                          hashers: BlockingPool(label: "portcullis.embedded.hash", laneCount: EmbeddedOptions.onlineCores))
+        blobs = BlobStore(
+            layout: layout, pool: BlockingPool(label: "portcullis.embedded.io", laneCount: options.ioThreads),
+            hashers: BlockingPool(label: "portcullis.embedded.hash", laneCount: EmbeddedOptions.onlineCores))
         maintenance = DispatchQueue(label: "portcullis.embedded.maintenance", qos: .utility)
         let collector = GarbageCollector(store: self)
         do throws(StorageError) {
@@ -122,8 +123,9 @@ final class EmbeddedStore: Sendable {
         source.setEventHandler { [weak self] in
             guard let self else { return }
             do throws(StorageError) {
-                try GarbageCollector(store: self).collect(graceSeconds: self.options.orphanGracePeriodSeconds,
-                                                          includeBlobs: false)
+                try GarbageCollector(store: self).collect(
+                    graceSeconds: self.options.orphanGracePeriodSeconds,
+                    includeBlobs: false)
             } catch {
                 self.options.logger.warning("embedded sweep failed", [("error", .string("\(error)"))])
             }

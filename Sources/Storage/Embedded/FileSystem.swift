@@ -1,9 +1,10 @@
+import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import PortcullisCore
 
 /// Thin throwing wrappers over the POSIX calls of the embedded backend.
 ///
@@ -66,8 +67,10 @@ enum FileSystem {
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; returns how many (0 at end of file).
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
-                     path: String) throws(StorageError) -> Int {
+    static func read(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+        path: String
+    ) throws(StorageError) -> Int {
         while true {
             let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
             if n >= 0 { return n }

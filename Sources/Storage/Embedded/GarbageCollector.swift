@@ -51,8 +51,9 @@ struct GarbageCollector {
             }
         }
         if removed > 0 {
-            store.options.logger.info("embedded store removed orphaned files",
-                                      [("directory", .string(layout.root)), ("files", .int(Int64(removed)))])
+            store.options.logger.info(
+                "embedded store removed orphaned files",
+                [("directory", .string(layout.root)), ("files", .int(Int64(removed)))])
         }
     }
 }

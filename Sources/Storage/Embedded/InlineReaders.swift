@@ -1,5 +1,5 @@
-import Synchronization
 import PortcullisCore
+import Synchronization
 
 /// SQLite reader connections used in place, on the calling thread, for point lookups made while an HTTP event
 /// loop runs a request synchronously and grants it `InPlaceLookup.permit`.

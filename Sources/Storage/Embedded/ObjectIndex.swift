@@ -74,7 +74,8 @@ enum ObjectIndex {
 
     /// Inserts or replaces the row of `object.metadata.bucket`/`name`.
     static func upsert(_ db: SQLiteDatabase, _ object: StoredObject) throws(StorageError) {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             INSERT OR REPLACE INTO objects (bucket, name, \(columns))
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
             """)

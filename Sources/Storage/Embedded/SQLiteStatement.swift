@@ -43,8 +43,9 @@ final class SQLiteStatement {
     func bind(_ index: Int32, blob: [UInt8]) throws(StorageError) {
         let code = blob.withUnsafeBytes { raw in
             // A zero-length blob must still be a BLOB (not NULL): give SQLite a non-null pointer.
-            pc_sqlite3_bind_blob_transient(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!,
-                                           Int32(raw.count))
+            pc_sqlite3_bind_blob_transient(
+                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!,
+                Int32(raw.count))
         }
         try check(code)
     }

@@ -36,9 +36,12 @@ enum StagingArea {
         let generation: Int64?
     }
 
-    static func insert(_ db: SQLiteDatabase, id: String, object: ObjectPath, attributes: ObjectAttributes,
-                       declaredSize: Int64?, now: Timestamp) throws(StorageError) {
-        let statement = try db.statement("""
+    static func insert(
+        _ db: SQLiteDatabase, id: String, object: ObjectPath, attributes: ObjectAttributes,
+        declaredSize: Int64?, now: Timestamp
+    ) throws(StorageError) {
+        let statement = try db.statement(
+            """
             INSERT INTO staging (id, bucket, name, attributes, declared_size, size, state, time_created, last_active)
             VALUES (?1, ?2, ?3, ?4, ?5, 0, 'active', ?6, ?6)
             """)
@@ -52,7 +55,8 @@ enum StagingArea {
     }
 
     static func fetch(_ db: SQLiteDatabase, id: String) throws(StorageError) -> Session? {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             SELECT bucket, name, attributes, declared_size, size, state, generation FROM staging WHERE id = ?1
             """)
         try statement.bind(1, id)
@@ -66,9 +70,12 @@ enum StagingArea {
     }
 
     /// Records a stored chunk: succeeds only if the session is still active at `oldSize`.
-    static func recordAppend(_ db: SQLiteDatabase, id: String, oldSize: Int64, newSize: Int64,
-                             now: Timestamp) throws(StorageError) -> Bool {
-        let statement = try db.statement("""
+    static func recordAppend(
+        _ db: SQLiteDatabase, id: String, oldSize: Int64, newSize: Int64,
+        now: Timestamp
+    ) throws(StorageError) -> Bool {
+        let statement = try db.statement(
+            """
             UPDATE staging SET size = ?3, last_active = ?4 WHERE id = ?1 AND size = ?2 AND state = 'active'
             """)
         try statement.bind(1, id)
@@ -80,9 +87,12 @@ enum StagingArea {
     }
 
     /// Moves an active session to `final` (inside the commit transaction) or `cancelled`.
-    static func close(_ db: SQLiteDatabase, id: String, state: Session.State, generation: Int64?,
-                      now: Timestamp) throws(StorageError) -> Bool {
-        let statement = try db.statement("""
+    static func close(
+        _ db: SQLiteDatabase, id: String, state: Session.State, generation: Int64?,
+        now: Timestamp
+    ) throws(StorageError) -> Bool {
+        let statement = try db.statement(
+            """
             UPDATE staging SET state = ?2, generation = ?3, last_active = ?4 WHERE id = ?1 AND state = 'active'
             """)
         try statement.bind(1, id)

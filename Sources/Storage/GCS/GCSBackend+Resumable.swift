@@ -20,19 +20,23 @@ extension GCSBackend: ResumableStaging {
     /// URIs a session may have: the configured endpoint's upload path for this bucket.
     var sessionPrefix: String { "\(configuration.endpoint)/upload/storage/v1\(bucketPath)/o?" }
 
-    public func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
-                            declaredSize: Int64?) async throws(StorageError) -> String {
+    public func startUpload(
+        _ object: ObjectPath, attributes: ObjectAttributes,
+        declaredSize: Int64?
+    ) async throws(StorageError) -> String {
         if let declaredSize, declaredSize < 0 { throw .invalidArgument("negative upload size") }
         try Self.checkWritable(object.name)
-        let session = try await startSession(object, attributes: attributes, preconditions: .none,
-                                             declaredSize: declaredSize)
+        let session = try await startSession(
+            object, attributes: attributes, preconditions: .none,
+            declaredSize: declaredSize)
         guard GCSUploadHandle.isSession(session, prefix: sessionPrefix) else {
             throw .internalError("GCS answered with an upload session outside the configured endpoint")
         }
         let handle = GCSUploadHandle(declaredSize: declaredSize, object: object, session: session)
         do {
-            try await writeRecord(.active(base: 0, tail: [], checksum: GCSRunningChecksum()), session: session,
-                                  object: object)
+            try await writeRecord(
+                .active(base: 0, tail: [], checksum: GCSRunningChecksum()), session: session,
+                object: object)
         } catch {
             await cancelSession(session)
             throw error
@@ -40,8 +44,10 @@ extension GCSBackend: ResumableStaging {
         return handle.encoded
     }
 
-    public func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
-                            body: any ByteStream) async throws(StorageError) -> Int64 {
+    public func appendChunk(
+        _ handle: String, object: ObjectPath, offset: Int64,
+        body: any ByteStream
+    ) async throws(StorageError) -> Int64 {
         let upload = try parse(handle, object)
         let record = try await activeRecord(upload, object)
         let staged = record.base + Int64(record.tail.count)
@@ -66,15 +72,23 @@ extension GCSBackend: ResumableStaging {
         }
     }
 
-    public func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
-                               options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func finalizeUpload(
+        _ handle: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         let upload = try parse(handle, object)
         let (base, tail, checksum) = try await activeRecord(upload, object)
         let total = base + Int64(tail.count)
-        if let declared = upload.declaredSize, declared != total { throw .sizeMismatch(expected: declared, actual: total) }
-        if let expected = options.expectedSize, expected != total { throw .sizeMismatch(expected: expected, actual: total) }
+        if let declared = upload.declaredSize, declared != total {
+            throw .sizeMismatch(expected: declared, actual: total)
+        }
+        if let expected = options.expectedSize, expected != total {
+            throw .sizeMismatch(expected: expected, actual: total)
+        }
         let (md5, crc32c) = checksum.digests
-        if let expected = options.expectedMD5, expected != md5 { throw .checksumMismatch(expected: expected, actual: md5) }
+        if let expected = options.expectedMD5, expected != md5 {
+            throw .checksumMismatch(expected: expected, actual: md5)
+        }
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
@@ -88,12 +102,15 @@ extension GCSBackend: ResumableStaging {
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
         try await checkPreconditions(object, options.preconditions)
         let range = tail.isEmpty ? "bytes */\(total)" : "bytes \(base)-\(total - 1)/\(total)"
-        let headers = [("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream"),
-                       ("X-Goog-Hash", "crc32c=\(crc32c),md5=\(md5)")]
+        let headers = [
+            ("Content-Range", range), ("Content-Type", attributes.contentType ?? "application/octet-stream"),
+            ("X-Goog-Hash", "crc32c=\(crc32c),md5=\(md5)"),
+        ]
         let status: Int, json: JSONValue?
         do {
-            (status, _, json) = try await sendJSON("PUT", upload.session, headers: headers, op: "upload_finalize",
-                                                   idempotent: false, rawBody: tail)
+            (status, _, json) = try await sendJSON(
+                "PUT", upload.session, headers: headers, op: "upload_finalize",
+                idempotent: false, rawBody: tail)
         } catch .invalidArgument(let why) {
             // GCS refuses a commit whose bytes do not match `X-Goog-Hash`: what it holds is not what we staged.
             await abandon(upload, object)
@@ -105,15 +122,23 @@ extension GCSBackend: ResumableStaging {
         let metadata = try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
         if metadata.size != total || (metadata.md5Hash != nil && metadata.md5Hash != md5) {
             // Emulators ignore X-Goog-Hash: take the generation back; this upload is over.
-            _ = try? await sendJSON("DELETE", objectURL(object.name, query: [("generation", String(metadata.generation)),
-                                                                             ("ifGenerationMatch", String(metadata.generation))]),
-                                    op: "delete", idempotent: true)
+            _ = try? await sendJSON(
+                "DELETE",
+                objectURL(
+                    object.name,
+                    query: [
+                        ("generation", String(metadata.generation)),
+                        ("ifGenerationMatch", String(metadata.generation)),
+                    ]),
+                op: "delete", idempotent: true)
             await abandon(upload, object)
-            throw .internalError("GCS committed other bytes than were staged (\(metadata.size) bytes, MD5 \(metadata.md5Hash ?? "-"))")
+            throw .internalError(
+                "GCS committed other bytes than were staged (\(metadata.size) bytes, MD5 \(metadata.md5Hash ?? "-"))")
         }
         // The object is committed; a lost record only makes a later query fall back to the object itself.
-        try? await writeRecord(.final(size: metadata.size, generation: metadata.generation), session: upload.session,
-                               object: object)
+        try? await writeRecord(
+            .final(size: metadata.size, generation: metadata.generation), session: upload.session,
+            object: object)
         return metadata
     }
 
@@ -123,7 +148,7 @@ extension GCSBackend: ResumableStaging {
         case nil: throw .notFound
         case .cancelled?, .final?: return
         case .active?:
-            await cancelSession(upload.session) // GCS answers 499
+            await cancelSession(upload.session)  // GCS answers 499
             try await writeRecord(.cancelled, session: upload.session, object: object)
         }
     }
@@ -132,8 +157,10 @@ extension GCSBackend: ResumableStaging {
 
     /// A chunk of known length: its aligned part streams to the session in one PUT (with the old tail in
     /// front); the rest becomes the new tail.
-    private func appendKnown(_ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
-                             body: any ByteStream, length: Int64) async throws(StorageError) -> Int64 {
+    private func appendKnown(
+        _ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
+        body: any ByteStream, length: Int64
+    ) async throws(StorageError) -> Int64 {
         let (base, tail, checksum) = record
         let staged = base + Int64(tail.count)
         if let declared = upload.declaredSize, staged + length > declared {
@@ -150,15 +177,18 @@ extension GCSBackend: ResumableStaging {
             }
             var next = checksum
             next.update(bytes)
-            try await writeRecord(.active(base: base, tail: tail + bytes, checksum: next), session: upload.session,
-                                  object: object)
+            try await writeRecord(
+                .active(base: base, tail: tail + bytes, checksum: next), session: upload.session,
+                object: object)
             return staged + length
         }
-        let stream = GCSChunkStream(prefix: tail, body: body, forward: aligned - Int64(tail.count),
-                                    restCount: Int(combined - aligned), checksum: checksum)
-        let response = try await send("PUT", upload.session,
-                                      headers: [("Content-Range", "bytes \(base)-\(base + aligned - 1)/*")],
-                                      body: .stream(stream, length: aligned), op: "upload_chunk", idempotent: false)
+        let stream = GCSChunkStream(
+            prefix: tail, body: body, forward: aligned - Int64(tail.count),
+            restCount: Int(combined - aligned), checksum: checksum)
+        let response = try await send(
+            "PUT", upload.session,
+            headers: [("Content-Range", "bytes \(base)-\(base + aligned - 1)/*")],
+            body: .stream(stream, length: aligned), op: "upload_chunk", idempotent: false)
         let answer: [UInt8]
         do { answer = try await response.body.collect(limit: 1 << 20) } catch {
             throw .unavailable(reason: "GCS answer broke off: \(error)", retryAfter: 1)
@@ -177,25 +207,31 @@ extension GCSBackend: ResumableStaging {
             await abandon(upload, object)
             throw .internalError("GCS persisted \(persisted) bytes of an upload where \(base + aligned) were sent")
         }
-        try await writeRecord(.active(base: base + aligned, tail: stream.rest, checksum: stream.checksum),
-                              session: upload.session, object: object)
+        try await writeRecord(
+            .active(base: base + aligned, tail: stream.rest, checksum: stream.checksum),
+            session: upload.session, object: object)
         return staged + length
     }
 
     /// A chunk without a declared length (chunked transfer): spooled whole into a temporary object first (an
     /// atomic write, so a body failing midway stores nothing), then appended from there with its now-known
     /// length. Costs a second transfer, only for such chunks.
-    private func appendSpooled(_ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
-                               body: any ByteStream) async throws(StorageError) -> Int64 {
+    private func appendSpooled(
+        _ upload: GCSUploadHandle, object: ObjectPath, record: ActiveRecord,
+        body: any ByteStream
+    ) async throws(StorageError) -> Int64 {
         let spool: ObjectPath
         do {
-            spool = try ObjectPath(bucket: object.bucket,
-                                   reservedName: GCSUploadRecord.objectName(session: upload.session) + ".chunk")
+            spool = try ObjectPath(
+                bucket: object.bucket,
+                reservedName: GCSUploadRecord.objectName(session: upload.session) + ".chunk")
         } catch { throw .internalError("spool name: \(error)") }
         let written = try await writeObject(spool, body: body, attributes: ObjectAttributes(), options: WriteOptions())
         do throws(StorageError) {
             let read = try await readObject(spool, range: nil)
-            guard case .stream(let stream) = read.body else { throw StorageError.internalError("GCS read without a stream") }
+            guard case .stream(let stream) = read.body else {
+                throw StorageError.internalError("GCS read without a stream")
+            }
             let size = try await appendKnown(upload, object: object, record: record, body: stream, length: written.size)
             try? await deleteObject(spool, preconditions: .none)
             return size
@@ -222,7 +258,9 @@ extension GCSBackend: ResumableStaging {
 
     typealias ActiveRecord = (base: Int64, tail: [UInt8], checksum: GCSRunningChecksum)
 
-    private func activeRecord(_ upload: GCSUploadHandle, _ object: ObjectPath) async throws(StorageError) -> ActiveRecord {
+    private func activeRecord(_ upload: GCSUploadHandle, _ object: ObjectPath) async throws(StorageError)
+        -> ActiveRecord
+    {
         switch try await readRecord(upload.session, object: object) {
         case .active(let base, let tail, let checksum)?: return (base, tail, checksum)
         case .final?: throw .invalidArgument("The upload was already finalized.")
@@ -233,14 +271,19 @@ extension GCSBackend: ResumableStaging {
 
     /// The upload's record; nil when there is none (unknown or expired upload).
     func readRecord(_ session: String, object: ObjectPath) async throws(StorageError) -> GCSUploadRecord? {
-        let response = try await send("GET", objectURL(GCSUploadRecord.objectName(session: session),
-                                                       query: [("alt", "media")]), op: "upload_record")
+        let response = try await send(
+            "GET",
+            objectURL(
+                GCSUploadRecord.objectName(session: session),
+                query: [("alt", "media")]), op: "upload_record")
         let bytes: [UInt8]
         do { bytes = try await response.body.collect(limit: Int(Self.granularity) + 1024) } catch {
             throw .unavailable(reason: "GCS answer broke off: \(error)", retryAfter: 1)
         }
         if response.status == 404 { return nil }
-        guard response.status == 200 else { throw Self.map(status: response.status, headers: response.headers, body: bytes) }
+        guard response.status == 200 else {
+            throw Self.map(status: response.status, headers: response.headers, body: bytes)
+        }
         guard let record = GCSUploadRecord(decoding: bytes) else { throw .internalError("unreadable upload record") }
         return record
     }
@@ -248,16 +291,18 @@ extension GCSBackend: ResumableStaging {
     /// GCS no longer knows the session (expired after a week, or ended elsewhere): the upload's record goes
     /// too, so the upload is unknown from now on (`.notFound`, which the Gateway answers as "expired").
     private func sessionGone(_ upload: GCSUploadHandle, _ object: ObjectPath) async -> StorageError {
-        _ = try? await sendJSON("DELETE", objectURL(GCSUploadRecord.objectName(session: upload.session)),
-                                op: "upload_record", idempotent: true)
+        _ = try? await sendJSON(
+            "DELETE", objectURL(GCSUploadRecord.objectName(session: upload.session)),
+            op: "upload_record", idempotent: true)
         return .notFound
     }
 
     /// Replaces the upload's record (one media upload: atomic on GCS).
     func writeRecord(_ record: GCSUploadRecord, session: String, object: ObjectPath) async throws(StorageError) {
         let query = [("uploadType", "media"), ("name", GCSUploadRecord.objectName(session: session))]
-        _ = try await sendJSON("POST", url("\(configuration.endpoint)/upload/storage/v1\(bucketPath)/o", query),
-                               headers: [("Content-Type", "application/octet-stream")], op: "upload_record",
-                               idempotent: true, rawBody: record.encoded)
+        _ = try await sendJSON(
+            "POST", url("\(configuration.endpoint)/upload/storage/v1\(bucketPath)/o", query),
+            headers: [("Content-Type", "application/octet-stream")], op: "upload_record",
+            idempotent: true, rawBody: record.encoded)
     }
 }

@@ -11,8 +11,10 @@ extension GCSBackend {
 
     /// Opens a session; the session URI is the handle.
     /// `declaredSize` set → GCS itself refuses to commit any other total (`X-Upload-Content-Length`).
-    func startSession(_ object: ObjectPath, attributes: ObjectAttributes, preconditions: Preconditions,
-                      declaredSize: Int64? = nil) async throws(StorageError) -> String {
+    func startSession(
+        _ object: ObjectPath, attributes: ObjectAttributes, preconditions: Preconditions,
+        declaredSize: Int64? = nil
+    ) async throws(StorageError) -> String {
         var query = [("uploadType", "resumable"), ("name", object.name)]
         query += Self.preconditionQuery(preconditions)
         var headers = [(String, String)]()
@@ -29,8 +31,10 @@ extension GCSBackend {
     }
 
     /// Sends `bytes` at `offset`; `total` set → this is the final chunk.
-    func putChunk(_ session: String, bytes: [UInt8], offset: Int64, total: Int64?,
-                  contentType: String?) async throws(StorageError) -> ChunkResult {
+    func putChunk(
+        _ session: String, bytes: [UInt8], offset: Int64, total: Int64?,
+        contentType: String?
+    ) async throws(StorageError) -> ChunkResult {
         let range: String
         if bytes.isEmpty {
             range = "bytes */\(total.map(String.init) ?? "*")"
@@ -39,9 +43,10 @@ extension GCSBackend {
         }
         // GCS takes the type from the session; emulators from the chunk, so send it on both.
         let headers = [("Content-Range", range), ("Content-Type", contentType ?? "application/octet-stream")]
-        let (status, responseHeaders, json) = try await sendJSON("PUT", session, json: nil, headers: headers,
-                                                         op: "upload_chunk", idempotent: false,
-                                                         rawBody: bytes)
+        let (status, responseHeaders, json) = try await sendJSON(
+            "PUT", session, json: nil, headers: headers,
+            op: "upload_chunk", idempotent: false,
+            rawBody: bytes)
         if status == 308 { return .incomplete(persisted: Self.persisted(responseHeaders)) }
         guard let json else { throw .internalError("GCS finished the upload without an object resource") }
         return .done(json)
@@ -53,13 +58,16 @@ extension GCSBackend {
 
     static func persisted(_ headers: [(String, String)]) -> Int64 {
         guard let range = headers.first(ignoringCase: "range"), let dash = range.lastIndex(of: "-"),
-              let last = Int64(range[range.index(after: dash)...]) else { return 0 }
+            let last = Int64(range[range.index(after: dash)...])
+        else { return 0 }
         return last + 1
     }
 
     /// Streams `body` into `session` in chunks, holding the last one until the checks and `beforeCommit` pass.
-    func upload(_ body: any ByteStream, to session: String, object: ObjectPath, attributes: ObjectAttributes,
-                options: WriteOptions, startOffset: Int64 = 0) async throws(StorageError) -> ObjectMetadata {
+    func upload(
+        _ body: any ByteStream, to session: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions, startOffset: Int64 = 0
+    ) async throws(StorageError) -> ObjectMetadata {
         let chunkSize = configuration.uploadChunkBytes
         var checksum = BodyChecksum()
         var pending = [UInt8]()
@@ -73,9 +81,12 @@ extension GCSBackend {
             pending.append(contentsOf: chunk)
             while pending.count > chunkSize {
                 let part = Array(pending[..<chunkSize])
-                guard case .incomplete(let persisted) = try await putChunk(session, bytes: part, offset: offset,
-                                                                            total: nil, contentType: attributes.contentType),
-                      persisted == offset + Int64(chunkSize) else {
+                guard
+                    case .incomplete(let persisted) = try await putChunk(
+                        session, bytes: part, offset: offset,
+                        total: nil, contentType: attributes.contentType),
+                    persisted == offset + Int64(chunkSize)
+                else {
                     throw .internalError("GCS session lost bytes")
                 }
                 offset += Int64(chunkSize)
@@ -103,8 +114,11 @@ extension GCSBackend {
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
         try await checkPreconditions(object, options.preconditions)
         let total = offset + Int64(pending.count)
-        guard case .done(let json) = try await putChunk(session, bytes: pending, offset: offset, total: total,
-                                                          contentType: attributes.contentType) else {
+        guard
+            case .done(let json) = try await putChunk(
+                session, bytes: pending, offset: offset, total: total,
+                contentType: attributes.contentType)
+        else {
             throw .internalError("GCS did not commit the final chunk")
         }
         return try GCSObjectCoding.metadata(from: json, bucket: object.bucket)

@@ -40,7 +40,9 @@ public final class GCSBackend: StorageBackend {
     }
 
     func url(_ base: String, _ query: [(String, String)]) -> String {
-        query.isEmpty ? base : base + "?" + query.map { "\($0.0)=\(PercentEncoding.unreserved.encode($0.1))" }.joined(separator: "&")
+        query.isEmpty
+            ? base
+            : base + "?" + query.map { "\($0.0)=\(PercentEncoding.unreserved.encode($0.1))" }.joined(separator: "&")
     }
 
     static func preconditionQuery(_ p: Preconditions) -> [(String, String)] {
@@ -55,14 +57,17 @@ public final class GCSBackend: StorageBackend {
     // MARK: calls
 
     /// Sends one request with auth; maps transport failures to `StorageError`.
-    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
-              op: String, idempotent: Bool? = nil) async throws(StorageError) -> UpstreamResponse {
+    func send(
+        _ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
+        op: String, idempotent: Bool? = nil
+    ) async throws(StorageError) -> UpstreamResponse {
         var headers = headers
         if let tokens { headers.append(("Authorization", "Bearer \(try await tokens.token())")) }
         let t = configuration.timeouts
-        let request = UpstreamRequest(method: method, url: url, headers: headers, body: body,
-                                      timeouts: UpstreamTimeouts(connect: t.connect, firstByte: t.firstByte, idle: t.idle),
-                                      idempotent: idempotent, backend: backendLabel, operation: op)
+        let request = UpstreamRequest(
+            method: method, url: url, headers: headers, body: body,
+            timeouts: UpstreamTimeouts(connect: t.connect, firstByte: t.firstByte, idle: t.idle),
+            idempotent: idempotent, backend: backendLabel, operation: op)
         do {
             return try await client.send(request)
         } catch {
@@ -71,9 +76,11 @@ public final class GCSBackend: StorageBackend {
     }
 
     /// Sends and reads a small JSON answer; non-2xx statuses become errors (404 → `.notFound`).
-    func sendJSON(_ method: String, _ url: String, json: JSONValue? = nil, headers: [(String, String)] = [],
-                  op: String, idempotent: Bool? = nil,
-                  rawBody: [UInt8]? = nil) async throws(StorageError) -> (status: Int, headers: [(String, String)], json: JSONValue?) {
+    func sendJSON(
+        _ method: String, _ url: String, json: JSONValue? = nil, headers: [(String, String)] = [],
+        op: String, idempotent: Bool? = nil,
+        rawBody: [UInt8]? = nil
+    ) async throws(StorageError) -> (status: Int, headers: [(String, String)], json: JSONValue?) {
         var headers = headers
         var body = UpstreamRequestBody.none
         if let rawBody {
@@ -104,7 +111,8 @@ public final class GCSBackend: StorageBackend {
     }
 
     static func map(status: Int, headers: [(String, String)], body: [UInt8]) -> StorageError {
-        let message = (try? JSONValue.parse(body))?["error"]?["message"]?.stringValue
+        let message =
+            (try? JSONValue.parse(body))?["error"]?["message"]?.stringValue
             ?? String(decoding: body.prefix(200), as: UTF8.self)
         switch status {
         case 404: return .notFound
@@ -112,8 +120,9 @@ public final class GCSBackend: StorageBackend {
         case 401, 403: return .upstreamDenied("GCS \(status): \(message)")
         case 400: return .invalidArgument("GCS rejected the request: \(message)")
         case 429, 500, 502, 503, 504:
-            return .unavailable(reason: "GCS \(status): \(message)",
-                                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+            return .unavailable(
+                reason: "GCS \(status): \(message)",
+                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
         default: return .internalError("GCS answered \(status): \(message)")
         }
     }
@@ -143,7 +152,9 @@ public final class GCSBackend: StorageBackend {
             if metadata.size == 0, case .fromTo(0, _) = range {
                 resolved = nil
             } else {
-                guard let r = range.resolve(size: metadata.size) else { throw .rangeNotSatisfiable(size: metadata.size) }
+                guard let r = range.resolve(size: metadata.size) else {
+                    throw .rangeNotSatisfiable(size: metadata.size)
+                }
                 resolved = r
             }
         }
@@ -151,9 +162,15 @@ public final class GCSBackend: StorageBackend {
         // (decompressive transcoding), which the service decides per client instead.
         var headers = [("Accept-Encoding", "gzip")]
         if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
-        let response = try await send("GET", objectURL(object.name, query: [("alt", "media"),
-                                                                           ("generation", String(metadata.generation))]),
-                                      headers: headers, op: "read")
+        let response = try await send(
+            "GET",
+            objectURL(
+                object.name,
+                query: [
+                    ("alt", "media"),
+                    ("generation", String(metadata.generation)),
+                ]),
+            headers: headers, op: "read")
         guard response.status == 200 || response.status == 206 else {
             let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
             throw Self.map(status: response.status, headers: response.headers, body: bytes)
@@ -169,34 +186,44 @@ public final class GCSBackend: StorageBackend {
         let base = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
         let bucket = request.bucket
         let fields = request.includeMetadata ? "items,nextPageToken" : "items(name),nextPageToken"
-        return try await UpstreamListing.page(request, fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
-            var query = [("prefix", request.prefix), ("maxResults", String(limit)), ("fields", fields)]
-            if !from.isEmpty { query.append(("startOffset", from)) }
-            let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
-            var entries: [UpstreamListing.Entry] = []
-            for item in json?["items"]?.arrayValue ?? [] {
-                guard let name = item["name"]?.stringValue, !name.bytesHasPrefix(GCSBackend.stagingPrefix) else { continue }
-                // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
-                // compensated by dropping what lies before it.
-                guard !Array(name.utf8).lexicographicallyPrecedes(Array(from.utf8)) else { continue }
-                let metadata = request.includeMetadata ? try? GCSObjectCoding.metadata(from: item, bucket: bucket) : nil
-                entries.append(UpstreamListing.Entry(name: name, metadata: metadata))
-            }
-            return (entries, json?["nextPageToken"]?.stringValue.map { !$0.isEmpty } ?? false)
-        }, describe: { [self] (name: String) async throws(StorageError) in
-            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
-            do throws(StorageError) { return try await objectMetadata(path) } catch .notFound { return nil }
-        })
+        return try await UpstreamListing.page(
+            request,
+            fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
+                var query = [("prefix", request.prefix), ("maxResults", String(limit)), ("fields", fields)]
+                if !from.isEmpty { query.append(("startOffset", from)) }
+                let (_, _, json) = try await sendJSON("GET", url(base, query), op: "list")
+                var entries: [UpstreamListing.Entry] = []
+                for item in json?["items"]?.arrayValue ?? [] {
+                    guard let name = item["name"]?.stringValue, !name.bytesHasPrefix(GCSBackend.stagingPrefix) else {
+                        continue
+                    }
+                    // Names must arrive in byte order from `from` on; emulators that ignore `startOffset` are
+                    // compensated by dropping what lies before it.
+                    guard !Array(name.utf8).lexicographicallyPrecedes(Array(from.utf8)) else { continue }
+                    let metadata =
+                        request.includeMetadata ? try? GCSObjectCoding.metadata(from: item, bucket: bucket) : nil
+                    entries.append(UpstreamListing.Entry(name: name, metadata: metadata))
+                }
+                return (entries, json?["nextPageToken"]?.stringValue.map { !$0.isEmpty } ?? false)
+            },
+            describe: { [self] (name: String) async throws(StorageError) in
+                guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
+                do throws(StorageError) { return try await objectMetadata(path) } catch .notFound { return nil }
+            })
     }
 
-    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func write(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         try Self.checkWritable(object.name)
         return try await writeObject(object, body: body, attributes: attributes, options: options)
     }
 
-    func writeObject(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                     options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    func writeObject(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         let session = try await startSession(object, attributes: attributes, preconditions: options.preconditions)
         do {
             return try await upload(body, to: session, object: object, attributes: attributes, options: options)
@@ -206,8 +233,10 @@ public final class GCSBackend: StorageBackend {
         }
     }
 
-    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+    public func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch,
+        preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata {
         try Self.checkAddressable(object.name)
         let current = try await objectMetadata(object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
@@ -225,20 +254,29 @@ public final class GCSBackend: StorageBackend {
         // Custom keys by their bytes, as a list: a key replaced by a canonically equivalent spelling must be
         // removed and the new one set in one object, which a String-keyed dictionary cannot hold.
         var metadata = [(String, JSONValue)]()
-        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil { metadata.append((key, .null)) }
+        for key in current.customMetadata.keys where next.customMetadata[exactly: key] == nil {
+            metadata.append((key, .null))
+        }
         for (key, value) in next.customMetadata where !current.customMetadata[exactly: key].bytesEqual(value) {
             metadata.append((key, .string(value)))
         }
         if !current.downloadTokens.bytesEqual(next.downloadTokens) {
-            metadata.append((ObjectMetadata.downloadTokensKey, next.downloadTokens.isEmpty
-                ? .null : .string(next.downloadTokens.joined(separator: ","))))
+            metadata.append(
+                (
+                    ObjectMetadata.downloadTokensKey,
+                    next.downloadTokens.isEmpty
+                        ? .null : .string(next.downloadTokens.joined(separator: ","))
+                ))
         }
-        let query = [("ifMetagenerationMatch", String(current.metageneration)),
-                     ("ifGenerationMatch", String(current.generation))]
-        let (_, _, json) = try await sendJSON("PATCH", objectURL(object.name, query: query),
-                                              headers: [("Content-Type", "application/json; charset=utf-8")],
-                                              op: "update", idempotent: false,
-                                              rawBody: Self.patchBody(fields: body, metadata: metadata))
+        let query = [
+            ("ifMetagenerationMatch", String(current.metageneration)),
+            ("ifGenerationMatch", String(current.generation)),
+        ]
+        let (_, _, json) = try await sendJSON(
+            "PATCH", objectURL(object.name, query: query),
+            headers: [("Content-Type", "application/json; charset=utf-8")],
+            op: "update", idempotent: false,
+            rawBody: Self.patchBody(fields: body, metadata: metadata))
         var updated = next
         if let json, let answered = try? GCSObjectCoding.metadata(from: json, bucket: object.bucket) {
             updated.generation = answered.generation
@@ -273,16 +311,19 @@ public final class GCSBackend: StorageBackend {
 
     func deleteObject(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
         try await checkPreconditions(object, preconditions, mustExist: true)
-        _ = try await sendJSON("DELETE", objectURL(object.name, query: Self.preconditionQuery(preconditions)),
-                               op: "delete", idempotent: true)
+        _ = try await sendJSON(
+            "DELETE", objectURL(object.name, query: Self.preconditionQuery(preconditions)),
+            op: "delete", idempotent: true)
     }
 
     public func isReady() async -> Bool { client.isAvailable(backend: backendLabel) }
 
     /// Checks preconditions against the current generation before acting (GCS enforces them too; emulators
     /// may not).
-    func checkPreconditions(_ object: ObjectPath, _ preconditions: Preconditions,
-                            mustExist: Bool = false) async throws(StorageError) {
+    func checkPreconditions(
+        _ object: ObjectPath, _ preconditions: Preconditions,
+        mustExist: Bool = false
+    ) async throws(StorageError) {
         guard preconditions != .none || mustExist else { return }
         var current: ObjectMetadata?
         do { current = try await objectMetadata(object) } catch .notFound { current = nil }

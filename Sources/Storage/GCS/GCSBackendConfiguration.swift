@@ -20,8 +20,10 @@ public struct GCSBackendConfiguration: Sendable {
     public var uploadChunkBytes: Int
     public var timeouts: UpstreamTimeoutsValue
 
-    public init(bucket: String, endpoint: String = "https://storage.googleapis.com", credentials: Credentials = .none,
-                uploadChunkBytes: Int = 512 * 1024, timeouts: UpstreamTimeoutsValue = .init()) {
+    public init(
+        bucket: String, endpoint: String = "https://storage.googleapis.com", credentials: Credentials = .none,
+        uploadChunkBytes: Int = 512 * 1024, timeouts: UpstreamTimeoutsValue = .init()
+    ) {
         self.bucket = bucket
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.credentials = credentials
@@ -32,8 +34,10 @@ public struct GCSBackendConfiguration: Sendable {
     /// The configuration Google's SDKs would derive: `STORAGE_EMULATOR_HOST` (`host:port` or a URL) wins and
     /// means no credentials; otherwise `credentialsJSON` (the bytes of the file `GOOGLE_APPLICATION_CREDENTIALS`
     /// names, read by the caller) must be a service-account key.
-    public static func fromEnvironment(_ environment: [String: String], bucket: String,
-                                       credentialsJSON: [UInt8]?) throws(StorageError) -> GCSBackendConfiguration {
+    public static func fromEnvironment(
+        _ environment: [String: String], bucket: String,
+        credentialsJSON: [UInt8]?
+    ) throws(StorageError) -> GCSBackendConfiguration {
         if let host = environment["STORAGE_EMULATOR_HOST"], !host.isEmpty {
             let endpoint = host.hasPrefix("http://") || host.hasPrefix("https://") ? host : "http://\(host)"
             return GCSBackendConfiguration(bucket: bucket, endpoint: endpoint, credentials: .none)
@@ -46,13 +50,16 @@ public struct GCSBackendConfiguration: Sendable {
             throw .invalidArgument("GOOGLE_APPLICATION_CREDENTIALS is not JSON: \(error)")
         }
         guard json["type"]?.stringValue == "service_account", let email = json["client_email"]?.stringValue,
-              let key = json["private_key"]?.stringValue else {
+            let key = json["private_key"]?.stringValue
+        else {
             throw .invalidArgument("GOOGLE_APPLICATION_CREDENTIALS must be a service-account key file")
         }
         let tokenURI = json["token_uri"]?.stringValue ?? "https://oauth2.googleapis.com/token"
-        return GCSBackendConfiguration(bucket: bucket,
-                                       credentials: .serviceAccount(clientEmail: email, privateKeyPEM: key,
-                                                                    tokenURI: tokenURI))
+        return GCSBackendConfiguration(
+            bucket: bucket,
+            credentials: .serviceAccount(
+                clientEmail: email, privateKeyPEM: key,
+                tokenURI: tokenURI))
     }
 }
 

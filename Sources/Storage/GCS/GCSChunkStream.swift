@@ -61,8 +61,9 @@ final class GCSChunkStream: ByteStream {
             rest.reserveCapacity(restCount)
             while rest.count < restCount {
                 guard let more = try await body.next(maxLength: restCount - rest.count) else {
-                    throw ByteStreamError.truncated(expected: forward + Int64(restCount),
-                                                    received: forward + Int64(rest.count))
+                    throw ByteStreamError.truncated(
+                        expected: forward + Int64(restCount),
+                        received: forward + Int64(rest.count))
                 }
                 rest += more
             }

@@ -5,7 +5,7 @@ import PortcullisCore
 enum GCSObjectCoding {
     static func metadata(from json: JSONValue, bucket: String) throws(StorageError) -> ObjectMetadata {
         guard let name = json["name"]?.stringValue,
-              let generation = json["generation"]?.stringValue.flatMap({ Int64($0) }) ?? json["generation"]?.int64Value
+            let generation = json["generation"]?.stringValue.flatMap({ Int64($0) }) ?? json["generation"]?.int64Value
         else { throw .internalError("GCS object resource without name/generation") }
         func int(_ key: String) -> Int64? { json[key]?.stringValue.flatMap { Int64($0) } ?? json[key]?.int64Value }
         func time(_ key: String) -> Timestamp? { json[key]?.stringValue.flatMap { Timestamp(rfc3339: $0) } }
@@ -34,9 +34,11 @@ enum GCSObjectCoding {
     }
 
     /// The writable part of a resource: what an upload or a full update (`PUT`) sends.
-    static func resource(name: String?, contentType: String?, contentEncoding: String?, contentDisposition: String?,
-                         contentLanguage: String?, cacheControl: String?, custom: [String: String],
-                         tokens: [String]) -> JSONValue {
+    static func resource(
+        name: String?, contentType: String?, contentEncoding: String?, contentDisposition: String?,
+        contentLanguage: String?, cacheControl: String?, custom: [String: String],
+        tokens: [String]
+    ) -> JSONValue {
         var object = [String: JSONValue]()
         if let name { object["name"] = .string(name) }
         if let contentType { object["contentType"] = .string(contentType) }
@@ -45,22 +47,26 @@ enum GCSObjectCoding {
         if let contentLanguage { object["contentLanguage"] = .string(contentLanguage) }
         if let cacheControl { object["cacheControl"] = .string(cacheControl) }
         var metadata = custom.mapValues { JSONValue.string($0) }
-        if !tokens.isEmpty { metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ",")) }
+        if !tokens.isEmpty {
+            metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ","))
+        }
         if !metadata.isEmpty { object["metadata"] = .object(metadata) }
         return .object(object)
     }
 
     static func resource(_ attributes: ObjectAttributes, name: String?) -> JSONValue {
-        resource(name: name, contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
-                 contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
-                 cacheControl: attributes.cacheControl, custom: attributes.customMetadata,
-                 tokens: attributes.downloadTokens)
+        resource(
+            name: name, contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
+            contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
+            cacheControl: attributes.cacheControl, custom: attributes.customMetadata,
+            tokens: attributes.downloadTokens)
     }
 
     static func resource(_ metadata: ObjectMetadata) -> JSONValue {
-        resource(name: nil, contentType: metadata.contentType, contentEncoding: metadata.contentEncoding,
-                 contentDisposition: metadata.contentDisposition, contentLanguage: metadata.contentLanguage,
-                 cacheControl: metadata.cacheControl, custom: metadata.customMetadata,
-                 tokens: metadata.downloadTokens)
+        resource(
+            name: nil, contentType: metadata.contentType, contentEncoding: metadata.contentEncoding,
+            contentDisposition: metadata.contentDisposition, contentLanguage: metadata.contentLanguage,
+            cacheControl: metadata.cacheControl, custom: metadata.customMetadata,
+            tokens: metadata.downloadTokens)
     }
 }

@@ -24,8 +24,10 @@ struct GCSRunningChecksum: Sendable, Equatable {
 
     /// Base64 of the MD5 digest and of the big-endian CRC32C, as GCS reports them.
     var digests: (md5: String, crc32c: String) {
-        (Base64.encode(md5.finalized()),
-         Base64.encode([UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)]))
+        (
+            Base64.encode(md5.finalized()),
+            Base64.encode([UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)])
+        )
     }
 
     /// `<crc32c hex>-<base64url MD5 state>`.
@@ -36,7 +38,8 @@ struct GCSRunningChecksum: Sendable, Equatable {
     init?(encoded: some StringProtocol) {
         let parts = encoded.split(separator: "-", maxSplits: 1)
         guard parts.count == 2, let crc = UInt32(parts[0], radix: 16), let state = Base64URL.decode(parts[1]),
-              let md5 = ResumableMD5(state: state) else { return nil }
+            let md5 = ResumableMD5(state: state)
+        else { return nil }
         self.crc = crc
         self.md5 = md5
     }

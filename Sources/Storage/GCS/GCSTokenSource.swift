@@ -56,15 +56,17 @@ actor GCSTokenSource {
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
         let response: (status: Int, headers: [(String, String)], body: [UInt8])
         do {
-            response = try await client.fetch(UpstreamRequest(
-                method: "POST", url: tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                body: .bytes(Array(form.utf8)), backend: "gcs-oauth", operation: "token"), maxBytes: 64 * 1024)
+            response = try await client.fetch(
+                UpstreamRequest(
+                    method: "POST", url: tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: .bytes(Array(form.utf8)), backend: "gcs-oauth", operation: "token"), maxBytes: 64 * 1024)
         } catch {
             throw StorageError.unavailable(reason: "OAuth token endpoint unreachable: \(error)", retryAfter: 1)
         }
         let json = try? JSONValue.parse(response.body)
         guard response.status == 200 else {
-            let detail = json?["error_description"]?.stringValue ?? json?["error"]?.stringValue
+            let detail =
+                json?["error_description"]?.stringValue ?? json?["error"]?.stringValue
                 ?? String(decoding: response.body.prefix(200), as: UTF8.self)
             let reason = "OAuth token endpoint answered \(response.status): \(detail)"
             if response.status == 429 || response.status >= 500 {

@@ -81,7 +81,8 @@ enum GCSUploadRecord: Equatable {
 
     var encoded: [UInt8] {
         switch self {
-        case .active(let base, let tail, let checksum): Array("\(Self.prefix)active \(base) \(checksum.encoded)\n".utf8) + tail
+        case .active(let base, let tail, let checksum):
+            Array("\(Self.prefix)active \(base) \(checksum.encoded)\n".utf8) + tail
         case .cancelled: Array("\(Self.prefix)cancelled\n".utf8)
         case .final(let size, let generation): Array("\(Self.prefix)final \(size) \(generation)\n".utf8)
         }
@@ -96,7 +97,8 @@ enum GCSUploadRecord: Equatable {
         case ("active"?, 3):
             let tail = Array(bytes[(newline + 1)...])
             guard let base = Int64(fields[1]), base >= 0, let checksum = GCSRunningChecksum(encoded: fields[2]),
-                  checksum.byteCount == base + Int64(tail.count) else { return nil }
+                checksum.byteCount == base + Int64(tail.count)
+            else { return nil }
             self = .active(base: base, tail: tail, checksum: checksum)
         case ("cancelled"?, 1):
             self = .cancelled

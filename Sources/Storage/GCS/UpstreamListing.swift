@@ -20,7 +20,8 @@ struct UpstreamListing {
 
     /// One flat fetch: names ≥ `from` (inclusive) under the request prefix, at most `limit`, in byte order, and
     /// whether more follow.
-    typealias Fetch = @Sendable (_ from: String, _ limit: Int) async throws(StorageError) -> (entries: [Entry], more: Bool)
+    typealias Fetch =
+        @Sendable (_ from: String, _ limit: Int) async throws(StorageError) -> (entries: [Entry], more: Bool)
     /// The metadata of one listed item, or nil when it no longer exists.
     typealias Describe = @Sendable (_ name: String) async throws(StorageError) -> ObjectMetadata?
 
@@ -30,7 +31,8 @@ struct UpstreamListing {
     static let describeConcurrency = 8
 
     static func page(_ request: ListRequest, fetch: Fetch, describe: Describe? = nil) async throws(StorageError)
-        -> ListPage {
+        -> ListPage
+    {
         guard (1...1000).contains(request.maxResults) else { throw .invalidArgument("maxResults must be 1…1000") }
         var builder = try ListPageBuilder(request)
         if builder.isEmpty { return ListPage(items: [], prefixes: [], nextCursor: nil) }
@@ -73,22 +75,27 @@ struct UpstreamListing {
     /// Fills `objects` for the page's items: what the listing returned, else `describe` (bounded concurrency).
     /// Items that vanished meanwhile are dropped.
     private static func complete(_ page: ListPage, _ known: [ObjectMetadata?], describe: Describe?)
-        async throws(StorageError) -> ListPage {
+        async throws(StorageError) -> ListPage
+    {
         var found = known
         let missing = page.items.indices.filter { found[$0] == nil }
         if !missing.isEmpty {
-            guard let describe else { throw .internalError("the listing returned no metadata and nothing can look it up") }
+            guard let describe else {
+                throw .internalError("the listing returned no metadata and nothing can look it up")
+            }
             let names = page.items
             let result: Result<[(Int, ObjectMetadata?)], StorageError> = await withTaskGroup(
-                of: Result<(Int, ObjectMetadata?), StorageError>.self) { group in
+                of: Result<(Int, ObjectMetadata?), StorageError>.self
+            ) { group in
                 var results: [(Int, ObjectMetadata?)] = []
                 var failure: StorageError?
                 var next = missing.makeIterator()
                 func launch() {
                     guard let index = next.next() else { return }
                     group.addTask {
-                        do throws(StorageError) { return .success((index, try await describe(names[index]))) }
-                        catch { return .failure(error) }
+                        do throws(StorageError) { return .success((index, try await describe(names[index]))) } catch {
+                            return .failure(error)
+                        }
                     }
                 }
                 for _ in 0..<describeConcurrency { launch() }

@@ -10,19 +10,24 @@ import PortcullisCore
 extension S3Backend {
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
         let bucket = request.bucket
-        return try await UpstreamListing.page(request, fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
-            let (names, more) = try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
-            return (names.map { UpstreamListing.Entry(name: $0) }, more)
-        }, describe: { [self] (name: String) async throws(StorageError) in
-            // ListObjectsV2 carries no user metadata: one HEAD per listed item.
-            guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
-            do throws(StorageError) { return try await metadata(of: path) } catch .notFound { return nil }
-        })
+        return try await UpstreamListing.page(
+            request,
+            fetch: { [self] (from: String, limit: Int) async throws(StorageError) in
+                let (names, more) = try await fetchVisible(from: from, limit: limit, prefix: request.prefix)
+                return (names.map { UpstreamListing.Entry(name: $0) }, more)
+            },
+            describe: { [self] (name: String) async throws(StorageError) in
+                // ListObjectsV2 carries no user metadata: one HEAD per listed item.
+                guard let path = try? ObjectPath(bucket: bucket, name: name) else { return nil }
+                do throws(StorageError) { return try await metadata(of: path) } catch .notFound { return nil }
+            })
     }
 
     /// One flat fetch of names ≥ `from`, with the hidden staging names cut out: a fetch that runs into
     /// `stagingPrefix` stops there and continues after it, so the names returned stay contiguous in byte order.
-    func fetchVisible(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool) {
+    func fetchVisible(from: String, limit: Int, prefix: String) async throws(StorageError) -> (
+        names: [String], more: Bool
+    ) {
         let hiddenEnd = UpstreamListing.successor(Self.stagingPrefix)!
         var start = from
         if Self.isHidden(start) { start = hiddenEnd }
@@ -37,7 +42,8 @@ extension S3Backend {
     /// at the end of the listing. `start-after` is exclusive and may lie below `from` (`startAfter(below:)`); names
     /// between it and `from` are dropped, and the walk continues with S3's continuation token until `limit` names
     /// remain — so a page that holds only `from` itself (which the caller may skip) never comes back alone.
-    func fetchFlat(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool) {
+    func fetchFlat(from: String, limit: Int, prefix: String) async throws(StorageError) -> (names: [String], more: Bool)
+    {
         var query = [("encoding-type", "url"), ("list-type", "2"), ("max-keys", String(limit)), ("prefix", prefix)]
         let startAfter = Self.startAfter(below: from)
         if !startAfter.isEmpty { query.append(("start-after", startAfter)) }
@@ -69,8 +75,9 @@ extension S3Backend {
             }
             keys.append((name, size))
         }
-        return S3ListPage(keys: keys, isTruncated: document.isTruncated,
-                          nextContinuationToken: document.nextContinuationToken)
+        return S3ListPage(
+            keys: keys, isTruncated: document.isTruncated,
+            nextContinuationToken: document.nextContinuationToken)
     }
 
     /// A `start-after` value below `name`: its predecessor, cut before the first character XML 1.0 forbids.

@@ -24,25 +24,34 @@ import Upstream
 /// The handle is the upload id (32 hex digits). Abandoned uploads stay until an S3 lifecycle rule on
 /// `.portcullis-staging/` expires them (recommended: a few days, longer than the gateway's upload URL lifetime).
 extension S3Backend: ResumableStaging {
-    public func startUpload(_ object: ObjectPath, attributes: ObjectAttributes,
-                            declaredSize: Int64?) async throws(StorageError) -> String {
+    public func startUpload(
+        _ object: ObjectPath, attributes: ObjectAttributes,
+        declaredSize: Int64?
+    ) async throws(StorageError) -> String {
         let id = Self.randomID()
         let marker = "a-" + Self.objectHash(object) + "-" + (declaredSize.map(String.init) ?? "u")
-        _ = try await exchange("PUT", url(Self.uploadFolder(id) + marker), body: [], op: "upload_start",
-                               idempotent: true)
+        _ = try await exchange(
+            "PUT", url(Self.uploadFolder(id) + marker), body: [], op: "upload_start",
+            idempotent: true)
         return id
     }
 
-    public func appendChunk(_ handle: String, object: ObjectPath, offset: Int64,
-                            body: any ByteStream) async throws(StorageError) -> Int64 {
+    public func appendChunk(
+        _ handle: String, object: ObjectPath, offset: Int64,
+        body: any ByteStream
+    ) async throws(StorageError) -> Int64 {
         let upload: StagedUpload
         do { upload = try await load(handle, object: object) } catch { body.cancel(); throw error }
-        guard case .active = upload.phase else { body.cancel(); throw .invalidArgument("the upload is no longer active") }
+        guard case .active = upload.phase else {
+            body.cancel(); throw .invalidArgument("the upload is no longer active")
+        }
         guard offset == upload.staged else { body.cancel(); throw .offsetMismatch(current: upload.staged) }
         let room = upload.declared.map { $0 - offset }
         let key = Self.uploadFolder(handle) + Self.chunkName(offset)
         if let length = body.expectedLength {
-            if let room, length > room { body.cancel(); throw .sizeMismatch(expected: upload.declared!, actual: offset + length) }
+            if let room, length > room {
+                body.cancel(); throw .sizeMismatch(expected: upload.declared!, actual: offset + length)
+            }
             guard length > 0 else { return offset }
             // Streamed with its known length: a body that breaks off aborts the PUT, so nothing is stored.
             try await storeChunk(key, body: .stream(body, length: length), handle: handle, object: object)
@@ -71,11 +80,17 @@ extension S3Backend: ResumableStaging {
 
     /// PUTs a chunk with `If-None-Match: *`, so of two racing requests for one offset (a client retry and its
     /// original) only the first is stored; the loser learns the new staged size as an offset mismatch.
-    func storeChunk(_ key: String, body: UpstreamRequestBody, handle: String,
-                    object: ObjectPath) async throws(StorageError) {
-        let response = try await send("PUT", url(key), headers: [("Content-Type", "application/octet-stream"),
-                                                                 ("If-None-Match", "*")],
-                                      body: body, op: "upload_chunk", idempotent: false)
+    func storeChunk(
+        _ key: String, body: UpstreamRequestBody, handle: String,
+        object: ObjectPath
+    ) async throws(StorageError) {
+        let response = try await send(
+            "PUT", url(key),
+            headers: [
+                ("Content-Type", "application/octet-stream"),
+                ("If-None-Match", "*"),
+            ],
+            body: body, op: "upload_chunk", idempotent: false)
         let answer = (try? await response.body.collect(limit: 64 * 1024)) ?? []
         guard (200..<300).contains(response.status) else {
             if response.status == 412 || response.status == 409 {
@@ -103,27 +118,32 @@ extension S3Backend: ResumableStaging {
         }
     }
 
-    public func finalizeUpload(_ handle: String, object: ObjectPath, attributes: ObjectAttributes,
-                               options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func finalizeUpload(
+        _ handle: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         let upload = try await load(handle, object: object)
         guard case .active = upload.phase else { throw .invalidArgument("the upload is no longer active") }
         if let declared = upload.declared, declared != upload.staged {
             throw .sizeMismatch(expected: declared, actual: upload.staged)
         }
         let folder = Self.uploadFolder(handle)
-        let body = StagedChunksStream(backend: self, keys: upload.chunks.map { folder + $0.name },
-                                      total: upload.staged)
+        let body = StagedChunksStream(
+            backend: self, keys: upload.chunks.map { folder + $0.name },
+            total: upload.staged)
         let metadata: ObjectMetadata
         if upload.staged <= Int64(configuration.partBytes) {
             metadata = try await write(object, body: body, attributes: attributes, options: options)
         } else {
-            metadata = try await assemble(upload, folder: folder, object: object, attributes: attributes,
-                                          options: options)
+            metadata = try await assemble(
+                upload, folder: folder, object: object, attributes: attributes,
+                options: options)
         }
         // Committed: record the outcome, then release the chunks (best effort; a lifecycle rule catches leftovers).
         await cleanUp { [self] () async throws(StorageError) in
-            _ = try await exchange("PUT", url(folder + "z-\(metadata.size)-\(metadata.generation)"), body: [],
-                                   op: "upload_finalize", idempotent: true)
+            _ = try await exchange(
+                "PUT", url(folder + "z-\(metadata.size)-\(metadata.generation)"), body: [],
+                op: "upload_finalize", idempotent: true)
             for chunk in upload.chunks { try await deleteKey(folder + chunk.name) }
         }
         return metadata
@@ -143,13 +163,18 @@ extension S3Backend: ResumableStaging {
     /// runs of `minimumPart` or more bytes are copied server-side (UploadPartCopy with a source range), shorter
     /// runs are read back into one buffered part of up to `partBytes`. Every part but the last is ≥ 5 MiB, as
     /// S3 requires. Any failure aborts the multipart upload and leaves the chunks, so finalize may be retried.
-    func assemble(_ upload: StagedUpload, folder: String, object: ObjectPath, attributes: ObjectAttributes,
-                  options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    func assemble(
+        _ upload: StagedUpload, folder: String, object: ObjectPath, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         var checksum = BodyChecksum()
-        let stream = StagedChunksStream(backend: self, keys: upload.chunks.map { folder + $0.name }, total: upload.staged)
+        let stream = StagedChunksStream(
+            backend: self, keys: upload.chunks.map { folder + $0.name }, total: upload.staged)
         while true {
             let bytes: [UInt8]?
-            do { bytes = try await stream.next(maxLength: 256 * 1024) } catch let error as StorageError { throw error } catch {
+            do { bytes = try await stream.next(maxLength: 256 * 1024) } catch let error as StorageError {
+                throw error
+            } catch {
                 throw .unavailable(reason: "S3 staged chunk broke off: \(error)", retryAfter: 1)
             }
             guard let bytes else { break }
@@ -172,23 +197,28 @@ extension S3Backend: ResumableStaging {
                     if buffer.isEmpty && rest >= minimumPart {
                         var length = min(rest, maximumCopy)
                         if rest - length > 0 && rest - length < minimumPart { length = rest - minimumPart }
-                        etags.append(try await copyPart(object.name, uploadID: uploadID, number: etags.count + 1,
-                                                        source: source, offset: position, length: length))
+                        etags.append(
+                            try await copyPart(
+                                object.name, uploadID: uploadID, number: etags.count + 1,
+                                source: source, offset: position, length: length))
                         position += length
                     } else {
                         let take = min(rest, Int64(configuration.partBytes - buffer.count))
                         buffer += try await readRange(source, offset: position, length: take)
                         position += take
                         if buffer.count >= configuration.partBytes {
-                            etags.append(try await uploadPart(object.name, uploadID: uploadID, number: etags.count + 1,
-                                                              bytes: buffer))
+                            etags.append(
+                                try await uploadPart(
+                                    object.name, uploadID: uploadID, number: etags.count + 1,
+                                    bytes: buffer))
                             buffer = []
                         }
                     }
                 }
             }
             if !buffer.isEmpty || etags.isEmpty {
-                etags.append(try await uploadPart(object.name, uploadID: uploadID, number: etags.count + 1, bytes: buffer))
+                etags.append(
+                    try await uploadPart(object.name, uploadID: uploadID, number: etags.count + 1, bytes: buffer))
             }
             try await completeMultipartUpload(object.name, uploadID: uploadID, etags: etags)
         } catch {
@@ -203,10 +233,14 @@ extension S3Backend: ResumableStaging {
     /// S3's smallest part (all but the last).
     static let minimumPartBytes = 5 * 1024 * 1024
 
-    func copyPart(_ key: String, uploadID: String, number: Int, source: String, offset: Int64,
-                  length: Int64) async throws(StorageError) -> String {
-        let headers = [("x-amz-copy-source", configuration.bucket + "/" + PercentEncoding.unreservedAndSlash.encode(source)),
-                       ("x-amz-copy-source-range", "bytes=\(offset)-\(offset + length - 1)")]
+    func copyPart(
+        _ key: String, uploadID: String, number: Int, source: String, offset: Int64,
+        length: Int64
+    ) async throws(StorageError) -> String {
+        let headers = [
+            ("x-amz-copy-source", configuration.bucket + "/" + PercentEncoding.unreservedAndSlash.encode(source)),
+            ("x-amz-copy-source-range", "bytes=\(offset)-\(offset + length - 1)"),
+        ]
         let (_, body) = try await exchange(
             "PUT", url(key, query: [("partNumber", String(number)), ("uploadId", uploadID)]), headers: headers,
             op: "copy_part", idempotent: true)
@@ -218,9 +252,12 @@ extension S3Backend: ResumableStaging {
 
     /// `length` (≤ one part) bytes of `key` from `offset`.
     func readRange(_ key: String, offset: Int64, length: Int64) async throws(StorageError) -> [UInt8] {
-        let (_, bytes) = try await exchange("GET", url(key), headers: [("Range", "bytes=\(offset)-\(offset + length - 1)")],
-                                            op: "upload_read", idempotent: true)
-        guard Int64(bytes.count) == length else { throw .internalError("S3 returned \(bytes.count) of \(length) staged bytes") }
+        let (_, bytes) = try await exchange(
+            "GET", url(key), headers: [("Range", "bytes=\(offset)-\(offset + length - 1)")],
+            op: "upload_read", idempotent: true)
+        guard Int64(bytes.count) == length else {
+            throw .internalError("S3 returned \(bytes.count) of \(length) staged bytes")
+        }
         return bytes
     }
 
@@ -253,7 +290,8 @@ extension S3Backend: ResumableStaging {
 
     /// Reads the upload's folder. `.notFound` for a malformed or unknown handle, or one of another object.
     func load(_ handle: String, object: ObjectPath) async throws(StorageError) -> StagedUpload {
-        guard handle.utf8.count == 32, handle.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard handle.utf8.count == 32, handle.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else {
             throw .notFound
         }
         let folder = Self.uploadFolder(handle)
@@ -282,8 +320,10 @@ extension S3Backend: ResumableStaging {
                 if parts.count == 2, let size = Int64(parts[0]), let generation = Int64(parts[1]) {
                     upload.phase = .finalized(size: size, generation: generation)
                 }
-            } else if entry.name.bytesHasPrefix("c-"), let offset = Int64(entry.name.dropFirst(2)), offset == upload.staged,
-                      entry.size > 0 {
+            } else if entry.name.bytesHasPrefix("c-"), let offset = Int64(entry.name.dropFirst(2)),
+                offset == upload.staged,
+                entry.size > 0
+            {
                 // Listing order is offset order (fixed-width names); a gap ends the contiguous bytes.
                 upload.chunks.append(entry)
                 upload.staged += entry.size
@@ -320,7 +360,9 @@ final class StagedChunksStream: ByteStream {
             if cancelled { throw ByteStreamError.cancelled }
             if let current {
                 if let chunk = try await current.next(maxLength: maxLength) { return chunk }
-                state.withLock { $0.current = nil; $0.index += 1 }
+                state.withLock {
+                    $0.current = nil; $0.index += 1
+                }
                 continue
             }
             guard index < keys.count else { return nil }

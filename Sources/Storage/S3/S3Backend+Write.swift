@@ -13,8 +13,10 @@ import Upstream
 /// `x-amz-metadata-directive: REPLACE` carrying the complete metadata. Every failure aborts the multipart upload
 /// and deletes the staging key; nothing is half-visible. Memory: one part (`partBytes`) per write.
 extension S3Backend {
-    public func write(_ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
-                      options: WriteOptions) async throws(StorageError) -> ObjectMetadata {
+    public func write(
+        _ object: ObjectPath, body: any ByteStream, attributes: ObjectAttributes,
+        options: WriteOptions
+    ) async throws(StorageError) -> ObjectMetadata {
         guard !Self.isHidden(object.name) else {
             body.cancel()
             throw .invalidArgument("object names under \(Self.stagingPrefix) are reserved by the gateway")
@@ -24,18 +26,21 @@ extension S3Backend {
         let first = try await reader.next()
         if first.last {
             let sums = reader.checksum.finish()
-            let metadata = try await prepare(object, sums: sums, attributes: attributes, options: options, current: current)
+            let metadata = try await prepare(
+                object, sums: sums, attributes: attributes, options: options, current: current)
             var headers = headers(for: metadata)
             headers.append(("Content-MD5", sums.md5Base64))
-            _ = try await exchange("PUT", url(object.name), headers: headers, body: first.bytes, op: "put", idempotent: true)
+            _ = try await exchange(
+                "PUT", url(object.name), headers: headers, body: first.bytes, op: "put", idempotent: true)
             return metadata
         }
         let staging = Self.stagingPrefix + "w/" + Self.randomID()
         try await multipartUpload(to: staging, first: first.bytes, reader: &reader)
         do {
             let sums = reader.checksum.finish()
-            let metadata = try await prepare(object, sums: sums, attributes: attributes, options: options,
-                                             current: current)
+            let metadata = try await prepare(
+                object, sums: sums, attributes: attributes, options: options,
+                current: current)
             try await copy(from: staging, to: object.name, size: sums.size, headers: headers(for: metadata))
             await cleanUp { [self] () async throws(StorageError) in try await deleteKey(staging) }
             return metadata
@@ -49,8 +54,10 @@ extension S3Backend {
     /// (the body may have taken long; S3 has no conditional commit we can rely on, so this narrows the race to
     /// one round trip), then the metadata it will have (microsecond precision: what the metadata headers store)
     /// and `beforeCommit`.
-    func prepare(_ object: ObjectPath, sums: ObjectChecksums, attributes: ObjectAttributes, options: WriteOptions,
-                 current: ObjectMetadata?) async throws(StorageError) -> ObjectMetadata {
+    func prepare(
+        _ object: ObjectPath, sums: ObjectChecksums, attributes: ObjectAttributes, options: WriteOptions,
+        current: ObjectMetadata?
+    ) async throws(StorageError) -> ObjectMetadata {
         if let expected = options.expectedSize, expected != sums.size {
             throw .sizeMismatch(expected: expected, actual: sums.size)
         }
@@ -92,15 +99,19 @@ extension S3Backend {
             }
             try await completeMultipartUpload(key, uploadID: uploadID, etags: etags)
         } catch {
-            await cleanUp { [self] () async throws(StorageError) in try await abortMultipartUpload(key, uploadID: uploadID) }
+            await cleanUp { [self] () async throws(StorageError) in
+                try await abortMultipartUpload(key, uploadID: uploadID)
+            }
             throw error
         }
     }
 
     /// Server-side copy of `source` onto `key` with `headers` as the complete new metadata: one CopyObject up
     /// to `maxSingleCopyBytes` (S3's limit is 5 GiB), a multipart UploadPartCopy above.
-    func copy(from source: String, to key: String, size: Int64, headers: [(String, String)],
-              sourceETag: String? = nil) async throws(StorageError) {
+    func copy(
+        from source: String, to key: String, size: Int64, headers: [(String, String)],
+        sourceETag: String? = nil
+    ) async throws(StorageError) {
         let sourceHeader = configuration.bucket + "/" + PercentEncoding.unreservedAndSlash.encode(source)
         if size <= configuration.maxSingleCopyBytes {
             var all = headers
@@ -108,7 +119,7 @@ extension S3Backend {
             all.append(("x-amz-metadata-directive", "REPLACE"))
             if let sourceETag { all.append(("x-amz-copy-source-if-match", sourceETag)) }
             let (_, body) = try await exchange("PUT", url(key), headers: all, op: "copy", idempotent: true)
-            try Self.checkResult(body) // CopyObject may fail after its 200 head
+            try Self.checkResult(body)  // CopyObject may fail after its 200 head
             return
         }
         let uploadID = try await createMultipartUpload(key, headers: headers)
@@ -119,7 +130,9 @@ extension S3Backend {
             var offset: Int64 = 0
             while offset < size {
                 let last = min(size, offset + partSize) - 1
-                var partHeaders = [("x-amz-copy-source", sourceHeader), ("x-amz-copy-source-range", "bytes=\(offset)-\(last)")]
+                var partHeaders = [
+                    ("x-amz-copy-source", sourceHeader), ("x-amz-copy-source-range", "bytes=\(offset)-\(last)"),
+                ]
                 if let sourceETag { partHeaders.append(("x-amz-copy-source-if-match", sourceETag)) }
                 let (_, body) = try await exchange(
                     "PUT", url(key, query: [("partNumber", String(etags.count + 1)), ("uploadId", uploadID)]),
@@ -132,7 +145,9 @@ extension S3Backend {
             }
             try await completeMultipartUpload(key, uploadID: uploadID, etags: etags)
         } catch {
-            await cleanUp { [self] () async throws(StorageError) in try await abortMultipartUpload(key, uploadID: uploadID) }
+            await cleanUp { [self] () async throws(StorageError) in
+                try await abortMultipartUpload(key, uploadID: uploadID)
+            }
             throw error
         }
     }
@@ -140,8 +155,9 @@ extension S3Backend {
     // MARK: multipart primitives
 
     func createMultipartUpload(_ key: String, headers: [(String, String)]) async throws(StorageError) -> String {
-        let (_, body) = try await exchange("POST", url(key, query: [("uploads", "")]), headers: headers,
-                                           op: "multipart_create", idempotent: false)
+        let (_, body) = try await exchange(
+            "POST", url(key, query: [("uploads", "")]), headers: headers,
+            op: "multipart_create", idempotent: false)
         guard let uploadID = try S3XMLDocument.parse(body).uploadID, !uploadID.isEmpty else {
             throw .internalError("S3 opened no multipart upload")
         }
@@ -165,15 +181,17 @@ extension S3Backend {
             xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(Self.xmlEscape(etag))</ETag></Part>"
         }
         xml += "</CompleteMultipartUpload>"
-        let (_, body) = try await exchange("POST", url(key, query: [("uploadId", uploadID)]),
-                                           headers: [("Content-Type", "application/xml")], body: Array(xml.utf8),
-                                           op: "multipart_complete", idempotent: false)
-        try Self.checkResult(body) // an error may follow a 200 head
+        let (_, body) = try await exchange(
+            "POST", url(key, query: [("uploadId", uploadID)]),
+            headers: [("Content-Type", "application/xml")], body: Array(xml.utf8),
+            op: "multipart_complete", idempotent: false)
+        try Self.checkResult(body)  // an error may follow a 200 head
     }
 
     func abortMultipartUpload(_ key: String, uploadID: String) async throws(StorageError) {
-        _ = try await exchange("DELETE", url(key, query: [("uploadId", uploadID)]), op: "multipart_abort",
-                               idempotent: true)
+        _ = try await exchange(
+            "DELETE", url(key, query: [("uploadId", uploadID)]), op: "multipart_abort",
+            idempotent: true)
     }
 
     func deleteKey(_ key: String) async throws(StorageError) {

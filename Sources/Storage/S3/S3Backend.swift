@@ -34,8 +34,9 @@ public final class S3Backend: StorageBackend {
         self.configuration = configuration
         self.client = client
         self.backendLabel = "s3:\(configuration.bucket)"
-        signer = S3Signer(accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
-                          sessionToken: configuration.sessionToken, region: configuration.region)
+        signer = S3Signer(
+            accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
+            sessionToken: configuration.sessionToken, region: configuration.region)
     }
 
     static let metaPrefix = "x-amz-meta-"
@@ -55,8 +56,10 @@ public final class S3Backend: StorageBackend {
     }
 
     /// Signs (`S3Signer`: the payload hash of an in-memory body, `UNSIGNED-PAYLOAD` for a stream) and sends.
-    func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
-              op: String, idempotent: Bool? = nil) async throws(StorageError) -> UpstreamResponse {
+    func send(
+        _ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
+        op: String, idempotent: Bool? = nil
+    ) async throws(StorageError) -> UpstreamResponse {
         let payloadHash: String
         switch body {
         case .none: payloadHash = S3Signer.emptyPayloadHash
@@ -65,18 +68,23 @@ public final class S3Backend: StorageBackend {
         }
         let signed = signer.sign(method: method, url: url, headers: headers, payloadHash: payloadHash)
         do {
-            return try await client.send(UpstreamRequest(method: method, url: url, headers: signed, body: body,
-                                                         idempotent: idempotent, backend: backendLabel, operation: op))
+            return try await client.send(
+                UpstreamRequest(
+                    method: method, url: url, headers: signed, body: body,
+                    idempotent: idempotent, backend: backendLabel, operation: op))
         } catch {
             throw GCSBackend.map(error)
         }
     }
 
     /// Sends and reads a small answer; non-2xx become errors.
-    func exchange(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                  op: String, idempotent: Bool? = nil) async throws(StorageError) -> (headers: [(String, String)], body: [UInt8]) {
-        let response = try await send(method, url, headers: headers, body: body.map { .bytes($0) } ?? .none, op: op,
-                                      idempotent: idempotent)
+    func exchange(
+        _ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        op: String, idempotent: Bool? = nil
+    ) async throws(StorageError) -> (headers: [(String, String)], body: [UInt8]) {
+        let response = try await send(
+            method, url, headers: headers, body: body.map { .bytes($0) } ?? .none, op: op,
+            idempotent: idempotent)
         let bytes: [UInt8]
         do { bytes = try await response.body.collect(limit: 16 << 20) } catch {
             throw .unavailable(reason: "S3 answer broke off: \(error)", retryAfter: 1)
@@ -97,8 +105,9 @@ public final class S3Backend: StorageBackend {
         case (403, _), (_, "AccessDenied"), (_, "SignatureDoesNotMatch"), (_, "InvalidAccessKeyId"):
             return .upstreamDenied("S3 \(code.isEmpty ? String(status) : code): \(message)")
         case (503, _), (_, "SlowDown"), (500, _), (502, _), (504, _):
-            return .unavailable(reason: "S3 \(code.isEmpty ? String(status) : code): \(message)",
-                                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+            return .unavailable(
+                reason: "S3 \(code.isEmpty ? String(status) : code): \(message)",
+                retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
         case (400, _): return .invalidArgument("S3 rejected the request: \(code) \(message)")
         default: return .internalError("S3 answered \(status) \(code): \(message)")
         }
@@ -124,9 +133,11 @@ public final class S3Backend: StorageBackend {
                 custom[exactly: S3MetadataKey.decode(key)] = S3MetadataKey.decodeValue(value)
             }
         }
-        let modified = headers.first(ignoringCase: "last-modified").flatMap { Self.parseHTTPDate($0) }
+        let modified =
+            headers.first(ignoringCase: "last-modified").flatMap { Self.parseHTTPDate($0) }
             ?? Timestamp(nanosecondsSinceEpoch: 0)
-        let created = own["portcullis-created"].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
+        let created =
+            own["portcullis-created"].flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
             ?? modified
         func text(_ name: String) -> String? { headers.first(ignoringCase: name).flatMap { $0.isEmpty ? nil : $0 } }
         return ObjectMetadata(
@@ -187,11 +198,12 @@ public final class S3Backend: StorageBackend {
         }
         var headers = [(String, String)]()
         if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
-        if let etag { headers.append(("If-Match", etag)) } // the generation we resolved against
+        if let etag { headers.append(("If-Match", etag)) }  // the generation we resolved against
         let response = try await send("GET", url(object.name), headers: headers, op: "get", idempotent: true)
         guard response.status == 200 || response.status == 206 else {
             let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
-            throw response.status == 412 ? .notFound : Self.map(status: response.status, headers: response.headers, body: bytes)
+            throw response.status == 412
+                ? .notFound : Self.map(status: response.status, headers: response.headers, body: bytes)
         }
         return ObjectRead(metadata: metadata, range: resolved, body: .stream(response.body))
     }
@@ -203,13 +215,17 @@ public final class S3Backend: StorageBackend {
 
     static func isHidden(_ name: String) -> Bool { name.bytesHasPrefix(stagingPrefix) }
 
-    public func updateMetadata(_ object: ObjectPath, patch: MetadataPatch,
-                               preconditions: Preconditions) async throws(StorageError) -> ObjectMetadata {
+    public func updateMetadata(
+        _ object: ObjectPath, patch: MetadataPatch,
+        preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata {
         let (current, etag) = try await head(object)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
-        let next = patch.applied(to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
-        try await copy(from: object.name, to: object.name, size: current.size, headers: headers(for: next),
-                       sourceETag: etag)
+        let next = patch.applied(
+            to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
+        try await copy(
+            from: object.name, to: object.name, size: current.size, headers: headers(for: next),
+            sourceETag: etag)
         return try await metadata(of: object)
     }
 
@@ -262,7 +278,8 @@ enum S3MetadataKey {
         var utf8 = Array(key.utf8)[...]
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "_"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 utf8 = utf8.dropFirst(2)
             } else {

@@ -18,9 +18,11 @@ public struct S3BackendConfiguration: Sendable {
     /// larger ones with a multipart UploadPartCopy. S3's CopyObject limit is 5 GiB.
     public var maxSingleCopyBytes: Int64
 
-    public init(bucket: String, endpoint: String? = nil, region: String = "us-east-1", accessKeyID: String,
-                secretAccessKey: String, sessionToken: String? = nil, pathStyle: Bool? = nil,
-                partBytes: Int = 8 * 1024 * 1024, maxSingleCopyBytes: Int64 = 5 << 30) {
+    public init(
+        bucket: String, endpoint: String? = nil, region: String = "us-east-1", accessKeyID: String,
+        secretAccessKey: String, sessionToken: String? = nil, pathStyle: Bool? = nil,
+        partBytes: Int = 8 * 1024 * 1024, maxSingleCopyBytes: Int64 = 5 << 30
+    ) {
         self.bucket = bucket
         let base = endpoint ?? "https://s3.\(region).amazonaws.com"
         self.endpoint = base.hasSuffix("/") ? String(base.dropLast()) : base
@@ -36,7 +38,9 @@ public struct S3BackendConfiguration: Sendable {
     /// `AWS_ENDPOINT_URL_S3` (else `AWS_ENDPOINT_URL`), `AWS_REGION` (else `AWS_DEFAULT_REGION`, else
     /// us-east-1), `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`. A custom endpoint
     /// implies path style unless `AWS_S3_ADDRESSING_STYLE=virtual`.
-    public static func fromEnvironment(_ environment: [String: String], bucket: String) throws(StorageError) -> S3BackendConfiguration {
+    public static func fromEnvironment(_ environment: [String: String], bucket: String) throws(StorageError)
+        -> S3BackendConfiguration
+    {
         func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         guard let key = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else {
             throw .invalidArgument("s3://\(bucket): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
@@ -44,9 +48,10 @@ public struct S3BackendConfiguration: Sendable {
         let endpoint = value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL")
         var pathStyle: Bool?
         if let style = value("AWS_S3_ADDRESSING_STYLE") { pathStyle = style == "path" }
-        return S3BackendConfiguration(bucket: bucket, endpoint: endpoint,
-                                      region: value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1",
-                                      accessKeyID: key, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"),
-                                      pathStyle: pathStyle)
+        return S3BackendConfiguration(
+            bucket: bucket, endpoint: endpoint,
+            region: value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1",
+            accessKeyID: key, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"),
+            pathStyle: pathStyle)
     }
 }

@@ -26,16 +26,21 @@ struct S3Signer: Sendable {
     /// built with it, so what is sent is exactly what is signed.
     static func canonicalQuery(_ items: [(String, String)]) -> String {
         items.map { (PercentEncoding.unreserved.encode($0.0), PercentEncoding.unreserved.encode($0.1)) }
-            .sorted { $0.0.bytesEqual($1.0) ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
-                                    : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+            .sorted {
+                $0.0.bytesEqual($1.0)
+                    ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
+                    : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8))
+            }
             .map { "\($0.0)=\($0.1)" }
             .joined(separator: "&")
     }
     static let emptyPayloadHash = hex(SHA256.hash([UInt8]()))
 
     /// `headers` plus the signature headers. `payloadHash` is the hex SHA-256 of the body or `UNSIGNED-PAYLOAD`.
-    func sign(method: String, url: String, headers: [(String, String)], payloadHash: String,
-              now: Timestamp = .now()) -> [(String, String)] {
+    func sign(
+        method: String, url: String, headers: [(String, String)], payloadHash: String,
+        now: Timestamp = .now()
+    ) -> [(String, String)] {
         let (host, path, query) = Self.split(url)
         let amzDate = Self.amzDate(now)
         let day = String(amzDate.prefix(8))
@@ -55,12 +60,18 @@ struct S3Signer: Sendable {
         // Repeated names are joined with commas (we never send any, but keep the rule).
         var merged = [(String, String)]()
         for (name, value) in canonical {
-            if let last = merged.last, last.0 == name { merged[merged.count - 1].1 += "," + value } else { merged.append((name, value)) }
+            if let last = merged.last, last.0 == name {
+                merged[merged.count - 1].1 += "," + value
+            } else {
+                merged.append((name, value))
+            }
         }
         let signedHeaders = merged.map(\.0).joined(separator: ";")
-        let canonicalRequest = [method, path.isEmpty ? "/" : path, query,
-                                merged.map { "\($0.0):\($0.1)\n" }.joined(), signedHeaders, payloadHash]
-            .joined(separator: "\n")
+        let canonicalRequest = [
+            method, path.isEmpty ? "/" : path, query,
+            merged.map { "\($0.0):\($0.1)\n" }.joined(), signedHeaders, payloadHash,
+        ]
+        .joined(separator: "\n")
         let scope = "\(day)/\(region)/s3/aws4_request"
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(Array(canonicalRequest.utf8)))]
             .joined(separator: "\n")
@@ -68,8 +79,12 @@ struct S3Signer: Sendable {
         for part in [region, "s3", "aws4_request"] { key = HMAC.sha256(key: key, data: Array(part.utf8)) }
         let signature = Self.hex(HMAC.sha256(key: key, data: Array(stringToSign.utf8)))
         var result = all
-        result.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope), "
-                           + "SignedHeaders=\(signedHeaders), Signature=\(signature)"))
+        result.append(
+            (
+                "Authorization",
+                "AWS4-HMAC-SHA256 Credential=\(accessKeyID)/\(scope), "
+                    + "SignedHeaders=\(signedHeaders), Signature=\(signature)"
+            ))
         return result
     }
 

@@ -138,7 +138,9 @@ public final class BatchUploader: @unchecked Sendable {
             task.cancel()
             return .failure(.cancelled())
         }
-        task.observe(.progress) { [self] snapshot in record(index: index, completed: snapshot.progress.completedUnitCount) }
+        task.observe(.progress) { [self] snapshot in
+            record(index: index, completed: snapshot.progress.completedUnitCount)
+        }
         defer { lock.withLock { running[index] = nil } }
         do {
             let metadata = try await task.result()

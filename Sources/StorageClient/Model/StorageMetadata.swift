@@ -43,13 +43,16 @@ public struct StorageMetadata: Sendable, Equatable {
     }
 
     var settable: Settable {
-        Settable(contentType: contentType, contentEncoding: contentEncoding, contentDisposition: contentDisposition,
-                 contentLanguage: contentLanguage, cacheControl: cacheControl, customMetadata: customMetadata)
+        Settable(
+            contentType: contentType, contentEncoding: contentEncoding, contentDisposition: contentDisposition,
+            contentLanguage: contentLanguage, cacheControl: cacheControl, customMetadata: customMetadata)
     }
 
     /// Decodes the v0 metadata resource (numbers arrive as decimal strings; either form is accepted).
     init(json: JSONValue) throws(StorageError) {
-        guard case .object(let o) = json else { throw StorageError(.unknown, "Invalid metadata returned from the server.") }
+        guard case .object(let o) = json else {
+            throw StorageError(.unknown, "Invalid metadata returned from the server.")
+        }
         func string(_ key: String) -> String? { o[key]?.stringValue }
         func integer(_ key: String) -> Int64 {
             if let s = o[key]?.stringValue { return Int64(s) ?? 0 }
@@ -105,7 +108,9 @@ public struct StorageMetadata: Sendable, Equatable {
         diff("contentLanguage", before.contentLanguage, now.contentLanguage)
         diff("cacheControl", before.cacheControl, now.cacheControl)
         var custom: [String: JSONValue] = [:]
-        for (key, value) in now.customMetadata where before.customMetadata[key] != value { custom[key] = .string(value) }
+        for (key, value) in now.customMetadata where before.customMetadata[key] != value {
+            custom[key] = .string(value)
+        }
         for key in before.customMetadata.keys where now.customMetadata[key] == nil { custom[key] = .null }
         if !custom.isEmpty { o["metadata"] = .object(custom) }
         return .object(o)

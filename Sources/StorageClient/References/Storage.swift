@@ -1,8 +1,9 @@
 public import Foundation
+import PortcullisCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisCore
 
 /// Entry point of the SDK: a v0 server (Portcullis, the Firebase emulator, or production) plus the caller's
 /// auth token provider. Mirrors `Storage` of the Firebase SDKs.
@@ -17,10 +18,13 @@ public final class Storage: Sendable {
     public let settings: StorageSettings
 
     /// `url` is `http(s)://host[:port]` or `http(s)://host[:port]/v0/b/BUCKET`.
-    public init(url: String, tokenProvider: (@Sendable () async throws -> String?)? = nil,
-                settings: StorageSettings = StorageSettings()) throws(StorageError) {
+    public init(
+        url: String, tokenProvider: (@Sendable () async throws -> String?)? = nil,
+        settings: StorageSettings = StorageSettings()
+    ) throws(StorageError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host,
-              scheme == "http" || scheme == "https" else {
+            scheme == "http" || scheme == "https"
+        else {
             throw StorageError(.invalidArgument, "Storage URL must be http(s)://host[:port][/v0/b/bucket]: \(url)")
         }
         let port = components.port.map { ":\($0)" } ?? ""
@@ -40,8 +44,10 @@ public final class Storage: Sendable {
     }
 
     /// A storage for `bucket` served at `host` (`"127.0.0.1:8080"`).
-    public init(bucket: String, host: String, scheme: String = "http",
-                tokenProvider: (@Sendable () async throws -> String?)? = nil, settings: StorageSettings = StorageSettings()) {
+    public init(
+        bucket: String, host: String, scheme: String = "http",
+        tokenProvider: (@Sendable () async throws -> String?)? = nil, settings: StorageSettings = StorageSettings()
+    ) {
         baseURL = "\(scheme)://\(host)"
         self.bucket = bucket
         self.tokenProvider = tokenProvider
@@ -76,8 +82,10 @@ public final class Storage: Sendable {
     /// `encodeURIComponent`: everything but the unreserved set is percent-encoded, `/` included.
     static func encode(_ string: String) -> String { PercentEncoding.uriComponent.encode(string) }
 
-    func request(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
-                 authorize: Bool = true) async throws(StorageError) -> URLRequest {
+    func request(
+        _ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil,
+        authorize: Bool = true
+    ) async throws(StorageError) -> URLRequest {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.timeoutInterval = settings.requestTimeout
@@ -99,7 +107,8 @@ public final class Storage: Sendable {
     /// Runs a buffered request with the SDKs' retry policy: network errors, 5xx, 408 and 429 are retried with
     /// exponential backoff and jitter until `settings.maxOperationRetryTime` is spent.
     func perform(_ request: URLRequest, successCodes: Set<Int> = [200], limit: Int = 16 << 20)
-        async throws(StorageError) -> (HTTPURLResponse, Data) {
+        async throws(StorageError) -> (HTTPURLResponse, Data)
+    {
         let deadline = Date().addingTimeInterval(settings.maxOperationRetryTime)
         var delay = settings.initialRetryDelay
         while true {
@@ -110,8 +119,9 @@ public final class Storage: Sendable {
                 let error = Self.error(status: response.statusCode, body: data)
                 guard Self.isRetryable(status: response.statusCode) else { throw error }
                 guard Date().addingTimeInterval(delay) < deadline else {
-                    throw StorageError(.retryLimitExceeded, "Retry limit exceeded; last error: \(error.message)",
-                                       httpStatus: response.statusCode, serverResponse: error.serverResponse)
+                    throw StorageError(
+                        .retryLimitExceeded, "Retry limit exceeded; last error: \(error.message)",
+                        httpStatus: response.statusCode, serverResponse: error.serverResponse)
                 }
             } catch let error as StorageError {
                 throw error
@@ -120,12 +130,14 @@ public final class Storage: Sendable {
             } catch {
                 if Task.isCancelled { throw .cancelled() }
                 guard Date().addingTimeInterval(delay) < deadline else {
-                    throw StorageError(.retryLimitExceeded,
-                                       "Retry limit exceeded; last error: \(NetworkFailure.describe(error, url: request.url))")
+                    throw StorageError(
+                        .retryLimitExceeded,
+                        "Retry limit exceeded; last error: \(NetworkFailure.describe(error, url: request.url))")
                 }
             }
-            do { try await Task.sleep(nanoseconds: UInt64((delay + Double.random(in: 0...delay / 2)) * 1e9)) }
-            catch { throw .cancelled() }
+            do { try await Task.sleep(nanoseconds: UInt64((delay + Double.random(in: 0...delay / 2)) * 1e9)) } catch {
+                throw .cancelled()
+            }
             delay = min(delay * 2, 64)
         }
     }
@@ -139,7 +151,8 @@ public final class Storage: Sendable {
         if let json = try? JSONValue.parse(Array(body)), let serverMessage = json["error"]?["message"]?.stringValue {
             message = serverMessage
         }
-        return StorageError(StorageErrorCode.from(httpStatus: status), message, httpStatus: status, serverResponse: text)
+        return StorageError(
+            StorageErrorCode.from(httpStatus: status), message, httpStatus: status, serverResponse: text)
     }
 }
 

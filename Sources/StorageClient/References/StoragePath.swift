@@ -22,12 +22,15 @@ public struct StoragePath: Sendable, Hashable {
             let rest = string.dropFirst(5)
             let bucketEnd = rest.firstIndex(of: "/") ?? rest.endIndex
             let bucket = String(rest[..<bucketEnd])
-            guard isValidBucket(bucket) else { throw StorageError(.invalidArgument, "Invalid bucket in URL: \(string)") }
+            guard isValidBucket(bucket) else {
+                throw StorageError(.invalidArgument, "Invalid bucket in URL: \(string)")
+            }
             let object = bucketEnd < rest.endIndex ? String(rest[rest.index(after: bucketEnd)...]) : ""
             return StoragePath(bucket: bucket, object: object)
         }
         guard let components = URLComponents(string: string), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host else {
+            scheme == "http" || scheme == "https", let host = components.host
+        else {
             throw StorageError(.invalidArgument, "Unsupported storage URL: \(string)")
         }
         // The raw (percent-encoded) path, split before decoding so an encoded %2F stays inside a segment.
@@ -35,7 +38,9 @@ public struct StoragePath: Sendable, Hashable {
         let decoded = segments.map { String($0).removingPercentEncoding ?? String($0) }
         if decoded.count >= 3, decoded[0] == "v0", decoded[1] == "b" {
             let bucket = decoded[2]
-            guard isValidBucket(bucket) else { throw StorageError(.invalidArgument, "Invalid bucket in URL: \(string)") }
+            guard isValidBucket(bucket) else {
+                throw StorageError(.invalidArgument, "Invalid bucket in URL: \(string)")
+            }
             if decoded.count == 3 { return StoragePath(bucket: bucket, object: "") }
             guard decoded[3] == "o" else { throw StorageError(.invalidArgument, "Expected /o/ in URL: \(string)") }
             return StoragePath(bucket: bucket, object: decoded.dropFirst(4).joined(separator: "/"))

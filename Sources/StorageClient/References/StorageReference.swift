@@ -1,8 +1,9 @@
 public import Foundation
+public import PortcullisCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-public import PortcullisCore
 
 /// A pointer to an object or folder in a bucket, with the Firebase Storage operations on it.
 public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
@@ -34,10 +35,13 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     public func parent() -> StorageReference? {
         guard !fullPath.isEmpty else { return nil }
         let parts = fullPath.split(separator: "/").dropLast()
-        return StorageReference(storage: storage, path: StoragePath(bucket: bucket, object: parts.joined(separator: "/")))
+        return StorageReference(
+            storage: storage, path: StoragePath(bucket: bucket, object: parts.joined(separator: "/")))
     }
 
-    public func root() -> StorageReference { StorageReference(storage: storage, path: StoragePath(bucket: bucket, object: "")) }
+    public func root() -> StorageReference {
+        StorageReference(storage: storage, path: StoragePath(bucket: bucket, object: ""))
+    }
 
     // MARK: Metadata
 
@@ -63,8 +67,9 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     /// diffed per key) and returns the server's new metadata.
     public func updateMetadata(_ metadata: StorageMetadata) async throws(StorageError) -> StorageMetadata {
         let body = Data(metadata.patchJSON().encoded().utf8)
-        let request = try await storage.request("PATCH", storage.url(for: path),
-                                                headers: ["Content-Type": "application/json; charset=utf-8"], body: body)
+        let request = try await storage.request(
+            "PATCH", storage.url(for: path),
+            headers: ["Content-Type": "application/json; charset=utf-8"], body: body)
         let (_, data) = try await storage.perform(request)
         return try Self.decodeMetadata(data)
     }
@@ -120,10 +125,12 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
         let request = try await storage.request("GET", storage.url(for: path, query: [("alt", "media")]))
         let buffer = BoundedBuffer(limit: maxSize)
         do {
-            let response = try await StreamingCall.run(request, onResponse: { response in
-                guard response.statusCode == 200 else { return true }
-                return buffer.accept(expectedLength: response.expectedContentLength)
-            }, onData: { buffer.append($0) })
+            let response = try await StreamingCall.run(
+                request,
+                onResponse: { response in
+                    guard response.statusCode == 200 else { return true }
+                    return buffer.accept(expectedLength: response.expectedContentLength)
+                }, onData: { buffer.append($0) })
             if response.statusCode != 200 {
                 throw Storage.error(status: response.statusCode, body: buffer.data)
             }
@@ -132,7 +139,8 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
             throw error
         } catch {
             if let total = buffer.exceededTotal {
-                throw StorageError(.downloadSizeExceeded, "Attempted to download \(total) bytes; the limit is \(maxSize).")
+                throw StorageError(
+                    .downloadSizeExceeded, "Attempted to download \(total) bytes; the limit is \(maxSize).")
             }
             if Task.isCancelled { throw .cancelled() }
             throw StorageError(.unknown, "Download failed: \(error)")
@@ -145,8 +153,9 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
         guard let token = metadata.downloadTokens.first else {
             throw StorageError(.unknown, "Failed to retrieve a download URL.")
         }
-        return storage.url(for: StoragePath(bucket: metadata.bucket, object: metadata.path),
-                           query: [("alt", "media"), ("token", token)])
+        return storage.url(
+            for: StoragePath(bucket: metadata.bucket, object: metadata.path),
+            query: [("alt", "media"), ("token", token)])
     }
 
     /// Downloads to a local file; the task can be paused, resumed (with `Range` + `If-Range`) and cancelled.
@@ -212,12 +221,17 @@ final class BoundedBuffer: @unchecked Sendable {
 extension StorageReference {
     /// Portcullis extension (not in the Firebase SDKs): an expiring HMAC-signed URL granting `method` on this
     /// object for `expiresIn` seconds. Needs the same permission as the method it grants.
-    public func signedURL(method: String = "GET", expiresIn: Int = 3600) async throws(StorageError) -> (url: URL, expiresAt: String) {
+    public func signedURL(method: String = "GET", expiresIn: Int = 3600) async throws(StorageError) -> (
+        url: URL, expiresAt: String
+    ) {
         let body = JSONValue.object(["method": .string(method), "expiresIn": .int(Int64(expiresIn))]).encoded()
-        let request = try await storage.request("POST", storage.url(for: path, query: [("signedUrl", "")]),
-                                                headers: ["Content-Type": "application/json"], body: Data(body.utf8))
+        let request = try await storage.request(
+            "POST", storage.url(for: path, query: [("signedUrl", "")]),
+            headers: ["Content-Type": "application/json"], body: Data(body.utf8))
         let (_, data) = try await storage.perform(request)
-        guard let json = try? JSONValue.parse(Array(data)), let text = json["url"]?.stringValue, let url = URL(string: text) else {
+        guard let json = try? JSONValue.parse(Array(data)), let text = json["url"]?.stringValue,
+            let url = URL(string: text)
+        else {
             throw StorageError(.unknown, "Invalid signed URL response.")
         }
         return (url, json["expiresAt"]?.stringValue ?? "")

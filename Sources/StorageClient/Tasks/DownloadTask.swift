@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -56,39 +57,43 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
             headers["Range"] = "bytes=\(offset)-"
             headers["If-Range"] = knownETag
         }
-        let request = try await storage.request("GET", storage.url(for: reference.path, query: [("alt", "media")]),
-                                                headers: headers)
+        let request = try await storage.request(
+            "GET", storage.url(for: reference.path, query: [("alt", "media")]),
+            headers: headers)
         let sink = try FileSink(url: destination, keepingFirst: offset)
         defer { sink.close() }
         let errorBody = LockedData()
-        let response = try await StreamingCall.run(request, onResponse: { [self] response in
-            let status = response.statusCode
-            guard status == 200 || status == 206 else { return true }
-            let length = response.expectedContentLength
-            let base = lock.withLock { () -> Int64? in
-                guard attempt == attemptID else { return nil }
-                if status == 200 {
-                    // Fresh (or changed) object: start over.
-                    written = 0
-                    sink.truncate()
+        let response = try await StreamingCall.run(
+            request,
+            onResponse: { [self] response in
+                let status = response.statusCode
+                guard status == 200 || status == 206 else { return true }
+                let length = response.expectedContentLength
+                let base = lock.withLock { () -> Int64? in
+                    guard attempt == attemptID else { return nil }
+                    if status == 200 {
+                        // Fresh (or changed) object: start over.
+                        written = 0
+                        sink.truncate()
+                    }
+                    etag = response.value(forHTTPHeaderField: "ETag")
+                    return written
                 }
-                etag = response.value(forHTTPHeaderField: "ETag")
-                return written
-            }
-            guard let base else { return false }
-            updateProgress(completed: base, total: length >= 0 ? base + length : -1)
-            return true
-        }, onData: { [self] chunk in
-            guard sink.isOpenForBody else { return errorBody.append(chunk, limit: 64 << 10) }
-            let done = lock.withLock { () -> Int64? in
-                guard attempt == attemptID, sink.write(chunk) else { return nil }
-                written += Int64(chunk.count)
-                return written
-            }
-            guard let done else { return false }
-            updateProgress(completed: done, total: progress.totalUnitCount)
-            return true
-        }, bodyGate: sink)
+                guard let base else { return false }
+                updateProgress(completed: base, total: length >= 0 ? base + length : -1)
+                return true
+            },
+            onData: { [self] chunk in
+                guard sink.isOpenForBody else { return errorBody.append(chunk, limit: 64 << 10) }
+                let done = lock.withLock { () -> Int64? in
+                    guard attempt == attemptID, sink.write(chunk) else { return nil }
+                    written += Int64(chunk.count)
+                    return written
+                }
+                guard let done else { return false }
+                updateProgress(completed: done, total: progress.totalUnitCount)
+                return true
+            }, bodyGate: sink)
         if response.statusCode == 416, offset > 0, knownETag != nil {
             // If-Range matched (else the server would have sent 200), so this is the same object and the
             // offset is at or past its end: the file is complete when the sizes agree; otherwise start over.
@@ -98,7 +103,9 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
                 updateProgressAfterCompletion(total: offset)
                 return
             }
-            lock.withLock { written = 0; etag = nil }
+            lock.withLock {
+                written = 0; etag = nil
+            }
             return try await attempt()  // offset 0 now: no Range, so this cannot come back here
 
         }
@@ -153,11 +160,15 @@ final class FileSink: @unchecked Sendable {
 
 extension StreamingCall {
     /// A download whose head decides whether the body goes to `bodyGate` (2xx) or is an error document.
-    static func run(_ request: URLRequest, onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool,
-                    onData: @escaping @Sendable (Data) -> Bool, bodyGate: FileSink) async throws -> HTTPURLResponse {
-        try await run(request, onResponse: { response in
-            if response.statusCode == 200 || response.statusCode == 206 { bodyGate.openBody() }
-            return onResponse(response)
-        }, onData: onData)
+    static func run(
+        _ request: URLRequest, onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool,
+        onData: @escaping @Sendable (Data) -> Bool, bodyGate: FileSink
+    ) async throws -> HTTPURLResponse {
+        try await run(
+            request,
+            onResponse: { response in
+                if response.statusCode == 200 || response.statusCode == 206 { bodyGate.openBody() }
+                return onResponse(response)
+            }, onData: onData)
     }
 }

@@ -38,7 +38,8 @@ public class StorageObservableTask: @unchecked Sendable {
     private let lock = NSLock()
     private var state = State.idle
     private var work: Task<Void, Never>?
-    private var observers: [(handle: String, status: StorageTaskStatus, handler: @Sendable (StorageTaskSnapshot) -> Void)] = []
+    private var observers:
+        [(handle: String, status: StorageTaskStatus, handler: @Sendable (StorageTaskSnapshot) -> Void)] = []
     private var waiters: [CheckedContinuation<Result<StorageMetadata?, StorageError>, Never>] = []
     private var outcome: Result<StorageMetadata?, StorageError>?
     private var progressValue = StorageProgress(completedUnitCount: 0, totalUnitCount: -1)
@@ -54,7 +55,9 @@ public class StorageObservableTask: @unchecked Sendable {
 
     /// Registers `handler` for `status`; returns the handle for `removeObserver(withHandle:)`.
     @discardableResult
-    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void) -> String {
+    public func observe(_ status: StorageTaskStatus, handler: @escaping @Sendable (StorageTaskSnapshot) -> Void)
+        -> String
+    {
         lock.withLock {
             nextHandle += 1
             let handle = "observer-\(nextHandle)"
@@ -63,8 +66,12 @@ public class StorageObservableTask: @unchecked Sendable {
         }
     }
 
-    public func removeObserver(withHandle handle: String) { lock.withLock { observers.removeAll { $0.handle == handle } } }
-    public func removeAllObservers(for status: StorageTaskStatus) { lock.withLock { observers.removeAll { $0.status == status } } }
+    public func removeObserver(withHandle handle: String) {
+        lock.withLock { observers.removeAll { $0.handle == handle } }
+    }
+    public func removeAllObservers(for status: StorageTaskStatus) {
+        lock.withLock { observers.removeAll { $0.status == status } }
+    }
     public func removeAllObservers() { lock.withLock { observers.removeAll() } }
 
     /// Stops transferring; `resume()` continues where it stopped. No effect unless running.
@@ -167,7 +174,8 @@ public class StorageObservableTask: @unchecked Sendable {
     }
 
     private func finish(_ result: Result<StorageMetadata?, StorageError>) {
-        let (finished, waiting) = lock.withLock { () -> (Bool, [CheckedContinuation<Result<StorageMetadata?, StorageError>, Never>]) in
+        let (finished, waiting) = lock.withLock {
+            () -> (Bool, [CheckedContinuation<Result<StorageMetadata?, StorageError>, Never>]) in
             guard outcome == nil else { return (false, []) }
             outcome = result
             if case .success = result { state = .succeeded } else { state = .failed }
@@ -184,11 +192,13 @@ public class StorageObservableTask: @unchecked Sendable {
     }
 
     private func fire(_ status: StorageTaskStatus) {
-        let (handlers, snapshot) = lock.withLock { () -> ([@Sendable (StorageTaskSnapshot) -> Void], StorageTaskSnapshot) in
+        let (handlers, snapshot) = lock.withLock {
+            () -> ([@Sendable (StorageTaskSnapshot) -> Void], StorageTaskSnapshot) in
             let error: StorageError? = if case .failure(let e) = outcome { e } else { nil }
             let metadata: StorageMetadata? = if case .success(let m) = outcome { m } else { nil }
-            let snapshot = StorageTaskSnapshot(status: status, progress: progressValue, error: error, metadata: metadata,
-                                               reference: reference, task: self)
+            let snapshot = StorageTaskSnapshot(
+                status: status, progress: progressValue, error: error, metadata: metadata,
+                reference: reference, task: self)
             return (observers.filter { $0.status == status }.map(\.handler), snapshot)
         }
         for handler in handlers { handler(snapshot) }

@@ -1,8 +1,9 @@
 import Foundation
+import PortcullisCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PortcullisCore
 
 /// An upload over the resumable protocol (v0 §5.9): start → chunks → finalize, recovering through `query`
 /// after pauses and retryable failures. Memory stays bounded by one chunk.
@@ -28,7 +29,9 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
 
     /// Waits for the upload's final metadata.
     public func result() async throws(StorageError) -> StorageMetadata {
-        guard let metadata = try await waitForCompletion() else { throw StorageError(.unknown, "Upload returned no metadata.") }
+        guard let metadata = try await waitForCompletion() else {
+            throw StorageError(.unknown, "Upload returned no metadata.")
+        }
         return metadata
     }
 
@@ -37,7 +40,8 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
             switch source {
             case .data(let data): return Int64(data.count)
             case .file(let url):
-                guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber else {
+                guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber
+                else {
                     throw StorageError(.invalidArgument, "Cannot read file \(url.path)")
                 }
                 return size.int64Value
@@ -74,7 +78,8 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
                 }
                 let error = Storage.error(status: response.statusCode, body: data)
                 let stillActive = (response.value(forHTTPHeaderField: "X-Goog-Upload-Status") ?? "") == "active"
-                guard Storage.isRetryable(status: response.statusCode) || (stillActive && response.statusCode != 404) else {
+                guard Storage.isRetryable(status: response.statusCode) || (stillActive && response.statusCode != 404)
+                else {
                     throw error
                 }
                 lastFailure = error.message
@@ -117,10 +122,13 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
             body: Data(body.uploadJSON(path: reference.fullPath).encoded().utf8))
         let (response, _) = try await storage.perform(request)
         guard let urlText = response.value(forHTTPHeaderField: "X-Goog-Upload-URL"), let url = URL(string: urlText),
-              response.value(forHTTPHeaderField: "X-Goog-Upload-Status") == "active" else {
+            response.value(forHTTPHeaderField: "X-Goog-Upload-Status") == "active"
+        else {
             throw StorageError(.unknown, "The server did not start a resumable upload.")
         }
-        let serverGranularity = response.value(forHTTPHeaderField: "X-Goog-Upload-Chunk-Granularity").flatMap { Int($0) }
+        let serverGranularity = response.value(forHTTPHeaderField: "X-Goog-Upload-Chunk-Granularity").flatMap {
+            Int($0)
+        }
         lock.withLock {
             uploadURL = url
             if let serverGranularity, serverGranularity > 0 { granularity = serverGranularity }
@@ -145,7 +153,8 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
         let (response, _) = try await reference.storage.perform(request)
         let status = response.value(forHTTPHeaderField: "X-Goog-Upload-Status") ?? ""
         if status == "cancelled" { throw StorageError(.cancelled, "The upload was cancelled on the server.") }
-        guard let received = response.value(forHTTPHeaderField: "X-Goog-Upload-Size-Received").flatMap({ Int64($0) }) else {
+        guard let received = response.value(forHTTPHeaderField: "X-Goog-Upload-Size-Received").flatMap({ Int64($0) })
+        else {
             throw StorageError(.unknown, "The server did not report the upload size.")
         }
         return (received, status == "final")
@@ -167,7 +176,9 @@ public final class UploadTask: StorageObservableTask, @unchecked Sendable {
                 defer { try? handle.close() }
                 try handle.seek(toOffset: UInt64(offset))
                 let chunk = try handle.read(upToCount: length) ?? Data()
-                guard chunk.count == length else { throw StorageError(.unknown, "File \(url.path) changed during upload.") }
+                guard chunk.count == length else {
+                    throw StorageError(.unknown, "File \(url.path) changed during upload.")
+                }
                 return chunk
             } catch let error as StorageError {
                 throw error

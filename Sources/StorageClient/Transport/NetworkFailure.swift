@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -17,7 +18,7 @@ enum NetworkFailure {
         case .networkConnectionLost: return "the connection to \(endpoint) was lost"
         case .notConnectedToInternet: return "no network connection"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
             return "TLS with \(endpoint) failed"
         case .badServerResponse: return "\(endpoint) sent a malformed response"
         default: return "request to \(endpoint) failed (URL error \(error.code.rawValue))"

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -20,16 +21,19 @@ final class StreamingCall: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private let onResponse: @Sendable (HTTPURLResponse) -> Bool
     private let onData: @Sendable (Data) -> Bool
 
-    private init(onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool, onData: @escaping @Sendable (Data) -> Bool) {
+    private init(onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool, onData: @escaping @Sendable (Data) -> Bool)
+    {
         self.onResponse = onResponse
         self.onData = onData
     }
 
     /// Runs `request`. `onResponse` sees the head first; `onData` each body chunk in order. Either returning
     /// false stops the transfer and makes `run` throw `Stopped`.
-    static func run(_ request: URLRequest,
-                    onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool = { _ in true },
-                    onData: @escaping @Sendable (Data) -> Bool) async throws -> HTTPURLResponse {
+    static func run(
+        _ request: URLRequest,
+        onResponse: @escaping @Sendable (HTTPURLResponse) -> Bool = { _ in true },
+        onData: @escaping @Sendable (Data) -> Bool
+    ) async throws -> HTTPURLResponse {
         let call = StreamingCall(onResponse: onResponse, onData: onData)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -70,8 +74,10 @@ final class StreamingCall: NSObject, URLSessionDataDelegate, @unchecked Sendable
         task?.cancel()
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         guard let http = response as? HTTPURLResponse else { completionHandler(.cancel); return }
         lock.withLock { self.response = http }
         if onResponse(http) {
@@ -90,7 +96,8 @@ final class StreamingCall: NSObject, URLSessionDataDelegate, @unchecked Sendable
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (continuation, response, stopped) = lock.withLock { () -> (CheckedContinuation<HTTPURLResponse, any Error>?, HTTPURLResponse?, Bool) in
+        let (continuation, response, stopped) = lock.withLock {
+            () -> (CheckedContinuation<HTTPURLResponse, any Error>?, HTTPURLResponse?, Bool) in
             defer { self.continuation = nil }
             return (self.continuation, self.response, self.stopped)
         }

@@ -12,16 +12,23 @@ public final class UpstreamClient: Sendable {
     private let metrics: UpstreamMetrics?
     private let logger: Logger
 
-    public init(configuration: UpstreamConfiguration = .init(), metrics: MetricsRegistry? = nil,
-                logger: Logger = .disabled) {
+    public init(
+        configuration: UpstreamConfiguration = .init(), metrics: MetricsRegistry? = nil,
+        logger: Logger = .disabled
+    ) {
         let loop = CurlEventLoop(configuration: configuration)
         self.loop = loop
         self.configuration = configuration
-        self.breaker = CircuitBreaker(threshold: configuration.breakerThreshold,
-                                      cooldown: configuration.breakerCooldown)
-        self.metrics = metrics.map { UpstreamMetrics(registry: $0, activeTransfers: { [weak loop] in
-            Double(loop?.activeTransfers ?? 0)
-        }) }
+        self.breaker = CircuitBreaker(
+            threshold: configuration.breakerThreshold,
+            cooldown: configuration.breakerCooldown)
+        self.metrics = metrics.map {
+            UpstreamMetrics(
+                registry: $0,
+                activeTransfers: { [weak loop] in
+                    Double(loop?.activeTransfers ?? 0)
+                })
+        }
         self.logger = logger
     }
 
@@ -58,8 +65,11 @@ public final class UpstreamClient: Sendable {
             case .success(let response):
                 if configuration.retryStatuses.contains(response.status) {
                     breaker.recordFailure(request.backend)
-                    if mayRetry, let delay = backoffDelay(attempt: attempt, retryAfter: response.header("retry-after"),
-                                                           within: deadline) {
+                    if mayRetry,
+                        let delay = backoffDelay(
+                            attempt: attempt, retryAfter: response.header("retry-after"),
+                            within: deadline)
+                    {
                         response.body.cancel()
                         try await sleep(seconds: delay)
                         attempt += 1
@@ -76,12 +86,14 @@ public final class UpstreamClient: Sendable {
                     breaker.recordNeutral(request.backend)
                 }
                 guard mayRetry, error.countsAsBackendFailure,
-                      let delay = backoffDelay(attempt: attempt, retryAfter: nil, within: deadline)
+                    let delay = backoffDelay(attempt: attempt, retryAfter: nil, within: deadline)
                 else { throw error }
-                logger.debug("upstream attempt failed; retrying", [
-                    ("backend", .string(request.backend)), ("op", .string(request.operation)),
-                    ("attempt", .int(Int64(attempt))), ("error", .string(error.description)),
-                ])
+                logger.debug(
+                    "upstream attempt failed; retrying",
+                    [
+                        ("backend", .string(request.backend)), ("op", .string(request.operation)),
+                        ("attempt", .int(Int64(attempt))), ("error", .string(error.description)),
+                    ])
                 try await sleep(seconds: delay)
                 attempt += 1
             }
@@ -121,7 +133,8 @@ public final class UpstreamClient: Sendable {
                 let label = outcome.error?.metricLabel ?? "error"
                 metrics.requests.labels(request.backend, request.operation, label).increment()
             } else if let error = outcome.error {
-                let reason = error == .cancelled ? "cancelled" : (error.metricLabel == "timeout" ? "timeout" : "truncated")
+                let reason =
+                    error == .cancelled ? "cancelled" : (error.metricLabel == "timeout" ? "timeout" : "truncated")
                 metrics.streamErrors.labels(request.backend, request.operation, reason).increment()
             }
             Self.judgeBody(outcome, request: request, breaker: breaker)
@@ -134,9 +147,11 @@ public final class UpstreamClient: Sendable {
         switch result {
         case .success(let head):
             metrics?.requests.labels(request.backend, request.operation, String(head.status)).increment()
-            return .success(UpstreamResponse(status: head.status, headers: head.headers,
-                                             body: UpstreamBody(transfer.response),
-                                             timeToHeadNanoseconds: head.elapsedNanoseconds))
+            return .success(
+                UpstreamResponse(
+                    status: head.status, headers: head.headers,
+                    body: UpstreamBody(transfer.response),
+                    timeToHeadNanoseconds: head.elapsedNanoseconds))
         case .failure(let error):
             return .failure(error)
         }

@@ -17,7 +17,8 @@ struct UpstreamMetrics: Sendable {
             "portcullis_upstream_stream_errors_total",
             help: "Upstream response bodies that ended abnormally after the head (truncated, timed out, cancelled).",
             labels: ["backend", "op", "reason"])
-        registry.gauge("portcullis_upstream_active_transfers", help: "Upstream transfers in progress.",
-                       sample: activeTransfers)
+        registry.gauge(
+            "portcullis_upstream_active_transfers", help: "Upstream transfers in progress.",
+            sample: activeTransfers)
     }
 }

@@ -1,6 +1,7 @@
 internal import CCurl
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,8 +126,9 @@ final class CurlEventLoop: @unchecked Sendable {
     private func armFlushTimer() {
         guard !flushArmed, !pendingFlush.isEmpty else { return }
         flushArmed = true
-        flushTimer.schedule(deadline: .now() + .nanoseconds(Int(Self.flushDelayNanoseconds)),
-                            leeway: .microseconds(200))
+        flushTimer.schedule(
+            deadline: .now() + .nanoseconds(Int(Self.flushDelayNanoseconds)),
+            leeway: .microseconds(200))
     }
 
     private func flushDue() {
@@ -251,4 +253,3 @@ let curlCloseSocketCallback: curl_closesocket_callback = { clientp, fd in
     Unmanaged<SocketCloser>.fromOpaque(clientp).takeUnretainedValue().close(fd)
     return 0
 }
-

@@ -1,5 +1,6 @@
 internal import CCurl
 import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -96,7 +96,8 @@ extension CurlTransfer {
         func add(_ line: String) { list = curl_slist_append(list, line) }
         for (name, value) in request.headers {
             guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0 == "\r" || $0 == "\n" || $0 == " " }),
-                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                !value.contains(where: { $0 == "\r" || $0 == "\n" })
+            else {
                 handle.headerList = list
                 throw .invalidRequest("header \(name) is malformed")
             }
@@ -104,7 +105,7 @@ extension CurlTransfer {
             add(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
         if hasBody {
-            add("Expect:") // no 100-continue round trip
+            add("Expect:")  // no 100-continue round trip
         }
         if hasBody && request.headers.first(ignoringCase: "content-type") == nil && bodyLength != 0 {
             add("Content-Type: application/octet-stream")

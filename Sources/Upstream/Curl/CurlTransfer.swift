@@ -60,14 +60,17 @@ final class CurlTransfer: @unchecked Sendable {
     var lifecycle: TransferLifecycle<CurlHandle>
     private var startTime: UInt64 = 0
 
-    init(loop: CurlEventLoop, request: UpstreamRequest, configuration: UpstreamConfiguration,
-         onEnd: @escaping @Sendable (TransferOutcome) -> Void) {
+    init(
+        loop: CurlEventLoop, request: UpstreamRequest, configuration: UpstreamConfiguration,
+        onEnd: @escaping @Sendable (TransferOutcome) -> Void
+    ) {
         self.loop = loop
         self.request = request
         self.onEnd = onEnd
         receiveBufferBytes = min(512 * 1024, max(16 * 1024, configuration.receiveBufferBytes))
-        lifecycle = TransferLifecycle(firstByteTimeout: request.timeouts.firstByte.map { UInt64($0 * 1e9) },
-                                      idleTimeout: request.timeouts.idle.map { UInt64($0 * 1e9) })
+        lifecycle = TransferLifecycle(
+            firstByteTimeout: request.timeouts.firstByte.map { UInt64($0 * 1e9) },
+            idleTimeout: request.timeouts.idle.map { UInt64($0 * 1e9) })
         errorBuffer.initialize(to: 0)
         if case .stream = request.body {
             requestBuffer = RequestBodyBuffer(capacity: configuration.requestBufferBytes)
@@ -200,8 +203,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func report(_ error: UpstreamError?, status: Int?, headDelivered: Bool, bodyBytes: Int64) {
         response.finish(error)
-        onEnd(TransferOutcome(status: status, error: error, headDelivered: headDelivered, bodyBytes: bodyBytes,
-                              durationNanoseconds: MonotonicClock.nanoseconds() &- startTime))
+        onEnd(
+            TransferOutcome(
+                status: status, error: error, headDelivered: headDelivered, bodyBytes: bodyBytes,
+                durationNanoseconds: MonotonicClock.nanoseconds() &- startTime))
     }
 
     func classify(_ result: CURLcode) -> UpstreamError {
@@ -211,11 +216,13 @@ final class CurlTransfer: @unchecked Sendable {
         }()
         switch result {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT,
-             CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION:
+            CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION:
             return .connectFailed(detail)
         case CURLE_OPERATION_TIMEDOUT:
             var pretransfer: curl_off_t = 0
-            if let easy = lifecycle.handle?.easy { _ = pc_curl_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer) }
+            if let easy = lifecycle.handle?.easy {
+                _ = pc_curl_easy_getinfo_off(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer)
+            }
             if pretransfer == 0 { return .timedOut(.connect) }
             return lifecycle.headDelivered ? .timedOut(.idle) : .timedOut(.firstByte)
         case CURLE_WRITE_ERROR:
@@ -259,13 +266,15 @@ final class CurlTransfer: @unchecked Sendable {
         handle.firstByteTimer = nil
         var length: Int64?
         if request.method != "HEAD", handle.status >= 200, handle.status != 204, handle.status != 304,
-           handle.headers.first(ignoringCase: "transfer-encoding") == nil,
-           let text = handle.headers.first(ignoringCase: "content-length"), let value = Int64(text), value >= 0 {
+            handle.headers.first(ignoringCase: "transfer-encoding") == nil,
+            let text = handle.headers.first(ignoringCase: "content-length"), let value = Int64(text), value >= 0
+        {
             length = value
         }
         response.setExpectedLength(length)
-        let head = TransferHead(status: handle.status, headers: handle.headers,
-                                elapsedNanoseconds: MonotonicClock.nanoseconds() &- startTime)
+        let head = TransferHead(
+            status: handle.status, headers: handle.headers,
+            elapsedNanoseconds: MonotonicClock.nanoseconds() &- startTime)
         handle.headWaiter?.resume(returning: .success(head))
         handle.headWaiter = nil
     }

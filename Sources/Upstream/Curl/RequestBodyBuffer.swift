@@ -41,7 +41,7 @@ final class RequestBodyBuffer: Sendable {
                 }
                 if push(chunk, failure: nil) { wake() }
             }
-            stream.cancel() // closed early: the upstream no longer wants the body
+            stream.cancel()  // closed early: the upstream no longer wants the body
         } catch {
             if push(nil, failure: "\(error)") { wake() }
         }

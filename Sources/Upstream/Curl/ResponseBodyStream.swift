@@ -77,8 +77,10 @@ final class ResponseBodyStream: ByteStream {
     /// Where window growth beyond `minimumWindow` is taken from (and returned to).
     private let budget: WindowBudget
 
-    init(capacity: Int, maxWrite: Int, budget: WindowBudget, resume: @escaping @Sendable () -> Void,
-         abort: @escaping @Sendable () -> Void) {
+    init(
+        capacity: Int, maxWrite: Int, budget: WindowBudget, resume: @escaping @Sendable () -> Void,
+        abort: @escaping @Sendable () -> Void
+    ) {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
         self.maxWrite = min(max(1, maxWrite), capacity / 2)
@@ -107,7 +109,8 @@ final class ResponseBodyStream: ByteStream {
     /// must call `flush` within its flush delay (reported once per such wait).
     func offer(_ bytes: UnsafeRawBufferPointer) -> (offer: Offer, needsFlush: Bool) {
         let (result, waiter, ready, needsFlush) = state.withLock {
-            s -> (Offer, CheckedContinuation<Result<[UInt8]?, any Error>, Never>?, Result<[UInt8]?, any Error>?, Bool) in
+            s -> (Offer, CheckedContinuation<Result<[UInt8]?, any Error>, Never>?, Result<[UInt8]?, any Error>?, Bool)
+            in
             if s.cancelled || s.end != nil { return (.refused, nil, nil, false) }
             if s.buffered > 0 && s.buffered + bytes.count > capacity {
                 s.receivePaused = true
@@ -234,8 +237,10 @@ final class ResponseBodyStream: ByteStream {
 
     /// Takes what is ready; when nothing is and `waiter` is given, parks it. Un-pauses the transfer once the
     /// buffer has drained to half its window.
-    private func poll(maxLength: Int,
-                      orWait waiter: CheckedContinuation<Result<[UInt8]?, any Error>, Never>?) -> Result<[UInt8]?, any Error>? {
+    private func poll(
+        maxLength: Int,
+        orWait waiter: CheckedContinuation<Result<[UInt8]?, any Error>, Never>?
+    ) -> Result<[UInt8]?, any Error>? {
         let (ready, wake) = state.withLock { s -> (Result<[UInt8]?, any Error>?, Bool) in
             // Gather into chunks the consumer takes whole (bounded so a paused buffer can still drain to half).
             let preferred = min(maxLength, capacity / 2)

@@ -13,8 +13,9 @@ final class WindowBudget: Sendable {
     func acquire(_ bytes: Int) -> Bool {
         var current = available.load(ordering: .relaxed)
         while current >= bytes {
-            let (exchanged, original) = available.compareExchange(expected: current, desired: current - bytes,
-                                                                  ordering: .relaxed)
+            let (exchanged, original) = available.compareExchange(
+                expected: current, desired: current - bytes,
+                ordering: .relaxed)
             if exchanged { return true }
             current = original
         }

@@ -60,8 +60,10 @@ final class CircuitBreaker: Sendable {
         state.withLock { states in
             switch states[key] ?? .closed(failures: 0) {
             case .closed(let failures):
-                states[key] = failures + 1 >= threshold ? .open(until: t + cooldownNanoseconds)
-                                                        : .closed(failures: failures + 1)
+                states[key] =
+                    failures + 1 >= threshold
+                    ? .open(until: t + cooldownNanoseconds)
+                    : .closed(failures: failures + 1)
             case .halfOpen, .open:
                 states[key] = .open(until: t + cooldownNanoseconds)
             }

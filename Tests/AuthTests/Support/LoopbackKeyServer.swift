@@ -1,11 +1,13 @@
+import ChildProcessIO
 import Foundation
+import Synchronization
+import Upstream
+
+@testable import Auth
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
-import Upstream
-@testable import Auth
-import ChildProcessIO
 
 /// A real HTTP server on 127.0.0.1:<free port> (Python's http.server) serving one directory, adding
 /// `Cache-Control: max-age=<maxAge>`. Tests rewrite files in `directory` to rotate keys.
@@ -16,26 +18,26 @@ final class LoopbackKeyServer: @unchecked Sendable {
     private let stdin = Pipe()
 
     static let script = """
-    import http.server, socketserver, sys, os, signal, threading
-    # The test runner may leave SIGTERM ignored/blocked in children: restore it, and also exit when the
-    # parent goes away (stdin closes), so no server outlives its test.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
-    os.chdir(sys.argv[1])
-    max_age = sys.argv[2]
-    class H(http.server.SimpleHTTPRequestHandler):
-        def end_headers(self):
-            self.send_header("Cache-Control", "public, max-age=" + max_age)
-            super().end_headers()
-        def log_message(self, *args):
-            pass
-    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-    s = S(("127.0.0.1", 0), H)
-    print(s.server_address[1], flush=True)
-    s.serve_forever()
-    """
+        import http.server, socketserver, sys, os, signal, threading
+        # The test runner may leave SIGTERM ignored/blocked in children: restore it, and also exit when the
+        # parent goes away (stdin closes), so no server outlives its test.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+        os.chdir(sys.argv[1])
+        max_age = sys.argv[2]
+        class H(http.server.SimpleHTTPRequestHandler):
+            def end_headers(self):
+                self.send_header("Cache-Control", "public, max-age=" + max_age)
+                super().end_headers()
+            def log_message(self, *args):
+                pass
+        class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+        s = S(("127.0.0.1", 0), H)
+        print(s.server_address[1], flush=True)
+        s.serve_forever()
+        """
 
     init(maxAge: Int) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pc-jwks-\(UUID().uuidString)")
@@ -71,7 +73,9 @@ final class LoopbackKeyServer: @unchecked Sendable {
         // Write-then-rename so the server never serves a half-written file.
         let temporary = directory.appendingPathComponent(".\(name).tmp")
         try Data(text.utf8).write(to: temporary)
-        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+            throw CocoaError(.fileWriteUnknown)
+        }
     }
 }
 

@@ -1,7 +1,8 @@
-import Foundation
-import Synchronization
 import Crypto
+import Foundation
 import PortcullisCore
+import Synchronization
+
 @testable import Auth
 
 /// Test-only key material, generated at test time with the `openssl` CLI (nothing private is committed).
@@ -35,14 +36,19 @@ struct TestKeys: Sendable {
             p.waitUntilExit()
             guard p.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
         }
-        func read(_ name: String) throws -> String { try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8) }
+        func read(_ name: String) throws -> String {
+            try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
+        }
         for name in ["rsa", "rsa2"] {
             try run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "\(name).pem"])
         }
-        try run(["req", "-new", "-x509", "-key", "rsa.pem", "-subj", "/CN=portcullis-test", "-days", "2", "-out", "rsa.crt"])
+        try run([
+            "req", "-new", "-x509", "-key", "rsa.pem", "-subj", "/CN=portcullis-test", "-days", "2", "-out", "rsa.crt",
+        ])
         try run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ec.pem"])
         try run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "ec384.pem"])
-        let rsa = try read("rsa.pem"), rsa2 = try read("rsa2.pem"), ec = try read("ec.pem"), ec384 = try read("ec384.pem")
+        let rsa = try read("rsa.pem"), rsa2 = try read("rsa2.pem"), ec = try read("ec.pem"),
+            ec384 = try read("ec384.pem")
         return TestKeys(
             rsaPrivate: rsa, rsaPublic: try PrivateKey(pem: rsa).publicKeyPEM(), rsaCertificate: try read("rsa.crt"),
             rsa2Private: rsa2, rsa2Public: try PrivateKey(pem: rsa2).publicKeyPEM(),
@@ -78,30 +84,40 @@ struct TestKeys: Sendable {
 enum TokenFactory {
     static func segment(_ json: JSONValue) -> String { Base64URL.encode(Array(json.encoded().utf8)) }
 
-    static func token(header: [String: JSONValue], payload: [String: JSONValue],
-                      sign: (String) throws -> [UInt8]) rethrows -> String {
+    static func token(
+        header: [String: JSONValue], payload: [String: JSONValue],
+        sign: (String) throws -> [UInt8]
+    ) rethrows -> String {
         let input = segment(.object(header)) + "." + segment(.object(payload))
         return input + "." + Base64URL.encode(try sign(input))
     }
 
-    static func rsa(_ pem: String = TestKeys.shared.rsaPrivate, alg: SigningAlgorithm = .rs256, kid: String? = nil,
-                    payload: [String: JSONValue]) -> String {
+    static func rsa(
+        _ pem: String = TestKeys.shared.rsaPrivate, alg: SigningAlgorithm = .rs256, kid: String? = nil,
+        payload: [String: JSONValue]
+    ) -> String {
         var header: [String: JSONValue] = ["alg": .string(alg.rawValue), "typ": "JWT"]
         if let kid { header["kid"] = .string(kid) }
-        return try! token(header: header, payload: payload) { try PrivateKey(pem: pem).sign(Array($0.utf8), algorithm: alg) }
+        return try! token(header: header, payload: payload) {
+            try PrivateKey(pem: pem).sign(Array($0.utf8), algorithm: alg)
+        }
     }
 
-    static func hmac(_ secret: [UInt8], alg: String = "HS256", digest: HMAC.Digest = .sha256, kid: String? = nil,
-                     payload: [String: JSONValue]) -> String {
+    static func hmac(
+        _ secret: [UInt8], alg: String = "HS256", digest: HMAC.Digest = .sha256, kid: String? = nil,
+        payload: [String: JSONValue]
+    ) -> String {
         var header: [String: JSONValue] = ["alg": .string(alg), "typ": "JWT"]
         if let kid { header["kid"] = .string(kid) }
         return token(header: header, payload: payload) { HMAC.compute(digest, key: secret, data: Array($0.utf8)) }
     }
 
     /// Standard valid claims for `now`.
-    static func claims(now: Int64 = Timestamp.now().secondsSinceEpoch, sub: String = "user-1",
-                       issuer: String = "https://issuer.test", audience: String = "portcullis-test",
-                       extra: [String: JSONValue] = [:]) -> [String: JSONValue] {
+    static func claims(
+        now: Int64 = Timestamp.now().secondsSinceEpoch, sub: String = "user-1",
+        issuer: String = "https://issuer.test", audience: String = "portcullis-test",
+        extra: [String: JSONValue] = [:]
+    ) -> [String: JSONValue] {
         var c: [String: JSONValue] = [
             "sub": .string(sub), "iss": .string(issuer), "aud": .string(audience), "iat": .int(now - 10),
             "exp": .int(now + 3600),
@@ -124,7 +140,8 @@ let testConfiguration = AuthConfiguration(issuer: "https://issuer.test", audienc
 
 // Literal conveniences for building claims in tests.
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByBooleanLiteral {
+    ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByBooleanLiteral
+{
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int64) { self = .int(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }

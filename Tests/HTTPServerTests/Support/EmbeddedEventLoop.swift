@@ -1,6 +1,8 @@
-import Synchronization
 import PortcullisCore
+import Synchronization
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +24,9 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
     var coversCurrentThread: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     func register(_ channel: any EventLoopChannel) { channels[ObjectIdentifier(channel)] = channel }
-    func setInterest(_ interest: IOInterest, for channel: any EventLoopChannel) { channel.registration.applied = interest }
+    func setInterest(_ interest: IOInterest, for channel: any EventLoopChannel) {
+        channel.registration.applied = interest
+    }
     func deregister(_ channel: any EventLoopChannel) {
         channel.registration.applied = []
         channels[ObjectIdentifier(channel)] = nil
@@ -98,8 +102,9 @@ final class EmbeddedConnection {
         precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         for fd in pair { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         client = pair[1]
-        core = ServerCore(configuration: configuration, responder: responder, logger: .disabled,
-                          group: EventLoopGroup(driver: .dispatch, loops: [loop]))
+        core = ServerCore(
+            configuration: configuration, responder: responder, logger: .disabled,
+            group: EventLoopGroup(driver: .dispatch, loops: [loop]))
         connection = HTTPConnection(fd: pair[0], remoteAddress: "embedded", context: core, loop: loop)
         connection.start()
         loop.run()

@@ -1,7 +1,9 @@
 import Dispatch
-import Synchronization
 import PortcullisCore
+import Synchronization
+
 @testable import HTTPServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -69,7 +71,9 @@ final class RawClient: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
             guard n > 0 else { throw TestFailure("send failed: errno \(errno)") }
             offset += n
         }
@@ -200,20 +204,26 @@ struct TestServer {
     let server: HTTPServer
     let port: Int
 
-    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws {
+    init(
+        driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) throws {
         try self.init(driver: driver, configure: configure, responder: ClosureResponder(handler: handler))
     }
 
-    init(driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-         responder: any HTTPResponder) throws {
+    init(
+        driver: EventLoopDriver = .platformDefault, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        responder: any HTTPResponder
+    ) throws {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, eventLoop: driver)
         configure(&configuration)
         server = HTTPServer(configuration: configuration, responder: responder, logger: .disabled)
         port = try server.start()
     }
 
-    func client(receiveBuffer: Int? = nil) throws -> RawClient { try RawClient(port: port, receiveBuffer: receiveBuffer) }
+    func client(receiveBuffer: Int? = nil) throws -> RawClient {
+        try RawClient(port: port, receiveBuffer: receiveBuffer)
+    }
 }
 
 /// A value set from another thread, awaited by polling with a bound (no fixed sleeps).

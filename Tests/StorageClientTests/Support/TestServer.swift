@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -23,25 +24,26 @@ final class TestServer: @unchecked Sendable {
 
     /// Everything under `ok/` and `photos/` (the README example) is readable and writable by anyone; nothing else is.
     static let rules = """
-    rules_version = '2';
-    service firebase.storage {
-      match /b/{bucket}/o {
-        match /ok/{rest=**} {
-          allow read, write: if true;
+        rules_version = '2';
+        service firebase.storage {
+          match /b/{bucket}/o {
+            match /ok/{rest=**} {
+              allow read, write: if true;
+            }
+            match /photos/{rest=**} {
+              allow read, write: if true;
+            }
+          }
         }
-        match /photos/{rest=**} {
-          allow read, write: if true;
-        }
-      }
-    }
-    """
+        """
 
     static let shared: TestServer = {
         do { return try TestServer() } catch { fatalError("cannot start portcullis for tests: \(error)") }
     }()
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("portcullis-client-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "portcullis-client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let rulesFile = directory.appendingPathComponent("storage.rules")
         try Self.rules.write(to: rulesFile, atomically: true, encoding: .utf8)
@@ -55,10 +57,12 @@ final class TestServer: @unchecked Sendable {
         port = try Self.freePort()
         process = Process()
         process.executableURL = Self.binary()
-        process.arguments = ["serve", "--listen", "127.0.0.1:\(port)",
-                             "--bucket", "\(Self.bucket)=file:\(directory.appendingPathComponent("data").path)",
-                             "--rules", rulesFile.path, "--signing-key", keyFile.path, "--admin-key", adminKeyFile.path,
-                             "--log-format", "text"]
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:\(port)",
+            "--bucket", "\(Self.bucket)=file:\(directory.appendingPathComponent("data").path)",
+            "--rules", rulesFile.path, "--signing-key", keyFile.path, "--admin-key", adminKeyFile.path,
+            "--log-format", "text",
+        ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
@@ -77,7 +81,10 @@ final class TestServer: @unchecked Sendable {
         while dir.path != "/" {
             let candidate = dir.appendingPathComponent("portcullis")
             if FileManager.default.isExecutableFile(atPath: candidate.path),
-               !candidate.hasDirectoryPath { return candidate }
+                !candidate.hasDirectoryPath
+            {
+                return candidate
+            }
             dir.deleteLastPathComponent()
         }
         return URL(fileURLWithPath: ".build/debug/portcullis")
@@ -92,7 +99,9 @@ final class TestServer: @unchecked Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -123,7 +132,11 @@ final class TestServer: @unchecked Sendable {
 
     /// Writes an object directly through the v0 media-upload endpoint (to change it behind a task's back).
     func overwrite(_ name: String, with data: Data) async throws {
-        var request = URLRequest(url: URL(string: "\(baseURL)/v0/b/\(Self.bucket)/o?name=\(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)")!)
+        var request = URLRequest(
+            url: URL(
+                string:
+                    "\(baseURL)/v0/b/\(Self.bucket)/o?name=\(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)"
+            )!)
         request.httpMethod = "POST"
         request.httpBody = data
         request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")

@@ -21,8 +21,9 @@ extension BackendContract {
             let now = Timestamp.now()
             var seen: [String] = []
             while true {
-                let claims = try await ledger.claim(webhooks: ["contract"], now: now, limit: 100,
-                                                    leaseUntil: now.adding(.seconds(60)))
+                let claims = try await ledger.claim(
+                    webhooks: ["contract"], now: now, limit: 100,
+                    leaseUntil: now.adding(.seconds(60)))
                 if claims.isEmpty { return seen }
                 for claim in claims {
                     seen.append(String(decoding: claim.event.body, as: UTF8.self))
@@ -33,15 +34,20 @@ extension BackendContract {
 
         let first = try await put("doc", [1, 2], options: WriteOptions(changes: recorder))
         let second = try await put("doc", [3], options: WriteOptions(changes: recorder))
-        let patched = try await outbox.updateMetadata(path("doc"), patch: { var p = MetadataPatch(); p.contentType = .set("a/b"); return p }(),
-                                                      preconditions: .none, recording: recorder)
+        let patched = try await outbox.updateMetadata(
+            path("doc"),
+            patch: {
+                var p = MetadataPatch(); p.contentType = .set("a/b"); return p
+            }(),
+            preconditions: .none, recording: recorder)
         try await outbox.delete(path("doc"), preconditions: .none, recording: recorder)
         // Bodies name kind, generation and metageneration: what was committed, in commit order; an overwrite
         // is the replaced generation's deletion, then the new generation.
-        #expect(try await recorded() == [
-            "finalized \(first.generation)/1", "deleted \(first.generation)/1", "finalized \(second.generation)/1",
-            "metadataUpdated \(second.generation)/2", "deleted \(second.generation)/2",
-        ])
+        #expect(
+            try await recorded() == [
+                "finalized \(first.generation)/1", "deleted \(first.generation)/1", "finalized \(second.generation)/1",
+                "metadataUpdated \(second.generation)/2", "deleted \(second.generation)/2",
+            ])
         #expect(patched.contentType == "a/b")
         #expect(rendered.all.map(\.object) == [first, first, second, patched, patched])
         #expect(rendered.all.last?.kind == .deleted)
@@ -49,9 +55,11 @@ extension BackendContract {
         // A resumable upload's finalize records like a write.
         if let staging {
             let handle = try await staging.startUpload(path("big"), attributes: ObjectAttributes(), declaredSize: 3)
-            _ = try await staging.appendChunk(handle, object: path("big"), offset: 0, body: BufferByteStream([1, 2, 3]))
-            let finalized = try await staging.finalizeUpload(handle, object: path("big"), attributes: ObjectAttributes(),
-                                                             options: WriteOptions(changes: recorder))
+            _ = try await staging.appendChunk(
+                handle, object: path("big"), offset: 0, body: BufferByteStream([1, 2, 3]))
+            let finalized = try await staging.finalizeUpload(
+                handle, object: path("big"), attributes: ObjectAttributes(),
+                options: WriteOptions(changes: recorder))
             #expect(try await recorded() == ["finalized \(finalized.generation)/1"])
         }
 
@@ -59,21 +67,27 @@ extension BackendContract {
         try await put("kept", [9])
         rendered.reset()
         await #expect(throws: StorageError.self) {
-            try await put("kept", [1], options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: 0),
-                                                             changes: recorder))
+            try await put(
+                "kept", [1],
+                options: WriteOptions(
+                    preconditions: Preconditions(ifGenerationMatch: 0),
+                    changes: recorder))
         }
         await #expect(throws: StorageError.self) {
             try await put("kept", [1], options: WriteOptions(beforeCommit: { _ in throw Refusal() }, changes: recorder))
         }
         await #expect(throws: StorageError.self) {
-            try await put("kept", [1], options: WriteOptions(expectedMD5: "AAAAAAAAAAAAAAAAAAAAAA==", changes: recorder))
+            try await put(
+                "kept", [1], options: WriteOptions(expectedMD5: "AAAAAAAAAAAAAAAAAAAAAA==", changes: recorder))
         }
         await #expect(throws: StorageError.self) {
-            _ = try await outbox.updateMetadata(path("kept"), patch: MetadataPatch(),
-                                                preconditions: Preconditions(ifMetagenerationMatch: 7), recording: recorder)
+            _ = try await outbox.updateMetadata(
+                path("kept"), patch: MetadataPatch(),
+                preconditions: Preconditions(ifMetagenerationMatch: 7), recording: recorder)
         }
         await #expect(throws: StorageError.self) {
-            try await outbox.delete(path("kept"), preconditions: Preconditions(ifGenerationMatch: 1), recording: recorder)
+            try await outbox.delete(
+                path("kept"), preconditions: Preconditions(ifGenerationMatch: 1), recording: recorder)
         }
         await #expect(throws: StorageError.self) {
             try await outbox.delete(path("absent"), preconditions: .none, recording: recorder)
@@ -97,9 +111,10 @@ final class RenderedChanges: Sendable {
     func render(_ change: ObjectChange) -> ChangeEvent {
         state.withLock { $0.append(change) }
         let text = "\(change.kind.rawValue) \(change.object.generation)/\(change.object.metageneration)"
-        return ChangeEvent(id: "\(change.kind)-\(change.object.generation)-\(change.object.metageneration)",
-                           kind: change.kind, bucket: change.object.bucket, name: change.object.name,
-                           time: change.time, body: Array(text.utf8))
+        return ChangeEvent(
+            id: "\(change.kind)-\(change.object.generation)-\(change.object.metageneration)",
+            kind: change.kind, bucket: change.object.bucket, name: change.object.name,
+            time: change.time, body: Array(text.utf8))
     }
 
     var all: [ObjectChange] { state.withLock { $0 } }

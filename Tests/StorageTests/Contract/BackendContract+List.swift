@@ -7,26 +7,36 @@ extension BackendContract {
     // MARK: - List
 
     func listDelimiterAndPrefixes() async throws {
-        for name in ["photos/cover.png", "photos/2024/a.png", "photos/2024/b.png", "photos/2025/c.png",
-                     "photos/2025/deep/d.png", "photos.txt", "other/x", "top"] {
+        for name in [
+            "photos/cover.png", "photos/2024/a.png", "photos/2024/b.png", "photos/2025/c.png",
+            "photos/2025/deep/d.png", "photos.txt", "other/x", "top",
+        ] {
             try await put(name, Array(name.utf8))
         }
-        let root = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 1000, cursor: nil))
+        let root = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "", delimiter: "/", maxResults: 1000, cursor: nil))
         #expect(root.items == ["photos.txt", "top"])
         #expect(root.prefixes == ["other/", "photos/"])
         #expect(root.nextCursor == nil)
-        let photos = try await backend.list(ListRequest(bucket: bucket, prefix: "photos/", delimiter: "/", maxResults: 1000, cursor: nil))
+        let photos = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "photos/", delimiter: "/", maxResults: 1000, cursor: nil))
         #expect(photos.items == ["photos/cover.png"])
         #expect(photos.prefixes == ["photos/2024/", "photos/2025/"])
-        let flat = try await backend.list(ListRequest(bucket: bucket, prefix: "photos/", delimiter: nil, maxResults: 1000, cursor: nil))
-        #expect(flat.items == ["photos/2024/a.png", "photos/2024/b.png", "photos/2025/c.png", "photos/2025/deep/d.png", "photos/cover.png"])
+        let flat = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "photos/", delimiter: nil, maxResults: 1000, cursor: nil))
+        #expect(
+            flat.items == [
+                "photos/2024/a.png", "photos/2024/b.png", "photos/2025/c.png", "photos/2025/deep/d.png",
+                "photos/cover.png",
+            ])
         #expect(flat.prefixes.isEmpty)
         // maxResults counts items and prefixes together, and each prefix appears once across pages.
         let (items, prefixes, order) = try await listAll(prefix: "photos/", delimiter: "/", pageSize: 1)
         #expect(items == ["photos/cover.png"])
         #expect(prefixes == ["photos/2024/", "photos/2025/"])
         #expect(order == ["photos/2024/", "photos/2025/", "photos/cover.png"])
-        let empty = try await backend.list(ListRequest(bucket: bucket, prefix: "nothing/", delimiter: "/", maxResults: 5, cursor: nil))
+        let empty = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "nothing/", delimiter: "/", maxResults: 5, cursor: nil))
         #expect(empty.items.isEmpty && empty.prefixes.isEmpty && empty.nextCursor == nil)
     }
 
@@ -34,12 +44,15 @@ extension BackendContract {
         for name in ["listAll/abc/", "listAll//foo", "listAll/bar//", "listAll/baz//qux", "listAll/ok", "listAll/z/"] {
             try await put(name, [1])
         }
-        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "listAll/", delimiter: "/", maxResults: 1000, cursor: nil))
+        let page = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "listAll/", delimiter: "/", maxResults: 1000, cursor: nil))
         #expect(page.items == ["listAll/ok"])
         #expect(page.prefixes == ["listAll/abc/", "listAll/bar/", "listAll/baz/", "listAll/z/"])
-        let placeholder = try await backend.list(ListRequest(bucket: bucket, prefix: "listAll/abc/", delimiter: "/", maxResults: 1000, cursor: nil))
+        let placeholder = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "listAll/abc/", delimiter: "/", maxResults: 1000, cursor: nil))
         #expect(placeholder.items.isEmpty && placeholder.prefixes.isEmpty)
-        let flat = try await backend.list(ListRequest(bucket: bucket, prefix: "listAll/", delimiter: nil, maxResults: 1000, cursor: nil))
+        let flat = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "listAll/", delimiter: nil, maxResults: 1000, cursor: nil))
         #expect(flat.items == ["listAll/ok"])
         // Filtering happens before counting: one entry per page, no empty pages in between.
         let (items, prefixes, _) = try await listAll(prefix: "listAll/", delimiter: "/", pageSize: 1)
@@ -80,22 +93,27 @@ extension BackendContract {
 
     func listCursorResume() async throws {
         for name in ["c/a", "c/b", "c/d", "c/e/1", "c/e/2", "c/f"] { try await put(name, [1]) }
-        let first = try await backend.list(ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 2, cursor: nil))
+        let first = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 2, cursor: nil))
         #expect(first.items == ["c/a", "c/b"])
         let cursor = try #require(first.nextCursor)
         // Written after the cursor position: visible; before it: not (resume is strictly after the last key).
         try await put("c/c", [1])
         try await put("c/aa", [1])
-        let second = try await backend.list(ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3, cursor: cursor))
+        let second = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3, cursor: cursor))
         #expect(second.items == ["c/c", "c/d"])
         #expect(second.prefixes == ["c/e/"])
-        let third = try await backend.list(ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3,
-                                                       cursor: second.nextCursor))
+        let third = try await backend.list(
+            ListRequest(
+                bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3,
+                cursor: second.nextCursor))
         #expect(third.items == ["c/f"])
         #expect(third.prefixes.isEmpty)
         #expect(third.nextCursor == nil)
         // The same cursor replayed gives the same page (cursors are positions, not sessions).
-        let replay = try await backend.list(ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3, cursor: cursor))
+        let replay = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "c/", delimiter: "/", maxResults: 3, cursor: cursor))
         #expect(replay == second)
     }
 }

@@ -5,12 +5,15 @@ import Testing
 /// Contract checks for the listing options beyond v0's (the Cloud Storage JSON API's `objects.list`): every
 /// name shown, arbitrary prefixes and delimiters, offsets, trailing delimiters, globs, metadata per item.
 extension BackendContract {
-    func request(prefix: String = "", delimiter: String? = nil, maxResults: Int = 1000, cursor: String? = nil,
-                 startOffset: String? = nil, endOffset: String? = nil, trailing: Bool = false, glob: String? = nil,
-                 metadata: Bool = false) throws -> ListRequest {
-        ListRequest(bucket: bucket, prefix: prefix, delimiter: delimiter, maxResults: maxResults, cursor: cursor,
-                    startOffset: startOffset, endOffset: endOffset, includeTrailingDelimiter: trailing,
-                    matchGlob: try glob.map { try NameGlob($0) }, firebaseView: false, includeMetadata: metadata)
+    func request(
+        prefix: String = "", delimiter: String? = nil, maxResults: Int = 1000, cursor: String? = nil,
+        startOffset: String? = nil, endOffset: String? = nil, trailing: Bool = false, glob: String? = nil,
+        metadata: Bool = false
+    ) throws -> ListRequest {
+        ListRequest(
+            bucket: bucket, prefix: prefix, delimiter: delimiter, maxResults: maxResults, cursor: cursor,
+            startOffset: startOffset, endOffset: endOffset, includeTrailingDelimiter: trailing,
+            matchGlob: try glob.map { try NameGlob($0) }, firebaseView: false, includeMetadata: metadata)
     }
 
     /// Every entry of a Cloud Storage view listing, page by page.
@@ -53,14 +56,16 @@ extension BackendContract {
         for name in ["o/a", "o/b", "o/c/1", "o/c/2", "o/d", "o/e"] { try await put(name, [1]) }
         let middle = try await backend.list(request(prefix: "o/", startOffset: "o/b", endOffset: "o/d"))
         #expect(middle.items == ["o/b", "o/c/1", "o/c/2"])
-        let folders = try await backend.list(request(prefix: "o/", delimiter: "/", startOffset: "o/c/2", endOffset: "o/e"))
+        let folders = try await backend.list(
+            request(prefix: "o/", delimiter: "/", startOffset: "o/c/2", endOffset: "o/e"))
         #expect(folders.prefixes == ["o/c/"], "a prefix is listed when a name in range lies under it")
         #expect(folders.items == ["o/d"])
         let below = try await backend.list(request(prefix: "o/", startOffset: "a"))
         #expect(below.items.count == 6, "a start offset below the prefix starts at the prefix")
         let empty = try await backend.list(request(prefix: "o/", startOffset: "o/d", endOffset: "o/b"))
         #expect(empty.items.isEmpty && empty.prefixes.isEmpty && empty.nextCursor == nil)
-        let paged = try await listAllEntries(try request(prefix: "o/", maxResults: 2, startOffset: "o/b", endOffset: "o/e"))
+        let paged = try await listAllEntries(
+            try request(prefix: "o/", maxResults: 2, startOffset: "o/b", endOffset: "o/e"))
         #expect(paged.items == ["o/b", "o/c/1", "o/c/2", "o/d"])
     }
 
@@ -82,9 +87,11 @@ extension BackendContract {
             try await put(name, [1])
         }
         #expect(try await backend.list(request(glob: "g/*.txt")).items == ["g/a.txt"])
-        #expect(try await backend.list(request(glob: "g/**.txt")).items
+        #expect(
+            try await backend.list(request(glob: "g/**.txt")).items
                 == ["g/a.txt", "g/sub/c.txt", "g/sub/deep/d.txt"])
-        #expect(try await backend.list(request(glob: "**/*.txt")).items
+        #expect(
+            try await backend.list(request(glob: "**/*.txt")).items
                 == ["g/a.txt", "g/sub/c.txt", "g/sub/deep/d.txt", "h/e.txt"])
         #expect(try await backend.list(request(glob: "g/{a,b}.*")).items == ["g/a.txt", "g/b.png"])
         #expect(try await backend.list(request(glob: "g/[!a]?png")).items == ["g/b.png"])

@@ -4,8 +4,8 @@ import Testing
 
 /// Contract checks for the object-name policy (`ObjectPath`): every backend stores, reads, lists (at every page
 /// boundary) and deletes every name the policy admits, byte for byte.
-private extension String {
-    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
+extension String {
+    fileprivate init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
 }
 
 extension BackendContract {
@@ -15,16 +15,20 @@ extension BackendContract {
     /// whose last UTF-8 byte is a continuation byte 0x80 (a byte-wise predecessor is not UTF-8), canonically
     /// equivalent spellings (different objects), and 1024-byte names.
     static let policyNames: [String] = {
-        var names = (0x01...0x1F).filter { $0 != 0x0A && $0 != 0x0D }.map { "ctl/\(Character(Unicode.Scalar($0)!))-\($0)" }
-        names += ["ctl/\u{7F}", "ctl/\u{1}\u{2}\u{1F}\u{7F}", "c1/\u{80}", "c1/\u{85}", "c1/\u{9F}",
-                  "nc/\u{FFFE}", "nc/\u{FFFF}", "nc/\u{FFFE}\u{FFFF}x", "astral/\u{1F600}", "astral/\u{10FFFF}",
-                  "astral/\u{20000}\u{1F600}",
-                  "mark/\u{301}", "mark/\u{301}x", "mark/a\u{301}",
-                  "pair/caf\u{E9}", "pair/cafe\u{301}", "pair/K", "pair/\u{212A}", "pair/\u{C5}", "pair/A\u{30A}",
-                  "pair/\u{212B}",
-                  "cont/\u{100}", "cont/\u{100}1", "cont/\u{100}\u{100}", "cont/\u{500}",
-                  String(repeating: "n", count: 1024), String(repeating: "n", count: 1020) + "\u{1F600}",
-                  String(repeating: "\u{1}", count: 1023) + "z"]
+        var names = (0x01...0x1F).filter { $0 != 0x0A && $0 != 0x0D }.map {
+            "ctl/\(Character(Unicode.Scalar($0)!))-\($0)"
+        }
+        names += [
+            "ctl/\u{7F}", "ctl/\u{1}\u{2}\u{1F}\u{7F}", "c1/\u{80}", "c1/\u{85}", "c1/\u{9F}",
+            "nc/\u{FFFE}", "nc/\u{FFFF}", "nc/\u{FFFE}\u{FFFF}x", "astral/\u{1F600}", "astral/\u{10FFFF}",
+            "astral/\u{20000}\u{1F600}",
+            "mark/\u{301}", "mark/\u{301}x", "mark/a\u{301}",
+            "pair/caf\u{E9}", "pair/cafe\u{301}", "pair/K", "pair/\u{212A}", "pair/\u{C5}", "pair/A\u{30A}",
+            "pair/\u{212B}",
+            "cont/\u{100}", "cont/\u{100}1", "cont/\u{100}\u{100}", "cont/\u{500}",
+            String(repeating: "n", count: 1024), String(repeating: "n", count: 1020) + "\u{1F600}",
+            String(repeating: "\u{1}", count: 1023) + "z",
+        ]
         return names
     }()
 
@@ -46,7 +50,8 @@ extension BackendContract {
             #expect(flat.items.bytesEqual(sorted), "page size \(pageSize): \(flat.items.map { Array($0.utf8) })")
         }
         let folders = try await listAll(prefix: "", delimiter: "/", pageSize: 3)
-        #expect(folders.items.bytesEqual(names.filter { !$0.utf8.contains(UInt8(ascii: "/")) }.sorted(by: Self.byteOrder)))
+        #expect(
+            folders.items.bytesEqual(names.filter { !$0.utf8.contains(UInt8(ascii: "/")) }.sorted(by: Self.byteOrder)))
         #expect(folders.prefixes.bytesEqual(["astral/", "c1/", "cont/", "ctl/", "mark/", "nc/", "pair/"]))
         for folder in ["mark/", "pair/", "cont/", "ctl/", "nc/"] {
             let listed = try await listAll(prefix: folder, delimiter: "/", pageSize: 2)
@@ -57,7 +62,9 @@ extension BackendContract {
         try await backend.delete(path("pair/cafe\u{301}"), preconditions: .none)
         try await backend.delete(path("pair/\u{212A}"), preconditions: .none)
         try await expectNotFound("pair/cafe\u{301}")
-        #expect(try await get("pair/caf\u{E9}").1 == Array("#\(names.firstIndex { $0.bytesEqual("pair/caf\u{E9}") }!)".utf8))
+        #expect(
+            try await get("pair/caf\u{E9}").1 == Array("#\(names.firstIndex { $0.bytesEqual("pair/caf\u{E9}") }!)".utf8)
+        )
         #expect(try await get("pair/K").1 == Array("#\(names.firstIndex { $0.bytesEqual("pair/K") }!)".utf8))
         let pairs = try await listAll(prefix: "pair/", delimiter: nil, pageSize: 1000)
         #expect(pairs.items.bytesEqual(["pair/A\u{30A}", "pair/K", "pair/caf\u{E9}", "pair/\u{C5}", "pair/\u{212B}"]))
@@ -80,8 +87,10 @@ extension BackendContract {
             var cursor: String?
             var pages = 0
             repeat {
-                let page = try await backend.list(ListRequest(bucket: bucket, prefix: "run/", delimiter: "/",
-                                                              maxResults: pageSize, cursor: cursor))
+                let page = try await backend.list(
+                    ListRequest(
+                        bucket: bucket, prefix: "run/", delimiter: "/",
+                        maxResults: pageSize, cursor: cursor))
                 listed += page.items
                 cursor = page.nextCursor
                 pages += 1
@@ -104,7 +113,8 @@ extension BackendContract {
         let replaced = try await backend.updateMetadata(path("m"), patch: replace, preconditions: .none)
         #expect(replaced.customMetadata.bytesEqual(["cafe\u{301}": "new", "K": "k"]), "\(replaced.customMetadata)")
         let stored = try await backend.metadata(of: path("m")).customMetadata
-        #expect(stored.bytesEqual(["cafe\u{301}": "new", "K": "k"]), "\(stored.map { (Array($0.key.utf8), $0.value) })")
+        #expect(
+            stored.bytesEqual(["cafe\u{301}": "new", "K": "k"]), "\(stored.map { (Array($0.key.utf8), $0.value) })")
     }
 
     /// A resumable upload belongs to the exact name it was started for, not to a canonically equivalent one.
@@ -115,10 +125,14 @@ extension BackendContract {
         for attempt in 0..<3 {
             do {
                 switch attempt {
-                case 0: _ = try await staging.appendChunk(handle, object: twin, offset: 0, body: BufferByteStream([9, 9, 9]))
+                case 0:
+                    _ = try await staging.appendChunk(
+                        handle, object: twin, offset: 0, body: BufferByteStream([9, 9, 9]))
                 case 1: _ = try await staging.stagedSize(handle, object: twin)
-                default: _ = try await staging.finalizeUpload(handle, object: twin, attributes: ObjectAttributes(),
-                                                               options: WriteOptions())
+                default:
+                    _ = try await staging.finalizeUpload(
+                        handle, object: twin, attributes: ObjectAttributes(),
+                        options: WriteOptions())
                 }
                 Issue.record("attempt \(attempt): a handle for \(owner) was accepted for \(twin)")
             } catch {
@@ -126,8 +140,10 @@ extension BackendContract {
             }
         }
         try await expectNotFound("up/cafe\u{301}")
-        #expect(try await staging.appendChunk(handle, object: owner, offset: 0, body: BufferByteStream([1, 2, 3])) == 3)
-        _ = try await staging.finalizeUpload(handle, object: owner, attributes: ObjectAttributes(), options: WriteOptions())
+        #expect(
+            try await staging.appendChunk(handle, object: owner, offset: 0, body: BufferByteStream([1, 2, 3])) == 3)
+        _ = try await staging.finalizeUpload(
+            handle, object: owner, attributes: ObjectAttributes(), options: WriteOptions())
         #expect(try await get("up/caf\u{E9}").1 == [1, 2, 3])
         try await expectNotFound("up/cafe\u{301}")
     }

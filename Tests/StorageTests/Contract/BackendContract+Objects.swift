@@ -56,7 +56,9 @@ extension BackendContract {
         let (all, allBytes) = try await get("r", range: .suffix(count: 5000))
         #expect(all.range == ResolvedRange(offset: 0, length: 1000))
         #expect(allBytes == bytes)
-        for unsatisfiable in [ByteRangeSpec.fromTo(first: 1000, last: nil), .fromTo(first: 2000, last: 3000), .suffix(count: 0)] {
+        for unsatisfiable in [
+            ByteRangeSpec.fromTo(first: 1000, last: nil), .fromTo(first: 2000, last: 3000), .suffix(count: 0),
+        ] {
             await #expect(throws: StorageError.self) { _ = try await backend.read(path("r"), range: unsatisfiable) }
             do {
                 _ = try await backend.read(path("r"), range: unsatisfiable)
@@ -89,8 +91,12 @@ extension BackendContract {
 
     func overwriteCreatesNewGeneration() async throws {
         let first = try await put("o", Array("one".utf8), attributes: ObjectAttributes(downloadTokens: ["a"]))
-        let updated = try await backend.updateMetadata(path("o"), patch: { var p = MetadataPatch(); p.cacheControl = .set("x"); return p }(),
-                                                       preconditions: .none)
+        let updated = try await backend.updateMetadata(
+            path("o"),
+            patch: {
+                var p = MetadataPatch(); p.cacheControl = .set("x"); return p
+            }(),
+            preconditions: .none)
         #expect(updated.metageneration == 2)
         let second = try await put("o", Array("two!".utf8), attributes: ObjectAttributes(downloadTokens: ["b"]))
         #expect(second.generation > first.generation)
@@ -121,9 +127,11 @@ extension BackendContract {
     }
 
     func updateMetadataMerge() async throws {
-        let original = try await put("m", Array("x".utf8), attributes: ObjectAttributes(
-            contentType: "text/plain", contentLanguage: "en", cacheControl: "no-cache",
-            customMetadata: ["keep": "1", "change": "old", "drop": "bye"], downloadTokens: ["t1", "t2"]))
+        let original = try await put(
+            "m", Array("x".utf8),
+            attributes: ObjectAttributes(
+                contentType: "text/plain", contentLanguage: "en", cacheControl: "no-cache",
+                customMetadata: ["keep": "1", "change": "old", "drop": "bye"], downloadTokens: ["t1", "t2"]))
         var patch = MetadataPatch()
         patch.contentType = .set("application/json")
         patch.contentLanguage = .remove
@@ -169,23 +177,28 @@ extension BackendContract {
             #expect(error.isPreconditionFailed)
         }
         do {
-            try await put("p", [3], options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: created.generation + 1)))
+            try await put(
+                "p", [3], options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: created.generation + 1))
+            )
             Issue.record("a wrong ifGenerationMatch must fail")
         } catch let error as StorageError {
             #expect(error.isPreconditionFailed)
         }
         #expect(try await get("p").1 == [1])
-        let second = try await put("p", [4], options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: created.generation)))
+        let second = try await put(
+            "p", [4], options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: created.generation)))
         #expect(try await get("p").1 == [4])
         do {
-            _ = try await backend.updateMetadata(path("p"), patch: MetadataPatch(),
-                                                 preconditions: Preconditions(ifMetagenerationMatch: 2))
+            _ = try await backend.updateMetadata(
+                path("p"), patch: MetadataPatch(),
+                preconditions: Preconditions(ifMetagenerationMatch: 2))
             Issue.record("a wrong ifMetagenerationMatch must fail")
         } catch {
             #expect(error.isPreconditionFailed)
         }
-        let patched = try await backend.updateMetadata(path("p"), patch: MetadataPatch(),
-                                                       preconditions: Preconditions(ifMetagenerationMatch: 1))
+        let patched = try await backend.updateMetadata(
+            path("p"), patch: MetadataPatch(),
+            preconditions: Preconditions(ifMetagenerationMatch: 1))
         #expect(patched.metageneration == 2)
         do {
             try await backend.delete(path("p"), preconditions: Preconditions(ifGenerationMatch: created.generation))
@@ -200,8 +213,11 @@ extension BackendContract {
             #expect(error.isPreconditionFailed)
         }
         try await expectNotFound("absent")
-        try await backend.delete(path("p"), preconditions: Preconditions(ifGenerationMatch: second.generation,
-                                                                          ifMetagenerationMatch: 2))
+        try await backend.delete(
+            path("p"),
+            preconditions: Preconditions(
+                ifGenerationMatch: second.generation,
+                ifMetagenerationMatch: 2))
         try await expectNotFound("p")
     }
 
@@ -215,7 +231,8 @@ extension BackendContract {
         } catch {
             #expect(error.isNotFound)
         }
-        let page = try await backend.list(ListRequest(bucket: bucket, prefix: "", delimiter: nil, maxResults: 10, cursor: nil))
+        let page = try await backend.list(
+            ListRequest(bucket: bucket, prefix: "", delimiter: nil, maxResults: 10, cursor: nil))
         #expect(page.items.isEmpty)
         let again = try await put("d", [9])
         #expect(again.metageneration == 1)
@@ -230,7 +247,9 @@ extension BackendContract {
             try await put("md5", Array("new".utf8), options: WriteOptions(expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww=="))
             Issue.record("a wrong MD5 must fail")
         } catch let error as StorageError {
-            guard case .checksumMismatch(let expected, let actual)? = asStorageError(error) else { Issue.record("got \(error)"); return }
+            guard case .checksumMismatch(let expected, let actual)? = asStorageError(error) else {
+                Issue.record("got \(error)"); return
+            }
             #expect(expected == "XrY7u+Ae7tCTyyK7j1rNww==")
             #expect(actual == md5Base64(Array("new".utf8)))
         }
@@ -240,7 +259,8 @@ extension BackendContract {
             Issue.record("a wrong MD5 must fail")
         } catch {}
         try await expectNotFound("md5-new")
-        let ok = try await put("md5-ok", Array("hello world".utf8), options: WriteOptions(expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww=="))
+        let ok = try await put(
+            "md5-ok", Array("hello world".utf8), options: WriteOptions(expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww=="))
         #expect(ok.size == 11)
     }
 
@@ -250,7 +270,9 @@ extension BackendContract {
                 try await put("size", testBytes(actual, seed: 3), options: WriteOptions(expectedSize: declared))
                 Issue.record("declared \(declared) for \(actual) bytes must fail")
             } catch let error as StorageError {
-                guard case .sizeMismatch(let expected, _)? = asStorageError(error) else { Issue.record("got \(error)"); continue }
+                guard case .sizeMismatch(let expected, _)? = asStorageError(error) else {
+                    Issue.record("got \(error)"); continue
+                }
                 #expect(expected == declared)
             }
             try await expectNotFound("size")
@@ -264,11 +286,12 @@ extension BackendContract {
         try await put("bc", Array("old".utf8))
         let seen = SeenMetadata()
         do {
-            try await put("bc", Array("new bytes".utf8), attributes: ObjectAttributes(contentType: "text/plain"),
-                          options: WriteOptions(beforeCommit: { metadata in
-                              seen.set(metadata)
-                              throw Denied()
-                          }))
+            try await put(
+                "bc", Array("new bytes".utf8), attributes: ObjectAttributes(contentType: "text/plain"),
+                options: WriteOptions(beforeCommit: { metadata in
+                    seen.set(metadata)
+                    throw Denied()
+                }))
             Issue.record("a throwing beforeCommit must fail the write")
         } catch let error as StorageError {
             guard case .rejected(let inner)? = asStorageError(error) else { Issue.record("got \(error)"); return }
@@ -291,25 +314,29 @@ extension BackendContract {
     func bodyFailureMidway() async throws {
         try await put("bf", Array("old".utf8))
         do {
-            _ = try await backend.write(path("bf"), body: FailingByteStream(prefix: testBytes(3 << 20, seed: 4)),
-                                        attributes: ObjectAttributes(), options: WriteOptions())
+            _ = try await backend.write(
+                path("bf"), body: FailingByteStream(prefix: testBytes(3 << 20, seed: 4)),
+                attributes: ObjectAttributes(), options: WriteOptions())
             Issue.record("a failing body must fail the write")
         } catch {
             guard case .bodyFailed? = asStorageError(error) else { Issue.record("got \(error)"); return }
         }
         #expect(try await get("bf").1 == Array("old".utf8))
         do {
-            _ = try await backend.write(path("bf-new"), body: FailingByteStream(prefix: [1, 2, 3]),
-                                        attributes: ObjectAttributes(), options: WriteOptions())
+            _ = try await backend.write(
+                path("bf-new"), body: FailingByteStream(prefix: [1, 2, 3]),
+                attributes: ObjectAttributes(), options: WriteOptions())
         } catch {}
         try await expectNotFound("bf-new")
     }
 
     func unusualNames() async throws {
         // (GCS refuses the exact names "." and ".."; the embedded suite checks those separately.)
-        let names = ["../x", "a/../b", "b", "%2e%2e", "%2e%2e/%2f", "a//b", "./a", "/leading", "..a", "a/./b",
-                     "ünïcødé/名前/😀", "space name?#&=+", String(repeating: "é", count: 511) + "x",
-                     String(repeating: "n", count: 1024)]
+        let names = [
+            "../x", "a/../b", "b", "%2e%2e", "%2e%2e/%2f", "a//b", "./a", "/leading", "..a", "a/./b",
+            "ünïcødé/名前/😀", "space name?#&=+", String(repeating: "é", count: 511) + "x",
+            String(repeating: "n", count: 1024),
+        ]
         #expect(names.last!.utf8.count == 1024)
         #expect(names[names.count - 2].utf8.count == 1023)
         for (index, name) in names.enumerated() {

@@ -24,8 +24,10 @@ struct BackendContract: Sendable {
         static let upstream = PaginationScale(items: 1050, folders: 20)
     }
 
-    init(backend: any StorageBackend, staging: (any ResumableStaging)? = nil, bucket: String,
-         paginationScale: PaginationScale = .full) {
+    init(
+        backend: any StorageBackend, staging: (any ResumableStaging)? = nil, bucket: String,
+        paginationScale: PaginationScale = .full
+    ) {
         self.backend = backend
         self.staging = staging
         self.bucket = bucket
@@ -90,8 +92,10 @@ struct BackendContract: Sendable {
     func path(_ name: String) throws -> ObjectPath { try ObjectPath(bucket: bucket, name: name) }
 
     @discardableResult
-    func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes = ObjectAttributes(),
-             options: WriteOptions = WriteOptions()) async throws -> ObjectMetadata {
+    func put(
+        _ name: String, _ bytes: [UInt8], attributes: ObjectAttributes = ObjectAttributes(),
+        options: WriteOptions = WriteOptions()
+    ) async throws -> ObjectMetadata {
         try await backend.write(path(name), body: BufferByteStream(bytes), attributes: attributes, options: options)
     }
 
@@ -110,13 +114,17 @@ struct BackendContract: Sendable {
     }
 
     /// Every entry of a listing, page by page, checking each page's size bound.
-    func listAll(prefix: String, delimiter: String?, pageSize: Int) async throws -> (items: [String], prefixes: [String], order: [String]) {
+    func listAll(prefix: String, delimiter: String?, pageSize: Int) async throws -> (
+        items: [String], prefixes: [String], order: [String]
+    ) {
         var items = [String](), prefixes = [String](), order = [String]()
         var cursor: String?
         var pages = 0
         repeat {
-            let page = try await backend.list(ListRequest(bucket: bucket, prefix: prefix, delimiter: delimiter,
-                                                          maxResults: pageSize, cursor: cursor))
+            let page = try await backend.list(
+                ListRequest(
+                    bucket: bucket, prefix: prefix, delimiter: delimiter,
+                    maxResults: pageSize, cursor: cursor))
             #expect(page.items.count + page.prefixes.count <= pageSize)
             items += page.items
             prefixes += page.prefixes

@@ -1,7 +1,8 @@
 import Foundation
 import PortcullisCore
-@testable import Storage
 import Testing
+
+@testable import Storage
 
 /// A body that yields `prefix` and then fails, like a client hanging up mid-upload.
 final class FailingByteStream: ByteStream, @unchecked Sendable {
@@ -69,7 +70,8 @@ final class TemporaryDirectory: @unchecked Sendable {
     let path: String
 
     init() {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("portcullis-storage-\(UUID().uuidString)").path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

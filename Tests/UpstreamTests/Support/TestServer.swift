@@ -1,5 +1,5 @@
-import Foundation
 import ChildProcessIO
+import Foundation
 
 /// A Python HTTP server process on 127.0.0.1 with an OS-chosen port (see `testServerScript`).
 final class TestServer: @unchecked Sendable {
@@ -65,7 +65,9 @@ func closedPort() -> Int {
     addr.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
     close(fd)
     return Int(UInt16(bigEndian: addr.sin_port))
 }

@@ -1,8 +1,8 @@
 """Swift code style: `swift format lint --strict` with the repository's `.swift-format` (docs/style.md).
 
-The paths held to the style are listed in `.swift-format-paths`. The tree is formatted in one commit that also
-lists Sources, Tests and Fuzz there; until then the tree-wide test skips and says so, while the listed files and
-the configuration itself are checked.
+The paths held to the style are listed in `.swift-format-paths`: Sources, Tests, Fuzz and Package.swift. The
+tree-wide test fails if a tracked Swift file falls outside them (it skips, saying so, only in a checkout whose list
+is narrower); the configuration itself is checked by linting a deliberately misformatted file.
 """
 import shutil
 import subprocess

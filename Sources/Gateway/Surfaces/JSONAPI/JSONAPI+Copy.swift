@@ -6,17 +6,20 @@ import Service
 extension JSONAPI {
     /// The body (optional) is an object resource whose fields replace the source's on the destination.
     func copy(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, rewrite: Bool) async throws
-        -> HTTPResponse {
-        var sourceConditions = Conditions(generation: Preconditions(
-            ifGenerationMatch: try RequestConditions.integer(call.query, "ifSourceGenerationMatch"),
-            ifMetagenerationMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationMatch"),
-            ifGenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceGenerationNotMatch"),
-            ifMetagenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationNotMatch")))
+        -> HTTPResponse
+    {
+        var sourceConditions = Conditions(
+            generation: Preconditions(
+                ifGenerationMatch: try RequestConditions.integer(call.query, "ifSourceGenerationMatch"),
+                ifMetagenerationMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationMatch"),
+                ifGenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceGenerationNotMatch"),
+                ifMetagenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationNotMatch")))
         sourceConditions.selectedGeneration = try RequestConditions.integer(call.query, "sourceGeneration")
         let overrides = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call), tokens: .replace)
-        let request = CopyRequest(source: source, sourceConditions: sourceConditions, destination: destination,
-                                  destinationPreconditions: try RequestConditions.generation(call.query),
-                                  overrides: overrides)
+        let request = CopyRequest(
+            source: source, sourceConditions: sourceConditions, destination: destination,
+            destinationPreconditions: try RequestConditions.generation(call.query),
+            overrides: overrides)
         let meta = try await service.copy(request, caller: call.caller, call.context)
         guard rewrite else { return objectResponse(call, meta) }
         return Self.json(JSONResources.rewrite(meta, base: baseURL(call), mask: call.fields))
@@ -43,8 +46,9 @@ extension JSONAPI {
         if let resource = body["destination"], !resource.isNull {
             attributes = try ObjectResourceJSON.decodeUpload(Array(resource.encoded().utf8)).attributes
         }
-        let request = ComposeRequest(destination: destination, sources: sources, attributes: attributes,
-                                     destinationPreconditions: try RequestConditions.generation(call.query))
+        let request = ComposeRequest(
+            destination: destination, sources: sources, attributes: attributes,
+            destinationPreconditions: try RequestConditions.generation(call.query))
         return objectResponse(call, try await service.compose(request, caller: call.caller, call.context))
     }
 

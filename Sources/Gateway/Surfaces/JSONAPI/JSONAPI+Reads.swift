@@ -15,17 +15,20 @@ extension JSONAPI {
     }
 
     func getMetadata(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse {
-        switch try await service.metadata(of: object, caller: call.caller, conditions: try Self.conditions(call),
-                                          ensureDownloadToken: false, call.context) {
+        switch try await service.metadata(
+            of: object, caller: call.caller, conditions: try Self.conditions(call),
+            ensureDownloadToken: false, call.context)
+        {
         case .current(let meta): return objectResponse(call, meta)
         case .notModified(let meta): return Self.notModified(meta)
         }
     }
 
     func download(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse {
-        let options = ReadOptions(conditions: try Self.conditions(call), range: RequestConditions.range(call.headers),
-                                  headOnly: call.isHead, ensureDownloadToken: false,
-                                  acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
+        let options = ReadOptions(
+            conditions: try Self.conditions(call), range: RequestConditions.range(call.headers),
+            headOnly: call.isHead, ensureDownloadToken: false,
+            acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
         let content: ObjectContent
         switch try await service.read(object, caller: call.caller, options: options, call.context) {
         case .notModified(let meta): return Self.notModified(meta)

@@ -23,20 +23,25 @@ extension JSONAPI {
     func startResumable(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
         // The resource is JSON; a body declared as anything else is ignored (as on v0).
         let isJSON = call.headers["Content-Type"].map { $0.lowercased().contains("json") } ?? true
-        let fields = isJSON ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
+        let fields =
+            isJSON
+            ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
             : ObjectResourceJSON.UploadFields()
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: fields.name))
         call.context.objectName = object.name
         let declaredSize = try Self.nonNegative(call.headers["X-Upload-Content-Length"], "X-Upload-Content-Length")
         let request = UploadRequest(
             object: object,
-            attributes: try Self.completeAttributes(call, fields.attributes,
-                                                    contentType: call.headers["X-Upload-Content-Type"]),
+            attributes: try Self.completeAttributes(
+                call, fields.attributes,
+                contentType: call.headers["X-Upload-Content-Type"]),
             expectedMD5: fields.md5Hash ?? Self.declaredMD5(call),
             preconditions: try RequestConditions.generation(call.query), mintDownloadToken: false)
-        let uploadID = try await service.startResumable(request, declaredSize: declaredSize, caller: call.caller,
-                                                        call.context)
-        let location = baseURL(call) + "/upload/storage/v1/b/" + PercentDecoding.encodeComponent(bucket)
+        let uploadID = try await service.startResumable(
+            request, declaredSize: declaredSize, caller: call.caller,
+            call.context)
+        let location =
+            baseURL(call) + "/upload/storage/v1/b/" + PercentDecoding.encodeComponent(bucket)
             + "/o?uploadType=resumable&name=" + PercentDecoding.encodeComponent(object.name) + "&upload_id=" + uploadID
         guard location.utf8.count <= Self.maxSessionURIBytes else {
             try? await service.resumableUpload(uploadID, bucket: bucket, call.context).cancel()
@@ -62,7 +67,8 @@ extension JSONAPI {
             guard let first = range.first else { return try await status(call, upload, total: range.total) }
             let stored = try await upload.append(at: first, body: call.request.body)
             if let last = range.last, stored != last + 1 {
-                throw ServiceError.badRequest("The chunk holds \(stored - first) bytes; Content-Range declared \(last + 1 - first).")
+                throw ServiceError.badRequest(
+                    "The chunk holds \(stored - first) bytes; Content-Range declared \(last + 1 - first).")
             }
             if let total = range.total, stored == total {
                 return objectResponse(call, try await upload.finalize(stagedSize: stored))
@@ -123,8 +129,9 @@ struct ContentRange: Equatable {
 
     static func parse(_ header: String?, bodyLength: Int64?) throws(ServiceError) -> ContentRange {
         guard let header else {
-            return ContentRange(first: 0, last: bodyLength.map { $0 - 1 }.flatMap { $0 >= 0 ? $0 : nil },
-                                total: bodyLength)
+            return ContentRange(
+                first: 0, last: bodyLength.map { $0 - 1 }.flatMap { $0 >= 0 ? $0 : nil },
+                total: bodyLength)
         }
         let text = header.trimmingSpaces()
         guard text.hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else { throw invalid(header) }

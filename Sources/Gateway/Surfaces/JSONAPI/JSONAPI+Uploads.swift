@@ -23,9 +23,12 @@ extension JSONAPI {
     func checkUploadHeaders(_ call: JSONCall) throws(ServiceError) {
         let limit = service.configuration.maxObjectBytes
         let envelope = Int64(service.configuration.maxJSONBodyBytes) + 64 * 1024
-        if let length = call.request.body.expectedLength, length > limit + envelope { throw .payloadTooLarge(limit: limit) }
+        if let length = call.request.body.expectedLength, length > limit + envelope {
+            throw .payloadTooLarge(limit: limit)
+        }
         if let declared = try Self.nonNegative(call.headers["X-Upload-Content-Length"], "X-Upload-Content-Length"),
-           declared > limit {
+            declared > limit
+        {
             throw .payloadTooLarge(limit: limit)
         }
         if let type = call.headers["X-Upload-Content-Type"] {
@@ -54,7 +57,8 @@ extension JSONAPI {
     /// Fills GCS's upload defaults: `contentType` from the given header, else `application/octet-stream`;
     /// `contentEncoding` from `?contentEncoding=` when the resource has none.
     static func completeAttributes(_ call: JSONCall, _ attributes: ObjectAttributes, contentType: String?)
-        throws(ServiceError) -> ObjectAttributes {
+        throws(ServiceError) -> ObjectAttributes
+    {
         var a = attributes
         if a.contentType == nil {
             if let contentType, !contentType.isEmpty {
@@ -76,11 +80,15 @@ extension JSONAPI {
         call.context.objectName = object.name
         let request = UploadRequest(
             object: object,
-            attributes: try Self.completeAttributes(call, ObjectAttributes(), contentType: call.headers["Content-Type"]),
+            attributes: try Self.completeAttributes(
+                call, ObjectAttributes(), contentType: call.headers["Content-Type"]),
             possibleSizes: call.request.body.expectedLength.map { [$0] } ?? [], expectedMD5: Self.declaredMD5(call),
             preconditions: try RequestConditions.generation(call.query), mintDownloadToken: false)
-        return objectResponse(call, try await service.upload(request, body: call.request.body, caller: call.caller,
-                                                             call.context))
+        return objectResponse(
+            call,
+            try await service.upload(
+                request, body: call.request.body, caller: call.caller,
+                call.context))
     }
 
     func uploadMultipart(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
@@ -89,8 +97,9 @@ extension JSONAPI {
             throw ServiceError.badRequest(MultipartError.badContentType(contentType).description)
         }
         let preconditions = try RequestConditions.generation(call.query)
-        let upload = try await MultipartUpload.open(body: call.request.body, boundary: boundary,
-                                                    jsonLimit: service.configuration.maxJSONBodyBytes)
+        let upload = try await MultipartUpload.open(
+            body: call.request.body, boundary: boundary,
+            jsonLimit: service.configuration.maxJSONBodyBytes)
         let fields = try ObjectResourceJSON.decodeUpload(upload.metadata)
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: fields.name))
         call.context.objectName = object.name
@@ -99,7 +108,10 @@ extension JSONAPI {
             attributes: try Self.completeAttributes(call, fields.attributes, contentType: upload.mediaContentType),
             possibleSizes: upload.possibleSizes, expectedMD5: fields.md5Hash ?? Self.declaredMD5(call),
             preconditions: preconditions, mintDownloadToken: false)
-        return objectResponse(call, try await service.upload(request, body: upload.media, caller: call.caller,
-                                                             call.context))
+        return objectResponse(
+            call,
+            try await service.upload(
+                request, body: upload.media, caller: call.caller,
+                call.context))
     }
 }

@@ -9,8 +9,9 @@ extension JSONAPI {
     /// the token list, `null` removes it.
     func patch(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse {
         let patch = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call), tokens: .replace)
-        let meta = try await service.updateMetadata(object, .merge(patch), conditions: try Self.conditions(call),
-                                                    caller: call.caller, call.context)
+        let meta = try await service.updateMetadata(
+            object, .merge(patch), conditions: try Self.conditions(call),
+            caller: call.caller, call.context)
         return objectResponse(call, meta)
     }
 
@@ -18,9 +19,10 @@ extension JSONAPI {
     /// see `MetadataUpdate.replace`).
     func update(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse {
         let fields = try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
-        let meta = try await service.updateMetadata(object, .replace(fields.attributes),
-                                                    conditions: try Self.conditions(call), caller: call.caller,
-                                                    call.context)
+        let meta = try await service.updateMetadata(
+            object, .replace(fields.attributes),
+            conditions: try Self.conditions(call), caller: call.caller,
+            call.context)
         return objectResponse(call, meta)
     }
 

@@ -16,8 +16,10 @@ public final class JSONAPI: APISurface {
     let router = JSONRouter()
     public let errorShape: any ErrorShape = JSONErrorShape()
 
-    public init(service: StorageService, configuration: JSONAPIConfiguration = JSONAPIConfiguration(),
-                logger: Logger) {
+    public init(
+        service: StorageService, configuration: JSONAPIConfiguration = JSONAPIConfiguration(),
+        logger: Logger
+    ) {
         self.service = service
         self.configuration = configuration
         self.logger = logger
@@ -39,8 +41,9 @@ public final class JSONAPI: APISurface {
             context.bucket = operation.bucket
             context.objectName = operation.objectName
             try Self.checkStandardParameters(query)
-            let call = JSONCall(request: request, operation: operation, query: query, principal: principal,
-                                context: context, fields: try FieldMask.parse(query["fields"]))
+            let call = JSONCall(
+                request: request, operation: operation, query: query, principal: principal,
+                context: context, fields: try FieldMask.parse(query["fields"]))
             return try await perform(call)
         } catch {
             return failureResponse(for: error, context: context, logger: logger)

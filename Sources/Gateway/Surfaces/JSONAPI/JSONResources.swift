@@ -14,7 +14,8 @@ enum JSONResources {
 
     /// `{base}/storage/v1/b/{bucket}/o/{object}` (segments percent-encoded, `/` as `%2F`).
     static func selfLink(base: String, bucket: String, name: String) -> String {
-        base + "/storage/v1/b/" + PercentDecoding.encodeComponent(bucket) + "/o/" + PercentDecoding.encodeComponent(name)
+        base + "/storage/v1/b/" + PercentDecoding.encodeComponent(bucket) + "/o/"
+            + PercentDecoding.encodeComponent(name)
     }
 
     static func object(_ m: ObjectMetadata, base: String, mask: FieldMask?) -> [UInt8] {

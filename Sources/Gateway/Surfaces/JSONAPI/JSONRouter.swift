@@ -15,21 +15,24 @@ public struct JSONRouter: Sendable {
     public static let objectsTemplate = "/storage/v1/b/{bucket}/o"
     public static let objectTemplate = "/storage/v1/b/{bucket}/o/{object}"
     public static let composeTemplate = "/storage/v1/b/{bucket}/o/{object}/compose"
-    public static let copyTemplate = "/storage/v1/b/{bucket}/o/{object}/copyTo/b/{destinationBucket}/o/{destinationObject}"
-    public static let rewriteTemplate = "/storage/v1/b/{bucket}/o/{object}/rewriteTo/b/{destinationBucket}/o/{destinationObject}"
+    public static let copyTemplate =
+        "/storage/v1/b/{bucket}/o/{object}/copyTo/b/{destinationBucket}/o/{destinationObject}"
+    public static let rewriteTemplate =
+        "/storage/v1/b/{bucket}/o/{object}/rewriteTo/b/{destinationBucket}/o/{destinationObject}"
     public static let downloadTemplate = "/download/storage/v1/b/{bucket}/o/{object}"
     public static let uploadTemplate = "/upload/storage/v1/b/{bucket}/o"
     static let unmatched = "/storage/v1/unmatched"
 
     /// Query parameters that must appear at most once (a repeated one is ambiguous → 400).
-    public static let singleValuedParameters = [
-        "alt", "uploadType", "upload_id", "name", "pageToken", "maxResults", "prefix", "delimiter", "startOffset",
-        "endOffset", "includeTrailingDelimiter", "matchGlob", "fields", "projection", "prettyPrint", "userProject",
-        "generation", "sourceGeneration", "destinationPredefinedAcl", "predefinedAcl", "versions", "project",
-        "ifSourceGenerationMatch", "ifSourceGenerationNotMatch", "ifSourceMetagenerationMatch",
-        "ifSourceMetagenerationNotMatch", "rewriteToken", "maxBytesRewrittenPerCall", "kmsKeyName",
-        "destinationKmsKeyName",
-    ] + RequestConditions.parameterNames
+    public static let singleValuedParameters =
+        [
+            "alt", "uploadType", "upload_id", "name", "pageToken", "maxResults", "prefix", "delimiter", "startOffset",
+            "endOffset", "includeTrailingDelimiter", "matchGlob", "fields", "projection", "prettyPrint", "userProject",
+            "generation", "sourceGeneration", "destinationPredefinedAcl", "predefinedAcl", "versions", "project",
+            "ifSourceGenerationMatch", "ifSourceGenerationNotMatch", "ifSourceMetagenerationMatch",
+            "ifSourceMetagenerationNotMatch", "rewriteToken", "maxBytesRewrittenPerCall", "kmsKeyName",
+            "destinationKmsKeyName",
+        ] + RequestConditions.parameterNames
 
     private static let roots = ["/storage/v1", "/download/storage/v1", "/upload/storage/v1"]
 
@@ -38,14 +41,17 @@ public struct JSONRouter: Sendable {
     public static func matches(_ request: HTTPRequest) -> Bool {
         let path = request.path.utf8
         return roots.contains { root in
-            path.elementsEqual(root.utf8) || (path.starts(with: root.utf8) && path.dropFirst(root.utf8.count).first == UInt8(ascii: "/"))
+            path.elementsEqual(root.utf8)
+                || (path.starts(with: root.utf8) && path.dropFirst(root.utf8.count).first == UInt8(ascii: "/"))
         }
     }
 
     /// Raw (still encoded) path segments after `/b/`, and which root the path is under.
     private static func split(_ path: Substring) -> (root: Root, segments: [Substring])? {
-        for (root, text) in [(Root.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"),
-                             (.upload, "/upload/storage/v1/b")] {
+        for (root, text) in [
+            (Root.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"),
+            (.upload, "/upload/storage/v1/b"),
+        ] {
             if path.bytesEqual(text) { return (root, []) }
             if path.bytesHasPrefix(text + "/") {
                 let rest = path.dropFirst(text.count + 1)
@@ -130,14 +136,19 @@ public struct JSONRouter: Sendable {
         case Self.copyTemplate, Self.rewriteTemplate:
             let destinationBucket = try Self.decode(s[5], "bucket name")
             let destination = try Self.object(destinationBucket, s[7])
-            return (.copy(source: try Self.object(bucket, s[2]), destination: destination,
-                          rewrite: template == Self.rewriteTemplate), query)
+            return (
+                .copy(
+                    source: try Self.object(bucket, s[2]), destination: destination,
+                    rewrite: template == Self.rewriteTemplate), query
+            )
         default:
             // `/o/` + the object: one encoded segment, or (raw slashes) everything after `/o/`.
             let object = try Self.object(bucket, s[2...].joined(separator: "/")[...])
             if root == .download {
                 guard read() else { throw notAllowed() }
-                if let alt = query["alt"], alt != "media" { throw .badRequest("Unsupported alt=\(alt); downloads are alt=media.") }
+                if let alt = query["alt"], alt != "media" {
+                    throw .badRequest("Unsupported alt=\(alt); downloads are alt=media.")
+                }
                 return (.download(object), query)
             }
             switch method {

@@ -7,7 +7,8 @@ extension V0API {
     func list(_ call: V0Call, bucket: String) async throws -> HTTPResponse {
         let prefix = call.query["prefix"] ?? ""
         guard prefix.isEmpty || prefix.bytesHasSuffix("/") else {
-            throw ServiceError.badRequest("The prefix parameter is required to be empty or ends with a single / character.")
+            throw ServiceError.badRequest(
+                "The prefix parameter is required to be empty or ends with a single / character.")
         }
         let delimiter: String?
         switch call.query["delimiter"] {
@@ -23,8 +24,9 @@ extension V0API {
             maxResults = value
         }
         let page = try await service.list(
-            ListQuery(bucket: bucket, prefix: prefix, delimiter: delimiter, maxResults: maxResults,
-                      pageToken: call.query["pageToken"]),
+            ListQuery(
+                bucket: bucket, prefix: prefix, delimiter: delimiter, maxResults: maxResults,
+                pageToken: call.query["pageToken"]),
             caller: call.caller, call.context)
 
         var out = Array(#"{"prefixes":["#.utf8)

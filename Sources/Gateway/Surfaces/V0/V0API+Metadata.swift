@@ -6,28 +6,33 @@ import Service
 extension V0API {
     func updateMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let patch = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call))
-        let meta = try await service.updateMetadata(object, .merge(patch),
-                                                    conditions: try RequestConditions.parse(call.query, call.headers),
-                                                    caller: call.caller, call.context)
+        let meta = try await service.updateMetadata(
+            object, .merge(patch),
+            conditions: try RequestConditions.parse(call.query, call.headers),
+            caller: call.caller, call.context)
         return Self.metadataResponse(meta)
     }
 
     func delete(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
-        try await service.delete(object, conditions: try RequestConditions.parse(call.query, call.headers),
-                                 caller: call.caller, call.context)
+        try await service.delete(
+            object, conditions: try RequestConditions.parse(call.query, call.headers),
+            caller: call.caller, call.context)
         return HTTPResponse(status: 204)
     }
 
     /// `create_token=true` / `delete_token=T` (admin only).
     func manageToken(_ call: V0Call, _ object: ObjectPath, delete token: String?) async throws -> HTTPResponse {
-        Self.metadataResponse(try await service.manageDownloadToken(object, removing: token, caller: call.caller,
-                                                                    call.context))
+        Self.metadataResponse(
+            try await service.manageDownloadToken(
+                object, removing: token, caller: call.caller,
+                call.context))
     }
 
     /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}` (a body not
     /// declared as JSON is ignored: GET for an hour).
     func signURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
-        let fields = Self.bodyIsJSON(call) ? try ObjectResourceJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
+        let fields =
+            Self.bodyIsJSON(call) ? try ObjectResourceJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
         let method: SignedMethod
         switch fields["method"] {
         case nil: method = .read
@@ -47,8 +52,9 @@ extension V0API {
             }
             expiresIn = seconds
         }
-        let signed = try await service.signURL(object, method: method, validFor: expiresIn, caller: call.caller,
-                                               call.context)
+        let signed = try await service.signURL(
+            object, method: method, validFor: expiresIn, caller: call.caller,
+            call.context)
         var url = objectURL(call, object) + "?"
         if method == .read { url += "alt=media&" }
         url += "signature=" + signed.signature

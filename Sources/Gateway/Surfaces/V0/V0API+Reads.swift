@@ -7,25 +7,29 @@ import Storage
 extension V0API {
     func getMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let conditions = try RequestConditions.parse(call.query, call.headers)
-        switch try await service.metadata(of: object, caller: call.caller, conditions: conditions,
-                                          ensureDownloadToken: true, call.context) {
+        switch try await service.metadata(
+            of: object, caller: call.caller, conditions: conditions,
+            ensureDownloadToken: true, call.context)
+        {
         case .current(let meta): return Self.metadataResponse(meta)
         case .notModified(let meta): return Self.notModified(meta)
         }
     }
 
     func download(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
-        let options = ReadOptions(conditions: try RequestConditions.parse(call.query, call.headers),
-                                  range: RequestConditions.range(call.headers), headOnly: call.routed.isHead,
-                                  ensureDownloadToken: true,
-                                  acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
+        let options = ReadOptions(
+            conditions: try RequestConditions.parse(call.query, call.headers),
+            range: RequestConditions.range(call.headers), headOnly: call.routed.isHead,
+            ensureDownloadToken: true,
+            acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
         let content: ObjectContent
         switch try await service.read(object, caller: call.caller, options: options, call.context) {
         case .notModified(let meta): return Self.notModified(meta)
         case .content(let c): content = c
         }
-        return content.httpResponse(headers: downloadHeaders(content.metadata, decompressed: content.decompressed),
-                                    context: call.context)
+        return content.httpResponse(
+            headers: downloadHeaders(content.metadata, decompressed: content.decompressed),
+            context: call.context)
     }
 
     /// The representation headers of an object's bytes (§5.2).
@@ -45,9 +49,13 @@ extension V0API {
         // The last non-empty `/`-separated component (the whole name when there is none), found on UTF-8.
         let utf8 = meta.name.utf8
         var end = utf8.endIndex
-        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") { end = utf8.index(before: end) }
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") {
+            end = utf8.index(before: end)
+        }
         var start = end
-        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") { start = utf8.index(before: start) }
+        while start > utf8.startIndex, utf8[utf8.index(before: start)] != UInt8(ascii: "/") {
+            start = utf8.index(before: start)
+        }
         let lastComponent = start == end ? meta.name : String(meta.name[start..<end])
         return "\(stored); filename*=UTF-8''\(PercentDecoding.encodeRFC8187(lastComponent))"
     }

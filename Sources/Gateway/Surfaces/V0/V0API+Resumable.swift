@@ -10,26 +10,32 @@ extension V0API {
     static let maxUploadURLBytes = 7 * 1024
 
     func resumableStart(_ call: V0Call, bucket: String, name objectName: String) async throws -> HTTPResponse {
-        let fields = Self.bodyIsJSON(call) ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
+        let fields =
+            Self.bodyIsJSON(call)
+            ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
             : ObjectResourceJSON.UploadFields()
         let object = try V0Router.objectPath(bucket, objectName)
         try checkDeclaredLength(call, allowance: Int64(service.configuration.maxJSONBodyBytes))
-        let declaredSize = try Self.int64Header(call.headers, "X-Goog-Upload-Header-Content-Length",
-                                                "X-Goog-Upload-Content-Length")
+        let declaredSize = try Self.int64Header(
+            call.headers, "X-Goog-Upload-Header-Content-Length",
+            "X-Goog-Upload-Content-Length")
         let headerType = call.headers["X-Goog-Upload-Header-Content-Type"] ?? call.headers["X-Goog-Upload-Content-Type"]
         if let headerType { try ObjectResourceJSON.checkHeaderSafe(headerType, "X-Goog-Upload-Header-Content-Type") }
         let request = UploadRequest(
             object: object, attributes: Self.completeAttributes(fields.attributes, contentType: headerType),
             expectedMD5: fields.md5Hash, preconditions: try RequestConditions.generation(call.query),
             mintDownloadToken: true)
-        let uploadID = try await service.startResumable(request, declaredSize: declaredSize, caller: call.caller,
-                                                        call.context)
-        let url = baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
+        let uploadID = try await service.startResumable(
+            request, declaredSize: declaredSize, caller: call.caller,
+            call.context)
+        let url =
+            baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
             + PercentDecoding.encodeComponent(objectName) + "&upload_id=" + uploadID + "&upload_protocol=resumable"
         // The URL carries the whole capability; it must fit the server's request-line limit (8 KiB).
         guard url.utf8.count <= Self.maxUploadURLBytes else {
             try? await service.resumableUpload(uploadID, bucket: bucket, call.context).cancel()
-            throw ServiceError.badRequest("The upload's metadata and credentials are too large for a resumable upload URL.")
+            throw ServiceError.badRequest(
+                "The upload's metadata and credentials are too large for a resumable upload URL.")
         }
         var headers = HTTPHeaders()
         headers.add("X-Goog-Upload-Status", "active")

@@ -85,7 +85,9 @@ extension V0API {
     /// download token).
     static func completeAttributes(_ attributes: ObjectAttributes, contentType fallback: String?) -> ObjectAttributes {
         var a = attributes
-        if a.contentType == nil { a.contentType = fallback.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream" }
+        if a.contentType == nil {
+            a.contentType = fallback.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        }
         if a.contentDisposition == nil { a.contentDisposition = "inline" }
         return a
     }

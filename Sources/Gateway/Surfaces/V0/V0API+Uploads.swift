@@ -20,15 +20,18 @@ extension V0API {
     }
 
     func uploadMultipart(_ call: V0Call, bucket: String, name objectName: String, boundary: String) async throws
-        -> HTTPResponse {
+        -> HTTPResponse
+    {
         try checkDeclaredLength(call, allowance: Int64(service.configuration.maxJSONBodyBytes) + 64 * 1024)
         let preconditions = try RequestConditions.generation(call.query)
-        let upload = try await MultipartUpload.open(body: call.request.body, boundary: boundary,
-                                                    jsonLimit: service.configuration.maxJSONBodyBytes)
+        let upload = try await MultipartUpload.open(
+            body: call.request.body, boundary: boundary,
+            jsonLimit: service.configuration.maxJSONBodyBytes)
         let fields = try ObjectResourceJSON.decodeUpload(upload.metadata)
         let object = try V0Router.objectPath(bucket, objectName)
         let request = UploadRequest(
-            object: object, attributes: Self.completeAttributes(fields.attributes, contentType: upload.mediaContentType),
+            object: object,
+            attributes: Self.completeAttributes(fields.attributes, contentType: upload.mediaContentType),
             possibleSizes: upload.possibleSizes, expectedMD5: fields.md5Hash, preconditions: preconditions,
             mintDownloadToken: true)
         let meta = try await service.upload(request, body: upload.media, caller: call.caller, call.context)

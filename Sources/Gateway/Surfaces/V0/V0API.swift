@@ -31,7 +31,8 @@ public final class V0API: APISurface {
 
     public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
         try router.validateTarget(request)
-        return V0Router.template(for: request) == V0Router.collectionTemplate ? V0Router.collectionMethods
+        return V0Router.template(for: request) == V0Router.collectionTemplate
+            ? V0Router.collectionMethods
             : V0Router.objectMethods
     }
 

@@ -34,7 +34,7 @@ public enum Operation: Sendable, Equatable {
     public var bucket: String {
         switch self {
         case .getMetadata(let p), .download(let p), .downloadURL(let p), .updateMetadata(let p), .delete(let p),
-             .uploadMedia(let p), .createToken(let p), .deleteToken(let p, _), .signURL(let p):
+            .uploadMedia(let p), .createToken(let p), .deleteToken(let p, _), .signURL(let p):
             p.bucket
         case .list(let b), .uploadMultipart(let b, _, _), .resumableStart(let b, _), .resumableContinue(let b, _):
             b
@@ -45,7 +45,7 @@ public enum Operation: Sendable, Equatable {
     public var objectName: String? {
         switch self {
         case .getMetadata(let p), .download(let p), .downloadURL(let p), .updateMetadata(let p), .delete(let p),
-             .uploadMedia(let p), .createToken(let p), .deleteToken(let p, _), .signURL(let p):
+            .uploadMedia(let p), .createToken(let p), .deleteToken(let p, _), .signURL(let p):
             p.name
         case .uploadMultipart(_, let n, _), .resumableStart(_, let n): n
         case .list, .resumableContinue: nil

@@ -18,10 +18,12 @@ public struct V0Router: Sendable {
     public static let collectionMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
 
     /// Query parameters v0 reads that must appear at most once (a repeated one is ambiguous → 400).
-    public static let singleValuedParameters = [
-        "name", "alt", "uploadType", "upload_id", "upload_protocol", "pageToken", "maxResults", "prefix", "delimiter",
-        "token", "signature", "create_token", "delete_token",
-    ] + RequestConditions.parameterNames
+    public static let singleValuedParameters =
+        [
+            "name", "alt", "uploadType", "upload_id", "upload_protocol", "pageToken", "maxResults", "prefix",
+            "delimiter",
+            "token", "signature", "create_token", "delete_token",
+        ] + RequestConditions.parameterNames
 
     public init(buckets: some Sequence<String>) { self.buckets = Set(buckets.map { ExactString($0) }) }
 
@@ -71,7 +73,8 @@ public struct V0Router: Sendable {
     /// Checks what an OPTIONS request addresses (bucket and object name) without choosing an operation.
     public func validateTarget(_ request: HTTPRequest) throws(ServiceError) {
         guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]),
-              let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false) else { throw .notFound("Not Found.") }
+            let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false)
+        else { throw .notFound("Not Found.") }
         switch tail {
         case .collection, .object: break
         case .missingName, .unmatched: throw .notFound("Not Found.")
@@ -120,8 +123,10 @@ public struct V0Router: Sendable {
         try StorageService.objectPath(bucket, name)
     }
 
-    private func objectOperation(method: String, object: ObjectPath, query: QueryParameters,
-                                 headers: HTTPHeaders) throws(ServiceError) -> Operation {
+    private func objectOperation(
+        method: String, object: ObjectPath, query: QueryParameters,
+        headers: HTTPHeaders
+    ) throws(ServiceError) -> Operation {
         switch method {
         case "GET", "HEAD":
             switch query["alt"] {
@@ -140,7 +145,8 @@ public struct V0Router: Sendable {
                 return .resumableContinue(bucket: object.bucket, uploadID: uploadID)
             }
             if method == "PUT", let override = headers["X-HTTP-Method-Override"],
-               HTTPHeaders.equalsIgnoringCase(override.trimmingSpaces(), "PATCH") {
+                HTTPHeaders.equalsIgnoringCase(override.trimmingSpaces(), "PATCH")
+            {
                 return .updateMetadata(object)
             }
             if let value = query["create_token"] {
@@ -158,8 +164,10 @@ public struct V0Router: Sendable {
         }
     }
 
-    private func collectionOperation(method: String, bucket: String, query: QueryParameters,
-                                     headers: HTTPHeaders) throws(ServiceError) -> Operation {
+    private func collectionOperation(
+        method: String, bucket: String, query: QueryParameters,
+        headers: HTTPHeaders
+    ) throws(ServiceError) -> Operation {
         switch method {
         case "GET", "HEAD":
             return .list(bucket: bucket)
@@ -190,12 +198,15 @@ public struct V0Router: Sendable {
 
     /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9). The
     /// name comes from the path or `?name=` (as in the emulator; the SDKs always send it), never from JSON.
-    private func uploadOperation(bucket: String, name: String?, query: QueryParameters,
-                                 headers: HTTPHeaders) throws(ServiceError) -> Operation {
+    private func uploadOperation(
+        bucket: String, name: String?, query: QueryParameters,
+        headers: HTTPHeaders
+    ) throws(ServiceError) -> Operation {
         let proto = (headers["X-Goog-Upload-Protocol"] ?? query["uploadType"] ?? "").trimmingSpaces().lowercased()
         if let command = headers["X-Goog-Upload-Command"] {
             let words = command.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
-            guard !words.isEmpty, words.allSatisfy({ ["start", "upload", "finalize", "query", "cancel"].contains($0) }) else {
+            guard !words.isEmpty, words.allSatisfy({ ["start", "upload", "finalize", "query", "cancel"].contains($0) })
+            else {
                 throw .badRequest("Unsupported X-Goog-Upload-Command \(command).")
             }
         }

@@ -1,5 +1,5 @@
-public import PortcullisCore
 import Crypto
+public import PortcullisCore
 
 /// The embedded directory's event outbox as an `EventLedger`: the events its backends wrote in their commit
 /// transactions, delivered by whichever processes have the directory open.
@@ -19,8 +19,10 @@ public final class EmbeddedEventLedger: EventLedger {
         self.readerLane = reader
     }
 
-    public func claim(webhooks: [String], now: Timestamp, limit: Int,
-                      leaseUntil: Timestamp) async throws(EventLedgerError) -> [DeliveryClaim] {
+    public func claim(
+        webhooks: [String], now: Timestamp, limit: Int,
+        leaseUntil: Timestamp
+    ) async throws(EventLedgerError) -> [DeliveryClaim] {
         guard limit > 0, !webhooks.isEmpty else { return [] }
         let owner = self.owner
         return try await write { (db) throws(StorageError) -> [DeliveryClaim] in
@@ -30,9 +32,11 @@ public final class EmbeddedEventLedger: EventLedger {
                 for row in try EventOutboxSQL.due(db, webhook: webhook, now: now, limit: limit - claims.count) {
                     guard let event = try EventOutboxSQL.event(db, seq: row.seq) else { continue }
                     try EventOutboxSQL.lease(db, webhook: webhook, seq: row.seq, owner: owner, until: leaseUntil)
-                    claims.append(DeliveryClaim(sequence: row.seq, webhook: webhook, event: event,
-                                                failedAttempts: row.attempts,
-                                                windowStart: Timestamp(nanosecondsSinceEpoch: row.since)))
+                    claims.append(
+                        DeliveryClaim(
+                            sequence: row.seq, webhook: webhook, event: event,
+                            failedAttempts: row.attempts,
+                            windowStart: Timestamp(nanosecondsSinceEpoch: row.since)))
                 }
             }
             return claims
@@ -48,8 +52,9 @@ public final class EmbeddedEventLedger: EventLedger {
     public func retry(_ claim: DeliveryClaim, at time: Timestamp, error: String) async throws(EventLedgerError) {
         let owner = self.owner
         try await write { (db) throws(StorageError) in
-            try EventOutboxSQL.retry(db, webhook: claim.webhook, seq: claim.sequence, owner: owner, due: time,
-                                     error: error)
+            try EventOutboxSQL.retry(
+                db, webhook: claim.webhook, seq: claim.sequence, owner: owner, due: time,
+                error: error)
         }
     }
 

@@ -45,7 +45,8 @@ enum EventOutboxSQL {
 
     /// Appends `event` to the outbox (in the caller's commit transaction).
     static func insert(_ db: SQLiteDatabase, _ event: ChangeEvent) throws(StorageError) {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             INSERT INTO event_outbox (id, kind, bucket, name, time, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             """)
         try statement.bind(1, event.id)
@@ -62,7 +63,8 @@ enum EventOutboxSQL {
         let probe = try db.statement("SELECT 1 FROM event_outbox WHERE fanned_out = 0 LIMIT 1")
         guard try probe.step() else { return }
         for webhook in webhooks {
-            let statement = try db.statement("""
+            let statement = try db.statement(
+                """
                 INSERT OR IGNORE INTO event_deliveries (webhook, seq, bucket, name, since, due)
                 SELECT ?1, seq, bucket, name, ?2, ?2 FROM event_outbox WHERE fanned_out = 0
                 """)
@@ -74,9 +76,12 @@ enum EventOutboxSQL {
     }
 
     /// Deliveries to `webhook` that are due, not leased, and first of their object among live deliveries.
-    static func due(_ db: SQLiteDatabase, webhook: String, now: Timestamp,
-                    limit: Int) throws(StorageError) -> [(seq: Int64, attempts: Int, since: Int64)] {
-        let statement = try db.statement("""
+    static func due(
+        _ db: SQLiteDatabase, webhook: String, now: Timestamp,
+        limit: Int
+    ) throws(StorageError) -> [(seq: Int64, attempts: Int, since: Int64)] {
+        let statement = try db.statement(
+            """
             SELECT d.seq, d.attempts, d.since FROM event_deliveries d
             WHERE d.webhook = ?1 AND d.dead = 0 AND d.due <= ?2 AND d.lease_until <= ?2
               AND NOT EXISTS (SELECT 1 FROM event_deliveries e
@@ -92,9 +97,12 @@ enum EventOutboxSQL {
         return rows
     }
 
-    static func lease(_ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String,
-                      until: Timestamp) throws(StorageError) {
-        let statement = try db.statement("""
+    static func lease(
+        _ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String,
+        until: Timestamp
+    ) throws(StorageError) {
+        let statement = try db.statement(
+            """
             UPDATE event_deliveries SET lease_owner = ?3, lease_until = ?4 WHERE webhook = ?1 AND seq = ?2
             """)
         try statement.bind(1, webhook)
@@ -108,9 +116,10 @@ enum EventOutboxSQL {
         let statement = try db.statement("SELECT id, kind, bucket, name, time, body FROM event_outbox WHERE seq = ?1")
         try statement.bind(1, seq)
         guard try statement.step() else { return nil }
-        return ChangeEvent(id: statement.text(0) ?? "", kind: ChangeKind(rawValue: statement.text(1) ?? "") ?? .finalized,
-                           bucket: statement.text(2) ?? "", name: String(decoding: statement.blob(3), as: UTF8.self),
-                           time: Timestamp(nanosecondsSinceEpoch: statement.int64(4)), body: statement.blob(5))
+        return ChangeEvent(
+            id: statement.text(0) ?? "", kind: ChangeKind(rawValue: statement.text(1) ?? "") ?? .finalized,
+            bucket: statement.text(2) ?? "", name: String(decoding: statement.blob(3), as: UTF8.self),
+            time: Timestamp(nanosecondsSinceEpoch: statement.int64(4)), body: statement.blob(5))
     }
 
     /// Removes an acknowledged delivery, and its event when no delivery of it is left.
@@ -119,7 +128,8 @@ enum EventOutboxSQL {
         try remove.bind(1, webhook)
         try remove.bind(2, seq)
         try remove.run()
-        let orphan = try db.statement("""
+        let orphan = try db.statement(
+            """
             DELETE FROM event_outbox WHERE seq = ?1 AND fanned_out = 1
               AND NOT EXISTS (SELECT 1 FROM event_deliveries WHERE seq = ?1)
             """)
@@ -128,9 +138,12 @@ enum EventOutboxSQL {
     }
 
     /// Releases a failed attempt held by `owner`: one more attempt counted, due again at `due`.
-    static func retry(_ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String, due: Timestamp,
-                      error: String) throws(StorageError) {
-        let statement = try db.statement("""
+    static func retry(
+        _ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String, due: Timestamp,
+        error: String
+    ) throws(StorageError) {
+        let statement = try db.statement(
+            """
             UPDATE event_deliveries SET attempts = attempts + 1, due = ?4, lease_owner = NULL, lease_until = 0,
                 last_error = ?5
             WHERE webhook = ?1 AND seq = ?2 AND lease_owner = ?3
@@ -143,9 +156,12 @@ enum EventOutboxSQL {
         try statement.run()
     }
 
-    static func deadLetter(_ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String,
-                           error: String) throws(StorageError) {
-        let statement = try db.statement("""
+    static func deadLetter(
+        _ db: SQLiteDatabase, webhook: String, seq: Int64, owner: String,
+        error: String
+    ) throws(StorageError) {
+        let statement = try db.statement(
+            """
             UPDATE event_deliveries SET attempts = attempts + 1, dead = 1, lease_owner = NULL, lease_until = 0,
                 last_error = ?4
             WHERE webhook = ?1 AND seq = ?2 AND lease_owner = ?3
@@ -159,7 +175,8 @@ enum EventOutboxSQL {
 
     /// The earliest moment a first-of-its-object delivery to `webhook` is due and unleased.
     static func nextDue(_ db: SQLiteDatabase, webhook: String) throws(StorageError) -> Int64? {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             SELECT MIN(MAX(d.due, d.lease_until)) FROM event_deliveries d
             WHERE d.webhook = ?1 AND d.dead = 0
               AND NOT EXISTS (SELECT 1 FROM event_deliveries e
@@ -178,7 +195,8 @@ enum EventOutboxSQL {
 
     /// Events not fanned out yet, or with a live (not dead-lettered) delivery.
     static func pendingCount(_ db: SQLiteDatabase) throws(StorageError) -> Int {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             SELECT COUNT(*) FROM event_outbox o WHERE o.fanned_out = 0
                OR EXISTS (SELECT 1 FROM event_deliveries d WHERE d.seq = o.seq AND d.dead = 0)
             """)
@@ -189,7 +207,8 @@ enum EventOutboxSQL {
     /// Every lease ends and every live delivery is due now: run by a process that opened the directory alone,
     /// so nothing can hold a lease any more (a killed process's leases would otherwise delay its events).
     static func releaseLeases(_ db: SQLiteDatabase, now: Timestamp) throws(StorageError) {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             UPDATE event_deliveries SET lease_owner = NULL, lease_until = 0, due = MIN(due, ?1) WHERE dead = 0
             """)
         try statement.bind(1, now.nanosecondsSinceEpoch)
@@ -203,7 +222,8 @@ extension EventOutboxSQL {
     /// Every event with its deliveries (one entry per delivery; an event not fanned out yet has one entry with
     /// no webhook), in commit order; `deadOnly` keeps dead-lettered deliveries only.
     static func list(_ db: SQLiteDatabase, deadOnly: Bool, limit: Int) throws(StorageError) -> [OutboxEntry] {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             SELECT o.seq, o.id, o.kind, o.bucket, o.name, o.time, d.webhook, d.attempts, d.due, d.dead, d.last_error
             FROM event_outbox o LEFT JOIN event_deliveries d ON d.seq = o.seq
             WHERE (?1 = 0 AND (o.fanned_out = 0 OR d.seq IS NOT NULL)) OR d.dead = 1
@@ -213,13 +233,14 @@ extension EventOutboxSQL {
         try statement.bind(2, Int64(limit))
         var entries: [OutboxEntry] = []
         while try statement.step() {
-            entries.append(OutboxEntry(
-                sequence: statement.int64(0), id: statement.text(1) ?? "", kind: statement.text(2) ?? "",
-                bucket: statement.text(3) ?? "", name: String(decoding: statement.blob(4), as: UTF8.self),
-                time: Timestamp(nanosecondsSinceEpoch: statement.int64(5)), webhook: statement.text(6),
-                attempts: Int(statement.optionalInt64(7) ?? 0),
-                due: statement.optionalInt64(8).map { Timestamp(nanosecondsSinceEpoch: $0) },
-                deadLettered: statement.optionalInt64(9) == 1, lastError: statement.text(10)))
+            entries.append(
+                OutboxEntry(
+                    sequence: statement.int64(0), id: statement.text(1) ?? "", kind: statement.text(2) ?? "",
+                    bucket: statement.text(3) ?? "", name: String(decoding: statement.blob(4), as: UTF8.self),
+                    time: Timestamp(nanosecondsSinceEpoch: statement.int64(5)), webhook: statement.text(6),
+                    attempts: Int(statement.optionalInt64(7) ?? 0),
+                    due: statement.optionalInt64(8).map { Timestamp(nanosecondsSinceEpoch: $0) },
+                    deadLettered: statement.optionalInt64(9) == 1, lastError: statement.text(10)))
         }
         return entries
     }
@@ -227,7 +248,8 @@ extension EventOutboxSQL {
     /// Makes the dead-lettered deliveries of event `id` live again (attempts reset, due now, a new retry
     /// window). Returns how many deliveries it revived.
     static func redeliver(_ db: SQLiteDatabase, id: String, now: Timestamp) throws(StorageError) -> Int {
-        let statement = try db.statement("""
+        let statement = try db.statement(
+            """
             UPDATE event_deliveries SET dead = 0, attempts = 0, since = ?2, due = ?2, lease_owner = NULL,
                 lease_until = 0, last_error = NULL
             WHERE dead = 1 AND seq IN (SELECT seq FROM event_outbox WHERE id = ?1)
