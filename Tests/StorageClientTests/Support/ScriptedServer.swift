@@ -64,8 +64,20 @@ final class ScriptedServer: @unchecked Sendable {
             if let request = read(connection) {
                 write(handler(request), to: connection)
             }
-            Glibc.close(connection)
+            finish(connection)
         }
+    }
+
+    /// Closes without losing the answer: closing a socket whose receive buffer still holds bytes (a request
+    /// body sent chunked, which this server does not read) makes the kernel send a reset that can discard the
+    /// answer before the client reads it. So: end our side, read until the client closes (bounded), then close.
+    private func finish(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sink = [UInt8](repeating: 0, count: 4096)
+        while recv(connection, &sink, sink.count, 0) > 0 {}
+        Glibc.close(connection)
     }
 
     private func read(_ connection: Int32) -> Request? {
