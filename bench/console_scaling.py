@@ -16,7 +16,6 @@ import argparse
 import http.client
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests" / "blackbox"))
 
 from chromium import start_chromium, wait_for  # noqa: E402
 from harness import free_port  # noqa: E402
+from list_scaling import clone_index_row  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 RULES = """rules_version = '2';
@@ -76,22 +76,7 @@ def fill(binary: str, work: Path, count: int) -> None:
     finally:
         process.terminate()
         process.wait(30)
-    db = sqlite3.connect(work / "data" / "index.sqlite")
-    cursor = db.execute("SELECT * FROM objects LIMIT 1")
-    row, columns = cursor.fetchone(), [d[0] for d in cursor.description]
-    name = columns.index("name")
-    insert = f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * len(columns))})"
-    db.execute("BEGIN")
-    for start in range(0, count, 50_000):
-        batch = []
-        for i in range(start, min(count, start + 50_000)):
-            clone = list(row)
-            clone[name] = f"big/n{i:07d}".encode() if isinstance(row[name], bytes) else f"big/n{i:07d}"
-            batch.append(clone)
-        db.executemany(insert, batch)
-    db.commit()
-    db.close()
-
+    clone_index_row(work / "data" / "index.sqlite", count)
 
 def server_walk(port: int, key: str) -> tuple[float, int]:
     """The same listing the console makes (JSON API, prefix + delimiter, 1000 a page, the same fields), walked

@@ -36,6 +36,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def clone_index_row(index: Path, count: int) -> None:
+    """Fills an embedded index with `count` copies of its one object row, named `big/n0000000…`, all sharing
+    that row's blob: a bucket of any size in seconds, without uploading it (the gateway must be stopped)."""
+    db = sqlite3.connect(index)
+    cursor = db.execute("SELECT * FROM objects LIMIT 1")
+    row, columns = cursor.fetchone(), [d[0] for d in cursor.description]
+    name = columns.index("name")
+    insert = f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * len(columns))})"
+    db.execute("BEGIN")
+    for start in range(0, count, 50_000):
+        batch = []
+        for i in range(start, min(count, start + 50_000)):
+            clone = list(row)
+            clone[name] = f"big/n{i:07d}".encode() if isinstance(row[name], bytes) else f"big/n{i:07d}"
+            batch.append(clone)
+        db.executemany(insert, batch)
+    db.commit()
+    db.close()
+
+
 class Gateway:
     def __init__(self, binary: str, root: Path, name: str) -> None:
         self.binary, self.data, self.port = binary, root / name, free_port()
@@ -69,21 +89,7 @@ class Gateway:
         c.request("POST", "/v0/b/b/o?name=seed", body=b"x")
         assert c.getresponse().status == 200
         self.stop()
-        db = sqlite3.connect(self.data / "index.sqlite")
-        cursor = db.execute("SELECT * FROM objects LIMIT 1")
-        row, columns = cursor.fetchone(), [d[0] for d in cursor.description]
-        name = columns.index("name")
-        insert = f"INSERT OR REPLACE INTO objects VALUES ({','.join('?' * len(columns))})"
-        db.execute("BEGIN")
-        for start in range(0, count, 50_000):
-            batch = []
-            for i in range(start, min(count, start + 50_000)):
-                clone = list(row)
-                clone[name] = f"big/n{i:07d}".encode()
-                batch.append(clone)
-            db.executemany(insert, batch)
-        db.commit()
-        db.close()
+        clone_index_row(self.data / "index.sqlite", count)
         self.start()
 
 
