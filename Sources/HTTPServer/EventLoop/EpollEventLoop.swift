@@ -198,14 +198,9 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     private func sweep() {
         let now = MonotonicClock.nanoseconds()
         firesAt = .max
-        var next = UInt64.max
-        // Iterates a snapshot: a channel that closes while checked removes itself from the live table.
-        for channel in channels.values {
-            next = min(next, channel.checkDeadlines(now: now))
-        }
+        let next = DeadlineSweep.run(channels, now: now, coalescing: coalescing)
         // Deadlines set during the sweep went through `deadlineChanged` and may be earlier.
-        let coalesced = next == .max ? UInt64.max : max(next, now &+ coalescing)
-        firesAt = min(firesAt, coalesced)
+        firesAt = min(firesAt, next)
     }
 }
 #endif

@@ -123,6 +123,21 @@ protocol EventLoop: InPlaceLookupPermit {
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void)
 }
 
+/// The deadline sweep of both drivers: every channel acts on what has expired and reports its next deadline.
+enum DeadlineSweep {
+    /// Runs `checkDeadlines(now:)` on every channel of `channels` — a snapshot, so a channel that closes while
+    /// checked may remove itself from the loop's live table — and returns when the next sweep is due: the
+    /// earliest deadline reported, but no sooner than `coalescing` after `now` (`.max`: none), so a burst of
+    /// deadlines costs a few sweeps, not one per channel.
+    static func run<Key>(_ channels: [Key: any EventLoopChannel], now: UInt64, coalescing: UInt64) -> UInt64 {
+        var next = UInt64.max
+        for channel in channels.values {
+            next = min(next, channel.checkDeadlines(now: now))
+        }
+        return next == .max ? .max : max(next, now &+ coalescing)
+    }
+}
+
 /// The process's loops of one driver, one per core, created on first use and never stopped: every server in
 /// the process shares them (as Dispatch's global queues are shared), so starting and stopping servers — tests
 /// do it hundreds of times — never starts or strands threads.
