@@ -51,13 +51,16 @@ final class ScriptedServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting; the serving thread ends at its next `accept`.
+    /// Stops accepting: the serving thread's pending or next `accept` fails, and the thread closes the listener.
+    /// Closing it here instead would let a serving thread that has not reached `accept` yet (a test that sends
+    /// nothing ends before it does) accept on whatever socket the next test opens under the same descriptor
+    /// number — and answer that test's requests with this script.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
     }
 
     private func serve() {
+        defer { Glibc.close(listener) }
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
