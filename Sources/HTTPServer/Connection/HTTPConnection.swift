@@ -204,17 +204,8 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             responseReady(exchange, response)
             return
         }
-        // The responder's synchronous stretch holds the loop's permit: a backend may answer a brief point
-        // lookup in place, and the whole exchange then completes without a thread hop.
-        let permit: any InPlaceLookupPermit = loop
-        let (task, inline) = InPlaceLookup.$permit.withValue(permit) {
-            AsyncBridge<HTTPResponse>.start(on: loop) {
-                await responder.respond(to: request)
-            } deliver: { [self] response in
-                self.responseReady(exchange, response)
-                self.settle()
-            }
-        }
+        let (task, inline) = AsyncBridge.start(
+            on: loop, ResponderWork(responder: responder, request: request, connection: self, exchange: exchange))
         exchange.responderStarted(task)
         if let inline { responseReady(exchange, inline) }
     }
@@ -262,5 +253,26 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         guard bytes != accountedBufferedBytes else { return }
         context.statistics.bufferedBytesChanged(by: bytes - accountedBufferedBytes, connectionTotal: bytes)
         accountedBufferedBytes = bytes
+    }
+}
+
+/// One exchange's responder, run by `AsyncBridge` (stored inline in the bridge: no closure contexts per request).
+///
+/// The responder's synchronous stretch holds the loop's permit: a backend may answer a brief point lookup in
+/// place, and the whole exchange then completes without a thread hop. The permit is bound inside the task, so
+/// the binding lives in the task's allocator rather than on the heap.
+private struct ResponderWork: BridgedWork {
+    let responder: any HTTPResponder
+    let request: HTTPRequest
+    let connection: HTTPConnection
+    let exchange: Exchange
+
+    func run() async -> HTTPResponse {
+        await InPlaceLookup.$permit.withValue(connection.loop) { await responder.respond(to: request) }
+    }
+
+    func deliver(_ response: HTTPResponse) {
+        connection.responseReady(exchange, response)
+        connection.settle()
     }
 }
