@@ -153,11 +153,23 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
     private func processOneHead() {
         guard case .readingHead(var reading) = state else { return }
-        let parser = reading.parser ?? ParserBox(HTTPRequestParser(limits: context.configuration.limits))
-        let (consumed, event) = parser.parser.parse(input.readable)
+        // A head usually arrives whole: a new one is parsed by a parser on the stack, boxed only when it must
+        // outlive this call (a partial head, a body still to read).
+        var local: HTTPRequestParser?
+        let consumed: Int
+        let event: HTTPParserEvent?
+        if let boxed = reading.parser {
+            (consumed, event) = boxed.parser.parse(input.readable)
+        } else {
+            var parser = HTTPRequestParser(limits: context.configuration.limits)
+            (consumed, event) = parser.parse(input.readable)
+            local = parser
+        }
         input.consume(consumed)
         switch event {
         case .head(let head)?:
+            // A body-less request needs no parser any more (its `.end` is implied by the framing).
+            let parser = head.framing == .none ? nil : reading.parser ?? local.map(ParserBox.init)
             startExchange(head, parser: parser, lastRequest: reading.lastRequest)
         case .error(let error)?:
             respondWithError(error)
@@ -171,7 +183,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             }
             // The header timeout runs from the first byte of a head (slowloris), not from the idle wait; the
             // first head of a connection keeps the deadline counted from the accept.
-            reading.parser = parser
+            if let local { reading.parser = ParserBox(local) }
             switch reading.wait {
             case .idle: reading.deadline = loop.now() &+ timeouts.headerRead
             case .firstHead, .partialHead: break
@@ -181,15 +193,12 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         }
     }
 
-    private func startExchange(_ head: HTTPRequestHead, parser: ParserBox, lastRequest: Bool) {
+    /// `parser` reads the request's body; nil for a body-less request.
+    private func startExchange(_ head: HTTPRequestHead, parser: ParserBox?, lastRequest: Bool) {
         let now = loop.now()
-        if head.framing == .none {
-            // The parser holds the `.end` of a body-less request; take it now.
-            _ = parser.parser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
-        }
         let exchangeLoop = ExchangeLoop(loop)
         let exchange = Exchange(
-            head: head, receivedAt: now, loop: exchangeLoop, parser: head.framing == .none ? nil : parser,
+            head: head, receivedAt: now, loop: exchangeLoop, parser: parser,
             reuse: head.keepAlive && !lastRequest ? .keepAlive : .close)
         transition(to: .exchanging(exchange))
         let body: any ByteStream =
