@@ -256,7 +256,16 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         {
             return try result.get()
         }
-        return try await store.reader().run { (db) throws(StorageError) -> T in try body(db, input) }
+        return try await lookUpOnLane(input, body)
+    }
+
+    /// The reader-lane path of `pointLookup`. Never inlined: the in-place path is the usual one, and the lane
+    /// call's continuation would otherwise enlarge every lookup's task frame.
+    @inline(never)
+    private func lookUpOnLane<Input: Sendable, T: Sendable>(
+        _ input: Input, _ body: @escaping @Sendable (SQLiteDatabase, Input) throws(StorageError) -> T
+    ) async throws(StorageError) -> T {
+        try await store.reader().run { (db) throws(StorageError) -> T in try body(db, input) }
     }
 
     private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {
