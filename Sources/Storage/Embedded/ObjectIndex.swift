@@ -48,8 +48,8 @@ enum ObjectIndex {
         updated, blob_id
         """
 
-    /// Built once: the statement cache is keyed by SQL text, and this runs on every metadata read.
-    private static let fetchSQL = "SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2"
+    /// Built once and found by identity (`StatementText`): this runs on every metadata read.
+    private static let fetchSQL = StatementText("SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2")
 
     /// The current row of `bucket`/`name`, if any.
     static func fetch(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) -> StoredObject? {
