@@ -2,10 +2,11 @@
 """CPU time and heap allocations per request of one or more gateway binaries, measured side by side.
 
     bench/request_cost.py --binary before=/path/a --binary after=/path/b [--rounds 3] [--seconds 5]
-                          [--scenarios S2 S3] [--allocations]
+                          [--scenarios S2 S3 S13 S14] [--allocations]
 
 Each binary serves the S2 (metadata GET + JWT + rules) and S3 (4 KiB alt=media + JWT + rules) objects of
-`bench.py` from a gateway started exactly as `bench.py` starts it. Rounds alternate the binaries (the order
+`bench.py` from a gateway started exactly as `bench.py` starts it; S13/S14 request the same two objects through
+the JSON API (`/storage/v1/b/{bucket}/o/{name}`, metadata and `alt=media`). Rounds alternate the binaries (the order
 flips every round), each run is `wrk -t2 -c64`, and a run's figures are:
 
 - CPU µs per request: utime + stime of the gateway process (all threads, /proc/PID/stat) over the run,
@@ -75,8 +76,9 @@ class Gateway:
         assert status == 200, body
 
     def url(self, scenario: str) -> str:
-        base = f"{self.server.url}/v0/b/{bench.BUCKET}/o/"
-        return base + ("bench%2Fmeta.json" if scenario == "S2" else "bench%2F4k.bin?alt=media")
+        surface = "/storage/v1/b/" if scenario in ("S13", "S14") else "/v0/b/"
+        base = f"{self.server.url}{surface}{bench.BUCKET}/o/"
+        return base + ("bench%2Fmeta.json" if scenario in ("S2", "S13") else "bench%2F4k.bin?alt=media")
 
     def allocation_count(self) -> int:
         pid = self.server.process.pid
@@ -107,7 +109,7 @@ class Gateway:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", action="append", required=True, metavar="LABEL=PATH")
-    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3"])
+    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3", "S13", "S14"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--allocations", action="store_true", help="count heap allocations (slower runs)")

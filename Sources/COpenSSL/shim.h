@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
@@ -38,6 +39,20 @@ static inline EVP_MD *pc_md_fetch(int which) {
     static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512" };
     if (which < 0 || which > 3) return NULL;
     return EVP_MD_fetch(NULL, names[which], NULL);
+}
+
+/// One-shot SHA-256 of `len` bytes into `out` (32 bytes) with its state on the stack. `EVP_Digest` allocates a
+/// context and the provider's state on every call; the low-level functions are deprecated in OpenSSL 3 but are
+/// still what its default provider runs, so the digest is the same.
+static inline void pc_sha256_oneshot(const void *data, size_t len, unsigned char *out) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    SHA256_Update(&context, data, len);
+    SHA256_Final(out, &context);
+    OPENSSL_cleanse(&context, sizeof context);
+#pragma GCC diagnostic pop
 }
 
 static inline EVP_MAC *pc_mac_fetch_hmac(void) { return EVP_MAC_fetch(NULL, "HMAC", NULL); }

@@ -51,9 +51,15 @@ struct EVPHasher: Sendable {
         }
     }
 
-    /// One-shot digest into caller memory (at least `kind.byteCount` bytes): no allocation at all.
+    /// One-shot digest into caller memory (at least `kind.byteCount` bytes). SHA-256 (token cache keys, on every
+    /// authenticated request) allocates nothing; the other kinds go through `EVP_Digest`, which allocates a
+    /// context per call.
     static func hash(_ kind: DigestKind, _ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count >= kind.byteCount, "digest output buffer too small")
+        if kind == .sha256 {
+            pc_sha256_oneshot(bytes.baseAddress, bytes.count, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return
+        }
         var length: UInt32 = 0
         guard EVP_Digest(bytes.baseAddress, bytes.count, out.baseAddress, &length, kind.md, nil) == 1 else {
             fatalError("OpenSSL: digest failed")

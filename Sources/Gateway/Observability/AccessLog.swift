@@ -105,6 +105,9 @@ public final class AccessLog: Sendable {
     /// Characters would log the secret after it as part of an allowed value.
     public static func redactedTarget(_ target: String) -> String {
         let bytes = target.utf8
+        // Most targets have no query: say so from the contiguous bytes (the generic `firstIndex` walk cost
+        // 0.2 % of a metadata GET).
+        if bytes.withContiguousStorageIfAvailable({ !$0.contains(UInt8(ascii: "?")) }) == true { return target }
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
         var out = Array(bytes[...question])
         var first = true

@@ -18,18 +18,28 @@ public enum ObjectHeaders {
             headers.add("Content-Encoding", encoding)
         }
         headers.add("X-Goog-Stored-Content-Encoding", meta.contentEncoding ?? "identity")
-        headers.add("X-Goog-Stored-Content-Length", String(meta.size))
+        // Numbers, validators and dates are written into the header buffer as bytes: no `String` per value.
+        headers.add("X-Goog-Stored-Content-Length") { DecimalText.append(meta.size, to: &$0) }
         if let language = meta.contentLanguage { headers.add("Content-Language", language) }
         if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
         headers.add("Accept-Ranges", "bytes")
-        headers.add("ETag", EntityTag.quoted(meta))
-        headers.add("Last-Modified", meta.updated.httpDate)
-        var hashes: [String] = []
-        if let crc = meta.crc32c { hashes.append("crc32c=\(crc)") }
-        if let md5 = meta.md5Hash { hashes.append("md5=\(md5)") }
-        if !hashes.isEmpty, !decompressed { headers.add("x-goog-hash", hashes.joined(separator: ",")) }
-        headers.add("x-goog-generation", String(meta.generation))
-        headers.add("x-goog-metageneration", String(meta.metageneration))
+        headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+        headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
+        if !decompressed, meta.crc32c != nil || meta.md5Hash != nil {
+            headers.add("x-goog-hash") { value in
+                if let crc = meta.crc32c {
+                    value.append(contentsOf: "crc32c=".utf8)
+                    value.append(contentsOf: crc.utf8)
+                }
+                if let md5 = meta.md5Hash {
+                    if meta.crc32c != nil { value.append(UInt8(ascii: ",")) }
+                    value.append(contentsOf: "md5=".utf8)
+                    value.append(contentsOf: md5.utf8)
+                }
+            }
+        }
+        headers.add("x-goog-generation") { DecimalText.append(meta.generation, to: &$0) }
+        headers.add("x-goog-metageneration") { DecimalText.append(meta.metageneration, to: &$0) }
         headers.add("x-goog-storage-class", meta.storageClass)
     }
 }

@@ -49,29 +49,33 @@ public struct QueryParameters: Sendable, Equatable {
 public enum PercentDecoding {
     /// Decodes `%XX` escapes exactly once; with `plusIsSpace`, `+` becomes a space (query strings only — never
     /// in the path, v0 §2.2). Returns nil for a malformed escape or a result that is not valid UTF-8.
+    ///
+    /// On every routed request (bucket and object name), so it works on the contiguous bytes and decodes into
+    /// stack memory: the result `String` is the only allocation, and none for a short name.
     public static func decode(_ text: Substring, plusIsSpace: Bool) -> String? {
-        let utf8 = text.utf8
-        if !utf8.contains(UInt8(ascii: "%")) && !(plusIsSpace && utf8.contains(UInt8(ascii: "+"))) {
-            return String(text)
-        }
-        var out = [UInt8]()
-        out.reserveCapacity(utf8.count)
-        var i = utf8.startIndex
-        while i != utf8.endIndex {
-            let c = utf8[i]
-            if c == UInt8(ascii: "%") {
-                let h = utf8.index(after: i)
-                guard h != utf8.endIndex else { return nil }
-                let l = utf8.index(after: h)
-                guard l != utf8.endIndex, let hi = hexValue(utf8[h]), let lo = hexValue(utf8[l]) else { return nil }
-                out.append(hi << 4 | lo)
-                i = utf8.index(after: l)
-            } else {
-                out.append(plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c)
-                i = utf8.index(after: i)
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
+            guard escaped else { return String(decoding: bytes, as: UTF8.self) }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
+                var count = 0
+                var i = 0
+                while i < bytes.count {
+                    let c = bytes[i]
+                    if c == UInt8(ascii: "%") {
+                        guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
+                        else { return nil }
+                        out[count] = hi << 4 | lo
+                        i += 3
+                    } else {
+                        out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
+                        i += 1
+                    }
+                    count += 1
+                }
+                return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
             }
         }
-        return String(validating: out, as: UTF8.self)
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

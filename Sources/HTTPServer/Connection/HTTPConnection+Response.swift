@@ -215,7 +215,7 @@ extension HTTPConnection {
                 // With the declared length reached, one more pull must confirm the end of the stream.
                 let chunkBytes = context.configuration.responseChunkBytes
                 let maxLength = remaining.map { max(1, Int(clamping: min($0, Int64(chunkBytes)))) } ?? chunkBytes
-                let (_, inline) = AsyncBridge<Result<[UInt8]?, any Error>>.start(on: loop) {
+                let (_, inline) = AsyncBridge<ClosureWork<Result<[UInt8]?, any Error>>>.start(on: loop) {
                     do { return .success(try await stream.next(maxLength: maxLength)) } catch { return .failure(error) }
                 } deliver: { [self] result in
                     if self.applyChunk(exchange, result) { self.pumpResponse(exchange) }

@@ -153,11 +153,23 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.
     private func processOneHead() {
         guard case .readingHead(var reading) = state else { return }
-        let parser = reading.parser ?? ParserBox(HTTPRequestParser(limits: context.configuration.limits))
-        let (consumed, event) = parser.parser.parse(input.readable)
+        // A head usually arrives whole: a new one is parsed by a parser on the stack, boxed only when it must
+        // outlive this call (a partial head, a body still to read).
+        var local: HTTPRequestParser?
+        let consumed: Int
+        let event: HTTPParserEvent?
+        if let boxed = reading.parser {
+            (consumed, event) = boxed.parser.parse(input.readable)
+        } else {
+            var parser = HTTPRequestParser(limits: context.configuration.limits)
+            (consumed, event) = parser.parse(input.readable)
+            local = parser
+        }
         input.consume(consumed)
         switch event {
         case .head(let head)?:
+            // A body-less request needs no parser any more (its `.end` is implied by the framing).
+            let parser = head.framing == .none ? nil : reading.parser ?? local.map(ParserBox.init)
             startExchange(head, parser: parser, lastRequest: reading.lastRequest)
         case .error(let error)?:
             respondWithError(error)
@@ -171,7 +183,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             }
             // The header timeout runs from the first byte of a head (slowloris), not from the idle wait; the
             // first head of a connection keeps the deadline counted from the accept.
-            reading.parser = parser
+            if let local { reading.parser = ParserBox(local) }
             switch reading.wait {
             case .idle: reading.deadline = loop.now() &+ timeouts.headerRead
             case .firstHead, .partialHead: break
@@ -181,15 +193,12 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         }
     }
 
-    private func startExchange(_ head: HTTPRequestHead, parser: ParserBox, lastRequest: Bool) {
+    /// `parser` reads the request's body; nil for a body-less request.
+    private func startExchange(_ head: HTTPRequestHead, parser: ParserBox?, lastRequest: Bool) {
         let now = loop.now()
-        if head.framing == .none {
-            // The parser holds the `.end` of a body-less request; take it now.
-            _ = parser.parser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
-        }
         let exchangeLoop = ExchangeLoop(loop)
         let exchange = Exchange(
-            head: head, receivedAt: now, loop: exchangeLoop, parser: head.framing == .none ? nil : parser,
+            head: head, receivedAt: now, loop: exchangeLoop, parser: parser,
             reuse: head.keepAlive && !lastRequest ? .keepAlive : .close)
         transition(to: .exchanging(exchange))
         let body: any ByteStream =
@@ -204,17 +213,8 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             responseReady(exchange, response)
             return
         }
-        // The responder's synchronous stretch holds the loop's permit: a backend may answer a brief point
-        // lookup in place, and the whole exchange then completes without a thread hop.
-        let permit: any InPlaceLookupPermit = loop
-        let (task, inline) = InPlaceLookup.$permit.withValue(permit) {
-            AsyncBridge<HTTPResponse>.start(on: loop) {
-                await responder.respond(to: request)
-            } deliver: { [self] response in
-                self.responseReady(exchange, response)
-                self.settle()
-            }
-        }
+        let (task, inline) = AsyncBridge.start(
+            on: loop, ResponderWork(responder: responder, request: request, connection: self, exchange: exchange))
         exchange.responderStarted(task)
         if let inline { responseReady(exchange, inline) }
     }
@@ -262,5 +262,26 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         guard bytes != accountedBufferedBytes else { return }
         context.statistics.bufferedBytesChanged(by: bytes - accountedBufferedBytes, connectionTotal: bytes)
         accountedBufferedBytes = bytes
+    }
+}
+
+/// One exchange's responder, run by `AsyncBridge` (stored inline in the bridge: no closure contexts per request).
+///
+/// The responder's synchronous stretch holds the loop's permit: a backend may answer a brief point lookup in
+/// place, and the whole exchange then completes without a thread hop. The permit is bound inside the task, so
+/// the binding lives in the task's allocator rather than on the heap.
+private struct ResponderWork: BridgedWork {
+    let responder: any HTTPResponder
+    let request: HTTPRequest
+    let connection: HTTPConnection
+    let exchange: Exchange
+
+    func run() async -> HTTPResponse {
+        await InPlaceLookup.$permit.withValue(connection.loop) { await responder.respond(to: request) }
+    }
+
+    func deliver(_ response: HTTPResponse) {
+        connection.responseReady(exchange, response)
+        connection.settle()
     }
 }

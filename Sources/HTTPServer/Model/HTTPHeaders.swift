@@ -50,6 +50,21 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
                 valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
     }
 
+    /// Appends a field whose value `write` appends to the given buffer (numbers, dates, entity tags written as
+    /// bytes: no `String` per value). The value must be a valid field value, as for `add(_:_:)`.
+    public mutating func add(_ name: String, writingValue write: (inout [UInt8]) -> Void) {
+        if storage.capacity == 0 { storage.reserveCapacity(256) }
+        if ranges.capacity == 0 { ranges.reserveCapacity(8) }
+        let nameStart = storage.count
+        storage.append(contentsOf: name.utf8)
+        let valueStart = storage.count
+        write(&storage)
+        ranges.append(
+            FieldRange(
+                nameStart: UInt32(nameStart), nameEnd: UInt32(valueStart),
+                valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
+    }
+
     /// Appends a field from raw bytes (the parser, which has validated both).
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let nameStart = storage.count

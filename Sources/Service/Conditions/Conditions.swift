@@ -107,7 +107,21 @@ public struct EntityTagList: Sendable, Equatable {
 /// The strong validator of one generation and metageneration.
 public enum EntityTag {
     /// `"generation/metageneration"`, quoted as it appears in `ETag`.
-    public static func quoted(_ meta: ObjectMetadata) -> String { "\"\(meta.etag)\"" }
+    public static func quoted(_ meta: ObjectMetadata) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(44)
+        appendQuoted(meta, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the bytes of `quoted(meta)` (response heads write it without a `String`).
+    public static func appendQuoted(_ meta: ObjectMetadata, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        DecimalText.append(meta.generation, to: &out)
+        out.append(UInt8(ascii: "/"))
+        DecimalText.append(meta.metageneration, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
 }
 
 /// A `Range` request: the range, and the `If-Range` validator that decides whether it applies.

@@ -153,6 +153,8 @@ extension StorageService {
 
     /// Mints the first download token of an object (v0 §5.1, §8), bumping its metageneration. Concurrent
     /// readers race on the (meta)generation they read; the loser re-reads and uses the winner's token.
+    /// Never inlined: once per object, and inlined it more than doubled the task frame of every read.
+    @inline(never)
     private func mintFirstToken(
         _ object: ObjectPath, _ bucket: Bucket, _ meta: ObjectMetadata,
         _ context: RequestContext

@@ -59,7 +59,9 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         // the index is asked again and names the newer state.
         let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
-            let read = try await pointLookup { (db) throws(StorageError) -> ObjectRead? in
+            let read = try await pointLookup((object, range, blobDirectoryPrefix)) {
+                (db, input) throws(StorageError) -> ObjectRead? in
+                let (object, range, blobDirectoryPrefix) = input
                 guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
                     throw .notFound
                 }
@@ -235,7 +237,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     }
 
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        try await pointLookup { (db) throws(StorageError) -> StoredObject? in
+        try await pointLookup(object) { (db, object) throws(StorageError) -> StoredObject? in
             try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
         }
     }
@@ -243,13 +245,27 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     /// A read-only point lookup (one primary-key row, optionally one local file open): in place when the
     /// caller is an HTTP event loop running a request synchronously and an inline connection is free (no
     /// thread hop, see `InlineReaders`), else on a reader lane.
-    private func pointLookup<T: Sendable>(
-        _ body: @escaping @Sendable (SQLiteDatabase) throws(StorageError) -> T
+    ///
+    /// `body` gets what it needs as `input` and should capture nothing: a closure without captures has no
+    /// context to allocate, and the in-place path then allocates nothing for the call.
+    private func pointLookup<Input: Sendable, T: Sendable>(
+        _ input: Input, _ body: @escaping @Sendable (SQLiteDatabase, Input) throws(StorageError) -> T
     ) async throws(StorageError) -> T {
-        if store.inlineReaders.isUsable, let result = store.inlineReaders.run(body) {
+        if store.inlineReaders.isUsable,
+            let result = store.inlineReaders.run({ (db) throws(StorageError) -> T in try body(db, input) })
+        {
             return try result.get()
         }
-        return try await store.reader().run(body)
+        return try await lookUpOnLane(input, body)
+    }
+
+    /// The reader-lane path of `pointLookup`. Never inlined: the in-place path is the usual one, and the lane
+    /// call's continuation would otherwise enlarge every lookup's task frame.
+    @inline(never)
+    private func lookUpOnLane<Input: Sendable, T: Sendable>(
+        _ input: Input, _ body: @escaping @Sendable (SQLiteDatabase, Input) throws(StorageError) -> T
+    ) async throws(StorageError) -> T {
+        try await store.reader().run { (db) throws(StorageError) -> T in try body(db, input) }
     }
 
     private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {

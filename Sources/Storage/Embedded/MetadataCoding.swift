@@ -22,6 +22,50 @@ enum MetadataCoding {
         return array.compactMap { $0.stringValue }
     }
 
+    /// `decodeMap` of a column's bytes; the empty object, the usual value, is read without parsing.
+    static func decodeMap(bytes: UnsafeBufferPointer<UInt8>?) -> [String: String] {
+        guard let bytes else { return [:] }
+        if bytes.count == 2, bytes[0] == UInt8(ascii: "{"), bytes[1] == UInt8(ascii: "}") { return [:] }
+        return decodeMap(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `decodeList` of a column's bytes. What `encode(_: [String])` writes for strings that need no escape —
+    /// `[]`, `["a"]`, `["a","b"]`, download tokens always — is split directly into `String`s: the same values the
+    /// parser gives (the bytes between quotes are the string; invalid UTF-8 is repaired alike), without the
+    /// column `String`, the parser's copy and its `JSONValue`s. Anything else (escapes, control characters,
+    /// spacing, another shape) goes through the parser.
+    static func decodeList(bytes: UnsafeBufferPointer<UInt8>?) -> [String] {
+        guard let bytes else { return [] }
+        if let list = plainStringList(bytes) { return list }
+        return decodeList(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func plainStringList(_ bytes: UnsafeBufferPointer<UInt8>) -> [String]? {
+        let quote = UInt8(ascii: "\"")
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "["), bytes[bytes.count - 1] == UInt8(ascii: "]") else {
+            return nil
+        }
+        if bytes.count == 2 { return [] }
+        var list: [String] = []
+        var i = 1
+        while true {
+            guard i < bytes.count, bytes[i] == quote else { return nil }
+            let start = i + 1
+            var end = start
+            while end < bytes.count, bytes[end] != quote {
+                if bytes[end] < 0x20 || bytes[end] == UInt8(ascii: "\\") { return nil }
+                end += 1
+            }
+            guard end < bytes.count else { return nil }
+            list.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+            i = end + 1
+            guard i < bytes.count else { return nil }
+            if bytes[i] == UInt8(ascii: "]") { return i == bytes.count - 1 ? list : nil }
+            guard bytes[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+        }
+    }
+
     static func encode(_ attributes: ObjectAttributes) -> String {
         var object: [String: JSONValue] = [
             "customMetadata": .object(attributes.customMetadata.mapValues { .string($0) }),

@@ -48,14 +48,14 @@ enum ObjectIndex {
         updated, blob_id
         """
 
-    /// Built once: the statement cache is keyed by SQL text, and this runs on every metadata read.
-    private static let fetchSQL = "SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2"
+    /// Built once and found by identity (`StatementText`): this runs on every metadata read.
+    private static let fetchSQL = StatementText("SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2")
 
     /// The current row of `bucket`/`name`, if any.
     static func fetch(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) -> StoredObject? {
         let statement = try db.statement(fetchSQL)
         try statement.bind(1, bucket)
-        try statement.bind(2, blob: Array(name.utf8))
+        try statement.bind(2, blobUTF8: name)
         guard try statement.step() else { return nil }
         let metadata = ObjectMetadata(
             bucket: bucket, name: name,
@@ -67,8 +67,8 @@ enum ObjectIndex {
             contentType: statement.text(6), contentEncoding: statement.text(7),
             contentDisposition: statement.text(8), contentLanguage: statement.text(9),
             cacheControl: statement.text(10),
-            customMetadata: MetadataCoding.decodeMap(statement.text(11)),
-            downloadTokens: MetadataCoding.decodeList(statement.text(12)))
+            customMetadata: statement.withTextBytes(11) { MetadataCoding.decodeMap(bytes: $0) },
+            downloadTokens: statement.withTextBytes(12) { MetadataCoding.decodeList(bytes: $0) })
         return StoredObject(metadata: metadata, blobID: statement.int64(15))
     }
 
@@ -81,7 +81,7 @@ enum ObjectIndex {
             """)
         let m = object.metadata
         try statement.bind(1, m.bucket)
-        try statement.bind(2, blob: Array(m.name.utf8))
+        try statement.bind(2, blobUTF8: m.name)
         try statement.bind(3, m.generation)
         try statement.bind(4, m.metageneration)
         try statement.bind(5, m.size)
@@ -104,7 +104,7 @@ enum ObjectIndex {
     static func remove(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) {
         let statement = try db.statement("DELETE FROM objects WHERE bucket = ?1 AND name = ?2")
         try statement.bind(1, bucket)
-        try statement.bind(2, blob: Array(name.utf8))
+        try statement.bind(2, blobUTF8: name)
         try statement.run()
     }
 

@@ -50,6 +50,17 @@ final class SQLiteStatement {
         try check(code)
     }
 
+    /// Binds a string's UTF-8 bytes as a BLOB, as `bind(_:blob:)` with `Array(text.utf8)` does, without the array.
+    func bind(_ index: Int32, blobUTF8 text: String) throws(StorageError) {
+        var text = text
+        let code = text.withUTF8 { bytes in
+            pc_sqlite3_bind_blob_transient(
+                handle, index, UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!,
+                Int32(bytes.count))
+        }
+        try check(code)
+    }
+
     func bindNull(_ index: Int32) throws(StorageError) {
         try check(sqlite3_bind_null(handle, index))
     }
@@ -77,6 +88,12 @@ final class SQLiteStatement {
         guard let pointer = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The bytes of a TEXT column (valid only inside `body`), or nil for NULL: read without a `String`.
+    func withTextBytes<R>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let pointer = sqlite3_column_text(handle, column) else { return body(nil) }
+        return body(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column))))
     }
 
     func blob(_ column: Int32) -> [UInt8] {

@@ -18,15 +18,15 @@ extension JSONAPI {
     /// The object resource of `meta` with its `ETag`.
     func objectResponse(_ call: JSONCall, _ meta: ObjectMetadata, status: Int = 200) -> HTTPResponse {
         var response = Self.json(JSONResources.object(meta, base: baseURL(call), mask: call.fields), status: status)
-        response.headers.add("ETag", EntityTag.quoted(meta))
+        response.headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
         return response
     }
 
     /// A 304 answer: the validators, no body.
     static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.add("ETag", EntityTag.quoted(meta))
-        headers.add("Last-Modified", meta.updated.httpDate)
+        headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+        headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
         return HTTPResponse(status: 304, headers: headers)
     }
 

@@ -25,14 +25,16 @@ extension V0API {
 
     /// The metadata resource of `meta` with its `ETag`.
     static func metadataResponse(_ meta: ObjectMetadata) -> HTTPResponse {
-        json(V0MetadataJSON.encode(meta), headers: [("ETag", EntityTag.quoted(meta))])
+        var response = json(V0MetadataJSON.encode(meta))
+        response.headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+        return response
     }
 
     /// A 304 answer for `meta`: its validators, no body.
     static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
         var headers = HTTPHeaders()
-        headers.add("ETag", EntityTag.quoted(meta))
-        headers.add("Last-Modified", meta.updated.httpDate)
+        headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+        headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
         if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
         return HTTPResponse(status: 304, headers: headers)
     }
