@@ -156,6 +156,68 @@ private let echoHandler: @Sendable (HTTPRequest) async -> HTTPResponse = { reque
         }
     }
 
+    /// `nextPieces` takes every piece already buffered in one hand-off — across chunk boundaries, up to the
+    /// end of the body, which the next call reports — where `next` would take one piece per call.
+    @Test(arguments: EventLoopDriver.available)
+    func aGatheringPullTakesEveryBufferedPiece(driver: EventLoopDriver) async throws {
+        let calls = Box<[[String]]>()
+        try await blocking {
+            let server = try TestServer(driver: driver) { request in
+                // The request is one small segment: its body is buffered with the head before the first pull.
+                var seen: [[String]] = []
+                do {
+                    while let pieces = try await request.body.nextPieces(maxLength: 100) {
+                        seen.append(pieces.map { String(decoding: $0, as: UTF8.self) })
+                    }
+                } catch {
+                    return HTTPResponse(status: 500)
+                }
+                calls.set(seen)
+                return HTTPResponse(status: 200)
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send(
+                "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+            )
+            #expect(try client.readResponse().status == 200)
+            #expect(calls.current == [["hello", " world"]])
+        }
+    }
+
+    /// A large body through `nextPieces`: every byte in order, no call over its `maxLength`, no empty piece, and
+    /// the connection serves the next request.
+    @Test(arguments: EventLoopDriver.available)
+    func gatheringPullsDeliverALargeBodyInOrder(driver: EventLoopDriver) async throws {
+        let total = 3 << 20 + 12_345
+        let body = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        try await blocking {
+            let server = try TestServer(driver: driver) { request in
+                guard request.target == "/big" else { return HTTPResponse(status: 204) }
+                var received: [UInt8] = []
+                do {
+                    while let pieces = try await request.body.nextPieces(maxLength: 1 << 20) {
+                        let size = pieces.reduce(0) { $0 + $1.count }
+                        guard !pieces.isEmpty, size <= 1 << 20, pieces.allSatisfy({ !$0.isEmpty }) else {
+                            return HTTPResponse(status: 500)
+                        }
+                        for piece in pieces { received += piece }
+                    }
+                } catch {
+                    return HTTPResponse(status: 500)
+                }
+                return HTTPResponse(status: received == body ? 200 : 422)
+            }
+            defer { server.server.stop() }
+            let client = try server.client()
+            try client.send("PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: \(total)\r\n\r\n")
+            try client.send(body)
+            #expect(try client.readResponse().status == 200)
+            try client.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 204)
+        }
+    }
+
     @Test(arguments: EventLoopDriver.available)
     func chunkedRequestBody(driver: EventLoopDriver) async throws {
         try await blocking {

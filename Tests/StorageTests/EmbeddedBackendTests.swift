@@ -240,6 +240,64 @@ import Testing
         #expect((attributes[.size] as? NSNumber)?.intValue == 110)
     }
 
+    /// The checksums finalize reports for `bytes` (MD5, CRC32C), as the metadata carries them.
+    static func checksums(_ bytes: [UInt8]) -> (md5: String, crc32c: String) {
+        var checksum = BodyChecksum()
+        checksum.update(bytes)
+        let done = checksum.finish()
+        return (done.md5Base64, done.crc32cBase64)
+    }
+
+    /// A resumable upload continued by a second instance after an acknowledged chunk (this process's running
+    /// checksum is gone with the first; acknowledgements never waited for it) finalizes with the checksums of
+    /// exactly the staged bytes, read back from the staging file.
+    @Test func aSecondInstanceResumesAndFinalizesWithTheRightChecksums() async throws {
+        let directory = TemporaryDirectory()
+        let object = try Self.path("resumed/elsewhere")
+        let first = testBytes(3 << 20 + 5, seed: 11), second = testBytes(2 << 20, seed: 12)
+        var backend: EmbeddedBackend? = try Self.openBackend(directory, options: EmbeddedOptions())
+        weak var firstStore = backend?.store
+        let handle = try await #require(backend).startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        _ = try await #require(backend).appendChunk(handle, object: object, offset: 0, body: BufferByteStream(first))
+        backend = nil
+        #expect(firstStore == nil)  // a new store: no running checksum carries over
+        let other = try Self.openBackend(directory, options: EmbeddedOptions())
+        #expect(try await other.stagedSize(handle, object: object) == Int64(first.count))
+        _ = try await other.appendChunk(
+            handle, object: object, offset: Int64(first.count), body: BufferByteStream(second))
+        let metadata = try await other.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(), options: WriteOptions())
+        let expected = Self.checksums(first + second)
+        #expect(metadata.md5Hash == expected.md5)
+        #expect(metadata.crc32c == expected.crc32c)
+        #expect(try await readAll(other.read(object, range: nil).body) == first + second)
+    }
+
+    /// Chunks appended by one instance finalize with the running checksum (computed behind the
+    /// acknowledgements), also when a chunk failed midway after a whole batch had reached the hash lane and
+    /// was then sent again.
+    @Test func aFailedChunkDoesNotLeakIntoTheRunningChecksum() async throws {
+        let directory = TemporaryDirectory()
+        let backend = try Self.openBackend(directory, options: EmbeddedOptions())
+        let object = try Self.path("resumed/failed")
+        let first = testBytes(2 << 20 + 17, seed: 21), second = testBytes(1 << 20 + 300_000, seed: 22)
+        let handle = try await backend.startUpload(object, attributes: ObjectAttributes(), declaredSize: nil)
+        _ = try await backend.appendChunk(handle, object: object, offset: 0, body: BufferByteStream(first))
+        await #expect(throws: StorageError.self) {
+            try await backend.appendChunk(
+                handle, object: object, offset: Int64(first.count),
+                body: FailingByteStream(prefix: testBytes(1_500_000, seed: 99)))
+        }
+        #expect(try await backend.stagedSize(handle, object: object) == Int64(first.count))
+        _ = try await backend.appendChunk(
+            handle, object: object, offset: Int64(first.count), body: BufferByteStream(second))
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(), options: WriteOptions())
+        let expected = Self.checksums(first + second)
+        #expect(metadata.md5Hash == expected.md5)
+        #expect(metadata.crc32c == expected.crc32c)
+    }
+
     /// A directory that does not exist yet is created with its parents.
     @Test func opensANestedNewDirectory() async throws {
         let parent = TemporaryDirectory()

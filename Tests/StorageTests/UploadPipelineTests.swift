@@ -7,7 +7,8 @@ import Testing
 @testable import Storage
 
 /// The write/hash pipeline of the embedded backend on real files: bytes and checksums in order, the two
-/// lanes independent of each other, at most two batches held, failures reported, cleanup after the writes.
+/// lanes independent of each other, at most two batches held, `finish` not waiting for the hash lane, a
+/// running checksum continued across pipelines (resumable chunks), failures reported, cleanup after the writes.
 @Suite struct UploadPipelineTests {
     static func openFile(_ directory: TemporaryDirectory, readOnly: Bool = false) throws -> FileAppender {
         let path = directory.path + "/body"
@@ -33,9 +34,8 @@ import Testing
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)
         let body = testBytes(3 << 20 + 12_345, seed: 7)
-        let pipeline = UploadPipeline(
-            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-            hashLane: DispatchQueue(label: "h"))
+        let running = RunningChecksum(lane: DispatchQueue(label: "h"))
+        let pipeline = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"))
         var index = 0
         var piece = 1
         while index < body.count {
@@ -48,35 +48,75 @@ import Testing
             index = end
             piece = piece * 3 + 17
         }
-        let (size, checksum) = try await pipeline.finish(sync: true)
+        let size = try await pipeline.finish(sync: true)
         await pipeline.close()
         #expect(size == Int64(body.count))
-        #expect(try #require(checksum).finish() == Self.oneShot(body))
+        #expect(await running.value().finish() == Self.oneShot(body))
+        #expect(running.fed == Int64(body.count))
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: file.path))) == body)
     }
 
-    /// A running checksum is continued (resumable chunks), and none is computed when asked for none.
+    /// A running checksum is continued by a second pipeline (the next resumable chunk, into a file opened
+    /// again) while its lane may still be hashing the first, and none is computed when asked for none.
     @Test func continuesARunningChecksumOrComputesNone() async throws {
         let directory = TemporaryDirectory()
-        let body = testBytes(100_000, seed: 3)
-        var running = BodyChecksum()
-        running.update(Array(body[..<40_000]))
+        let body = testBytes(3 << 20 + 100_000, seed: 3)
+        let split = 2 << 20 + 40_000
+        let hashLane = DispatchQueue(label: "h")
+        let running = RunningChecksum(lane: hashLane)
         let file = try Self.openFile(directory)
-        let pipeline = UploadPipeline(
-            file: file, checksum: running, writeLane: DispatchQueue(label: "w"),
-            hashLane: DispatchQueue(label: "h"))
-        try await pipeline.submit(BodyBatch(Array(body[40_000...])))
-        let checksum = try #require(try await pipeline.finish(sync: false).checksum)
-        #expect(checksum.finish() == Self.oneShot(body))
+        hashLane.suspend()  // the first chunk is not hashed yet when the second one starts
+        let first = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"))
+        try await first.submit(BodyBatch(Array(body[..<split])))
+        #expect(try await first.finish(sync: true) == Int64(split))
+        await first.close()
+        let again = FileAppender(
+            path: file.path, descriptor: try FileSystem.create(file.path, exclusive: false), position: Int64(split))
+        let second = UploadPipeline(file: again, checksum: running, writeLane: DispatchQueue(label: "w"))
+        hashLane.resume()
+        try await second.submit(BodyBatch(Array(body[split..<(split + 1000)])))
+        try await second.submit(BodyBatch(Array(body[(split + 1000)...])))
+        #expect(try await second.finish(sync: false) == Int64(body.count))
+        await second.close()
+        #expect(await running.value().finish() == Self.oneShot(body))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: file.path))) == body)
 
         let other = try Self.openFile(TemporaryDirectory())
-        let plain = UploadPipeline(
-            file: other, checksum: nil, writeLane: DispatchQueue(label: "w"),
-            hashLane: DispatchQueue(label: "h"))
+        let plain = UploadPipeline(file: other, checksum: nil, writeLane: DispatchQueue(label: "w"))
         try await plain.submit(BodyBatch(body))
-        let (size, none) = try await plain.finish(sync: false)
-        #expect(size == 100_000)
-        #expect(none == nil)
+        #expect(try await plain.finish(sync: false) == Int64(body.count))
+        #expect(plain.checksum == nil)
+    }
+
+    /// `finish` (the acknowledgement of a resumable chunk) waits for the bytes to be durable, not for the hash
+    /// lane: it returns while the lane is held, and the checksum is complete once the lane ran.
+    @Test(.timeLimit(.minutes(1))) func finishDoesNotWaitForTheHash() async throws {
+        let directory = TemporaryDirectory()
+        let file = try Self.openFile(directory)
+        let hashLane = DispatchQueue(label: "h")
+        let running = RunningChecksum(lane: hashLane)
+        let pipeline = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"))
+        let body = testBytes(200_000, seed: 5)
+        hashLane.suspend()
+        try await pipeline.submit(BodyBatch(body))
+        let finished = Atomic<Bool>(false)
+        let finishing = Task {
+            let size = try await pipeline.finish(sync: true)
+            finished.store(true, ordering: .relaxed)
+            return size
+        }
+        // Polled with a bound, so a `finish` that waits for the held lane fails here instead of hanging.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !finished.load(ordering: .relaxed) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let returnedWhileHeld = finished.load(ordering: .relaxed)
+        #expect(returnedWhileHeld)
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: file.path))) == body)
+        #expect(running.fed == Int64(body.count))
+        hashLane.resume()
+        #expect(try await finishing.value == Int64(body.count))
+        #expect(await running.value().finish() == Self.oneShot(body))
     }
 
     /// Writes go ahead while the hash lane is held, and the caller is held after two batches: hashing runs
@@ -86,9 +126,8 @@ import Testing
         let file = try Self.openFile(directory)
         let hashLane = DispatchQueue(label: "h")
         hashLane.suspend()
-        let pipeline = UploadPipeline(
-            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-            hashLane: hashLane)
+        let running = RunningChecksum(lane: hashLane)
+        let pipeline = UploadPipeline(file: file, checksum: running, writeLane: DispatchQueue(label: "w"))
         let batch = testBytes(64 * 1024, seed: 9)
         let submitted = Atomic<Int>(0)
         let producer = Task {
@@ -105,9 +144,10 @@ import Testing
         #expect(calls == 2)
         #expect(Self.size(of: file.path) == 2 * batch.count)
         hashLane.resume()
-        let (size, checksum) = try await producer.value
+        let size = try await producer.value
         #expect(size == Int64(5 * batch.count))
-        #expect(try #require(checksum).finish() == Self.oneShot(Array([[UInt8]](repeating: batch, count: 5).joined())))
+        #expect(
+            await running.value().finish() == Self.oneShot(Array([[UInt8]](repeating: batch, count: 5).joined())))
     }
 
     /// A failed write surfaces at the next call, later batches are dropped, and `abandon` runs after them.
@@ -115,8 +155,8 @@ import Testing
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory, readOnly: true)
         let pipeline = UploadPipeline(
-            file: file, checksum: BodyChecksum(), writeLane: DispatchQueue(label: "w"),
-            hashLane: DispatchQueue(label: "h"))
+            file: file, checksum: RunningChecksum(lane: DispatchQueue(label: "h")), writeLane: DispatchQueue(label: "w")
+        )
         try await pipeline.submit(BodyBatch([1, 2, 3]))  // queued; its failure is not known yet
         await #expect(throws: StorageError.self) { try await pipeline.submit(BodyBatch([4, 5, 6])) }
         await #expect(throws: StorageError.self) { try await pipeline.finish(sync: true) }
@@ -137,8 +177,7 @@ import Testing
         let file = try Self.openFile(directory)
         let writeLane = DispatchQueue(label: "w")
         let pipeline = UploadPipeline(
-            file: file, checksum: BodyChecksum(), writeLane: writeLane,
-            hashLane: DispatchQueue(label: "h"))
+            file: file, checksum: RunningChecksum(lane: DispatchQueue(label: "h")), writeLane: writeLane)
         writeLane.suspend()
         try await pipeline.submit(BodyBatch(testBytes(4096, seed: 1)))
         let written = Atomic<Int>(-1)

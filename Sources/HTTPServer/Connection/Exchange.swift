@@ -52,10 +52,13 @@ final class Exchange: @unchecked Sendable {
     /// Whether the connection serves another request after this one.
     enum Reuse { case keepAlive, close }
 
-    /// The responder's waiting `next`: resumed exactly once, on the loop.
+    /// The responder's waiting `next` or `nextPieces`: resumed exactly once, on the loop, with one piece
+    /// unless it `gathers`.
     struct PendingPull {
         let maxLength: Int
-        let resume: (Result<[UInt8]?, any Error>) -> Void
+        /// Several pieces wanted (`nextPieces`): the loop goes on reading while the socket has bytes.
+        var gathers = false
+        let resume: (Result<[[UInt8]]?, any Error>) -> Void
     }
 
     let head: HTTPRequestHead
@@ -203,11 +206,22 @@ final class RequestBodyStream: ByteStream {
     }
 
     func next(maxLength: Int) async throws -> [UInt8]? {
+        try await pull(maxLength: maxLength, gathers: false)?.first
+    }
+
+    /// One hop to the loop for as many bytes as the socket has ready (up to `maxLength`).
+    func nextPieces(maxLength: Int) async throws -> [[UInt8]]? {
+        try await pull(maxLength: maxLength, gathers: true)
+    }
+
+    private func pull(maxLength: Int, gathers: Bool) async throws -> [[UInt8]]? {
         let connection = self.connection, exchange = self.exchange
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 connection.loop.execute {
-                    connection.pullBody(exchange, maxLength: max(1, maxLength)) { continuation.resume(with: $0) }
+                    connection.pullBody(exchange, maxLength: max(1, maxLength), gathers: gathers) {
+                        continuation.resume(with: $0)
+                    }
                 }
             }
         } onCancel: {

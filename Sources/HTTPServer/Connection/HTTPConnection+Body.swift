@@ -5,6 +5,15 @@ extension HTTPConnection {
     /// A `next` call from the request body stream, now on the connection's event loop. `resume` is called
     /// exactly once, now or when bytes arrive.
     func pullBody(_ exchange: Exchange, maxLength: Int, resume: @escaping (Result<[UInt8]?, any Error>) -> Void) {
+        pullBody(exchange, maxLength: maxLength, gathers: false) { resume($0.map { $0?.first }) }
+    }
+
+    /// A `next` (one piece) or `nextPieces` (`gathers`: as many pieces as the socket has ready, up to
+    /// `maxLength` bytes together) from the request body stream, now on the connection's event loop.
+    func pullBody(
+        _ exchange: Exchange, maxLength: Int, gathers: Bool,
+        resume: @escaping (Result<[[UInt8]]?, any Error>) -> Void
+    ) {
         defer { settle() }
         guard case .exchanging(let current) = state, current === exchange else {
             resume(.failure(ByteStreamError.cancelled))
@@ -19,7 +28,7 @@ extension HTTPConnection {
         case .unread(_, let wasInvited): invited = wasInvited
         }
         exchange.startPull(
-            Exchange.PendingPull(maxLength: maxLength, resume: resume),
+            Exchange.PendingPull(maxLength: maxLength, gathers: gathers, resume: resume),
             deadline: loop.now() &+ timeouts.bodyRead)
         if !invited && !exchange.responseStarted {
             // The responder wants the body: now, and only now, invite the client to send it. If the socket is
@@ -30,38 +39,57 @@ extension HTTPConnection {
                 return
             }
         }
+        // Nothing buffered: read now rather than after a round through the loop's poll (registering read
+        // interest, waiting, unregistering) — a sender ahead of the responder has the bytes waiting already.
+        if input.isEmpty && !input.endOfInput { _ = readInput() }
         serviceBodyPull()
     }
 
-    /// Satisfies the waiting pull from buffered bytes, or leaves it waiting for the socket.
+    /// Satisfies the waiting pull from buffered bytes, or leaves it waiting for the socket. A gathering pull
+    /// takes piece after piece while the socket has bytes and the pull has room; the pieces never outlive this
+    /// call (what is gathered is delivered before waiting).
     func serviceBodyPull() {
         guard case .exchanging(let exchange) = state, case .pulling(let parser, let pull, _) = exchange.body else {
             return
         }
-        let (consumed, event) = parser.parser.parse(input.readable, maxBodyBytes: pull.maxLength)
-        input.consume(consumed)
-        exchange.bytesIn += Int64(consumed)
-        switch event {
-        case nil:
-            if input.endOfInput {
-                let error = ByteStreamError.truncated(
-                    expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived)
+        var pieces: [[UInt8]] = []
+        var gathered = 0
+        while true {
+            let (consumed, event) = parser.parser.parse(input.readable, maxBodyBytes: pull.maxLength - gathered)
+            input.consume(consumed)
+            exchange.bytesIn += Int64(consumed)
+            switch event {
+            case nil:
+                if !pieces.isEmpty {
+                    exchange.endPull(.unread(parser, invited: true))?.resume(.success(pieces))
+                } else if input.endOfInput {
+                    let error = ByteStreamError.truncated(
+                        expected: exchange.bodyExpectedLength ?? -1, received: exchange.bodyBytesReceived)
+                    exchange.reuse = .close
+                    exchange.endPull(.failed(error))?.resume(.failure(error))
+                } else {
+                    exchange.extendPull(deadline: loop.now() &+ timeouts.bodyRead)
+                }
+            case .body(let bytes)?:
+                exchange.bodyBytesReceived += Int64(bytes.count)
+                pieces.append(bytes)
+                gathered += bytes.count
+                if pull.gathers && gathered < pull.maxLength
+                    && (!input.isEmpty || (!input.endOfInput && readInput()))
+                {
+                    continue
+                }
+                exchange.endPull(.unread(parser, invited: true))?.resume(.success(pieces))
+            case .end?:
+                exchange.endPull(.complete)?.resume(.success(pieces.isEmpty ? nil : pieces))
+            case .error(let error)?:
                 exchange.reuse = .close
                 exchange.endPull(.failed(error))?.resume(.failure(error))
-            } else {
-                exchange.extendPull(deadline: loop.now() &+ timeouts.bodyRead)
+            case .head?:
+                exchange.reuse = .close
+                exchange.endPull(.failed(ByteStreamError.cancelled))?.resume(.failure(ByteStreamError.cancelled))
             }
-        case .body(let bytes)?:
-            exchange.bodyBytesReceived += Int64(bytes.count)
-            exchange.endPull(.unread(parser, invited: true))?.resume(.success(bytes))
-        case .end?:
-            exchange.endPull(.complete)?.resume(.success(nil))
-        case .error(let error)?:
-            exchange.reuse = .close
-            exchange.endPull(.failed(error))?.resume(.failure(error))
-        case .head?:
-            exchange.reuse = .close
-            exchange.endPull(.failed(ByteStreamError.cancelled))?.resume(.failure(ByteStreamError.cancelled))
+            return
         }
     }
 

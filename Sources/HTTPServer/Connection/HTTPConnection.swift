@@ -115,12 +115,34 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
 
     // MARK: - Reading
 
+    /// The most one read for a body pull asks for: below glibc's 128 KiB mmap threshold, so a piece handed to
+    /// the responder (a copy of at most the buffered bytes) is a heap chunk reused from pull to pull rather than
+    /// fresh pages to fault in, and large enough that a fast sender's body crosses few loop↔task hand-offs.
+    static let bodyReadBytes = 120 * 1024
+
     private func handleReadable() {
+        guard readInput() else { return }
+        switch state {
+        case .readingHead: break  // `settle` parses
+        case .exchanging: serviceBodyPull()
+        case .drainingBody: continueDrainingBody()
+        case .lingering(var linger):
+            linger.discarded += input.readableCount
+            input.consume(input.readableCount)
+            if input.endOfInput || linger.discarded > 1024 * 1024 { close() } else { update(.lingering(linger)) }
+        case .closingAfterWrite: input.consume(input.readableCount)
+        case .closed: break
+        }
+    }
+
+    /// One `read` into `input`, sized for what the state waits for. Returns false when nothing changed (the
+    /// socket had no byte: `EAGAIN`).
+    func readInput() -> Bool {
         let minimum: Int
         switch state {
         case .exchanging(let exchange):
             if case .pulling(_, let pull, _) = exchange.body {
-                minimum = min(max(pull.maxLength, 4096), 64 * 1024)
+                minimum = min(max(pull.maxLength, 4096), Self.bodyReadBytes)
             } else {
                 minimum = 4096
             }
@@ -134,20 +156,10 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             input.endOfInput = true
         } else {
             let error = errno
-            if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return }
+            if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { return false }
             input.endOfInput = true
         }
-        switch state {
-        case .readingHead: break  // `settle` parses
-        case .exchanging: serviceBodyPull()
-        case .drainingBody: continueDrainingBody()
-        case .lingering(var linger):
-            linger.discarded += input.readableCount
-            input.consume(input.readableCount)
-            if input.endOfInput || linger.discarded > 1024 * 1024 { close() } else { update(.lingering(linger)) }
-        case .closingAfterWrite: input.consume(input.readableCount)
-        case .closed: break
-        }
+        return true
     }
 
     /// Parses buffered bytes while waiting for a head; starts an exchange when one is complete.

@@ -44,15 +44,25 @@ public final class LimitedByteStream: ByteStream {
 
     public func next(maxLength: Int) async throws -> [UInt8]? {
         guard let chunk = try await base.next(maxLength: maxLength) else { return nil }
+        try count(chunk.count)
+        return chunk
+    }
+
+    public func nextPieces(maxLength: Int) async throws -> [[UInt8]]? {
+        guard let pieces = try await base.nextPieces(maxLength: maxLength) else { return nil }
+        try count(pieces.reduce(0) { $0 + $1.count })
+        return pieces
+    }
+
+    private func count(_ bytes: Int) throws {
         let total = seen.withLock { total in
-            total += Int64(chunk.count)
+            total += Int64(bytes)
             return total
         }
         if total > limit {
             base.cancel()
             throw ByteStreamError.limitExceeded(limit: limit)
         }
-        return chunk
     }
 
     public func cancel() { base.cancel() }

@@ -10,6 +10,11 @@
 public protocol ByteStream: AnyObject, Sendable {
     /// The next chunk — never empty, at most `maxLength` bytes — or nil at a clean end of the stream.
     func next(maxLength: Int) async throws -> [UInt8]?
+    /// Chunks in stream order — at least one, none empty, together at most `maxLength` bytes — or nil at a
+    /// clean end: as much as the producer has ready, for a consumer that takes bytes in bulk (an upload's
+    /// batches) and would otherwise cross a thread hand-off per chunk. Same contract as `next` (the two are
+    /// never called concurrently). The default is one `next`.
+    func nextPieces(maxLength: Int) async throws -> [[UInt8]]?
     /// Total bytes the stream will produce, when known up front (a `Content-Length`, an object size).
     var expectedLength: Int64? { get }
     /// Abandons the stream: the producer aborts (closes a socket, stops an upstream transfer).
@@ -37,6 +42,10 @@ public enum ByteStreamError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension ByteStream {
+    public func nextPieces(maxLength: Int) async throws -> [[UInt8]]? {
+        try await next(maxLength: maxLength).map { [$0] }
+    }
+
     /// Reads the rest of the stream into memory, refusing more than `limit` bytes. Only for bodies that are
     /// small by contract (JSON requests); object bodies are never collected.
     public func collect(limit: Int) async throws -> [UInt8] {

@@ -4,8 +4,8 @@ import PortcullisCore
 /// immutable name, and removing them (reads open blobs on a reader lane, `EmbeddedBackend.read`). All file
 /// I/O here runs on `pool`; checksums of received bodies on `hashers`, beside the writes (`UploadPipeline`).
 ///
-/// Durability order of a write: bytes → `fsync(temp)` → `rename(temp, blob)` → `fsync(blob dir)`; only then
-/// may the index row that names the blob be committed. A crash before the commit leaves a blob without a
+/// Durability order of a write: bytes → `fdatasync(temp)` (bytes and size) → `rename(temp, blob)` →
+/// `fsync(blob dir)`; only then may the index row that names the blob be committed. A crash before the commit leaves a blob without a
 /// row, which start-up garbage collection removes.
 struct BlobStore: Sendable {
     let layout: DirectoryLayout
@@ -13,16 +13,19 @@ struct BlobStore: Sendable {
     /// Lanes for MD5/CRC32C of bodies being received: CPU work, one lane per core.
     let hashers: BlockingPool
 
-    /// A fully received, fsynced body in a temp file.
+    /// A fully received, synced body in a temp file.
     struct Received: Sendable {
         let tempPath: String
         let checksums: ObjectChecksums
     }
 
-    /// A pipeline into `file` (write lane from `pool`, hash lane from `hashers`).
-    func pipeline(into file: FileAppender, checksum: BodyChecksum?) -> UploadPipeline {
-        UploadPipeline(file: file, checksum: checksum, writeLane: pool.lane(), hashLane: hashers.lane())
+    /// A pipeline into `file` (write lane from `pool`) continuing `checksum`.
+    func pipeline(into file: FileAppender, checksum: RunningChecksum?) -> UploadPipeline {
+        UploadPipeline(file: file, checksum: checksum, writeLane: pool.lane())
     }
+
+    /// A new running checksum on a hash lane from `hashers`.
+    func runningChecksum() -> RunningChecksum { RunningChecksum(lane: hashers.lane()) }
 
     /// Streams `body` into a new temp file while computing MD5 and CRC32C. More than `expectedSize` bytes
     /// fails early with `.sizeMismatch`. On any failure the temp file is removed.
@@ -31,7 +34,8 @@ struct BlobStore: Sendable {
         let file = try await pool.run { () throws(StorageError) -> FileAppender in
             FileAppender(path: path, descriptor: try FileSystem.create(path, exclusive: true), position: 0)
         }
-        let pipeline = pipeline(into: file, checksum: BodyChecksum())
+        let checksum = runningChecksum()
+        let pipeline = pipeline(into: file, checksum: checksum)
         do throws(StorageError) {
             _ = try await BodyPump.pump(
                 body, limit: expectedSize,
@@ -40,10 +44,10 @@ struct BlobStore: Sendable {
                 (batch: BodyBatch) async throws(StorageError) in
                 try await pipeline.submit(batch)
             }
-            let (_, checksum) = try await pipeline.finish(sync: true)
+            // The sync and the hash lane's tail overlap: `finish` waits for the writes only.
+            _ = try await pipeline.finish(sync: true)
             await pipeline.close()
-            guard let checksum else { throw .internalError("upload pipeline lost its checksum") }
-            return Received(tempPath: path, checksums: checksum.finish())
+            return Received(tempPath: path, checksums: await checksum.value().finish())
         } catch {
             await pipeline.abandon { file in
                 file.close()

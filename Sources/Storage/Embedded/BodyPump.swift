@@ -22,7 +22,9 @@ struct BodyBatch: Sendable {
 
 /// Pulls a request body to its end in bounded pieces and hands them to a blocking sink in batches.
 ///
-/// Memory: at most one batch (`batchSize`) plus one chunk per body is held at a time. Every failure is a
+/// Each pull asks for the rest of the batch at once (`nextPieces`): one hand-off with the producer per batch
+/// when the sender is ahead, not one per piece. Memory: at most one batch (`batchSize`) plus one chunk per
+/// body is held at a time. Every failure is a
 /// `StorageError`: a producer error is `.bodyFailed`, a cancelled task `.bodyFailed(CancellationError())`,
 /// and more bytes than `limit` allows is whatever `overflow` returns. The stream is cancelled whenever the
 /// pump gives up before its end (overflow, sink failure, task cancellation).
@@ -42,19 +44,21 @@ enum BodyPump {
                 body.cancel()
                 throw .bodyFailed(CancellationError())
             }
-            let chunk: [UInt8]?
+            let pieces: [[UInt8]]?
             do {
-                chunk = try await body.next(maxLength: chunkSize)
+                pieces = try await body.nextPieces(maxLength: max(chunkSize, batchSize - batch.count))
             } catch {
                 throw .bodyFailed(error)
             }
-            guard let chunk else { break }
-            total += Int64(chunk.count)
+            guard let pieces else { break }
+            for piece in pieces {
+                total += Int64(piece.count)
+                batch.append(piece)
+            }
             if let limit, total > limit {
                 body.cancel()
                 throw overflow(total)
             }
-            batch.append(chunk)
             if batch.count >= batchSize {
                 let full = batch
                 batch = BodyBatch()

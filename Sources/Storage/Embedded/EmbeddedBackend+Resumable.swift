@@ -41,12 +41,13 @@ extension EmbeddedBackend {
             // Re-read under the lock: another process may have appended since the first look.
             let locked = try await activeSession(handle, object: object)
             guard locked.size == offset else { throw .offsetMismatch(current: locked.size) }
-            // Continue this process's running checksum when it covers exactly the bytes before `offset`.
-            let running: BodyChecksum? =
+            // Continue this process's running checksum when it covers exactly the bytes before `offset` (its
+            // lane may still be hashing the previous chunk: they stay in order on it).
+            let running: RunningChecksum? =
                 offset == 0
-                ? BodyChecksum()
+                ? store.blobs.runningChecksum()
                 : store.stagedChecksums.withLock { map in
-                    map[ExactString(handle)].flatMap { $0.byteCount == offset ? $0 : nil }
+                    map[ExactString(handle)].flatMap { $0.fed == offset ? $0 : nil }
                 }
             try await pool.run { () throws(StorageError) in
                 try FileSystem.truncate(appender.descriptor, to: offset, path: path)
@@ -72,8 +73,10 @@ extension EmbeddedBackend {
                 }
                 try await writer.submit(batch)
             }
-            // The chunk is acknowledged only once its bytes are durable (and, for a new staging file, its name).
-            let (newSize, checksum) = try await writer.finish(sync: true)
+            // The chunk is acknowledged only once its bytes are durable (and, for a new staging file, its name);
+            // not once they are hashed: the running checksum is this process's memory, never persisted, and
+            // finalize waits for it (or, without it, reads the staged file).
+            let newSize = try await writer.finish(sync: true)
             if offset == 0 {
                 let directory = store.layout.staging
                 try await pool.run { () throws(StorageError) in try FileSystem.syncDirectory(directory) }
@@ -83,10 +86,10 @@ extension EmbeddedBackend {
             }
             guard recorded else { throw .invalidArgument("The upload is no longer active.") }
             store.stagedChecksums.withLock { map in
-                if let checksum, checksum.byteCount == newSize,
+                if let running, running.fed == newSize,
                     map[ExactString(handle)] != nil || map.count < EmbeddedStore.maxTrackedChecksums
                 {
-                    map[ExactString(handle)] = checksum
+                    map[ExactString(handle)] = running
                 } else {
                     map[ExactString(handle)] = nil
                 }
@@ -96,6 +99,13 @@ extension EmbeddedBackend {
             return newSize
         } catch {
             store.stagingInFlight.subtract(reserved, ordering: .relaxed)
+            // A failed chunk may have fed the running checksum bytes that are not staged: forget it (finalize
+            // then reads the staged file).
+            if let pipeline, let running = pipeline.checksum, running.fed != offset {
+                store.stagedChecksums.withLock { map in
+                    if map[ExactString(handle)] === running { map[ExactString(handle)] = nil }
+                }
+            }
             // Drop a partial chunk now (the next append would truncate it anyway), after any queued write.
             let cleanup: @Sendable (FileAppender) -> Void = { file in
                 _ = try? FileSystem.truncate(file.descriptor, to: offset, path: path)
@@ -153,8 +163,8 @@ extension EmbeddedBackend {
             }
             let tracked = store.stagedChecksums.withLock { map in map[ExactString(handle)] }
             let checksums: ObjectChecksums
-            if let tracked, tracked.byteCount == session.size {
-                checksums = tracked.finish()  // computed while the chunks were appended; no re-read
+            if let tracked, tracked.fed == session.size {
+                checksums = await tracked.value().finish()  // computed while the chunks were appended; no re-read
             } else {
                 checksums = try await store.blobs.checksums(ofFile: path, size: session.size)
             }

@@ -22,10 +22,11 @@ final class EmbeddedStore: Sendable {
     /// Bytes being appended to staged uploads right now, not yet counted in the index.
     let stagingInFlight = Atomic<Int64>(0)
     /// Running checksums of staged uploads appended by this process, by upload id: each covers exactly the
-    /// first `byteCount` bytes of its staging file, so finalize can skip re-reading the whole file. Memory
+    /// first `fed` bytes of its staging file (its lane may still be hashing the last chunk's; finalize waits for
+    /// them), so finalize can skip re-reading the whole file. Memory
     /// only (lost on a crash, absent for another process's appends): finalize falls back to reading the file
     /// whenever the entry does not cover exactly the recorded size. Bounded by `maxTrackedChecksums`.
-    let stagedChecksums = Mutex<[ExactString: BodyChecksum]>([:])
+    let stagedChecksums = Mutex<[ExactString: RunningChecksum]>([:])
     static let maxTrackedChecksums = 4096
     private let lockDescriptor: Int32
     private let maintenance: DispatchQueue

@@ -28,7 +28,14 @@ final class FileAppender: @unchecked Sendable {
         for piece in batch.pieces { try append(piece) }
     }
 
-    func sync() throws(StorageError) { try FileSystem.sync(descriptor, path: path) }
+    /// Starts writing back the bytes appended since `start` without waiting for them (not a durability point).
+    func startWriteback(from start: Int64) {
+        FileSystem.startWriteback(descriptor, offset: start, count: position - start)
+    }
+
+    /// Makes the file's bytes and size durable (`fdatasync`: the size is flushed with the data; the name is
+    /// the directory's business, synced by whoever created or renamed it).
+    func sync() throws(StorageError) { try FileSystem.syncData(descriptor, path: path) }
 
     func close() {
         if descriptor >= 0 {

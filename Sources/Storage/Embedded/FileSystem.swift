@@ -84,6 +84,27 @@ enum FileSystem {
         if fsync(fd) != 0 { throw failure("fsync", path) }
     }
 
+    /// Makes a file's bytes durable, and its size with them (`fdatasync(2)`: metadata needed to read the data
+    /// back — the size — is flushed; timestamps are not). Where `fdatasync` does not exist, `fsync`.
+    static func syncData(_ fd: Int32, path: String) throws(StorageError) {
+        #if os(Linux)
+        if fdatasync(fd) != 0 { throw failure("fdatasync", path) }
+        #else
+        if fsync(fd) != 0 { throw failure("fsync", path) }
+        #endif
+    }
+
+    /// Starts the write-back of a byte range's dirty pages and returns without waiting (Linux
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so the disk works while more bytes arrive and a later sync
+    /// waits only for what is still in flight. Not a durability point (no metadata, no device cache flush): the
+    /// caller still syncs. A no-op elsewhere; a failure is ignored (the sync reports real I/O errors).
+    static func startWriteback(_ fd: Int32, offset: Int64, count: Int64) {
+        #if os(Linux)
+        guard count > 0, let syncFileRange = LinuxCalls.syncFileRange else { return }
+        _ = syncFileRange(fd, offset, count, LinuxCalls.syncFileRangeWrite)
+        #endif
+    }
+
     /// Makes a rename or unlink inside `path` durable.
     static func syncDirectory(_ path: String) throws(StorageError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -166,6 +187,19 @@ enum FileSystem {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }
+
+#if os(Linux)
+/// Linux calls Swift's Glibc module does not import (declared only under `_GNU_SOURCE`), looked up once at run
+/// time instead of through a C module of our own.
+private enum LinuxCalls {
+    typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+    /// `sync_file_range(2)` (glibc ≥ 2.6); nil if the C library lacks it.
+    static let syncFileRange: SyncFileRange? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range")
+        .map { unsafeBitCast($0, to: SyncFileRange.self) }
+    /// `SYNC_FILE_RANGE_WRITE` (<linux/fs.h>, stable ABI).
+    static let syncFileRangeWrite: UInt32 = 2
+}
+#endif
 
 // Module-level aliases: inside `FileSystem`, `rename`/`link` name the static methods.
 private func posixRename(_ from: String, _ to: String) -> Int32 { rename(from, to) }

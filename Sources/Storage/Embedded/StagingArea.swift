@@ -5,8 +5,8 @@ import PortcullisCore
 ///
 /// Chunk protocol: the appender takes an exclusive `flock` on the staging file (one appender per session,
 /// across processes), re-checks the offset against the index, truncates away anything a crashed append left
-/// past the recorded size, writes, fsyncs, and only then records the new size — the commit point. A chunk is
-/// therefore stored whole or not at all.
+/// past the recorded size, writes, syncs (`fdatasync`: bytes and size), and only then records the new size —
+/// the commit point. A chunk is therefore stored whole or not at all.
 enum StagingArea {
     static let schema = """
         CREATE TABLE IF NOT EXISTS staging (
