@@ -11,7 +11,7 @@ import pytest
 
 from events_receiver import Receiver
 from harness import Server, request
-from test_events import BUCKET, by_object, gateway, write_secret
+from test_events import BUCKET, by_object, gateway, kind, write_secret
 
 
 def test_json_api_changes_arrive_as_events(tmp_path: Path, servers: list[Server]) -> None:
@@ -49,6 +49,7 @@ def test_json_api_changes_arrive_as_events(tmp_path: Path, servers: list[Server]
             "both.txt": [("finalized", composed["generation"], "1")],
         }
         assert all(r["verified"] for r in records)
-        assert records[-1]["data"]["size"] == str(len(b"json api"))
+        deleted = next(r["data"] for r in records if kind(r) == "deleted")  # order is promised per object only
+        assert deleted["name"] == "src.txt" and deleted["size"] == str(len(b"json api"))
     finally:
         receiver.stop()
