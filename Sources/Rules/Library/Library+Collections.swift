@@ -115,11 +115,13 @@ extension Library {
         case .unchangedKeys: return keys({ k in old[k].map { Value.strictEquals($0, new[k]!) } ?? false }, from: new)
         case .affectedKeys:
             var out: [Value] = []
-            for k in Value.sortedKeys(new).map { ExactString($0) }
+            for k in Value.sortedKeys(new).map({ ExactString($0) })
             where old[k].map({ !Value.strictEquals($0, new[k]!) }) ?? true {
                 out.append(.string(k.string))
             }
-            for k in Value.sortedKeys(old).map { ExactString($0) } where new[k] == nil { out.append(.string(k.string)) }
+            for k in Value.sortedKeys(old).map({ ExactString($0) }) where new[k] == nil {
+                out.append(.string(k.string))
+            }
             return .set(out)
         default: return notFound(m, .mapDiff(diff))
         }
