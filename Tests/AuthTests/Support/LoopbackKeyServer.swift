@@ -82,7 +82,11 @@ final class LoopbackKeyServer: @unchecked Sendable {
 /// The production fetcher (UpstreamKeyFetcher over libcurl), counting requests.
 final class CountingKeyFetcher: KeyDocumentFetcher {
     private let counter = Mutex(0)
-    private let inner = UpstreamKeyFetcher(client: UpstreamClient())
+    /// Timeouts far above the production defaults (5/10/10 s): these tests check what is fetched, and in a
+    /// parallel `swift test` on two cores a transfer can go unserviced for longer than 10 s (curl's low-speed
+    /// check then fails it as idle). The timeouts themselves are tested in `TransferLifecycleTests`.
+    private let inner = UpstreamKeyFetcher(
+        client: UpstreamClient(), timeouts: UpstreamTimeouts(connect: 60, firstByte: 60, idle: 60))
     var requests: Int { counter.withLock { $0 } }
 
     func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?) {
