@@ -88,13 +88,10 @@ import Glibc
 
 /// Threads of this process named like the epoll loops (`pc-http-N`), from /proc/self/task/*/comm.
 private func loopThreads() -> Int {
-    guard let directory = opendir("/proc/self/task") else { return -1 }
-    defer { closedir(directory) }
+    guard let tasks = DirectoryEntries.names(in: "/proc/self/task") else { return -1 }
     var count = 0
-    while let entry = readdir(directory) {
-        let task = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+    for entry in tasks {
+        let task = String(decoding: entry, as: UTF8.self)
         guard task.first?.isNumber == true, let file = fopen("/proc/self/task/\(task)/comm", "r") else { continue }
         var name = [CChar](repeating: 0, count: 64)
         if fgets(&name, Int32(name.count), file) != nil,

@@ -47,15 +47,7 @@ public enum ProcessMetrics {
 
     /// Entries of `/proc/self/fd`, minus the descriptor used to list it.
     public static func openFileDescriptors() -> Int? {
-        guard let directory = opendir("/proc/self/fd") else { return nil }
-        defer { closedir(directory) }
-        var count = 0
-        while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
-            }
-            if !isDot { count += 1 }
-        }
-        return max(0, count - 1)
+        guard let names = DirectoryEntries.names(in: "/proc/self/fd") else { return nil }
+        return max(0, names.count - 1)
     }
 }

@@ -147,16 +147,7 @@ enum FileSystem {
 
     /// Entry names of a directory, without `.` and `..`; empty when it does not exist.
     static func entries(of path: String) -> [String] {
-        guard let dir = opendir(path) else { return [] }
-        defer { closedir(dir) }
-        var names = [String]()
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        (DirectoryEntries.names(in: path) ?? []).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Tries to take an advisory lock without waiting. Returns false when another holder conflicts.
