@@ -40,6 +40,9 @@ final class InlineReaders: Sendable {
     /// an event loop's permit that covers this thread (`InPlaceLookup`).
     var isUsable: Bool { !slots.isEmpty && InPlaceLookup.isPermitted }
 
+    /// How many lookups have been tried in place (tests check that a disabled configuration tries none).
+    var attempts: Int { next.load(ordering: .relaxed) }
+
     /// Runs `body` on a free connection, in place. nil when none is free or the database is busy (the caller
     /// then uses a reader lane); otherwise the body's result or error.
     func run<T: Sendable>(_ body: (SQLiteDatabase) throws(StorageError) -> T) -> Result<T, StorageError>? {
