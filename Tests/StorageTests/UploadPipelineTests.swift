@@ -90,7 +90,7 @@ import Testing
 
     /// `finish` (the acknowledgement of a resumable chunk) waits for the bytes to be durable, not for the hash
     /// lane: it returns while the lane is held, and the checksum is complete once the lane ran.
-    @Test(.timeLimit(.minutes(1))) func finishDoesNotWaitForTheHash() async throws {
+    @Test(.timeLimit(.minutes(2))) func finishDoesNotWaitForTheHash() async throws {
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)
         let hashLane = DispatchQueue(label: "h")
@@ -105,8 +105,10 @@ import Testing
             finished.store(true, ordering: .relaxed)
             return size
         }
-        // Polled with a bound, so a `finish` that waits for the held lane fails here instead of hanging.
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Polled with a bound, so a `finish` that waits for the held lane fails here instead of hanging. The
+        // bound is generous: a parallel `swift test` on two cores can leave this task unscheduled for ~30 s,
+        // and a `finish` that waited for the lane would never return while it is held.
+        let deadline = ContinuousClock.now + .seconds(60)
         while !finished.load(ordering: .relaxed) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
