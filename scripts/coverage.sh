@@ -37,7 +37,9 @@ find "$PC_ROOT" -maxdepth 1 -name 'default.profraw' -delete
 
 pc_log "swift test --enable-code-coverage $*"
 rc=0
-swift test --scratch-path "$scratch" --enable-code-coverage --skip-build "$@" || rc=$?
+# Sixteen tests at a time, as in scripts/test.sh (fully parallel runs hold ~1,800 descriptors; see there).
+SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-16}" \
+    swift test --scratch-path "$scratch" --enable-code-coverage --skip-build "$@" || rc=$?
 
 # SwiftPM merges the profiles written under $codecov; a `portcullis` child started with a scrubbed environment
 # writes default.profraw into its working directory instead: merge those too.
