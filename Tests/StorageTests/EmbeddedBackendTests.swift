@@ -248,6 +248,17 @@ import Testing
         return (done.md5Base64, done.crc32cBase64)
     }
 
+    /// Finalizes `handle` on `backend` and expects the object's MD5 and CRC32C to be those of `bytes`.
+    static func expectFinalized(
+        _ backend: EmbeddedBackend, _ handle: String, _ object: ObjectPath, as bytes: [UInt8]
+    ) async throws {
+        let metadata = try await backend.finalizeUpload(
+            handle, object: object, attributes: ObjectAttributes(), options: WriteOptions())
+        let expected = checksums(bytes)
+        #expect(metadata.md5Hash == expected.md5)
+        #expect(metadata.crc32c == expected.crc32c)
+    }
+
     /// A resumable upload continued by a second instance after an acknowledged chunk (this process's running
     /// checksum is gone with the first; acknowledgements never waited for it) finalizes with the checksums of
     /// exactly the staged bytes, read back from the staging file.
@@ -265,11 +276,7 @@ import Testing
         #expect(try await other.stagedSize(handle, object: object) == Int64(first.count))
         _ = try await other.appendChunk(
             handle, object: object, offset: Int64(first.count), body: BufferByteStream(second))
-        let metadata = try await other.finalizeUpload(
-            handle, object: object, attributes: ObjectAttributes(), options: WriteOptions())
-        let expected = Self.checksums(first + second)
-        #expect(metadata.md5Hash == expected.md5)
-        #expect(metadata.crc32c == expected.crc32c)
+        try await Self.expectFinalized(other, handle, object, as: first + second)
         #expect(try await readAll(other.read(object, range: nil).body) == first + second)
     }
 
@@ -291,11 +298,7 @@ import Testing
         #expect(try await backend.stagedSize(handle, object: object) == Int64(first.count))
         _ = try await backend.appendChunk(
             handle, object: object, offset: Int64(first.count), body: BufferByteStream(second))
-        let metadata = try await backend.finalizeUpload(
-            handle, object: object, attributes: ObjectAttributes(), options: WriteOptions())
-        let expected = Self.checksums(first + second)
-        #expect(metadata.md5Hash == expected.md5)
-        #expect(metadata.crc32c == expected.crc32c)
+        try await Self.expectFinalized(backend, handle, object, as: first + second)
     }
 
     /// A directory that does not exist yet is created with its parents.
