@@ -45,6 +45,34 @@ import Testing
         )
     }
 
+    /// The map is written in byte order with the tokens member merged in at its place (before, between and
+    /// after custom keys), token values escaped — compared as bytes, where a parsed dictionary hides order.
+    @Test(arguments: [
+        (
+            ["zeta": "1", "alpha": "2", "Émoji": "3"], ["t\"1", "t2"],
+            #"{"alpha":"2","firebaseStorageDownloadTokens":"t\"1,t2","zeta":"1","Émoji":"3"}"#
+        ),
+        (["a": "1"], [], #"{"a":"1"}"#),
+        ([:], ["t"], #"{"firebaseStorageDownloadTokens":"t"}"#),
+        (["z": "1"], ["t"], #"{"firebaseStorageDownloadTokens":"t","z":"1"}"#),
+        (["Z": "1"], ["t"], #"{"Z":"1","firebaseStorageDownloadTokens":"t"}"#),
+    ])
+    func metadataMembersInByteOrder(custom: [String: String], tokens: [String], expected: String) {
+        var meta = Self.meta
+        meta.customMetadata = custom
+        meta.downloadTokens = tokens
+        let text = String(decoding: ObjectResource.json(meta), as: UTF8.self)
+        #expect(text.hasSuffix(#","metadata":"# + expected + "}"))
+    }
+
+    @Test func noMetadataMemberWithoutCustomMetadataOrTokens() {
+        var meta = Self.meta
+        meta.customMetadata = [:]
+        meta.downloadTokens = []
+        let text = String(decoding: ObjectResource.json(meta), as: UTF8.self)
+        #expect(!text.contains(#""metadata""#))
+    }
+
     @Test func minimalObjectOmitsAbsentFields() throws {
         let bare = ObjectMetadata(bucket: "b", name: "n", generation: 1, size: 0, timeCreated: .now(), updated: .now())
         let json = try #require(

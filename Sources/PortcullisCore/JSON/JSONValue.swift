@@ -141,11 +141,17 @@ extension JSONValue {
 
     /// Appends `s` as a JSON string literal, escaping quotes, backslashes and control characters.
     public static func encodeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        appendEscaped(s, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the escaped contents of `s` without the quotes: one piece of a string literal written in parts.
+    public static func appendEscaped(_ s: String, into out: inout [UInt8]) {
         // Copies runs of bytes that need no escape in one append (the common case is a single run); no
         // per-call allocation. Hot: metadata JSON and every access-log line go through here.
         var s = s
         s.withUTF8 { bytes in
-            out.append(UInt8(ascii: "\""))
             var runStart = 0
             for i in 0..<bytes.count {
                 let byte = bytes[i]
@@ -165,7 +171,6 @@ extension JSONValue {
                 }
             }
             if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
-            out.append(UInt8(ascii: "\""))
         }
     }
 }

@@ -27,19 +27,24 @@ public struct PercentEncoding: Sendable {
     public static let rfc8187 = PercentEncoding(alsoLiteral: "!#$&+-.^_`|~")
 
     public func encode(_ text: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
+        append(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `text` to `out`: links and ids rendered straight into a response body.
+    public func append(_ text: String, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
         for byte in text.utf8 {
             if literal[Int(byte)] {
                 out.append(byte)
             } else {
                 out.append(UInt8(ascii: "%"))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
+                out.append(hex.utf8Start[Int(byte >> 4)])
+                out.append(hex.utf8Start[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -56,16 +56,52 @@ public struct JSONObjectWriter {
         body(&out, mask?.child(key))
     }
 
-    /// `{"k":"v",…}` with keys in byte order.
-    public mutating func stringMap(_ key: String, _ map: [String: String]) {
-        guard !map.isEmpty, open(key) else { return }
+    /// A string member written in pieces by `body` between the quotes, for values that are concatenations
+    /// (an id, a link) — no intermediate `String`. `body` appends escaped bytes (`JSONValue.appendEscaped`,
+    /// or bytes that need no escape).
+    public mutating func string(_ key: String, pieces body: (inout [UInt8]) -> Void) {
+        guard open(key) else { return }
+        out.append(UInt8(ascii: "\""))
+        body(&out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `{"k":"v",…}` with keys in byte order. `joined`, when its values are not empty, is one more member whose
+    /// value is those values joined by commas (download tokens beside custom metadata, which never holds their
+    /// key) — written without copying the map.
+    public mutating func stringMap(
+        _ key: String, _ map: [String: String], joined: (key: String, values: [String])? = nil
+    ) {
+        let extra = joined.flatMap { $0.values.isEmpty ? nil : $0 }
+        guard !map.isEmpty || extra != nil, open(key) else { return }
         out.append(UInt8(ascii: "{"))
-        for (i, entry) in map.sorted(by: { $0.key.bytesLess(than: $1.key) }).enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.encodeString(entry.key, into: &out)
+        var first = true
+        func member(_ key: String, _ write: (inout [UInt8]) -> Void) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.encodeString(key, into: &out)
             out.append(UInt8(ascii: ":"))
-            JSONValue.encodeString(entry.value, into: &out)
+            write(&out)
         }
+        func writeExtra(_ extra: (key: String, values: [String])) {
+            member(extra.key) { out in
+                out.append(UInt8(ascii: "\""))
+                for (i, value) in extra.values.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONValue.appendEscaped(value, into: &out)
+                }
+                out.append(UInt8(ascii: "\""))
+            }
+        }
+        var pending = extra
+        for entry in map.sorted(by: { $0.key.bytesLess(than: $1.key) }) {
+            if let extra = pending, extra.key.bytesLess(than: entry.key) {
+                writeExtra(extra)
+                pending = nil
+            }
+            member(entry.key) { JSONValue.encodeString(entry.value, into: &$0) }
+        }
+        if let extra = pending { writeExtra(extra) }
         out.append(UInt8(ascii: "}"))
     }
 

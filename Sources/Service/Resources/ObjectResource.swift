@@ -26,15 +26,29 @@ public enum ObjectResource {
     /// one field list both the JSON API surface and change events render.
     public static func write(_ m: ObjectMetadata, links: Links?, into w: inout JSONObjectWriter) {
         w.string("kind", "storage#object")
-        w.string("id", "\(m.bucket)/\(m.name)/\(m.generation)")
+        w.string("id") { out in
+            JSONValue.appendEscaped(m.bucket, into: &out)
+            out.append(UInt8(ascii: "/"))
+            JSONValue.appendEscaped(m.name, into: &out)
+            out.append(UInt8(ascii: "/"))
+            DecimalText.append(m.generation, to: &out)
+        }
         if let links {
-            let encodedBucket = PercentEncoding.uriComponent.encode(m.bucket)
-            let encodedName = PercentEncoding.uriComponent.encode(m.name)
-            w.string("selfLink", "\(links.base)/storage/v1/b/\(encodedBucket)/o/\(encodedName)")
-            w.string(
-                "mediaLink",
-                "\(links.base)/download/storage/v1/b/\(encodedBucket)/o/\(encodedName)?generation=\(m.generation)&alt=media"
-            )
+            // Percent-encoded names need no JSON escape; the base is configuration and is escaped.
+            func objectLink(_ root: StaticString, into out: inout [UInt8]) {
+                JSONValue.appendEscaped(links.base, into: &out)
+                out.append(contentsOf: UnsafeBufferPointer(start: root.utf8Start, count: root.utf8CodeUnitCount))
+                PercentEncoding.uriComponent.append(m.bucket, to: &out)
+                out.append(contentsOf: "/o/".utf8)
+                PercentEncoding.uriComponent.append(m.name, to: &out)
+            }
+            w.string("selfLink") { objectLink("/storage/v1/b/", into: &$0) }
+            w.string("mediaLink") { out in
+                objectLink("/download/storage/v1/b/", into: &out)
+                out.append(contentsOf: "?generation=".utf8)
+                DecimalText.append(m.generation, to: &out)
+                out.append(contentsOf: "&alt=media".utf8)
+            }
         }
         w.string("name", m.name)
         w.string("bucket", m.bucket)
@@ -53,10 +67,6 @@ public enum ObjectResource {
         w.string("contentDisposition", m.contentDisposition)
         w.string("contentLanguage", m.contentLanguage)
         w.string("cacheControl", m.cacheControl)
-        var custom = m.customMetadata
-        if !m.downloadTokens.isEmpty {
-            custom[exactly: ObjectMetadata.downloadTokensKey] = m.downloadTokens.joined(separator: ",")
-        }
-        w.stringMap("metadata", custom)
+        w.stringMap("metadata", m.customMetadata, joined: (ObjectMetadata.downloadTokensKey, m.downloadTokens))
     }
 }

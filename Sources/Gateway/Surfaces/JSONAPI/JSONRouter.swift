@@ -46,17 +46,31 @@ public struct JSONRouter: Sendable {
         }
     }
 
-    /// Raw (still encoded) path segments after `/b/`, and which root the path is under.
+    private static let rootsWithBuckets: [(Root, String)] = [
+        (.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"), (.upload, "/upload/storage/v1/b"),
+    ]
+
+    /// Raw (still encoded) path segments after `/b/`, and which root the path is under. Split on `/` bytes:
+    /// `Substring.split` compares `Character`s, which cost ~4 % of a metadata GET.
     private static func split(_ path: Substring) -> (root: Root, segments: [Substring])? {
-        for (root, text) in [
-            (Root.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"),
-            (.upload, "/upload/storage/v1/b"),
-        ] {
+        for (root, text) in rootsWithBuckets {
             if path.bytesEqual(text) { return (root, []) }
-            if path.bytesHasPrefix(text + "/") {
-                let rest = path.dropFirst(text.count + 1)
-                return (root, rest.split(separator: "/", omittingEmptySubsequences: false))
+            let utf8 = path.utf8
+            guard path.bytesHasPrefix(text), utf8.dropFirst(text.utf8.count).first == UInt8(ascii: "/") else {
+                continue
             }
+            var segments: [Substring] = []
+            var start = utf8.index(utf8.startIndex, offsetBy: text.utf8.count + 1)
+            var i = start
+            while i != utf8.endIndex {
+                if utf8[i] == UInt8(ascii: "/") {
+                    segments.append(path[start..<i])
+                    start = utf8.index(after: i)
+                }
+                i = utf8.index(after: i)
+            }
+            segments.append(path[start..<utf8.endIndex])
+            return (root, segments)
         }
         return nil
     }
@@ -65,7 +79,11 @@ public struct JSONRouter: Sendable {
 
     /// The route template for labelling, even for requests that fail routing.
     public static func template(for request: HTTPRequest) -> String {
-        guard let (root, s) = split(request.path) else { return unmatched }
+        guard let (root, segments) = split(request.path) else { return unmatched }
+        return template(root, segments, method: request.method)
+    }
+
+    private static func template(_ root: Root, _ s: [Substring], method: HTTPMethod) -> String {
         switch root {
         case .download: return s.count >= 3 && s[1] == "o" ? downloadTemplate : unmatched
         case .upload: return s.count == 2 && s[1] == "o" ? uploadTemplate : unmatched
@@ -77,7 +95,7 @@ public struct JSONRouter: Sendable {
             default:
                 guard s[1] == "o" else { return unmatched }
                 // Only POST (and its preflight) has sub-resources; other methods take a raw-slash name whole.
-                let subResources = request.method == .post || request.method == .options
+                let subResources = method == .post || method == .options
                 if subResources, s.count == 4, s[3] == "compose" { return composeTemplate }
                 if subResources, s.count == 8, s[4] == "b", s[6] == "o" {
                     if s[3] == "copyTo" { return copyTemplate }
@@ -99,10 +117,11 @@ public struct JSONRouter: Sendable {
     }
 
     public func route(_ request: HTTPRequest) throws(ServiceError) -> (JSONOperation, QueryParameters) {
-        guard let (root, s) = Self.split(request.path) else { throw .notFound("Not Found") }
+        let path = request.path
+        guard let (root, s) = Self.split(path) else { throw .notFound("Not Found") }
         let query = try QueryParameters(parsing: request.query, singleValued: Self.singleValuedParameters)
         let method = request.method.rawValue
-        let template = Self.template(for: request)
+        let template = Self.template(root, s, method: request.method)
         guard template != Self.unmatched else { throw .notFound("Not Found") }
         func notAllowed() -> ServiceError { .methodNotAllowed(allow: Self.methods(for: template)) }
         func read() -> Bool { method == "GET" || method == "HEAD" }
@@ -143,7 +162,7 @@ public struct JSONRouter: Sendable {
             )
         default:
             // `/o/` + the object: one encoded segment, or (raw slashes) everything after `/o/`.
-            let object = try Self.object(bucket, s[2...].joined(separator: "/")[...])
+            let object = try Self.object(bucket, path[s[2].startIndex...])
             if root == .download {
                 guard read() else { throw notAllowed() }
                 if let alt = query["alt"], alt != "media" {
