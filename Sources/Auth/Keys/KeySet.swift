@@ -23,7 +23,7 @@ public final class KeySet: Sendable {
         self.skipped = skipped
         var index: [ExactString: Int] = [:]
         for (i, key) in keys.enumerated() {
-            if let kid = key.keyID.map { ExactString($0) }, index[kid] == nil { index[kid] = i }
+            if let kid = key.keyID.map({ ExactString($0) }), index[kid] == nil { index[kid] = i }
         }
         byKeyID = index
         anonymous = keys.filter { $0.keyID == nil }

@@ -1,4 +1,4 @@
-public import HTTPServer
+import HTTPServer
 
 /// One `portcullis serve` option: its flag, its environment variable and its default, described once so the
 /// parser, `serve --help` and docs/configuration.md cannot drift apart (DESIGN §6).
