@@ -85,6 +85,16 @@ final class CapturedLines: Sendable {
                 == "/o?signature=REDACTED&expires=REDACTED&uploadType=resumable&upload_id=REDACTED")
         #expect(AccessLog.redactedTarget("/o?secret&delete_token=t1") == "/o?REDACTED&delete_token=REDACTED")
         #expect(!AccessLog.redactedTarget("/o?Token=secret&x=secret").contains("secret"))
+        // Only loggable keys: the target as it came, values with `=` and a key without a value included.
+        #expect(AccessLog.redactedTarget("/o/y?alt=media") == "/o/y?alt=media")
+        #expect(AccessLog.redactedTarget("/o?name=a=b&prefix=p&alt") == "/o?name=a=b&prefix=p&alt")
+        #expect(AccessLog.redactedTarget("/o?name=a&&alt") == "/o?name=a&REDACTED&alt")
+        // One unknown key anywhere — first, last, empty-keyed, or a key that only starts like a loggable one.
+        #expect(AccessLog.redactedTarget("/o?alt=media&token=t") == "/o?alt=media&token=REDACTED")
+        #expect(AccessLog.redactedTarget("/o?token=t&alt=media") == "/o?token=REDACTED&alt=media")
+        #expect(AccessLog.redactedTarget("/o?alt=media&=t") == "/o?alt=media&=REDACTED")
+        #expect(AccessLog.redactedTarget("/o?altx=t") == "/o?altx=REDACTED")
+        #expect(AccessLog.redactedTarget("/o?al=t") == "/o?al=REDACTED")
     }
 
     @Test func secretsNeverReachTheLog() async throws {

@@ -109,6 +109,8 @@ public final class AccessLog: Sendable {
         // 0.2 % of a metadata GET).
         if bytes.withContiguousStorageIfAvailable({ !$0.contains(UInt8(ascii: "?")) }) == true { return target }
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        // Most queries name only loggable keys (`alt=media`): then the target is its own redaction, no copy.
+        guard needsRedaction(bytes[bytes.index(after: question)...]) else { return target }
         var out = Array(bytes[...question])
         var first = true
         for pair in bytes[bytes.index(after: question)...].split(
@@ -130,6 +132,25 @@ public final class AccessLog: Sendable {
     }
 
     private static let redacted = Array("REDACTED".utf8)
+
+    /// Whether any key of `query` (a pair without `=` is all key) is outside `loggableQueryKeys`.
+    private static func needsRedaction(_ query: Substring.UTF8View.SubSequence) -> Bool {
+        var pairStart = query.startIndex
+        var keyEnd: Substring.UTF8View.Index?
+        var i = query.startIndex
+        while true {
+            let atEnd = i == query.endIndex
+            if atEnd || query[i] == UInt8(ascii: "&") {
+                if !isLoggable(query[pairStart..<(keyEnd ?? i)]) { return true }
+                if atEnd { return false }
+                pairStart = query.index(after: i)
+                keyEnd = nil
+            } else if keyEnd == nil, query[i] == UInt8(ascii: "=") {
+                keyEnd = i
+            }
+            i = query.index(after: i)
+        }
+    }
 
     private static func isLoggable(_ key: Substring.UTF8View.SubSequence) -> Bool {
         loggableQueryKeys.contains { $0.elementsEqual(key) }
