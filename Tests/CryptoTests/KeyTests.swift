@@ -4,15 +4,19 @@ import Testing
 
 /// Keys are generated at test time with the `openssl` CLI; nothing private is committed.
 @Suite struct KeyTests {
-    struct Material {
+    /// Key files in a directory of their own, removed with the last reference.
+    final class Material {
         let dir: URL
+        init(dir: URL) { self.dir = dir }
+        deinit { try? FileManager.default.removeItem(at: dir) }
         func read(_ name: String) throws -> String {
             try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
         }
     }
 
     static func generate() throws -> Material {
-        let dir = try temporaryDirectory()
+        let material = Material(dir: try temporaryDirectory())
+        let dir = material.dir
         try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "rsa.pem"], in: dir)
         try openssl(["rsa", "-in", "rsa.pem", "-traditional", "-out", "rsa1.pem"], in: dir)
         try openssl(["pkey", "-in", "rsa.pem", "-pubout", "-out", "rsa.pub"], in: dir)
@@ -24,7 +28,7 @@ import Testing
         try openssl(["pkey", "-in", "ec.pem", "-pubout", "-out", "ec.pub"], in: dir)
         try openssl(
             ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "ec384.pem"], in: dir)
-        return Material(dir: dir)
+        return material
     }
 
     @Test func rsaSignVerifyAllForms() throws {
