@@ -63,6 +63,13 @@ import Testing
         #expect(q.contains("flag"))
         #expect(q["x"] == "✓")
         #expect(q["empty"] == "")
+        // Empty pieces are skipped, the first `=` splits, a piece without one is a name with an empty value.
+        let edges = try QueryParameters(parsing: "&&a=b=c&=v&&flag&a=2&")
+        #expect(edges.pairs.map(\.name) == ["a", "", "flag", "a"])
+        #expect(edges.pairs.map(\.value) == ["b=c", "v", "", "2"])
+        #expect(edges["a"] == "b=c")
+        #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=1&b&a=2", singleValued: ["a"]) }
+        #expect(try QueryParameters(parsing: "a=1&b&a=2", singleValued: ["b"]).pairs.count == 3)
         #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%zz") }
         #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%ff") }
         #expect(PercentDecoding.decode("a+b%2B", plusIsSpace: false) == "a+b+")

@@ -12,25 +12,40 @@ public struct QueryParameters: Sendable, Equatable {
     /// or last wins), so the request is ambiguous and refused.
     public init(parsing query: Substring?, singleValued: [String] = []) throws(ServiceError) {
         guard let query, !query.isEmpty else { return }
-        for piece in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let name: Substring, value: Substring
-            if let eq = piece.firstIndex(of: "=") {
-                name = piece[..<eq]
-                value = piece[piece.index(after: eq)...]
-            } else {
-                name = piece
-                value = ""
+        // Split on the bytes `&` and `=`: request targets are visible ASCII (the HTTP parser refuses anything
+        // else), and a `Character` walk cost ~2 % of an `alt=media` download.
+        let bytes = query.utf8
+        var pieceStart = bytes.startIndex
+        var equals: Substring.UTF8View.Index?
+        var i = bytes.startIndex
+        while true {
+            let atEnd = i == bytes.endIndex
+            if atEnd || bytes[i] == UInt8(ascii: "&") {
+                if pieceStart != i {
+                    let name = query[pieceStart..<(equals ?? i)]
+                    let value = equals.map { query[bytes.index(after: $0)..<i] } ?? ""
+                    try append(name: name, value: value, singleValued: singleValued)
+                }
+                if atEnd { break }
+                pieceStart = bytes.index(after: i)
+                equals = nil
+            } else if equals == nil, bytes[i] == UInt8(ascii: "=") {
+                equals = i
             }
-            guard let n = PercentDecoding.decode(name, plusIsSpace: true),
-                let v = PercentDecoding.decode(value, plusIsSpace: true)
-            else {
-                throw .badRequest("Malformed percent-encoding in the query string.")
-            }
-            if singleValued.containsBytes(n), pairs.contains(where: { $0.name.bytesEqual(n) }) {
-                throw .badRequest("The query parameter \(n) is given more than once.")
-            }
-            pairs.append((n, v))
+            i = bytes.index(after: i)
         }
+    }
+
+    private mutating func append(name: Substring, value: Substring, singleValued: [String]) throws(ServiceError) {
+        guard let n = PercentDecoding.decode(name, plusIsSpace: true),
+            let v = PercentDecoding.decode(value, plusIsSpace: true)
+        else {
+            throw .badRequest("Malformed percent-encoding in the query string.")
+        }
+        if singleValued.containsBytes(n), pairs.contains(where: { $0.name.bytesEqual(n) }) {
+            throw .badRequest("The query parameter \(n) is given more than once.")
+        }
+        pairs.append((n, v))
     }
 
     /// The first value of `name`.
