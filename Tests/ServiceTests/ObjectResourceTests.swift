@@ -56,6 +56,9 @@ import Testing
         ([:], ["t"], #"{"firebaseStorageDownloadTokens":"t"}"#),
         (["z": "1"], ["t"], #"{"firebaseStorageDownloadTokens":"t","z":"1"}"#),
         (["Z": "1"], ["t"], #"{"Z":"1","firebaseStorageDownloadTokens":"t"}"#),
+        // The tokens replace a custom entry under their key; without tokens the entry is written as it is.
+        (["firebaseStorageDownloadTokens": "x", "a": "1"], ["t"], #"{"a":"1","firebaseStorageDownloadTokens":"t"}"#),
+        (["firebaseStorageDownloadTokens": "x"], [], #"{"firebaseStorageDownloadTokens":"x"}"#),
     ])
     func metadataMembersInByteOrder(custom: [String: String], tokens: [String], expected: String) {
         var meta = Self.meta

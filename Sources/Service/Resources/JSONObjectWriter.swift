@@ -67,8 +67,8 @@ public struct JSONObjectWriter {
     }
 
     /// `{"k":"v",…}` with keys in byte order. `joined`, when its values are not empty, is one more member whose
-    /// value is those values joined by commas (download tokens beside custom metadata, which never holds their
-    /// key) — written without copying the map.
+    /// value is those values joined by commas, in place of any entry of `map` under the same key (download
+    /// tokens beside custom metadata) — written without copying the map.
     public mutating func stringMap(
         _ key: String, _ map: [String: String], joined: (key: String, values: [String])? = nil
     ) {
@@ -95,6 +95,7 @@ public struct JSONObjectWriter {
         }
         var pending = extra
         for entry in map.sorted(by: { $0.key.bytesLess(than: $1.key) }) {
+            if let extra, entry.key.bytesEqual(extra.key) { continue }
             if let extra = pending, extra.key.bytesLess(than: entry.key) {
                 writeExtra(extra)
                 pending = nil
