@@ -109,50 +109,26 @@ public final class AccessLog: Sendable {
         // 0.2 % of a metadata GET).
         if bytes.withContiguousStorageIfAvailable({ !$0.contains(UInt8(ascii: "?")) }) == true { return target }
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        let query = target[bytes.index(after: question)...]
         // Most queries name only loggable keys (`alt=media`): then the target is its own redaction, no copy.
-        guard needsRedaction(bytes[bytes.index(after: question)...]) else { return target }
+        guard QueryPieces(query).contains(where: { !isLoggable($0.name) }) else { return target }
         var out = Array(bytes[...question])
-        var first = true
-        for pair in bytes[bytes.index(after: question)...].split(
-            separator: UInt8(ascii: "&"),
-            omittingEmptySubsequences: false)
-        {
-            if !first { out.append(UInt8(ascii: "&")) }
-            first = false
-            guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else {
-                out += isLoggable(pair) ? Array(pair) : redacted
+        for (i, piece) in QueryPieces(query).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: "&")) }
+            guard let value = piece.value else {
+                out += isLoggable(piece.name) ? Array(piece.name.utf8) : redacted
                 continue
             }
-            let key = pair[..<equals]
-            out += key
+            out += piece.name.utf8
             out.append(UInt8(ascii: "="))
-            out += isLoggable(key) ? Array(pair[pair.index(after: equals)...]) : redacted
+            out += isLoggable(piece.name) ? Array(value.utf8) : redacted
         }
         return String(decoding: out, as: UTF8.self)
     }
 
     private static let redacted = Array("REDACTED".utf8)
 
-    /// Whether any key of `query` (a pair without `=` is all key) is outside `loggableQueryKeys`.
-    private static func needsRedaction(_ query: Substring.UTF8View.SubSequence) -> Bool {
-        var pairStart = query.startIndex
-        var keyEnd: Substring.UTF8View.Index?
-        var i = query.startIndex
-        while true {
-            let atEnd = i == query.endIndex
-            if atEnd || query[i] == UInt8(ascii: "&") {
-                if !isLoggable(query[pairStart..<(keyEnd ?? i)]) { return true }
-                if atEnd { return false }
-                pairStart = query.index(after: i)
-                keyEnd = nil
-            } else if keyEnd == nil, query[i] == UInt8(ascii: "=") {
-                keyEnd = i
-            }
-            i = query.index(after: i)
-        }
-    }
-
-    private static func isLoggable(_ key: Substring.UTF8View.SubSequence) -> Bool {
-        loggableQueryKeys.contains { $0.elementsEqual(key) }
+    private static func isLoggable(_ key: Substring) -> Bool {
+        loggableQueryKeys.contains { $0.elementsEqual(key.utf8) }
     }
 }
