@@ -15,7 +15,8 @@ import Testing
             ("X-Goog-Upload-Header-Content-Length", String(size)),
         ]
         if let origin { headers.append(("Origin", origin)) }
-        return try await h.send("POST", Self.base + "?name=\(PercentDecoding.encodeComponent(name))", headers: headers)
+        return try await h.send(
+            "POST", Self.base + "?name=\(PercentEncoding.uriComponent.encode(name))", headers: headers)
     }
 
     /// A chunk sent at a wrong offset that would also overrun the declared size is reported as an offset

@@ -59,7 +59,7 @@ struct GCSResumableGatewayTests {
 
     func start(_ api: V0API, name: String, size: Int) async throws -> String {
         let r = try await send(
-            api, "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))",
+            api, "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentEncoding.uriComponent.encode(name))",
             headers: [
                 ("X-Goog-Upload-Protocol", "resumable"), ("X-Goog-Upload-Command", "start"),
                 ("X-Goog-Upload-Header-Content-Length", String(size)),
@@ -116,7 +116,7 @@ struct GCSResumableGatewayTests {
         r = try await command(one, url, "finalize")
         #expect(r.status == 200 && r["X-Goog-Upload-Status"] == "final", "\(r.status) \(r.text)")
         let back = try await send(
-            one, "GET", "/v0/b/\(Self.bucket)/o/\(PercentDecoding.encodeComponent("videos/clip.mp4"))?alt=media")
+            one, "GET", "/v0/b/\(Self.bucket)/o/\(PercentEncoding.uriComponent.encode("videos/clip.mp4"))?alt=media")
         #expect(back.status == 200)
         #expect(back.body == data)
         // The upload's record is not listed.

@@ -26,7 +26,7 @@ import Testing
         var token: String?
         repeat {
             var target = "/storage/v1/b/default-bucket/o?maxResults=2"
-            if let token { target += "&pageToken=" + PercentDecoding.encodeComponent(token) }
+            if let token { target += "&pageToken=" + PercentEncoding.uriComponent.encode(token) }
             let p = try #require(try await h.send("GET", target).json)
             names += p["items"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
             token = p["nextPageToken"]?.stringValue
@@ -36,7 +36,7 @@ import Testing
         let foreign = try await h.send(
             "GET",
             "/storage/v1/b/default-bucket/o?prefix=d/&pageToken="
-                + PercentDecoding.encodeComponent(first["nextPageToken"]!.stringValue!))
+                + PercentEncoding.uriComponent.encode(first["nextPageToken"]!.stringValue!))
         #expect(foreign.status == 400 && foreign.reason == "invalid")
         let empty = try #require(try await h.send("GET", "/storage/v1/b/default-bucket/o?prefix=zzz").json)
         #expect(empty == .object(["kind": .string("storage#objects")]))

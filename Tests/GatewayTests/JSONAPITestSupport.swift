@@ -34,7 +34,7 @@ struct JSONHarness {
     }
 
     static func objectPath(_ name: String, bucket: String = bucket) -> String {
-        "/storage/v1/b/\(bucket)/o/\(PercentDecoding.encodeComponent(name))"
+        "/storage/v1/b/\(bucket)/o/\(PercentEncoding.uriComponent.encode(name))"
     }
 
     /// Writes `name` through the service directly (an admin upload), for tests about reads and listings.

@@ -49,7 +49,7 @@ import Testing
         var pages = 0
         repeat {
             var target = Self.base + "?prefix=p%2F&delimiter=%2F&maxResults=3"
-            if let token { target += "&pageToken=" + PercentDecoding.encodeComponent(token) }
+            if let token { target += "&pageToken=" + PercentEncoding.uriComponent.encode(token) }
             let r = try await h.send("GET", target)
             #expect(r.status == 200)
             let json = try #require(r.json)
@@ -78,12 +78,13 @@ import Testing
         tampered[i] = tampered[i] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         let t = String(decoding: tampered, as: UTF8.self)
         let r1 = try await h.send(
-            "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(t))")
+            "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentEncoding.uriComponent.encode(t))")
         #expect(r1.status == 400)
         let r2 = try await h.send(
-            "GET", Self.base + "?prefix=b%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))")
+            "GET", Self.base + "?prefix=b%2F&delimiter=%2F&pageToken=\(PercentEncoding.uriComponent.encode(token))")
         #expect(r2.status == 400)
-        let r3 = try await h.send("GET", Self.base + "?prefix=a%2F&pageToken=\(PercentDecoding.encodeComponent(token))")
+        let r3 = try await h.send(
+            "GET", Self.base + "?prefix=a%2F&pageToken=\(PercentEncoding.uriComponent.encode(token))")
         #expect(r3.status == 400)
         let r4 = try await h.send("GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=garbage")
         #expect(r4.status == 400)
@@ -91,7 +92,7 @@ import Testing
         let sibling = h.sibling()
         #expect(
             try await h.send(
-                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))",
+                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentEncoding.uriComponent.encode(token))",
                 api: sibling
             ).status == 200)
         let strangerService = StorageService(
@@ -101,7 +102,7 @@ import Testing
         let stranger = V0API(service: strangerService, logger: .disabled)
         #expect(
             try await h.send(
-                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentDecoding.encodeComponent(token))",
+                "GET", Self.base + "?prefix=a%2F&delimiter=%2F&pageToken=\(PercentEncoding.uriComponent.encode(token))",
                 api: stranger
             ).status == 400)
     }

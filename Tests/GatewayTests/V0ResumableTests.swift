@@ -19,8 +19,8 @@ import Testing
         let typeHeader = iosSpelling ? "X-Goog-Upload-Content-Type" : "X-Goog-Upload-Header-Content-Type"
         let query =
             iosSpelling
-            ? "?uploadType=resumable&name=\(PercentDecoding.encodeComponent(name))"
-            : "?name=\(PercentDecoding.encodeComponent(name))"
+            ? "?uploadType=resumable&name=\(PercentEncoding.uriComponent.encode(name))"
+            : "?name=\(PercentEncoding.uriComponent.encode(name))"
         var headers = [
             (sizeHeader, String(size)), (typeHeader, "application/x-test"), ("X-Goog-Upload-Command", "start"),
             ("Content-Type", "application/json; charset=utf-8"),

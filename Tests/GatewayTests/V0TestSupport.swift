@@ -153,14 +153,14 @@ struct V0Harness {
         principal: Principal? = nil
     ) async throws -> JSONValue {
         let r = try await send(
-            "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentDecoding.encodeComponent(name))",
+            "POST", "/v0/b/\(Self.bucket)/o?name=\(PercentEncoding.uriComponent.encode(name))",
             headers: [("Content-Type", contentType)], body: data, principal: principal)
         #expect(r.status == 200, "upload of \(name): \(r.status) \(r.text)")
         return try #require(r.json)
     }
 
     static func objectPath(_ name: String) -> String {
-        "/v0/b/\(bucket)/o/\(PercentDecoding.encodeComponent(name))"
+        "/v0/b/\(bucket)/o/\(PercentEncoding.uriComponent.encode(name))"
     }
 }
 

@@ -72,8 +72,8 @@ import Testing
         #expect(try QueryParameters(parsing: "a=1&b&a=2", singleValued: ["b"]).pairs.count == 3)
         #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%zz") }
         #expect(throws: ServiceError.self) { try QueryParameters(parsing: "a=%ff") }
-        #expect(PercentDecoding.decode("a+b%2B", plusIsSpace: false) == "a+b+")
-        #expect(PercentDecoding.encodeComponent("a/b c(1)!~*'.png") == "a%2Fb%20c(1)!~*'.png")
+        #expect(PercentEncoding.decode("a+b%2B", plusIsSpace: false) == "a+b+")
+        #expect(PercentEncoding.uriComponent.encode("a/b c(1)!~*'.png") == "a%2Fb%20c(1)!~*'.png")
     }
 
     @Test func contentDisposition() {

@@ -18,8 +18,8 @@ public struct QueryParameters: Sendable, Equatable {
     }
 
     private mutating func append(name: Substring, value: Substring, singleValued: [String]) throws(ServiceError) {
-        guard let n = PercentDecoding.decode(name, plusIsSpace: true),
-            let v = PercentDecoding.decode(value, plusIsSpace: true)
+        guard let n = PercentEncoding.decode(name, plusIsSpace: true),
+            let v = PercentEncoding.decode(value, plusIsSpace: true)
         else {
             throw .badRequest("Malformed percent-encoding in the query string.")
         }
@@ -70,55 +70,4 @@ struct QueryPieces: Sequence, IteratorProtocol {
         guard let equals else { return (query[pieceStart..<end], nil) }
         return (query[pieceStart..<equals], query[bytes.index(after: equals)..<end])
     }
-}
-
-/// Percent-decoding (RFC 3986) and encoding used by the router and by URL building.
-public enum PercentDecoding {
-    /// Decodes `%XX` escapes exactly once; with `plusIsSpace`, `+` becomes a space (query strings only — never
-    /// in the path, v0 §2.2). Returns nil for a malformed escape or a result that is not valid UTF-8.
-    ///
-    /// On every routed request (bucket and object name), so it works on the contiguous bytes and decodes into
-    /// stack memory: the result `String` is the only allocation, and none for a short name.
-    public static func decode(_ text: Substring, plusIsSpace: Bool) -> String? {
-        var text = text
-        return text.withUTF8 { bytes -> String? in
-            let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
-            guard escaped else { return String(decoding: bytes, as: UTF8.self) }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
-                var count = 0
-                var i = 0
-                while i < bytes.count {
-                    let c = bytes[i]
-                    if c == UInt8(ascii: "%") {
-                        guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
-                        else { return nil }
-                        out[count] = hi << 4 | lo
-                        i += 3
-                    } else {
-                        out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
-                        i += 1
-                    }
-                    count += 1
-                }
-                return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
-            }
-        }
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 65...70: c - 55
-        case 97...102: c - 87
-        default: nil
-        }
-    }
-
-    /// `encodeURIComponent`: everything but `A–Z a–z 0–9 - _ . ! ~ * ' ( )` is percent-encoded as UTF-8, so the
-    /// result survives the JS and iOS reference-URL parsers (§2.4).
-    public static func encodeComponent(_ text: String) -> String { PercentEncoding.uriComponent.encode(text) }
-
-    /// RFC 5987/8187 `attr-char` encoding for `filename*=UTF-8''…`: only `A–Z a–z 0–9 ! # $ & + - . ^ _ ` | ~`
-    /// stay literal.
-    public static func encodeRFC8187(_ text: String) -> String { PercentEncoding.rfc8187.encode(text) }
 }

@@ -49,32 +49,44 @@ public struct PercentEncoding: Sendable {
 }
 
 extension PercentEncoding {
-    /// Decodes `%XX` escapes (either hex case) exactly once; with `plusIsSpace`, `+` is a space (form encoding,
-    /// as S3's `encoding-type=url` listings use it). Nil for a malformed escape or bytes that are not UTF-8:
-    /// a name is never repaired into another name.
+    /// Decodes `%XX` escapes (either hex case) exactly once; with `plusIsSpace`, `+` is a space (query strings
+    /// and S3's `encoding-type=url` listings — never a path, v0 §2.2). Nil for a malformed escape or bytes that
+    /// are not UTF-8: a name is never repaired into another name.
+    ///
+    /// On every routed request (bucket and object name), so it works on the contiguous bytes and decodes into
+    /// stack memory: the result `String` is the only allocation, and none for a short name.
     public static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count)
-        var bytes = text.utf8.makeIterator()
-        func hex(_ c: UInt8?) -> UInt8? {
-            switch c {
-            case (48...57)?: c! - 48
-            case (65...70)?: c! - 55
-            case (97...102)?: c! - 87
-            default: nil
+        var text = Substring(text)
+        return text.withUTF8 { bytes -> String? in
+            let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
+            guard escaped else { return String(decoding: bytes, as: UTF8.self) }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
+                var count = 0
+                var i = 0
+                while i < bytes.count {
+                    let c = bytes[i]
+                    if c == UInt8(ascii: "%") {
+                        guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
+                        else { return nil }
+                        out[count] = hi << 4 | lo
+                        i += 3
+                    } else {
+                        out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
+                        i += 1
+                    }
+                    count += 1
+                }
+                return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
             }
         }
-        while let byte = bytes.next() {
-            switch byte {
-            case UInt8(ascii: "%"):
-                guard let hi = hex(bytes.next()), let lo = hex(bytes.next()) else { return nil }
-                out.append(hi << 4 | lo)
-            case UInt8(ascii: "+") where plusIsSpace:
-                out.append(0x20)
-            default:
-                out.append(byte)
-            }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 65...70: c - 55
+        case 97...102: c - 87
+        default: nil
         }
-        return String(validating: out, as: UTF8.self)
     }
 }

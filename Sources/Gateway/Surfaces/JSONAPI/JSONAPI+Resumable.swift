@@ -41,8 +41,9 @@ extension JSONAPI {
             request, declaredSize: declaredSize, caller: call.caller,
             call.context)
         let location =
-            baseURL(call) + "/upload/storage/v1/b/" + PercentDecoding.encodeComponent(bucket)
-            + "/o?uploadType=resumable&name=" + PercentDecoding.encodeComponent(object.name) + "&upload_id=" + uploadID
+            baseURL(call) + "/upload/storage/v1/b/" + PercentEncoding.uriComponent.encode(bucket)
+            + "/o?uploadType=resumable&name=" + PercentEncoding.uriComponent.encode(object.name) + "&upload_id="
+            + uploadID
         guard location.utf8.count <= Self.maxSessionURIBytes else {
             try? await service.resumableUpload(uploadID, bucket: bucket, call.context).cancel()
             throw ServiceError.badRequest("The upload's metadata and credentials are too large for a session URI.")

@@ -14,8 +14,8 @@ enum JSONResources {
 
     /// `{base}/storage/v1/b/{bucket}/o/{object}` (segments percent-encoded, `/` as `%2F`).
     static func selfLink(base: String, bucket: String, name: String) -> String {
-        base + "/storage/v1/b/" + PercentDecoding.encodeComponent(bucket) + "/o/"
-            + PercentDecoding.encodeComponent(name)
+        base + "/storage/v1/b/" + PercentEncoding.uriComponent.encode(bucket) + "/o/"
+            + PercentEncoding.uriComponent.encode(name)
     }
 
     static func object(_ m: ObjectMetadata, base: String, mask: FieldMask?) -> [UInt8] {
@@ -78,7 +78,7 @@ enum JSONResources {
     static func writeBucket(_ b: BucketInfo, base: String, into w: inout JSONObjectWriter) {
         w.string("kind", "storage#bucket")
         w.string("id", b.name)
-        w.string("selfLink", base + "/storage/v1/b/" + PercentDecoding.encodeComponent(b.name))
+        w.string("selfLink", base + "/storage/v1/b/" + PercentEncoding.uriComponent.encode(b.name))
         w.decimal("projectNumber", 0)
         w.string("name", b.name)
         w.timestamp("timeCreated", b.timeCreated)

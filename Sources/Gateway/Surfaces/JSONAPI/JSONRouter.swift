@@ -186,7 +186,7 @@ public struct JSONRouter: Sendable {
     }
 
     static func decode(_ segment: Substring, _ what: String) throws(ServiceError) -> String {
-        guard let text = PercentDecoding.decode(segment, plusIsSpace: false) else {
+        guard let text = PercentEncoding.decode(segment, plusIsSpace: false) else {
             throw .badRequest("Malformed percent-encoding in the \(what).")
         }
         return text

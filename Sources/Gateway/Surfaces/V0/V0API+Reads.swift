@@ -57,7 +57,7 @@ extension V0API {
             start = utf8.index(before: start)
         }
         let lastComponent = start == end ? meta.name : String(meta.name[start..<end])
-        return "\(stored); filename*=UTF-8''\(PercentDecoding.encodeRFC8187(lastComponent))"
+        return "\(stored); filename*=UTF-8''\(PercentEncoding.rfc8187.encode(lastComponent))"
     }
 
     /// Whether `text` contains `filename` in any ASCII case (without lowercasing a copy).
@@ -80,7 +80,7 @@ extension V0API {
         let (_, token) = try await service.downloadToken(
             for: object, caller: call.caller, conditions: try RequestConditions.parse(call.query, call.headers),
             call.context)
-        let url = objectURL(call, object) + "?alt=media&token=" + PercentDecoding.encodeComponent(token)
+        let url = objectURL(call, object) + "?alt=media&token=" + PercentEncoding.uriComponent.encode(token)
         var body = Array(#"{"downloadUrl":"#.utf8)
         JSONValue.encodeString(url, into: &body)
         body.append(UInt8(ascii: "}"))

@@ -29,8 +29,8 @@ extension V0API {
             request, declaredSize: declaredSize, caller: call.caller,
             call.context)
         let url =
-            baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(bucket) + "/o?name="
-            + PercentDecoding.encodeComponent(objectName) + "&upload_id=" + uploadID + "&upload_protocol=resumable"
+            baseURL(call) + "/v0/b/" + PercentEncoding.uriComponent.encode(bucket) + "/o?name="
+            + PercentEncoding.uriComponent.encode(objectName) + "&upload_id=" + uploadID + "&upload_protocol=resumable"
         // The URL carries the whole capability; it must fit the server's request-line limit (8 KiB).
         guard url.utf8.count <= Self.maxUploadURLBytes else {
             try? await service.resumableUpload(uploadID, bucket: bucket, call.context).cancel()

@@ -11,8 +11,8 @@ extension V0API {
 
     /// `{base}/v0/b/{bucket}/o/{object}` with both segments encoded like `encodeURIComponent` (§2.4).
     func objectURL(_ call: V0Call, _ object: ObjectPath) -> String {
-        baseURL(call) + "/v0/b/" + PercentDecoding.encodeComponent(object.bucket) + "/o/"
-            + PercentDecoding.encodeComponent(object.name)
+        baseURL(call) + "/v0/b/" + PercentEncoding.uriComponent.encode(object.bucket) + "/o/"
+            + PercentEncoding.uriComponent.encode(object.name)
     }
 
     /// A JSON response (200 unless told otherwise).

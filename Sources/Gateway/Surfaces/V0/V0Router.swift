@@ -73,7 +73,7 @@ public struct V0Router: Sendable {
     /// Checks what an OPTIONS request addresses (bucket and object name) without choosing an operation.
     public func validateTarget(_ request: HTTPRequest) throws(ServiceError) {
         guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]),
-            let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false)
+            let bucket = PercentEncoding.decode(rawBucket, plusIsSpace: false)
         else { throw .notFound("Not Found.") }
         switch tail {
         case .collection, .object: break
@@ -81,7 +81,7 @@ public struct V0Router: Sendable {
         }
         guard buckets.contains(ExactString(bucket)) else { throw .notFound("Bucket \(bucket) not found.") }
         if case .object(let rawName) = tail {
-            guard let name = PercentDecoding.decode(rawName, plusIsSpace: false) else {
+            guard let name = PercentEncoding.decode(rawName, plusIsSpace: false) else {
                 throw .badRequest("Malformed percent-encoding in the object name.")
             }
             _ = try Self.objectPath(bucket, name)
@@ -92,7 +92,7 @@ public struct V0Router: Sendable {
         // Scanned on UTF-8 (the path is ASCII up to the object name): Character iteration cost several % of
         // a metadata GET.
         guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]) else { throw .notFound("Not Found.") }
-        guard let bucket = PercentDecoding.decode(rawBucket, plusIsSpace: false) else {
+        guard let bucket = PercentEncoding.decode(rawBucket, plusIsSpace: false) else {
             throw .badRequest("Malformed percent-encoding in the bucket name.")
         }
         var rawObject: Substring?
@@ -108,7 +108,7 @@ public struct V0Router: Sendable {
         let isHead = method == "HEAD"
 
         if let rawObject {
-            guard let name = PercentDecoding.decode(rawObject, plusIsSpace: false) else {
+            guard let name = PercentEncoding.decode(rawObject, plusIsSpace: false) else {
                 throw .badRequest("Malformed percent-encoding in the object name.")
             }
             let object = try Self.objectPath(bucket, name)
