@@ -108,6 +108,21 @@ import Testing
         }
     }
 
+    /// The first attempt gets an empty reply (the upstream's own failure), the next one waits until the deadline,
+    /// which had capped its first-byte wait: the caller learns the empty reply, not the deadline's timeout.
+    @Test func aWaitTheDeadlineCutShortDoesNotHideTheFailureBeforeIt() async throws {
+        let server = try await TestServer.start()
+        let client = UpstreamClient(
+            configuration: .init(
+                maxAttempts: 50, baseBackoff: 0.05, maxBackoff: 0.05, breakerThreshold: 1000, requestDeadline: 1))
+        do {
+            _ = try await client.send(UpstreamRequest(url: "\(server.base)/dropthenhang?key=\(UUID().uuidString)"))
+            Issue.record("expected a failure")
+        } catch {
+            if case .timedOut = error { Issue.record("the deadline's timeout hid the upstream's failure: \(error)") }
+        }
+    }
+
     @Test func bodiesAreNotCutByTheDeadline() async throws {
         let server = try await TestServer.start()
         let client = UpstreamClient(configuration: .init(requestDeadline: 0.3))

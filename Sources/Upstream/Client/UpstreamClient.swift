@@ -50,6 +50,10 @@ public final class UpstreamClient: Sendable {
         let retryable = request.idempotent && request.body.isReplayable
         let deadline = configuration.requestDeadline.map { RequestDeadline(seconds: $0) }
         var attempt = 1
+        // The last failure that was the upstream's own. A timeout of a wait the deadline had capped says only
+        // that the deadline came — on a busy machine possibly before the refusal that attempt would have seen
+        // was even read — so when one ends the call, the caller learns the failure before it instead.
+        var lastOwnFailure: UpstreamError?
         while true {
             if Task.isCancelled { throw .cancelled }
             let admission = breaker.admit(request.backend)
@@ -59,6 +63,7 @@ public final class UpstreamClient: Sendable {
             }
             var limited = request
             if let deadline { limited.timeouts = request.timeouts.waits(cappedAt: deadline.remainingSeconds) }
+            let cutShort = limited.timeouts != request.timeouts
             let result = await attemptOnce(limited)
             let mayRetry = retryable && attempt < configuration.maxAttempts
             switch result {
@@ -80,6 +85,8 @@ public final class UpstreamClient: Sendable {
                 }
                 return response
             case .failure(let error):
+                let deadlineCut: Bool
+                if case .timedOut = error { deadlineCut = cutShort } else { deadlineCut = false }
                 if error.countsAsBackendFailure {
                     breaker.recordFailure(request.backend)
                 } else {
@@ -87,7 +94,11 @@ public final class UpstreamClient: Sendable {
                 }
                 guard mayRetry, error.countsAsBackendFailure,
                     let delay = backoffDelay(attempt: attempt, retryAfter: nil, within: deadline)
-                else { throw error }
+                else {
+                    if deadlineCut, let earlier = lastOwnFailure { throw earlier }
+                    throw error
+                }
+                if !deadlineCut { lastOwnFailure = error }
                 logger.debug(
                     "upstream attempt failed; retrying",
                     [

@@ -91,6 +91,17 @@ let testServerScript = #"""
                     self.send_bytes(503, b"busy", [("Retry-After", "0")])
                 else:
                     self.send_bytes(200, ("ok after %d" % count).encode())
+            elif path == "/dropthenhang":
+                key = q.get("key", "")
+                with lock:
+                    hits[key] = hits.get(key, 0) + 1
+                    count = hits[key]
+                if count == 1:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                else:
+                    time.sleep(float(q.get("s", "30")))
+                    self.send_bytes(200, b"late")
             elif path == "/hits":
                 with lock: count = hits.get(q.get("key", ""), 0)
                 self.send_bytes(200, str(count).encode())
