@@ -32,7 +32,8 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     /// (nil: only the per-attempt limits of `UpstreamTimeouts` apply). Each attempt's connect and first-byte
     /// limits are cut to the time left, and a retry whose backoff would not fit is not made: the last answer
     /// or error stands. When an attempt's wait is cut short the error is `.timedOut` (a 504 for the gateway's
-    /// callers). Moving bodies is not waiting: the time spent sending a request body or streaming the response
+    /// callers) — unless an earlier attempt failed on its own (a refusal, an empty reply): then that failure
+    /// stands, since the cut wait says only that the deadline came. Moving bodies is not waiting: the time spent sending a request body or streaming the response
     /// body is bounded by the idle limit instead, so a large transfer is never cut by this deadline.
     public var requestDeadline: Double?
 
