@@ -29,7 +29,8 @@ import Testing
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? -1
     }
 
-    /// Many uneven batches of several pieces: the file holds exactly the body and the checksum equals the one-shot digests.
+    /// Many uneven batches of several pieces: the file holds exactly the body and the checksum equals the one-shot
+    /// digests.
     @Test func bytesAndChecksumsArriveInOrder() async throws {
         let directory = TemporaryDirectory()
         let file = try Self.openFile(directory)

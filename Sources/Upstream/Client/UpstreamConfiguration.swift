@@ -33,8 +33,9 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     /// limits are cut to the time left, and a retry whose backoff would not fit is not made: the last answer
     /// or error stands. When an attempt's wait is cut short the error is `.timedOut` (a 504 for the gateway's
     /// callers) — unless an earlier attempt failed on its own (a refusal, an empty reply): then that failure
-    /// stands, since the cut wait says only that the deadline came. Moving bodies is not waiting: the time spent sending a request body or streaming the response
-    /// body is bounded by the idle limit instead, so a large transfer is never cut by this deadline.
+    /// stands, since the cut wait says only that the deadline came. Moving bodies is not waiting: the time
+    /// spent sending a request body or streaming the response body is bounded by the idle limit instead, so a
+    /// large transfer is never cut by this deadline.
     public var requestDeadline: Double?
 
     public init(
