@@ -1,6 +1,8 @@
 #ifndef PC_SQLITE_SHIM_H
 #define PC_SQLITE_SHIM_H
 #include <sqlite3.h>
+#include <stdint.h>
+#include <string.h>
 /* sqlite3_bind_text/blob take a destructor; SQLITE_TRANSIENT is a macro cast Swift cannot import. */
 static inline int pc_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length) {
     return sqlite3_bind_text(stmt, index, text, length, SQLITE_TRANSIENT);
@@ -14,5 +16,23 @@ static inline int pc_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, 
    sqlite3_initialize (the first open); returns SQLITE_MISUSE after it. */
 static inline int pc_sqlite3_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+/* The WAL-index header at the start of a WAL database's "-shm" file (https://sqlite.org/walformat.html; the
+   file format every SQLite version sharing a database agrees on): two 48-byte copies. A committing writer
+   stores the new header in the second copy, then the first, with a memory barrier between; every commit
+   changes it (the transaction counter, the last valid frame, the header checksum), and so does a WAL restart
+   (new salts). Reading the first copy, then the second, and finding them equal and initialised means one
+   committed state was read, as SQLite's own readers decide (walIndexTryHdr). Returns 1 and fills out[0..5]
+   then; 0 while a writer is between the two copies or the index is not initialised. */
+static inline int pc_sqlite3_wal_index_header(const void *shm, uint64_t out[6]) {
+    const volatile uint64_t *words = (const volatile uint64_t *)shm;
+    uint64_t second[6];
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; i < 6; i++) out[i] = words[i];
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int i = 0; i < 6; i++) second[i] = words[6 + i];
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (memcmp(out, second, sizeof second) != 0) return 0;
+    return ((const unsigned char *)out)[12] != 0; /* isInit */
 }
 #endif

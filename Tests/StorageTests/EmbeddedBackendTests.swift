@@ -432,20 +432,20 @@ import Testing
         let directory = TemporaryDirectory()
         let backend = try Base.openBackend(directory)
         let readers = try InlineReaders(path: backend.store.layout.index, count: 1)
-        let nested = readers.run { (_) throws(StorageError) -> Bool in
-            readers.run { (_) throws(StorageError) -> Int in 1 } == nil
+        let nested = readers.run { (_, _) throws(StorageError) -> Bool in
+            readers.run { (_, _) throws(StorageError) -> Int in 1 } == nil
         }
         #expect(try nested?.get() == true)
-        let busy = readers.run { (_) throws(StorageError) -> Int in
+        let busy = readers.run { (_, _) throws(StorageError) -> Int in
             throw .unavailable(reason: "database busy", retryAfter: 1)
         }
         #expect(busy == nil)
-        let missing = readers.run { (_) throws(StorageError) -> Int in throw .notFound }
+        let missing = readers.run { (_, _) throws(StorageError) -> Int in throw .notFound }
         guard case .failure(.notFound)? = missing else {
             Issue.record("expected .notFound, got \(String(describing: missing))")
             return
         }
-        let value = readers.run { (db) throws(StorageError) -> Int64 in
+        let value = readers.run { (db, _) throws(StorageError) -> Int64 in
             let statement = try db.statement("SELECT 42")
             _ = try statement.step()
             return statement.int64(0)

@@ -59,12 +59,10 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         // the index is asked again and names the newer state.
         let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
-            let read = try await pointLookup((object, range, blobDirectoryPrefix)) {
-                (db, input) throws(StorageError) -> ObjectRead? in
-                let (object, range, blobDirectoryPrefix) = input
-                guard let stored = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
-                    throw .notFound
-                }
+            let read = try await pointLookup(object, (range, blobDirectoryPrefix)) {
+                (stored, input) throws(StorageError) -> ObjectRead? in
+                let (range, blobDirectoryPrefix) = input
+                guard let stored else { throw .notFound }
                 let size = stored.metadata.size
                 var resolved: ResolvedRange?
                 if let range {
@@ -237,35 +235,38 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     }
 
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        try await pointLookup(object) { (db, object) throws(StorageError) -> StoredObject? in
-            try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name)
-        }
+        try await pointLookup(object, ()) { (stored, _) throws(StorageError) -> StoredObject? in stored }
     }
 
-    /// A read-only point lookup (one primary-key row, optionally one local file open): in place when the
-    /// caller is an HTTP event loop running a request synchronously and an inline connection is free (no
-    /// thread hop, see `InlineReaders`), else on a reader lane.
+    /// A read-only point lookup: the index row of `object` (nil when absent), then `body` with it (at most one
+    /// local file open). In place when the caller is an HTTP event loop running a request synchronously and an
+    /// inline connection is free (no thread hop, and the row from that connection's cache when nothing has been
+    /// committed since it was read; see `InlineReaders`), else both on one reader lane.
     ///
     /// `body` gets what it needs as `input` and should capture nothing: a closure without captures has no
     /// context to allocate, and the in-place path then allocates nothing for the call.
     private func pointLookup<Input: Sendable, T: Sendable>(
-        _ input: Input, _ body: @escaping @Sendable (SQLiteDatabase, Input) throws(StorageError) -> T
+        _ object: ObjectPath, _ input: Input,
+        _ body: @escaping @Sendable (StoredObject?, Input) throws(StorageError) -> T
     ) async throws(StorageError) -> T {
         if store.inlineReaders.isUsable,
-            let result = store.inlineReaders.run({ (db) throws(StorageError) -> T in try body(db, input) })
+            let row = store.inlineReaders.fetch(bucket: object.bucket, name: object.name)
         {
-            return try result.get()
+            return try body(try row.get(), input)
         }
-        return try await lookUpOnLane(input, body)
+        return try await lookUpOnLane(object, input, body)
     }
 
     /// The reader-lane path of `pointLookup`. Never inlined: the in-place path is the usual one, and the lane
     /// call's continuation would otherwise enlarge every lookup's task frame.
     @inline(never)
     private func lookUpOnLane<Input: Sendable, T: Sendable>(
-        _ input: Input, _ body: @escaping @Sendable (SQLiteDatabase, Input) throws(StorageError) -> T
+        _ object: ObjectPath, _ input: Input,
+        _ body: @escaping @Sendable (StoredObject?, Input) throws(StorageError) -> T
     ) async throws(StorageError) -> T {
-        try await store.reader().run { (db) throws(StorageError) -> T in try body(db, input) }
+        try await store.reader().run { (db) throws(StorageError) -> T in
+            try body(try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name), input)
+        }
     }
 
     private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {

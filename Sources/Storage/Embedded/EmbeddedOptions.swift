@@ -14,6 +14,8 @@ public struct EmbeddedOptions: Sendable {
     /// one per loop is enough (the server runs one loop per core); 0 sends every read through the reader
     /// lanes. When all are in use, or the database is busy, a read takes a lane as before.
     public var inlineReaderConnections: Int
+    /// Index rows each inline connection keeps while nothing is committed (`IndexRowCache`); 0 caches none.
+    public var cachedRowsPerInlineReader: Int
     /// Threads for blocking file I/O (open, write, fsync, rename, unlink).
     public var ioThreads: Int
     /// How long a SQLite call waits for another process's write lock before failing as `.unavailable`.
@@ -31,7 +33,8 @@ public struct EmbeddedOptions: Sendable {
     public var logger: Logger
 
     public init(
-        readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores, ioThreads: Int = 2,
+        readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores,
+        cachedRowsPerInlineReader: Int = 1024, ioThreads: Int = 2,
         busyTimeoutMilliseconds: Int = 5000,
         maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
         sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
@@ -39,6 +42,7 @@ public struct EmbeddedOptions: Sendable {
     ) {
         self.readerConnections = readerConnections
         self.inlineReaderConnections = inlineReaderConnections
+        self.cachedRowsPerInlineReader = cachedRowsPerInlineReader
         self.ioThreads = ioThreads
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maxStagedBytes = maxStagedBytes

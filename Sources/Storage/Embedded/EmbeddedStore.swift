@@ -86,7 +86,9 @@ final class EmbeddedStore: Sendable {
             }
             self.readers = readers
             events = EmbeddedEventLedger(writer: writer, reader: readers[0])
-            inlineReaders = try InlineReaders(path: layout.index, count: options.inlineReaderConnections)
+            inlineReaders = try InlineReaders(
+                path: layout.index, count: options.inlineReaderConnections,
+                cachedRows: options.cachedRowsPerInlineReader)
         } catch {
             FileSystem.close(lockDescriptor)
             throw error

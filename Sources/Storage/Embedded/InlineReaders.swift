@@ -16,24 +16,45 @@ import Synchronization
 ///   process's checkpoint) fails at once and is retried on a reader lane, which may wait;
 /// - a connection is taken with `tryLock`: when every one is in use, the read takes a lane instead of waiting.
 ///
+/// Each connection keeps the rows it read in an `IndexRowCache`, returned without a read transaction while the
+/// index's WAL-index header (`WALIndexWatch`) says nothing has been committed since.
+///
 /// Each connection is used by one thread at a time (the mutex), which is what `SQLITE_OPEN_NOMUTEX` requires.
 final class InlineReaders: Sendable {
+    private struct SlotState {
+        let connection: SQLiteDatabase
+        var cache: IndexRowCache
+    }
+
     private final class Slot: Sendable {
-        let connection: Mutex<SQLiteDatabase>
-        init(_ connection: SQLiteDatabase) { self.connection = Mutex(connection) }
+        let state: Mutex<SlotState>
+        init(_ state: SlotState) { self.state = Mutex(state) }
     }
 
     private let slots: [Slot]
     private let next = Atomic<Int>(0)
+    private let cacheHits = Atomic<Int>(0)
+    /// nil when the index has no WAL index to watch: then nothing is cached.
+    private let watch: WALIndexWatch?
 
-    init(path: String, count: Int) throws(StorageError) {
+    init(path: String, count: Int, cachedRows: Int = 1024) throws(StorageError) {
         var slots: [Slot] = []
         for _ in 0..<max(0, count) {
             let connection = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 0)
             try connection.execute("PRAGMA query_only=1;")
-            slots.append(Slot(connection))
+            slots.append(Slot(SlotState(connection: connection, cache: IndexRowCache(capacity: cachedRows))))
         }
         self.slots = slots
+        // A first read opens the connection's WAL index (the `-shm` file), which this process then holds open
+        // with its connections for as long as the watch lives (see `WALIndexWatch` on why that matters).
+        if let first = slots.first, cachedRows > 0 {
+            try first.state.withLock { (state) throws(StorageError) in
+                try state.connection.execute("SELECT count(*) FROM sqlite_master;")
+            }
+            watch = WALIndexWatch(indexPath: path)
+        } else {
+            watch = nil
+        }
     }
 
     /// Whether an in-place read may be attempted here at all: connections exist and the current task holds
@@ -43,16 +64,42 @@ final class InlineReaders: Sendable {
     /// How many lookups have been tried in place (tests check that a disabled configuration tries none).
     var attempts: Int { next.load(ordering: .relaxed) }
 
+    /// How many lookups were answered from a connection's row cache.
+    var hits: Int { cacheHits.load(ordering: .relaxed) }
+
+    /// Whether rows are cached at all (the index is in WAL mode and caching is not switched off).
+    var isCaching: Bool { watch != nil }
+
+    /// The current row of `bucket`/`name` (nil: no such object), from a connection's cache when nothing has
+    /// been committed since it was read, else from SQLite. nil when no connection is free or the database is
+    /// busy (the caller then uses a reader lane).
+    func fetch(bucket: String, name: String) -> Result<StoredObject?, StorageError>? {
+        // Read before the lookup, never after (see `IndexRowCache`).
+        let version = watch?.version()
+        let key = IndexRowCache.Key(bucket: bucket, name: name)
+        return run { (db, cache) throws(StorageError) -> StoredObject? in
+            if let version, let known = cache.row(key, at: version) {
+                self.cacheHits.add(1, ordering: .relaxed)
+                return known
+            }
+            let row = try ObjectIndex.fetch(db, bucket: bucket, name: name)
+            if let version { cache.remember(row, for: key, readAt: version) }
+            return row
+        }
+    }
+
     /// Runs `body` on a free connection, in place. nil when none is free or the database is busy (the caller
     /// then uses a reader lane); otherwise the body's result or error.
-    func run<T: Sendable>(_ body: (SQLiteDatabase) throws(StorageError) -> T) -> Result<T, StorageError>? {
+    func run<T: Sendable>(
+        _ body: (SQLiteDatabase, inout IndexRowCache) throws(StorageError) -> T
+    ) -> Result<T, StorageError>? {
         let start = next.add(1, ordering: .relaxed).oldValue
         for offset in 0..<slots.count {
             let slot = slots[(start &+ offset) % slots.count]
-            let outcome = slot.connection.withLockIfAvailable { connection -> Result<T, StorageError> in
-                defer { connection.releaseStatements() }
+            let outcome = slot.state.withLockIfAvailable { state -> Result<T, StorageError> in
+                defer { state.connection.releaseStatements() }
                 do throws(StorageError) {
-                    return .success(try body(connection))
+                    return .success(try body(state.connection, &state.cache))
                 } catch {
                     return .failure(error)
                 }
