@@ -426,6 +426,70 @@ import Testing
         #expect(backend.store.inlineReaders.attempts == 0)
     }
 
+    /// A small object read in place is served from the bytes its inline reader keeps with the row — whole,
+    /// ranged, or refused as unsatisfiable exactly as from the file — and an overwrite is read at once; a
+    /// larger object, or a store that keeps no bytes, is served from its file.
+    @Test func smallObjectsReadInPlaceComeFromMemoryAndFollowOverwrites() async throws {
+        let directory = TemporaryDirectory()
+        // One inline connection, so the second read is the one its cache answers.
+        let backend = try Base.openBackend(directory, options: EmbeddedOptions(inlineReaderConnections: 1))
+        let object = try Base.path("small")
+        _ = try await Base.put(backend, "small", Array("first bytes".utf8))
+        func readMarked(_ range: ByteRangeSpec? = nil) async throws -> ObjectRead {
+            let marked = try await Self.runMarked { try await backend.read(object, range: range) }
+            #expect(marked.inline)
+            return marked.value
+        }
+        func isMemory(_ read: ObjectRead) -> Bool { if case .bytes = read.body { true } else { false } }
+
+        let whole = try await readMarked()
+        #expect(isMemory(whole))
+        #expect(try await readAll(whole.body) == Array("first bytes".utf8))
+        let hits = backend.store.inlineReaders.hits
+        let again = try await readMarked()
+        #expect(try await readAll(again.body) == Array("first bytes".utf8))
+        #expect(backend.store.inlineReaders.hits == hits + 1)
+
+        let middle = try await readMarked(.fromTo(first: 1, last: 3))
+        #expect(isMemory(middle))
+        #expect(middle.range == ResolvedRange(offset: 1, length: 3))
+        #expect(try await readAll(middle.body) == Array("irs".utf8))
+        let tail = try await readMarked(.suffix(count: 5))
+        #expect(try await readAll(tail.body) == Array("bytes".utf8))
+        let open = try await readMarked(.fromTo(first: 6, last: nil))
+        #expect(try await readAll(open.body) == Array("bytes".utf8))
+        do {
+            _ = try await readMarked(.fromTo(first: 11, last: nil))
+            Issue.record("a range past the end was served")
+        } catch StorageError.rangeNotSatisfiable(let size) {
+            #expect(size == 11)
+        }
+
+        _ = try await Base.put(backend, "small", Array("second".utf8))
+        let overwritten = try await readMarked()
+        #expect(try await readAll(overwritten.body) == Array("second".utf8))
+
+        _ = try await Base.put(backend, "empty", [])
+        let empty = try await Self.runMarked {
+            try await backend.read(try Base.path("empty"), range: .fromTo(first: 0, last: nil))
+        }
+        #expect(try await readAll(empty.value.body) == [])
+        #expect(empty.value.range == nil)
+
+        let large = [UInt8](repeating: 9, count: IndexRowCache.largestContent + 1)
+        _ = try await Base.put(backend, "large", large)
+        let largeRead = try await Self.runMarked { try await backend.read(try Base.path("large"), range: nil) }
+        #expect(!isMemory(largeRead.value))
+        #expect(try await readAll(largeRead.value.body) == large)
+
+        let plainDirectory = TemporaryDirectory()
+        let plain = try Base.openBackend(plainDirectory, options: EmbeddedOptions(cachedContentBytesPerInlineReader: 0))
+        _ = try await Base.put(plain, "small", Array("x".utf8))
+        let plainRead = try await Self.runMarked { try await plain.read(try Base.path("small"), range: nil) }
+        #expect(!isMemory(plainRead.value))
+        #expect(try await readAll(plainRead.value.body) == Array("x".utf8))
+    }
+
     /// A connection in use is never waited for (a nested use finds the only slot taken and declines), and a
     /// busy database (`.unavailable`) declines too, so the caller takes a lane; other errors are answers.
     @Test func inlineReadersDeclineInsteadOfWaiting() throws {

@@ -20,29 +20,29 @@ import Testing
 
     @Test func aRowIsReturnedOnlyWhileTheVersionItWasReadAtHolds() {
         var cache = IndexRowCache(capacity: 8)
-        #expect(cache.row(Self.a, at: Self.version(1)) == nil)
+        #expect(cache.entry(Self.a, at: Self.version(1)) == nil)
         cache.remember(Self.row("a", generation: 5), for: Self.a, readAt: Self.version(1))
-        #expect(cache.row(Self.a, at: Self.version(1)) == .some(Self.row("a", generation: 5)))
-        #expect(cache.row(Self.a, at: Self.version(2)) == nil, "a commit since: look it up again")
+        #expect(cache.entry(Self.a, at: Self.version(1))?.row == Self.row("a", generation: 5))
+        #expect(cache.entry(Self.a, at: Self.version(2)) == nil, "a commit since: look it up again")
         #expect(cache.count == 0)
-        #expect(cache.row(Self.a, at: Self.version(1)) == nil, "forgotten, even if an old version came back")
+        #expect(cache.entry(Self.a, at: Self.version(1)) == nil, "forgotten, even if an old version came back")
     }
 
     @Test func absenceIsKnownLikeARow() {
         var cache = IndexRowCache(capacity: 8)
-        _ = cache.row(Self.a, at: Self.version(1))
+        _ = cache.entry(Self.a, at: Self.version(1))
         cache.remember(nil, for: Self.a, readAt: Self.version(1))
-        let known = cache.row(Self.a, at: Self.version(1))
-        #expect(known != nil && known! == nil, "known absent, not unknown")
+        let known = cache.entry(Self.a, at: Self.version(1))
+        #expect(known != nil && known!.row == nil, "known absent, not unknown")
     }
 
     /// A lookup whose version was read before another lookup moved the cache to a newer version is not kept:
     /// its row may predate the newer commit.
     @Test func aLookupStartedAtAnotherVersionIsNotKept() {
         var cache = IndexRowCache(capacity: 8)
-        _ = cache.row(Self.a, at: Self.version(2))
+        _ = cache.entry(Self.a, at: Self.version(2))
         cache.remember(Self.row("a", generation: 1), for: Self.a, readAt: Self.version(1))
-        #expect(cache.row(Self.a, at: Self.version(2)) == nil)
+        #expect(cache.entry(Self.a, at: Self.version(2)) == nil)
         #expect(cache.count == 0)
     }
 
@@ -51,19 +51,19 @@ import Testing
         let version = Self.version(1)
         for name in ["x", "y", "z"] {
             let key = IndexRowCache.Key(bucket: "b", name: name)
-            _ = cache.row(key, at: version)
+            _ = cache.entry(key, at: version)
             cache.remember(Self.row(name, generation: 1), for: key, readAt: version)
         }
         #expect(cache.count == 1)
-        #expect(cache.row(IndexRowCache.Key(bucket: "b", name: "z"), at: version) != nil)
-        #expect(cache.row(IndexRowCache.Key(bucket: "b", name: "x"), at: version) == nil)
+        #expect(cache.entry(IndexRowCache.Key(bucket: "b", name: "z"), at: version) != nil)
+        #expect(cache.entry(IndexRowCache.Key(bucket: "b", name: "x"), at: version) == nil)
     }
 
     @Test func noCapacityKeepsNothing() {
         var cache = IndexRowCache(capacity: 0)
-        _ = cache.row(Self.a, at: Self.version(1))
+        _ = cache.entry(Self.a, at: Self.version(1))
         cache.remember(Self.row("a", generation: 1), for: Self.a, readAt: Self.version(1))
-        #expect(cache.row(Self.a, at: Self.version(1)) == nil)
+        #expect(cache.entry(Self.a, at: Self.version(1)) == nil)
     }
 
     /// Names are keys by their bytes: the composed and decomposed spellings of "café" are two objects.
@@ -71,10 +71,57 @@ import Testing
         var cache = IndexRowCache(capacity: 8)
         let composed = IndexRowCache.Key(bucket: "b", name: "caf\u{E9}")
         let decomposed = IndexRowCache.Key(bucket: "b", name: "cafe\u{301}")
-        _ = cache.row(composed, at: Self.version(1))
+        _ = cache.entry(composed, at: Self.version(1))
         cache.remember(Self.row("caf\u{E9}", generation: 1), for: composed, readAt: Self.version(1))
-        #expect(cache.row(decomposed, at: Self.version(1)) == nil)
-        #expect(cache.row(IndexRowCache.Key(bucket: "c", name: "caf\u{E9}"), at: Self.version(1)) == nil)
+        #expect(cache.entry(decomposed, at: Self.version(1)) == nil)
+        #expect(cache.entry(IndexRowCache.Key(bucket: "c", name: "caf\u{E9}"), at: Self.version(1)) == nil)
+    }
+
+    /// Bytes are kept with a known row of their size, up to `largestContent` each and the budget in all; they
+    /// go with their row when the version changes, and the budget is free again.
+    @Test func contentIsKeptWithItsRowWithinTheBudget() {
+        var cache = IndexRowCache(capacity: 8, contentBudget: 20_000)
+        let version = Self.version(1)
+        func put(_ name: String, size: Int64) -> IndexRowCache.Key {
+            let key = IndexRowCache.Key(bucket: "b", name: name)
+            var row = Self.row(name, generation: 1)
+            row.metadata.size = size
+            _ = cache.entry(key, at: version)
+            cache.remember(row, for: key, readAt: version)
+            cache.remember(content: [UInt8](repeating: 7, count: Int(size)), for: key, readAt: version)
+            return key
+        }
+        let small = put("small", size: 3)
+        #expect(cache.entry(small, at: version)?.content == [7, 7, 7])
+        #expect(cache.contentBytes == 3)
+
+        let large = put("large", size: Int64(IndexRowCache.largestContent) + 1)
+        #expect(cache.entry(large, at: version)?.row != nil)
+        #expect(cache.entry(large, at: version)?.content == nil, "larger than largestContent")
+
+        let first = put("first", size: 16_000)
+        let second = put("second", size: 16_000)
+        #expect(cache.entry(first, at: version)?.content?.count == 16_000)
+        #expect(cache.entry(second, at: version)?.content == nil, "over the budget")
+        #expect(cache.contentBytes == 16_003)
+
+        let key = IndexRowCache.Key(bucket: "b", name: "mismatch")
+        cache.remember(Self.row("mismatch", generation: 1), for: key, readAt: version)
+        cache.remember(content: [1, 2], for: key, readAt: version)
+        #expect(cache.entry(key, at: version)?.content == nil, "bytes of another size than the row's are not its")
+        cache.remember(content: [1], for: IndexRowCache.Key(bucket: "b", name: "unknown"), readAt: version)
+        #expect(cache.entry(IndexRowCache.Key(bucket: "b", name: "unknown"), at: version) == nil)
+
+        #expect(cache.entry(small, at: Self.version(2)) == nil)
+        #expect(cache.contentBytes == 0)
+    }
+
+    @Test func noBudgetKeepsNoContent() {
+        var cache = IndexRowCache(capacity: 8)
+        _ = cache.entry(Self.a, at: Self.version(1))
+        cache.remember(Self.row("a", generation: 1), for: Self.a, readAt: Self.version(1))
+        cache.remember(content: [1], for: Self.a, readAt: Self.version(1))
+        #expect(cache.entry(Self.a, at: Self.version(1))?.content == nil)
     }
 
     // MARK: - On a real index

@@ -21,6 +21,7 @@ extension ObjectContent {
                 response.body = .stream(BufferByteStream.empty(), length: nil)
             }
         case .file(let region)?: response.body = .file(region)
+        case .bytes(let bytes)?: response.body = .bytes(bytes)
         case .stream(let stream)?: response.body = .stream(stream, length: length)
         }
         return response

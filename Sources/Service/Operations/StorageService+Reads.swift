@@ -74,7 +74,7 @@ extension StorageService {
             return ObjectContent(metadata: visible, range: read.range, body: read.body)
         }
         return ObjectContent(
-            metadata: visible, range: nil, body: .stream(GunzipStream(read.body.stream)),
+            metadata: visible, range: nil, body: .stream(GunzipStream(read.body.byteStream())),
             decompressed: true)
     }
 

@@ -7,12 +7,13 @@ import Glibc
 
 extension ObjectBody {
     /// The bytes as a pull stream, for consumers other than an HTTP response (a server-side copy or compose
-    /// writing them into another object). A file region is read in 256 KiB pieces on a small blocking pool,
-    /// never on the cooperative pool.
+    /// writing them into another object, a gunzip on the way out). A file region is read in 256 KiB pieces on
+    /// a small blocking pool, never on the cooperative pool.
     public func byteStream() -> any ByteStream {
         switch self {
         case .stream(let stream): stream
         case .file(let region): FileRegionStream(region)
+        case .bytes(let bytes): BufferByteStream(bytes)
         }
     }
 }

@@ -134,22 +134,16 @@ public struct ObjectRead: Sendable {
     }
 }
 
-/// Object bytes: a file region (embedded backend, sent with `sendfile`) or a stream (upstream backends).
+/// Object bytes: a file region (embedded backend, sent with `sendfile`), bytes already in memory (a small
+/// embedded object its inline reader holds, see `IndexRowCache`), or a stream (upstream backends).
 public enum ObjectBody: Sendable {
     case file(FileRegion)
+    case bytes([UInt8])
     case stream(any ByteStream)
 
     /// Releases the underlying resource early (a 304 answer, a denied request).
     public func discard() {
         if case .stream(let stream) = self { stream.cancel() }
-    }
-
-    /// The bytes as a stream, for consumers that must see them (a file region is read with `pread`).
-    public var stream: any ByteStream {
-        switch self {
-        case .file(let region): FileRegionStream(region)
-        case .stream(let stream): stream
-        }
     }
 }
 

@@ -54,35 +54,60 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         try check(object)
         // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
         // blocking work; two hops — lane, then I/O pool — cost more than the open itself), or none at all on
-        // an event loop (`pointLookup`: a local open is as brief as the lookup). The blob may vanish
-        // between the index read and the open when a concurrent overwrite or delete commits in between; then
-        // the index is asked again and names the newer state.
+        // an event loop (`pointLookup`: a local open is as brief as the lookup; a small object's bytes may
+        // even be held with its row). The blob may vanish between the index read and the open when a
+        // concurrent overwrite or delete commits in between; then the index is asked again and names the
+        // newer state.
         let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
-            let read = try await pointLookup(object, (range, blobDirectoryPrefix)) {
+            if store.inlineReaders.isUsable,
+                let entry = store.inlineReaders.fetch(
+                    bucket: object.bucket, name: object.name,
+                    content: { (stored) throws(StorageError) -> [UInt8]? in
+                        try FileSystem.readWhole(
+                            blobDirectoryPrefix + String(stored.blobID), count: Int(stored.metadata.size))
+                    })
+            {
+                let entry = try entry.get()
+                guard let stored = entry.row else { throw .notFound }
+                if let content = entry.content {
+                    let resolved = try Self.resolve(range, size: stored.metadata.size)
+                    let body = resolved.map { Array(content[Int($0.offset)..<Int($0.offset + $0.length)]) }
+                    return ObjectRead(metadata: stored.metadata, range: resolved, body: .bytes(body ?? content))
+                }
+                if let read = try Self.open(stored, range, blobDirectoryPrefix) { return read }
+                continue
+            }
+            let read = try await lookUpOnLane(object, (range, blobDirectoryPrefix)) {
                 (stored, input) throws(StorageError) -> ObjectRead? in
-                let (range, blobDirectoryPrefix) = input
                 guard let stored else { throw .notFound }
-                let size = stored.metadata.size
-                var resolved: ResolvedRange?
-                if let range {
-                    if let satisfiable = range.resolve(size: size) {
-                        resolved = satisfiable
-                    } else if size == 0, case .fromTo(first: 0, _) = range {
-                        resolved = nil
-                    } else {
-                        throw .rangeNotSatisfiable(size: size)
-                    }
-                }
-                guard let fd = try FileSystem.openForReading(blobDirectoryPrefix + String(stored.blobID)) else {
-                    return nil
-                }
-                let region = FileRegion(descriptor: fd, offset: resolved?.offset ?? 0, length: resolved?.length ?? size)
-                return ObjectRead(metadata: stored.metadata, range: resolved, body: .file(region))
+                return try Self.open(stored, input.0, input.1)
             }
             if let read { return read }
         }
         throw .internalError("blob of \(object) keeps disappearing")
+    }
+
+    /// The part of a `size`-byte object `range` asks for (nil: all of it), or `.rangeNotSatisfiable`.
+    private static func resolve(_ range: ByteRangeSpec?, size: Int64) throws(StorageError) -> ResolvedRange? {
+        guard let range else { return nil }
+        if let satisfiable = range.resolve(size: size) { return satisfiable }
+        // An empty object's `bytes=0-…` is the whole (empty) object, not an unsatisfiable range.
+        if size == 0, case .fromTo(first: 0, _) = range { return nil }
+        throw .rangeNotSatisfiable(size: size)
+    }
+
+    /// The read of `stored` from its blob file; nil when the file is gone (a newer commit removed it).
+    private static func open(
+        _ stored: StoredObject, _ range: ByteRangeSpec?, _ blobDirectoryPrefix: String
+    ) throws(StorageError) -> ObjectRead? {
+        let resolved = try resolve(range, size: stored.metadata.size)
+        guard let fd = try FileSystem.openForReading(blobDirectoryPrefix + String(stored.blobID)) else {
+            return nil
+        }
+        let size = stored.metadata.size
+        let region = FileRegion(descriptor: fd, offset: resolved?.offset ?? 0, length: resolved?.length ?? size)
+        return ObjectRead(metadata: stored.metadata, range: resolved, body: .file(region))
     }
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {

@@ -16,6 +16,8 @@ public struct EmbeddedOptions: Sendable {
     public var inlineReaderConnections: Int
     /// Index rows each inline connection keeps while nothing is committed (`IndexRowCache`); 0 caches none.
     public var cachedRowsPerInlineReader: Int
+    /// Bytes of small objects (≤ 16 KiB each) each inline connection keeps with their rows; 0 keeps none.
+    public var cachedContentBytesPerInlineReader: Int
     /// Threads for blocking file I/O (open, write, fsync, rename, unlink).
     public var ioThreads: Int
     /// How long a SQLite call waits for another process's write lock before failing as `.unavailable`.
@@ -34,7 +36,7 @@ public struct EmbeddedOptions: Sendable {
 
     public init(
         readerConnections: Int = 2, inlineReaderConnections: Int = EmbeddedOptions.onlineCores,
-        cachedRowsPerInlineReader: Int = 1024, ioThreads: Int = 2,
+        cachedRowsPerInlineReader: Int = 1024, cachedContentBytesPerInlineReader: Int = 4 << 20, ioThreads: Int = 2,
         busyTimeoutMilliseconds: Int = 5000,
         maxStagedBytes: Int64 = 64 << 30, stagingIdleExpirySeconds: Int64 = 7 * 24 * 3600,
         sweepIntervalSeconds: Int64 = 600, orphanGracePeriodSeconds: Int64 = 3600,
@@ -43,6 +45,7 @@ public struct EmbeddedOptions: Sendable {
         self.readerConnections = readerConnections
         self.inlineReaderConnections = inlineReaderConnections
         self.cachedRowsPerInlineReader = cachedRowsPerInlineReader
+        self.cachedContentBytesPerInlineReader = cachedContentBytesPerInlineReader
         self.ioThreads = ioThreads
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.maxStagedBytes = maxStagedBytes

@@ -88,7 +88,8 @@ final class EmbeddedStore: Sendable {
             events = EmbeddedEventLedger(writer: writer, reader: readers[0])
             inlineReaders = try InlineReaders(
                 path: layout.index, count: options.inlineReaderConnections,
-                cachedRows: options.cachedRowsPerInlineReader)
+                cachedRows: options.cachedRowsPerInlineReader,
+                cachedContentBytes: options.cachedContentBytesPerInlineReader)
         } catch {
             FileSystem.close(lockDescriptor)
             throw error

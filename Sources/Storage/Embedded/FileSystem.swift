@@ -99,6 +99,29 @@ enum FileSystem {
 
     static func close(_ fd: Int32) { _ = posixClose(fd) }
 
+    /// The whole of a file expected to hold exactly `count` bytes; nil when it does not exist or holds a
+    /// different number (a blob is written once, so either means it is not the file the caller knows).
+    static func readWhole(_ path: String, count: Int) throws(StorageError) -> [UInt8]? {
+        guard let fd = try openForReading(path) else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count + 1)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress! + done, raw.count - done, off_t(done))
+            }
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", path)
+            }
+            done += n
+        }
+        guard done == count else { return nil }
+        bytes.removeLast()
+        return bytes
+    }
+
     static func sync(_ fd: Int32, path: String) throws(StorageError) {
         if fsync(fd) != 0 { throw failure("fsync", path) }
     }

@@ -37,12 +37,16 @@ final class InlineReaders: Sendable {
     /// nil when the index has no WAL index to watch: then nothing is cached.
     private let watch: WALIndexWatch?
 
-    init(path: String, count: Int, cachedRows: Int = 1024) throws(StorageError) {
+    init(path: String, count: Int, cachedRows: Int = 1024, cachedContentBytes: Int = 0) throws(StorageError) {
         var slots: [Slot] = []
         for _ in 0..<max(0, count) {
             let connection = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 0)
             try connection.execute("PRAGMA query_only=1;")
-            slots.append(Slot(SlotState(connection: connection, cache: IndexRowCache(capacity: cachedRows))))
+            slots.append(
+                Slot(
+                    SlotState(
+                        connection: connection,
+                        cache: IndexRowCache(capacity: cachedRows, contentBudget: cachedContentBytes))))
         }
         self.slots = slots
         // A first read opens the connection's WAL index (the `-shm` file), which this process then holds open
@@ -74,17 +78,34 @@ final class InlineReaders: Sendable {
     /// been committed since it was read, else from SQLite. nil when no connection is free or the database is
     /// busy (the caller then uses a reader lane).
     func fetch(bucket: String, name: String) -> Result<StoredObject?, StorageError>? {
+        fetch(bucket: bucket, name: name, content: nil).map { $0.map(\.row) }
+    }
+
+    /// As `fetch(bucket:name:)`, with the object's bytes when they are cached or, for an object small enough
+    /// to keep (`IndexRowCache.largestContent`), read now with `load` (nil: the blob is gone) and kept.
+    func fetch(
+        bucket: String, name: String, content load: ((StoredObject) throws(StorageError) -> [UInt8]?)?
+    ) -> Result<IndexRowCache.Entry, StorageError>? {
         // Read before the lookup, never after (see `IndexRowCache`).
         let version = watch?.version()
         let key = IndexRowCache.Key(bucket: bucket, name: name)
-        return run { (db, cache) throws(StorageError) -> StoredObject? in
-            if let version, let known = cache.row(key, at: version) {
+        return run { (db, cache) throws(StorageError) -> IndexRowCache.Entry in
+            var entry: IndexRowCache.Entry
+            if let version, let known = cache.entry(key, at: version) {
                 self.cacheHits.add(1, ordering: .relaxed)
-                return known
+                entry = known
+            } else {
+                entry = IndexRowCache.Entry(row: try ObjectIndex.fetch(db, bucket: bucket, name: name))
+                if let version { cache.remember(entry.row, for: key, readAt: version) }
             }
-            let row = try ObjectIndex.fetch(db, bucket: bucket, name: name)
-            if let version { cache.remember(row, for: key, readAt: version) }
-            return row
+            if let load, let version, entry.content == nil, let row = entry.row,
+                row.metadata.size <= Int64(IndexRowCache.largestContent),
+                cache.contentBytes + Int(row.metadata.size) <= cache.contentBudget
+            {
+                entry.content = try load(row)
+                if let content = entry.content { cache.remember(content: content, for: key, readAt: version) }
+            }
+            return entry
         }
     }
 

@@ -46,6 +46,8 @@ func readAll(_ body: ObjectBody) async throws -> [UInt8] {
     switch body {
     case .stream(let stream):
         return try await stream.collect(limit: 64 << 20)
+    case .bytes(let bytes):
+        return bytes
     case .file(let region):
         var out = [UInt8](repeating: 0, count: Int(region.length))
         var done = 0
