@@ -17,6 +17,19 @@ static inline int pc_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, 
 static inline int pc_sqlite3_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+/* The start of the WAL index ("-shm" shared memory) of db's main database, as SQLite itself maps it for db,
+   or NULL when there is none (not in WAL mode, or the index is not open yet). Through the VFS's own xShmMap
+   with bExtend = 0: no descriptor of the -shm file is opened here (closing one would drop every POSIX lock
+   this process holds on the file, SQLite's included). The mapping lives until db is closed. */
+static inline const void *pc_sqlite3_wal_index(sqlite3 *db) {
+    sqlite3_file *file = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == NULL) return NULL;
+    const sqlite3_io_methods *methods = file->pMethods;
+    if (methods == NULL || methods->iVersion < 2 || methods->xShmMap == NULL) return NULL;
+    volatile void *region = NULL;
+    if (methods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return NULL;
+    return (const void *)region;
+}
 /* The WAL-index header at the start of a WAL database's "-shm" file (https://sqlite.org/walformat.html; the
    file format every SQLite version sharing a database agrees on): two 48-byte copies. A committing writer
    stores the new header in the second copy, then the first, with a memory barrier between; every commit

@@ -131,7 +131,8 @@ import Testing
     @Test func theWatchSeesEveryCommit() async throws {
         let directory = TemporaryDirectory()
         let backend = try EmbeddedBackendTests.openBackend(directory)
-        let watch = try #require(WALIndexWatch(indexPath: backend.store.layout.index))
+        let reader = try SQLiteDatabase(path: backend.store.layout.index, busyTimeoutMilliseconds: 0)
+        let watch = try #require(try WALIndexWatch(connection: reader))
         let first = try #require(watch.version())
         #expect(watch.version() == first)
         _ = try await EmbeddedBackendTests.put(backend, "a", [1])
@@ -145,13 +146,44 @@ import Testing
         #expect(watch.version() == third, "a transaction that changes nothing commits nothing")
     }
 
+    /// Making a watch leaves this process's POSIX locks on the `-shm` file alone (closing any descriptor of
+    /// the file would drop them all, SQLite's "DMS" lock included, and let another process reinitialise the
+    /// shared memory under the open connections).
+    @Test func makingAWatchKeepsSQLitesLocks() throws {
+        let directory = TemporaryDirectory()
+        let backend = try EmbeddedBackendTests.openBackend(directory)
+        let shm = backend.store.layout.index + "-shm"
+        let before = try Self.locks(on: shm)
+        #expect(!before.isEmpty, "the store's connections hold locks on the shared memory")
+        let reader = try SQLiteDatabase(path: backend.store.layout.index, busyTimeoutMilliseconds: 0)
+        _ = try #require(try WALIndexWatch(connection: reader))
+        #expect(try Self.locks(on: shm) == before)
+    }
+
+    /// The byte ranges this process holds POSIX locks on in `path` (from /proc/locks), sorted.
+    static func locks(on path: String) throws -> [String] {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw POSIXError(.ENOENT) }
+        let inode = "\(status.st_ino)"
+        let pid = "\(getpid())"
+        let text = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        return text.split(separator: "\n").compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, fields[1] == "POSIX", fields[4] == pid,
+                fields[5].split(separator: ":").last.map(String.init) == inode
+            else { return nil }
+            return "\(fields[3]) \(fields[6])-\(fields[7])"
+        }.sorted()
+    }
+
     /// A database without a WAL index (rollback journal) has nothing to watch, and its readers cache nothing.
     @Test func noWALIndexNoCache() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/plain.sqlite"
         let database = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: 0)
         try database.execute(ObjectIndex.schema)
-        #expect(WALIndexWatch(indexPath: path) == nil)
+        #expect(try WALIndexWatch(connection: database) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"), "no shared memory made for it")
         let readers = try InlineReaders(path: path, count: 1)
         #expect(!readers.isCaching)
         #expect(try readers.fetch(bucket: "b", name: "a")?.get() == .some(nil))

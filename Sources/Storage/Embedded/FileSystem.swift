@@ -51,25 +51,6 @@ enum FileSystem {
         return fd
     }
 
-    /// Maps the first `length` bytes of `path` read-only and shared, so that stores by other processes show
-    /// through; nil when the file is missing, shorter than `length`, or cannot be mapped. Reading a page
-    /// of the mapping after another process truncated the file below it raises SIGBUS: map only files whose
-    /// length the caller knows to be held.
-    static func mapReadOnly(_ path: String, length: Int) -> UnsafeRawPointer? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = posixClose(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, Int64(status.st_size) >= Int64(length),
-            let address = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED
-        else { return nil }
-        return UnsafeRawPointer(address)
-    }
-
-    static func unmap(_ address: UnsafeRawPointer, length: Int) {
-        _ = munmap(UnsafeMutableRawPointer(mutating: address), length)
-    }
-
     /// Writes every byte at `offset` (retrying short writes and EINTR).
     static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(StorageError) {
         var done = 0

@@ -49,13 +49,10 @@ final class InlineReaders: Sendable {
                         cache: IndexRowCache(capacity: cachedRows, contentBudget: cachedContentBytes))))
         }
         self.slots = slots
-        // A first read opens the connection's WAL index (the `-shm` file), which this process then holds open
-        // with its connections for as long as the watch lives (see `WALIndexWatch` on why that matters).
         if let first = slots.first, cachedRows > 0 {
-            try first.state.withLock { (state) throws(StorageError) in
-                try state.connection.execute("SELECT count(*) FROM sqlite_master;")
+            watch = try first.state.withLock { (state) throws(StorageError) -> WALIndexWatch? in
+                try WALIndexWatch(connection: state.connection)
             }
-            watch = WALIndexWatch(indexPath: path)
         } else {
             watch = nil
         }

@@ -49,6 +49,16 @@ final class SQLiteDatabase: @unchecked Sendable {
         sqlite3_close_v2(handle)
     }
 
+    /// The start of this connection's mapping of the WAL index (`pc_sqlite3_wal_index`), valid until the
+    /// connection closes; nil when the database is not in WAL mode. Asking the journal mode reads the
+    /// database, which opens the WAL index; a database in another mode gets no `-shm` file from this.
+    func walIndex() throws(StorageError) -> UnsafeRawPointer? {
+        defer { releaseStatements() }
+        let mode = try statement("PRAGMA journal_mode;")
+        guard try mode.step(), let name = mode.text(0), name.bytesEqual("wal") else { return nil }
+        return pc_sqlite3_wal_index(handle)
+    }
+
     /// Runs one or more statements without results (schema, pragmas, transaction control).
     func execute(_ sql: String) throws(StorageError) {
         var message: UnsafeMutablePointer<CChar>?

@@ -10,28 +10,29 @@ struct WALIndexVersion: Equatable, Sendable {
 }
 
 /// Tells which committed state the embedded index is in without a read transaction, by reading the WAL-index
-/// header from the index's `-shm` file, mapped read-only (`pc_sqlite3_wal_index_header`).
+/// header (`pc_sqlite3_wal_index_header`) through one connection's own mapping of the index's shared memory.
 ///
 /// Why: a read transaction costs one or two `fcntl` calls on a WAL read mark and a mutex the event loops'
 /// connections share; a look at the header costs two 48-byte loads. `IndexRowCache` uses it to know that a
 /// row it holds is still the current one.
 ///
-/// Safety of the mapping: SQLite truncates a `-shm` file only when it takes the file's exclusive "DMS" lock,
-/// which it cannot while a connection of this process has the shared memory open; the owner of a watch keeps
-/// such a connection open for the watch's whole life (`InlineReaders`).
+/// The mapping is SQLite's, obtained through the VFS (no descriptor of the `-shm` file is opened or closed
+/// here: closing one would drop this process's POSIX locks on it, SQLite's included). The watch keeps its
+/// connection open, which keeps the mapping valid and the file at its size: SQLite truncates a `-shm` file only
+/// under its exclusive "DMS" lock, which nobody can take while the connection holds the shared one.
 final class WALIndexWatch: @unchecked Sendable {
-    /// Read-only shared memory another process writes; read only through the fenced C helper.
+    /// Keeps the mapping alive; never used for queries here (its slot's mutex guards those).
+    private let connection: SQLiteDatabase
+    /// Shared memory other connections and processes write; read only through the fenced C helper.
     private let header: UnsafeRawPointer
-    /// The header's two copies (96 bytes) lie in the first page.
-    private static let mappedLength = 4096
 
-    /// nil when the index has no WAL index (not in WAL mode, or not opened yet).
-    init?(indexPath: String) {
-        guard let header = FileSystem.mapReadOnly(indexPath + "-shm", length: Self.mappedLength) else { return nil }
+    /// nil when the connection's database is not in WAL mode. Call where the connection may be used (under
+    /// its slot's mutex): this runs a statement on it.
+    init?(connection: SQLiteDatabase) throws(StorageError) {
+        guard let header = try connection.walIndex() else { return nil }
+        self.connection = connection
         self.header = header
     }
-
-    deinit { FileSystem.unmap(header, length: Self.mappedLength) }
 
     /// The index's current committed state; nil while a writer is halfway through storing the header (or the
     /// index is being recovered) — the caller then reads as if nothing were known.
