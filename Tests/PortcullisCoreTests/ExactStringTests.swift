@@ -17,6 +17,29 @@ import Testing
         #expect(table[ExactString(composed)] == 1)
     }
 
+    /// The hash feeds the hasher the same byte stream as hashing byte by byte (what a non-contiguous string
+    /// falls back to), so equal texts hash alike whatever their storage.
+    @Test func hashIsTheByteStream() {
+        for text in ["", "a", composed, decomposed, String(repeating: "long name/", count: 20), "x\u{0}y"] {
+            var whole = Hasher()
+            ExactString(text).hash(into: &whole)
+            var byByte = Hasher()
+            for byte in text.utf8 { byByte.combine(byte) }
+            byByte.combine(0xFF as UInt8)
+            #expect(whole.finalize() == byByte.finalize(), "\(text.debugDescription)")
+        }
+    }
+
+    @Test func bytesEqualAcrossStorage() {
+        let long = String(repeating: "segment/", count: 16)
+        #expect(long.bytesEqual(String(repeating: "segment/", count: 16)))
+        #expect(!long.bytesEqual(String(repeating: "segment/", count: 15) + "segment-"))
+        #expect(long.dropFirst(8).bytesEqual(String(repeating: "segment/", count: 15)))
+        #expect(!"abc".bytesEqual("abd"))
+        #expect("".bytesEqual(""))
+        #expect(!"".bytesEqual("a"))
+    }
+
     @Test func orderingIsByBytes() {
         // U+00E9 (C3 A9) sorts after "e" + U+0301 (65 CC 81) by bytes.
         #expect(decomposed.bytesLess(than: composed))

@@ -27,7 +27,14 @@ public struct ExactString: Hashable, Comparable, Sendable, CustomStringConvertib
     @inlinable public static func < (a: ExactString, b: ExactString) -> Bool { a.string.bytesLess(than: b.string) }
 
     @inlinable public func hash(into hasher: inout Hasher) {
-        for byte in string.utf8 { hasher.combine(byte) }
+        // The bytes in one call where they are contiguous (every native string); a hasher takes a byte stream,
+        // so this feeds it exactly what the byte-by-byte loop would.
+        let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { bytes in
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        if hashed == nil {
+            for byte in string.utf8 { hasher.combine(byte) }
+        }
         hasher.combine(0xFF as UInt8)  // a terminator no UTF-8 text contains: "ab"+"c" ≠ "a"+"bc" in a tuple
     }
 
@@ -39,7 +46,14 @@ extension StringProtocol {
     @inlinable
     public func bytesEqual(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8
-        return a.count == b.count && a.elementsEqual(b)
+        guard a.count == b.count else { return false }
+        // Compared as two buffers where both are contiguous (a tight loop instead of two index walks).
+        if let equal = a.withContiguousStorageIfAvailable({ x in
+            b.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        }), let equal {
+            return equal
+        }
+        return a.elementsEqual(b)
     }
 
     /// Whether this text sorts before `other` in UTF-8 byte order (equivalently, Unicode scalar order).
