@@ -59,7 +59,11 @@ public enum ObjectResource {
         w.decimal("size", m.size)
         w.string("md5Hash", m.md5Hash)
         w.string("crc32c", m.crc32c)
-        w.string("etag", m.etag)
+        w.string("etag") { out in  // `m.etag`, without building the String
+            DecimalText.append(m.generation, to: &out)
+            out.append(UInt8(ascii: "/"))
+            DecimalText.append(m.metageneration, to: &out)
+        }
         w.timestamp("timeCreated", m.timeCreated)
         w.timestamp("updated", m.updated)
         w.timestamp("timeStorageClassUpdated", m.timeCreated)
