@@ -8,6 +8,11 @@ import PortcullisCore
 /// past the recorded size, writes, syncs (`fdatasync`: bytes and size), and only then records the new size —
 /// the commit point. A chunk is therefore stored whole or not at all.
 enum StagingArea {
+    /// Finished sessions stay (state `final` or `cancelled`) until they expire, so that a retried last chunk
+    /// learns how its upload ended — a week's worth under a steady stream of uploads. The two indexes keep that
+    /// backlog off the hot paths: every chunk sums the sizes of the *active* sessions (`staging_active`, a
+    /// partial index holding only those rows: the scan visits active sessions only, however many finished ones
+    /// wait for expiry), and the periodic sweep finds expired rows by `last_active` instead of reading the table.
     static let schema = """
         CREATE TABLE IF NOT EXISTS staging (
             id TEXT COLLATE BINARY PRIMARY KEY NOT NULL,
@@ -21,6 +26,8 @@ enum StagingArea {
             time_created INTEGER NOT NULL,
             last_active INTEGER NOT NULL
         ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS staging_active ON staging(size) WHERE state = 'active';
+        CREATE INDEX IF NOT EXISTS staging_last_active ON staging(last_active);
         """
 
     /// One session row.
@@ -103,21 +110,26 @@ enum StagingArea {
         return db.changes == 1
     }
 
+    /// The statements that run over many sessions (see `schema` on the indexes they read).
+    static let activeBytesSQL = "SELECT COALESCE(SUM(size), 0) FROM staging WHERE state = 'active'"
+    static let expireSQL = "DELETE FROM staging WHERE last_active < ?1"
+    static let activeIDsSQL = "SELECT id FROM staging WHERE state = 'active'"
+
     /// Bytes held by active sessions (for the staging ceiling).
     static func activeBytes(_ db: SQLiteDatabase) throws(StorageError) -> Int64 {
-        let statement = try db.statement("SELECT COALESCE(SUM(size), 0) FROM staging WHERE state = 'active'")
+        let statement = try db.statement(activeBytesSQL)
         return try statement.step() ? statement.int64(0) : 0
     }
 
     /// Forgets sessions (active or closed) untouched since `idleBefore` (nanoseconds since the epoch).
     static func expire(_ db: SQLiteDatabase, idleBefore: Int64) throws(StorageError) {
-        let statement = try db.statement("DELETE FROM staging WHERE last_active < ?1")
+        let statement = try db.statement(expireSQL)
         try statement.bind(1, idleBefore)
         try statement.run()
     }
 
     static func activeIDs(_ db: SQLiteDatabase) throws(StorageError) -> Set<ExactString> {
-        let statement = try db.statement("SELECT id FROM staging WHERE state = 'active'")
+        let statement = try db.statement(activeIDsSQL)
         var ids = Set<ExactString>()
         while try statement.step() { if let id = statement.text(0) { ids.insert(ExactString(id)) } }
         return ids
