@@ -54,7 +54,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         try check(object)
         // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
         // blocking work; two hops — lane, then I/O pool — cost more than the open itself), or none at all on
-        // an event loop (`pointLookup`: a local open is as brief as the lookup; a small object's bytes may
+        // an event loop (as `fetchIfPresent`: a local open is as brief as the lookup; a small object's bytes may
         // even be held with its row). The blob may vanish between the index read and the open when a
         // concurrent overwrite or delete commits in between; then the index is asked again and names the
         // newer state.
@@ -259,31 +259,23 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         guard object.bucket.bytesEqual(bucket) else { throw .bucketNotFound(object.bucket) }
     }
 
+    /// The index row of `object` (nil when absent): in place when the caller is an HTTP event loop running a
+    /// request synchronously and an inline connection is free (no thread hop, and the row from that
+    /// connection's cache when nothing has been committed since it was read; see `InlineReaders`), else on a
+    /// reader lane.
     private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        try await pointLookup(object, ()) { (stored, _) throws(StorageError) -> StoredObject? in stored }
+        if store.inlineReaders.isUsable, let row = store.inlineReaders.fetch(bucket: object.bucket, name: object.name) {
+            return try row.get()
+        }
+        return try await lookUpOnLane(object, ()) { (stored, _) throws(StorageError) -> StoredObject? in stored }
     }
 
-    /// A read-only point lookup: the index row of `object` (nil when absent), then `body` with it (at most one
-    /// local file open). In place when the caller is an HTTP event loop running a request synchronously and an
-    /// inline connection is free (no thread hop, and the row from that connection's cache when nothing has been
-    /// committed since it was read; see `InlineReaders`), else both on one reader lane.
+    /// The index row of `object` read on a reader lane, then `body` with it (at most one local file open) on the
+    /// same lane: the path of a lookup that cannot run in place. Never inlined: the in-place path is the usual
+    /// one, and the lane call's continuation would otherwise enlarge every lookup's task frame.
     ///
     /// `body` gets what it needs as `input` and should capture nothing: a closure without captures has no
-    /// context to allocate, and the in-place path then allocates nothing for the call.
-    private func pointLookup<Input: Sendable, T: Sendable>(
-        _ object: ObjectPath, _ input: Input,
-        _ body: @escaping @Sendable (StoredObject?, Input) throws(StorageError) -> T
-    ) async throws(StorageError) -> T {
-        if store.inlineReaders.isUsable,
-            let row = store.inlineReaders.fetch(bucket: object.bucket, name: object.name)
-        {
-            return try body(try row.get(), input)
-        }
-        return try await lookUpOnLane(object, input, body)
-    }
-
-    /// The reader-lane path of `pointLookup`. Never inlined: the in-place path is the usual one, and the lane
-    /// call's continuation would otherwise enlarge every lookup's task frame.
+    /// context to allocate.
     @inline(never)
     private func lookUpOnLane<Input: Sendable, T: Sendable>(
         _ object: ObjectPath, _ input: Input,

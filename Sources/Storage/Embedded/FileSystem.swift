@@ -85,22 +85,18 @@ enum FileSystem {
     static func readWhole(_ path: String, count: Int) throws(StorageError) -> [UInt8]? {
         guard let fd = try openForReading(path) else { return nil }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: count + 1)
+        // One byte more than expected, to tell a longer file from an exact one.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count + 1, alignment: 1)
+        defer { buffer.deallocate() }
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress! + done, raw.count - done, off_t(done))
-            }
+        while done < buffer.count {
+            let n = try read(
+                fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: Int64(done), path: path)
             if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", path)
-            }
             done += n
         }
         guard done == count else { return nil }
-        bytes.removeLast()
-        return bytes
+        return Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
 
     static func sync(_ fd: Int32, path: String) throws(StorageError) {

@@ -72,13 +72,18 @@ struct IndexRowCache: Sendable {
         entries[key] = Entry(row: row)
     }
 
-    /// Keeps the bytes of the row remembered for `key` (read from the file of that row's blob), when they fit
-    /// under `largestContent` and the budget.
+    /// Whether the bytes of `row` would be kept: no larger than `largestContent`, and within the budget left.
+    /// Asked before reading them.
+    func hasRoom(forContentOf row: StoredObject) -> Bool {
+        let size = row.metadata.size
+        return size <= Int64(Self.largestContent) && Int64(contentBytes) + size <= Int64(contentBudget)
+    }
+
+    /// Keeps the bytes of the row remembered for `key` (read from the file of that row's blob), when they are
+    /// that row's size and it `hasRoom(forContentOf:)` them.
     mutating func remember(content: [UInt8], for key: Key, readAt version: WALIndexVersion) {
-        guard self.version == version, content.count <= Self.largestContent,
-            contentBytes + content.count <= contentBudget,
-            let entry = entries[key], entry.content == nil, let row = entry.row,
-            row.metadata.size == Int64(content.count)
+        guard self.version == version, let entry = entries[key], entry.content == nil, let row = entry.row,
+            row.metadata.size == Int64(content.count), hasRoom(forContentOf: row)
         else { return }
         entries[key]!.content = content
         contentBytes += content.count

@@ -95,10 +95,7 @@ final class InlineReaders: Sendable {
                 entry = IndexRowCache.Entry(row: try ObjectIndex.fetch(db, bucket: bucket, name: name))
                 if let version { cache.remember(entry.row, for: key, readAt: version) }
             }
-            if let load, let version, entry.content == nil, let row = entry.row,
-                row.metadata.size <= Int64(IndexRowCache.largestContent),
-                cache.contentBytes + Int(row.metadata.size) <= cache.contentBudget
-            {
+            if let load, let version, entry.content == nil, let row = entry.row, cache.hasRoom(forContentOf: row) {
                 entry.content = try load(row)
                 if let content = entry.content { cache.remember(content: content, for: key, readAt: version) }
             }
