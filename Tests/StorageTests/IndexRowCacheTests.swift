@@ -166,7 +166,10 @@ import Testing
         guard stat(path, &status) == 0 else { throw POSIXError(.ENOENT) }
         let inode = "\(status.st_ino)"
         let pid = "\(getpid())"
-        let text = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        // Read to the end: `String(contentsOfFile:)` stops after the first 4 KiB of a procfs file, and a process
+        // running many tests at once holds more locks than that.
+        let data = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/locks")).readToEnd() ?? Data()
+        let text = String(decoding: data, as: UTF8.self)
         return text.split(separator: "\n").compactMap { line -> String? in
             let fields = line.split(separator: " ")
             guard fields.count >= 8, fields[1] == "POSIX", fields[4] == pid,
