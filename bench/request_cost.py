@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -42,13 +41,6 @@ def build_shim(workdir: Path) -> Path:
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "bench" / "alloc_count.c")],
                    check=True)
     return shim
-
-
-def requests_served(out: str) -> int:
-    match = re.search(r"(\d+) requests in", out)
-    if not match:
-        raise RuntimeError(f"wrk output not understood:\n{out}")
-    return int(match[1])
 
 
 class Gateway:
@@ -92,18 +84,15 @@ class Gateway:
 
     def run(self, scenario: str, seconds: int, allocations: bool) -> tuple[float, float | None, float]:
         pid = self.server.process.pid
-        command = ["wrk", "-t2", "-c64", f"-d{seconds}s", "-H", f"Authorization: {self.auth['Authorization']}",
-                   self.url(scenario)]
         allocated = self.allocation_count() if allocations else 0
         cpu = bench.cpu_seconds(pid)
-        out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60).stdout
+        result = bench.wrk(self.url(scenario), seconds, headers=self.auth)
         cpu = bench.cpu_seconds(pid) - cpu
         allocated = self.allocation_count() - allocated if allocations else 0
-        served = requests_served(out)
-        if "Non-2xx" in out:
-            raise RuntimeError(f"{self.label} {scenario}: errors\n{out}")
-        rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
-        return cpu / served * 1e6, (allocated / served if allocations else None), rate
+        if result.non_2xx or result.errors:
+            raise RuntimeError(f"{self.label} {scenario}: {result.non_2xx} non-2xx, {result.errors} socket errors")
+        served = result.requests
+        return cpu / served * 1e6, (allocated / served if allocations else None), result.requests_per_second
 
 
 def main() -> int:
