@@ -213,6 +213,49 @@ import Testing
         #expect(busy.kind == .lingering)
     }
 
+    /// A buffered response waits for the end of the loop's batch (the client is woken once for the batch's
+    /// responses, not once per response); meanwhile the connection keeps its registration.
+    @Test func bufferedResponseIsSentAtTheEndOfTheBatch() {
+        let embedded = EmbeddedConnection(responder: Self.ok)
+        let interest = embedded.connection.registration.applied
+        embedded.write("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        embedded.loop.runBatch()
+        #expect(embedded.kind == .exchanging)
+        #expect(embedded.loop.held.count == 1)
+        #expect(embedded.connection.registration.applied == interest)
+        #expect(embedded.output().isEmpty)
+
+        embedded.loop.sendHeld()
+        #expect(embedded.output().hasSuffix("/a"))
+        #expect(embedded.kind == .readingHead)
+        #expect(embedded.loop.held.isEmpty)
+    }
+
+    /// Pipelined requests of one batch: each response is held in turn and all leave at the batch's end, in order.
+    @Test func pipelinedResponsesOfOneBatchLeaveInOrderAtItsEnd() {
+        let embedded = EmbeddedConnection(responder: Self.ok)
+        embedded.write("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+        embedded.loop.runBatch()
+        #expect(embedded.output().isEmpty)
+        embedded.loop.sendHeld()
+        let text = embedded.output()
+        #expect(text.split(separator: "HTTP/1.1 200 OK\r\n").map { String($0.suffix(2)) } == ["/a", "/b", "/c"])
+        #expect(embedded.kind == .readingHead)
+    }
+
+    /// A connection aborted while its response is held sends none of it.
+    @Test func connectionAbortedWhileItsResponseIsHeldSendsNothing() {
+        let embedded = EmbeddedConnection(responder: Self.ok)
+        embedded.write("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        embedded.loop.runBatch()
+        embedded.connection.abort()
+        embedded.loop.sendHeld()
+        embedded.loop.run()
+        #expect(embedded.kind == .closed)
+        #expect(embedded.output().isEmpty)
+        #expect(embedded.peerClosed())
+    }
+
     /// A peer that half-closes while idle is closed without waiting for any timeout.
     @Test func peerClosingWhileIdleClosesAtOnce() {
         let embedded = EmbeddedConnection(responder: Self.ok)

@@ -69,6 +69,9 @@ final class Exchange: @unchecked Sendable {
     var reuse: Reuse
     /// Response bytes not yet in the kernel, and since when the socket refuses them.
     var output = SendBuffer()
+    /// The response's bytes were held for the end of a loop batch once (`HTTPConnection.held`); from then on
+    /// they are sent as soon as they are ready.
+    var wasHeld = false
 
     // The summary, reported once when the exchange ends either way.
     var status = 0

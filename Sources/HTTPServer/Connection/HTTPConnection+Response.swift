@@ -171,6 +171,11 @@ extension HTTPConnection {
         while true {
             guard case .exchanging(let current) = state, current === exchange else { return }
             if !exchange.output.isEmpty {
+                // A response ready in full waits for the end of the loop's batch (see `HTTPConnection`).
+                if !exchange.wasHeld, case .sending(.buffered) = exchange.response, loop.sendAtEndOfBatch(self) {
+                    held = exchange
+                    return
+                }
                 reportBuffered(exchange.output.pendingCount)
                 switch send(&exchange.output, counting: exchange) {
                 case .flushed: break

@@ -20,6 +20,13 @@ import Darwin
 /// written at once, otherwise it is handed back with `loop.execute` when ready. Streamed response chunks are
 /// pulled the same way, and each request body `next` hops onto the loop and is answered from there, so
 /// neither side ever runs ahead of the other.
+///
+/// A response whose bytes are all in user space (a head and a small body: most responses) is not sent the
+/// moment it is ready but at the end of the loop's batch (`EventLoop.sendAtEndOfBatch`), together with the
+/// other responses the batch produced. Each `send` to an idle client wakes the client's thread; sent one by one
+/// between requests, every response is a wake-up (and on a busy machine a preemption of the loop thread), while
+/// sent together they are taken in one. The wait is the rest of the batch — the time the loop takes to answer
+/// the requests that arrived with this one.
 final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     let descriptor: Int32
     let context: ServerCore
@@ -31,6 +38,9 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     private(set) var state: ConnectionState = .readingHead(HeadReading(wait: .firstHead, deadline: .max))
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     private var accountedBufferedBytes = 0
+    /// The exchange whose buffered response waits for the end of the loop's batch (`sendAtEndOfBatch`). While
+    /// it is set, `settle` leaves the registration alone: the send at the batch's end settles again.
+    var held: Exchange?
 
     init(fd: Int32, remoteAddress: String, context: ServerCore, loop: any EventLoop) {
         descriptor = fd
@@ -96,6 +106,16 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     }
 
     /// Called by the loop once it no longer watches the descriptor: close it and leave the server's registry.
+    /// The loop's batch is over: the held response goes out now (and the connection moves on with its next
+    /// request, which may be held again for the same batch's end).
+    func sendHeldOutput() {
+        guard let exchange = held else { return }
+        held = nil
+        exchange.wasHeld = true
+        pumpResponse(exchange)
+        settle()
+    }
+
     func descriptorReleased() {
         Posix.close(descriptor)
         context.connectionClosed(self)
@@ -107,6 +127,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         while case .readingHead = state, !input.isEmpty || input.endOfInput {
             processOneHead()
         }
+        if held != nil { return }
         let interest = state.interest(endOfInput: input.endOfInput)
         if interest != registration.applied, state.kind != .closed { loop.setInterest(interest, for: self) }
         let deadline = state.nextDeadline

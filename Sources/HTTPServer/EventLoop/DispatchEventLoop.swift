@@ -49,6 +49,8 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
 
     /// A serial queue has no turns of its own: the job is queued behind every block already on the queue, so
     /// what those blocks add before it runs is handled with it.
+    func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool { false }
+
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void) {
         queue.async(execute: job)
     }

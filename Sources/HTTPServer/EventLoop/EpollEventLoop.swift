@@ -20,6 +20,10 @@ import PortcullisCore
 /// the loop turn, never in the middle of one: events of the same `epoll_wait` batch then cannot reach a new
 /// channel that reused the descriptor number.
 ///
+/// Held output: connections hand the responses a batch produced to `sendAtEndOfBatch`, and they are sent when
+/// the batch's readiness (or a run of handed-over jobs) is handled — one wake-up of a client thread for the
+/// batch instead of one per response (bench/NOTES.md, "Held output", has what it saves).
+///
 /// Deadlines: `epoll_wait` sleeps until the earliest deadline any channel registered; a sweep lets each
 /// channel check its own. Sweeps are at least `coalescing` apart, so a burst of deadlines costs a few
 /// sweeps, not one per connection.
@@ -46,6 +50,8 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     private let coalescing: UInt64
     /// Jobs for the end of the current turn (`atEndOfTurn`).
     private var turnEnd: [@Sendable () -> Void] = []
+    /// Channels whose output waits for the end of the batch (`sendAtEndOfBatch`).
+    private var held: [any EventLoopChannel] = []
 
     private let name: String
     let shard: LoopShard?
@@ -127,6 +133,23 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         turnEnd.append(job)
     }
 
+    func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool {
+        held.append(channel)
+        return true
+    }
+
+    /// Calls every channel that held output for this batch; one that holds again meanwhile (its next pipelined
+    /// response) is called again in the same pass.
+    private func sendHeld() {
+        guard !held.isEmpty else { return }
+        var index = 0
+        while index < held.count {
+            held[index].sendHeldOutput()
+            index += 1
+        }
+        held.removeAll(keepingCapacity: true)
+    }
+
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
         pc_name_current_thread(name)
@@ -135,6 +158,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         var jobs: [@Sendable () -> Void] = []
         while true {
             runJobs(&jobs)
+            sendHeld()
             finishReleasing()
             runTurnEnd()
             let block = inbox.withLock { inbox -> Bool in
@@ -154,6 +178,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
                     channel.handleReadiness(Self.readiness(event.events))
                 }
             }
+            sendHeld()
             if firesAt != .max && MonotonicClock.nanoseconds() >= firesAt { sweep() }
         }
     }

@@ -85,6 +85,12 @@ protocol EventLoopChannel: AnyObject, Sendable {
     /// it here (the epoll driver relies on the close to drop it from its set); a number reused after this
     /// cannot reach a stale watch.
     func descriptorReleased()
+    /// The loop's batch of readiness and jobs is over: send what was held back for it (`sendAtEndOfBatch`).
+    func sendHeldOutput()
+}
+
+extension EventLoopChannel {
+    func sendHeldOutput() {}
 }
 
 /// The seam between the HTTP layer and a readiness mechanism: one loop is one thread of execution that runs
@@ -101,6 +107,8 @@ protocol EventLoopChannel: AnyObject, Sendable {
 /// - **One deadline sweep per loop.** A channel reports its earliest deadline with `deadlineChanged`; when it
 ///   passes, the loop calls `checkDeadlines` on every channel (sweeps are at least a few milliseconds apart,
 ///   so a deadline may be met that late).
+/// - **Held output.** A channel may hold what it has to send until the end of the loop's current batch
+///   (`sendAtEndOfBatch`): a driver that says yes calls it back before it runs anything else.
 /// - **In-place lookups.** The loop is an `InPlaceLookupPermit` covering its own thread: code it runs
 ///   synchronously may make the brief, bounded calls DESIGN §3 allows (see `InPlaceLookup`).
 protocol EventLoop: InPlaceLookupPermit {
@@ -121,6 +129,10 @@ protocol EventLoop: InPlaceLookupPermit {
     /// Runs `job` on the loop once the work of its current turn is done, before the loop waits for more: the
     /// place to write out what the turn's exchanges buffered (the access log). Call on the loop.
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void)
+    /// Asks the loop to call `channel.sendHeldOutput()` once the current batch — one `epoll_wait`'s readiness,
+    /// or the jobs handed over since the last — is handled, before anything else runs. False when the driver
+    /// has no batches (Dispatch: each readiness is its own callback), and the channel sends at once.
+    func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool
 }
 
 /// The deadline sweep of both drivers: every channel acts on what has expired and reports its next deadline.

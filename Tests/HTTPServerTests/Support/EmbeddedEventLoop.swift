@@ -35,6 +35,13 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
     func deadlineChanged(_ deadline: UInt64) { earliestDeadline = min(earliestDeadline, deadline) }
     let shard: LoopShard? = nil
     private var turnEnd: [@Sendable () -> Void] = []
+    /// Channels whose output waits for the end of the batch, as on the epoll driver.
+    private(set) var held: [any EventLoopChannel] = []
+    func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool {
+        held.append(channel)
+        return true
+    }
+
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void) { turnEnd.append(job) }
 
     /// Moves the clock to `time` and lets every channel act on the deadlines that passed, then `run()`s.
@@ -47,23 +54,14 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
 
     func advance(by nanoseconds: UInt64) { advance(to: now() &+ nanoseconds) }
 
-    /// Runs queued jobs and delivers the readiness `poll(2)` reports (level-triggered, as the real drivers do)
-    /// until nothing more happens; then releases deregistered channels, as a loop does at the end of a turn.
+    /// Runs queued jobs and delivers the readiness `poll(2)` reports (level-triggered, as the real drivers do),
+    /// each batch followed by the output held for it, until nothing more happens; then releases deregistered
+    /// channels, as a loop does at the end of a turn.
     func run() {
         for _ in 0..<10_000 {
-            let pending = jobs.withLock { jobs -> [@Sendable () -> Void] in
-                defer { jobs.removeAll() }
-                return jobs
-            }
-            for job in pending { job() }
-            var delivered = false
-            for channel in Array(channels.values) where !channel.registration.applied.isEmpty {
-                let readiness = Self.poll(channel.descriptor, channel.registration.applied)
-                guard !readiness.isEmpty else { continue }
-                channel.handleReadiness(readiness)
-                delivered = true
-            }
-            if pending.isEmpty && !delivered { break }
+            let progressed = runBatch()
+            sendHeld()
+            if !progressed { break }
         }
         let done = released
         released.removeAll()
@@ -71,6 +69,35 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
         let ends = turnEnd
         turnEnd.removeAll()
         for job in ends { job() }
+    }
+
+    /// One batch without its end: the queued jobs, then one pass of readiness. Output a channel held for the
+    /// end of the batch stays held until `sendHeld()`. Returns whether anything ran.
+    @discardableResult
+    func runBatch() -> Bool {
+        let pending = jobs.withLock { jobs -> [@Sendable () -> Void] in
+            defer { jobs.removeAll() }
+            return jobs
+        }
+        for job in pending { job() }
+        var delivered = false
+        for channel in Array(channels.values) where !channel.registration.applied.isEmpty {
+            let readiness = Self.poll(channel.descriptor, channel.registration.applied)
+            guard !readiness.isEmpty else { continue }
+            channel.handleReadiness(readiness)
+            delivered = true
+        }
+        return !pending.isEmpty || delivered
+    }
+
+    /// The end of a batch: every channel that held output sends it (those that hold again meanwhile too).
+    func sendHeld() {
+        var index = 0
+        while index < held.count {
+            held[index].sendHeldOutput()
+            index += 1
+        }
+        held.removeAll()
     }
 
     private static func poll(_ fd: Int32, _ interest: IOInterest) -> Readiness {
@@ -117,10 +144,15 @@ final class EmbeddedConnection {
 
     /// Writes `text` to the connection and lets the loop react.
     func send(_ text: String) {
+        write(text)
+        loop.run()
+    }
+
+    /// Writes `text` to the connection without letting the loop run.
+    func write(_ text: String) {
         let bytes = Array(text.utf8)
         let n = bytes.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         precondition(n == bytes.count, "the socket pair took \(n) of \(bytes.count) bytes")
-        loop.run()
     }
 
     /// Everything the connection has sent so far (drained from the socket), as text.
