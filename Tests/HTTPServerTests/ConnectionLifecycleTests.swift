@@ -234,7 +234,8 @@ import Testing
     /// Pipelined requests of one batch: each response is held in turn and all leave at the batch's end, in order.
     @Test func pipelinedResponsesOfOneBatchLeaveInOrderAtItsEnd() {
         let embedded = EmbeddedConnection(responder: Self.ok)
-        embedded.write("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+        embedded.write(
+            "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
         embedded.loop.runBatch()
         #expect(embedded.output().isEmpty)
         embedded.loop.sendHeld()
