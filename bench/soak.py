@@ -7,9 +7,9 @@ set of objects, measures the maximum rate of the traffic mix for a short probe, 
 4 KiB downloads, list pages, small uploads, resumable uploads (start, two 256 KiB chunks, finalize), PATCHes,
 DELETEs, and clients that hang up in the middle of an upload body (half of them with a TCP reset).
 
-Every minute it records the gateway's RSS and open descriptors (/proc), p50/p99 latency, requests and errors
-into bench/results/soak-<time>.json and redraws bench/results/soak-<time>.png (matplotlib). At the end it prints
-the pass criteria and exits 1 when one fails:
+Every minute it records the gateway's RSS, open descriptors and CPU time (/proc), the host's steal time, p50/p99
+latency, requests and errors into bench/results/soak-<time>.json and redraws bench/results/soak-<time>.png
+(matplotlib). At the end it prints the pass criteria and exits 1 when one fails:
   * no 5xx response;
   * RSS drift < 5 % between minute 5 (the middle minute of a run shorter than 10 minutes: the first minutes are
     warm-up, RSS grows while caches and allocator arenas fill) and the last minute;
@@ -239,6 +239,19 @@ def open_descriptors(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of every thread of `pid` (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def host_cpu_ticks() -> tuple[int, int]:
+    """(all ticks, steal ticks) of the machine's `cpu` line in /proc/stat: steal is time the hypervisor ran
+    someone else while this machine had work — a minute that slows with steal slowed for the host's reasons."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(values[:8]), values[7]
+
+
 def seed_objects(gateway: Portcullis, token: str) -> None:
     client = Client(gateway.port, token, random.Random(0))
     body = os.urandom(4096)
@@ -353,9 +366,14 @@ def main() -> int:
                     buckets.setdefault(int((record[0] - started) // 60), []).append(record)
 
         def sampler() -> None:
+            cpu_before, (ticks_before, steal_before) = process_cpu_seconds(pid), host_cpu_ticks()
             for minute in range(1, int(args.minutes) + 1):
                 time.sleep(max(0.0, started + 60 * minute - time.time()))
                 rss, fds = proc_status(pid, "VmRSS"), open_descriptors(pid)
+                cpu_now, (ticks_now, steal_now) = process_cpu_seconds(pid), host_cpu_ticks()
+                gateway_cpu = cpu_now - cpu_before
+                steal = (steal_now - steal_before) / max(1, ticks_now - ticks_before)
+                cpu_before, ticks_before, steal_before = cpu_now, ticks_now, steal_now
                 time.sleep(2)  # records of the minute's last second arrive once a second
                 with lock:
                     records = buckets.pop(minute - 1, [])
@@ -364,6 +382,9 @@ def main() -> int:
                 entry = {"minute": minute, "rss_mib": rss / 2**20, "open_fds": fds,
                          "threads": proc_status(pid, "Threads"), "requests": len(records),
                          "requests_per_second": len(records) / 60,
+                         "gateway_cpu_cores": gateway_cpu / 60,
+                         "gateway_cpu_us_per_request": gateway_cpu * 1e6 / max(1, len(records)),
+                         "host_steal_fraction": steal,
                          "p50_ms": percentile(latencies, 0.50), "p99_ms": percentile(latencies, 0.99),
                          "status_2xx": sum(1 for s in statuses if 200 <= s < 300),
                          "status_4xx": sum(1 for s in statuses if 400 <= s < 500),
@@ -381,7 +402,8 @@ def main() -> int:
                                         f"({args.load:.0%} of {maximum:,.0f})")
                 log(f"minute {minute}: RSS {entry['rss_mib']:.1f} MiB, {fds} fds, {entry['requests_per_second']:,.0f} "
                     f"ops/s, p50 {entry['p50_ms']:.2f} ms, p99 {entry['p99_ms']:.2f} ms, 4xx {entry['status_4xx']}, "
-                    f"5xx {entry['status_5xx']}, client errors {entry['client_errors']}")
+                    f"5xx {entry['status_5xx']}, client errors {entry['client_errors']}, gateway CPU "
+                    f"{entry['gateway_cpu_us_per_request']:.0f} µs/op, host steal {steal:.1%}")
 
         sampling = threading.Thread(target=sampler, daemon=True)
         sampling.start()
