@@ -43,7 +43,7 @@ import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import BUCKET, ROOT, KeySet, Portcullis, log, proc_status  # noqa: E402
+from bench import BUCKET, ROOT, KeySet, Portcullis, cpu_seconds, log, proc_status  # noqa: E402
 
 STABLE = 200      # objects only read (never deleted)
 CHURN = 200       # objects uploaded over, patched and deleted
@@ -239,12 +239,6 @@ def open_descriptors(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """utime + stime of every thread of `pid` (/proc/PID/stat fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def host_cpu_ticks() -> tuple[int, int]:
     """(all ticks, steal ticks) of the machine's `cpu` line in /proc/stat: steal is time the hypervisor ran
     someone else while this machine had work — a minute that slows with steal slowed for the host's reasons."""
@@ -366,11 +360,11 @@ def main() -> int:
                     buckets.setdefault(int((record[0] - started) // 60), []).append(record)
 
         def sampler() -> None:
-            cpu_before, (ticks_before, steal_before) = process_cpu_seconds(pid), host_cpu_ticks()
+            cpu_before, (ticks_before, steal_before) = cpu_seconds(pid), host_cpu_ticks()
             for minute in range(1, int(args.minutes) + 1):
                 time.sleep(max(0.0, started + 60 * minute - time.time()))
                 rss, fds = proc_status(pid, "VmRSS"), open_descriptors(pid)
-                cpu_now, (ticks_now, steal_now) = process_cpu_seconds(pid), host_cpu_ticks()
+                cpu_now, (ticks_now, steal_now) = cpu_seconds(pid), host_cpu_ticks()
                 gateway_cpu = cpu_now - cpu_before
                 steal = (steal_now - steal_before) / max(1, ticks_now - ticks_before)
                 cpu_before, ticks_before, steal_before = cpu_now, ticks_now, steal_now

@@ -228,7 +228,7 @@ import Testing
         embedded.loop.sendHeld()
         #expect(embedded.output().hasSuffix("/a"))
         #expect(embedded.kind == .readingHead)
-        #expect(embedded.loop.held.isEmpty)
+        #expect(embedded.loop.held.count == 0)
     }
 
     /// Pipelined requests of one batch: each response is held in turn and all leave at the batch's end, in order.

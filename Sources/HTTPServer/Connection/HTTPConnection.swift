@@ -105,7 +105,6 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         return state.nextDeadline
     }
 
-    /// Called by the loop once it no longer watches the descriptor: close it and leave the server's registry.
     /// The loop's batch is over: the held response goes out now (and the connection moves on with its next
     /// request, which may be held again for the same batch's end).
     func sendHeldOutput() {
@@ -116,6 +115,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         settle()
     }
 
+    /// Called by the loop once it no longer watches the descriptor: close it and leave the server's registry.
     func descriptorReleased() {
         Posix.close(descriptor)
         context.connectionClosed(self)

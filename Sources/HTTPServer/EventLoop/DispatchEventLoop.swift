@@ -47,10 +47,11 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
 
     func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
-    /// A serial queue has no turns of its own: the job is queued behind every block already on the queue, so
-    /// what those blocks add before it runs is handled with it.
+    /// Each readiness is its own block on the queue: there is no batch to hold output for.
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool { false }
 
+    /// A serial queue has no turns of its own: the job is queued behind every block already on the queue, so
+    /// what those blocks add before it runs is handled with it.
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void) {
         queue.async(execute: job)
     }

@@ -51,7 +51,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     /// Jobs for the end of the current turn (`atEndOfTurn`).
     private var turnEnd: [@Sendable () -> Void] = []
     /// Channels whose output waits for the end of the batch (`sendAtEndOfBatch`).
-    private var held: [any EventLoopChannel] = []
+    private let held = HeldOutput()
 
     private let name: String
     let shard: LoopShard?
@@ -134,20 +134,8 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
     }
 
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool {
-        held.append(channel)
+        held.add(channel)
         return true
-    }
-
-    /// Calls every channel that held output for this batch; one that holds again meanwhile (its next pipelined
-    /// response) is called again in the same pass.
-    private func sendHeld() {
-        guard !held.isEmpty else { return }
-        var index = 0
-        while index < held.count {
-            held[index].sendHeldOutput()
-            index += 1
-        }
-        held.removeAll(keepingCapacity: true)
     }
 
     private func run() {
@@ -158,7 +146,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         var jobs: [@Sendable () -> Void] = []
         while true {
             runJobs(&jobs)
-            sendHeld()
+            held.sendAll()
             finishReleasing()
             runTurnEnd()
             let block = inbox.withLock { inbox -> Bool in
@@ -178,7 +166,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
                     channel.handleReadiness(Self.readiness(event.events))
                 }
             }
-            sendHeld()
+            held.sendAll()
             if firesAt != .max && MonotonicClock.nanoseconds() >= firesAt { sweep() }
         }
     }

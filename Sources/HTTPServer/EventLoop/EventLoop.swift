@@ -135,6 +135,30 @@ protocol EventLoop: InPlaceLookupPermit {
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool
 }
 
+/// The channels that held output for the end of a loop's batch (`sendAtEndOfBatch`), kept by the loop. Shared by
+/// the drivers that batch, so each ends a batch the same way. Confined to its loop.
+final class HeldOutput {
+    private var channels: [any EventLoopChannel] = []
+
+    var count: Int { channels.count }
+
+    func add(_ channel: any EventLoopChannel) {
+        channels.append(channel)
+    }
+
+    /// Calls every channel that held output; one that holds again meanwhile (its next pipelined response) is
+    /// called again in the same pass.
+    func sendAll() {
+        guard !channels.isEmpty else { return }
+        var index = 0
+        while index < channels.count {
+            channels[index].sendHeldOutput()
+            index += 1
+        }
+        channels.removeAll(keepingCapacity: true)
+    }
+}
+
 /// The deadline sweep of both drivers: every channel acts on what has expired and reports its next deadline.
 enum DeadlineSweep {
     /// Runs `checkDeadlines(now:)` on every channel of `channels` — a snapshot, so a channel that closes while

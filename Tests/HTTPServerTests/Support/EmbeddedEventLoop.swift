@@ -36,9 +36,9 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
     let shard: LoopShard? = nil
     private var turnEnd: [@Sendable () -> Void] = []
     /// Channels whose output waits for the end of the batch, as on the epoll driver.
-    private(set) var held: [any EventLoopChannel] = []
+    let held = HeldOutput()
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool {
-        held.append(channel)
+        held.add(channel)
         return true
     }
 
@@ -91,14 +91,7 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
     }
 
     /// The end of a batch: every channel that held output sends it (those that hold again meanwhile too).
-    func sendHeld() {
-        var index = 0
-        while index < held.count {
-            held[index].sendHeldOutput()
-            index += 1
-        }
-        held.removeAll()
-    }
+    func sendHeld() { held.sendAll() }
 
     private static func poll(_ fd: Int32, _ interest: IOInterest) -> Readiness {
         var entry = pollfd(fd: fd, events: 0, revents: 0)
