@@ -70,15 +70,42 @@ import Testing
         #expect(try await patch(h, "q.txt", big).status == 413)
     }
 
-    @Test func firebaseStorageDownloadTokensMergeIntoTokens() async throws {
+    @Test func firebaseStorageDownloadTokensMergeIntoTokensForTheAdmin() async throws {
         let h = try V0Harness()
         let m = try await h.put("t.txt", Array("x".utf8))
         let original = try #require(m["downloadTokens"]?.stringValue)
-        let r = try await patch(h, "t.txt", #"{"metadata":{"firebaseStorageDownloadTokens":"tok-a, tok-b","k":"v"}}"#)
+        let body = #"{"metadata":{"firebaseStorageDownloadTokens":"tok-a, tok-b","k":"v"}}"#
+        let r = try await h.send(
+            "PATCH", V0Harness.objectPath("t.txt"), body: Array(body.utf8), principal: operatorAdmin)
         #expect(r.json?["downloadTokens"] == .string("\(original),tok-a,tok-b"))
         #expect(r.json?["metadata"] == .object(["k": .string("v")]))
         let download = try await h.send("GET", V0Harness.objectPath("t.txt") + "?alt=media&token=tok-b")
         #expect(download.status == 200)
+    }
+
+    @Test func anEndUsersPatchNeverSetsTokens() async throws {
+        let h = try V0Harness()
+        let m = try await h.put("t.txt", Array("x".utf8))
+        let original = try #require(m["downloadTokens"]?.stringValue)
+        // The token key in the patch is ignored; so is a spelling that differs only in letter case (S3 folds
+        // metadata keys to lower case, where it would become the token list).
+        let body =
+            #"{"metadata":{"firebaseStorageDownloadTokens":"tok-a","#
+            + #""FirebaseStorageDownloadTokens":"tok-b","k":"v"}}"#
+        let r = try await patch(h, "t.txt", body)
+        #expect(r.status == 200)
+        #expect(r.json?["downloadTokens"] == .string(original))
+        #expect(r.json?["metadata"] == .object(["k": .string("v")]))
+        // Judged where only a token opens the object: the one that was planted does not.
+        let locked = h.sibling(rules: DenyAllRules())
+        for token in ["tok-a", "tok-b"] {
+            let download = try await h.send(
+                "GET", V0Harness.objectPath("t.txt") + "?alt=media&token=\(token)", api: locked)
+            #expect(download.status == 403)
+        }
+        let minted = try await h.send(
+            "GET", V0Harness.objectPath("t.txt") + "?alt=media&token=\(original)", api: locked)
+        #expect(minted.status == 200)
     }
 
     @Test func deleteIs204ThenGone() async throws {

@@ -185,6 +185,7 @@ func respond(
 }
 
 let alice = Principal(uid: "alice", claims: ["sub": .string("alice"), "email": .string("a@example.com")])
+let operatorAdmin = Principal(uid: "admin", claims: [:], isAdmin: true)
 
 func randomBytes(_ count: Int) -> [UInt8] {
     var g = SystemRandomNumberGenerator()

@@ -148,14 +148,23 @@ func multipartBody(boundary: String, json: String, contentType: String, data: [U
         #expect(try await h.send("POST", Self.base + "?name=fresh.txt&ifGenerationMatch=0", body: [1]).status == 200)
     }
 
-    @Test func uploadedTokensFromCustomMetadataAreUsed() async throws {
+    @Test func onlyTheAdminChoosesTokensInUploadMetadata() async throws {
         let h = try V0Harness()
         let json = #"{"metadata":{"firebaseStorageDownloadTokens":"my-token"}}"#
         let body = multipartBody(boundary: "TT", json: json, contentType: "text/plain", data: [1])
-        let r = try await h.send(
-            "POST", Self.base + "?name=tok.txt",
-            headers: [("Content-Type", "multipart/related; boundary=TT")], body: body)
-        #expect(r.json?["downloadTokens"] == .string("my-token"))
-        #expect(r.json?["metadata"] == nil)
+        let headers = [("Content-Type", "multipart/related; boundary=TT")]
+        let admin = try await h.send(
+            "POST", Self.base + "?name=tok.txt", headers: headers, body: body, principal: operatorAdmin)
+        #expect(admin.json?["downloadTokens"] == .string("my-token"))
+        #expect(admin.json?["metadata"] == nil)
+        // An end user's choice is ignored: the server mints the token, so nobody can plant one.
+        let user = try await h.send("POST", Self.base + "?name=mine.txt", headers: headers, body: body)
+        let minted = try #require(user.json?["downloadTokens"]?.stringValue)
+        #expect(minted != "my-token")
+        #expect(user.json?["metadata"] == nil)
+        let locked = h.sibling(rules: DenyAllRules())
+        let planted = try await h.send(
+            "GET", V0Harness.objectPath("mine.txt") + "?alt=media&token=my-token", api: locked)
+        #expect(planted.status == 403)
     }
 }

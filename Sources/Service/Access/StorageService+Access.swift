@@ -45,7 +45,11 @@ extension StorageService {
     func authorizeRead(_ object: ObjectPath, caller: Caller, current: ObjectMetadata?, _ context: RequestContext)
         throws(ServiceError) -> ReadGrant
     {
-        if try openSignature(caller, .read, object, context) { return .signedURL }
+        if let signed = try openSignature(caller, .read, object, context) {
+            // Issued for one generation: anything else under the name is not what the URL shares.
+            guard let current, current.generation == signed.generation else { throw .notFound() }
+            return .signedURL
+        }
         if let token = caller.downloadToken, let current, current.downloadTokens.containsBytes(token) {
             context.decision = .token
             return .downloadToken
@@ -54,14 +58,16 @@ extension StorageService {
         return .rules
     }
 
-    /// Whether the caller presented a signed URL granting `method` on `object`. A present but invalid one is an
-    /// error, never a fallback to the rules: 400 when malformed, 403 otherwise.
+    /// The signed URL the caller presented granting `method` on `object` (nil: none presented). A present but
+    /// invalid one is an error, never a fallback to the rules: 400 when malformed, 403 otherwise. The caller
+    /// checks the grant's generation against the object it finds.
     func openSignature(_ caller: Caller, _ method: SignedMethod, _ object: ObjectPath, _ context: RequestContext)
-        throws(ServiceError) -> Bool
+        throws(ServiceError) -> SignedURLGrant?
     {
-        guard let token = caller.signature else { return false }
+        guard let token = caller.signature else { return nil }
+        let grant: SignedURLGrant
         do {
-            _ = try SignedURLGrant.open(sealer, token: token, method: method, object: object, now: .now())
+            grant = try SignedURLGrant.open(sealer, token: token, method: method, object: object, now: .now())
         } catch .malformed {
             throw .badRequest("The signature parameter is malformed.")
         } catch .expired {
@@ -70,7 +76,7 @@ extension StorageService {
             throw .forbidden("The signed URL is not valid for this request.")
         }
         context.decision = .token
-        return true
+        return grant
     }
 
     /// Explains how the rules in force decide `request` (the rules playground): which `match` and condition

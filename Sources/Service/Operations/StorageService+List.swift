@@ -45,8 +45,9 @@ extension StorageService {
             endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
             matchGlob: glob, firebaseView: query.firebaseView,
             includeMetadata: query.includeMetadata)
-        let page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request)
+        var page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request)
         }
+        if !caller.isAdmin { page = listable(page, query, principal: caller.principal) }
         var objects: [ObjectMetadata?] = []
         if query.includeMetadata {
             let now = Timestamp.now()
@@ -63,6 +64,48 @@ extension StorageService {
         return ListResult(
             items: page.items, prefixes: page.prefixes, objects: objects,
             nextPageToken: page.nextCursor.map { ListCursor(binding: binding, cursor: $0).seal(sealer) })
+    }
+
+    /// The entries of `page` the caller may see: each name and prefix only if rules `list` allows the folder
+    /// that holds it. A listing without `/` as its delimiter (recursive, another delimiter, a glob reaching
+    /// below) returns names from folders under the one judged at the start; each such folder is judged once
+    /// per page, and what it denies is left out — the page may then hold fewer entries than asked, and its
+    /// next page token still continues the scan. A Firebase listing (`/` as delimiter) holds only entries of
+    /// the folder already judged, and costs nothing more. These judgments are not counted as decisions: the
+    /// request's decision is its first `list`.
+    func listable(_ page: ListPage, _ query: ListQuery, principal: Principal?) -> ListPage {
+        let judged = ExactString(Self.folder(of: query.prefix))
+        var verdicts: [ExactString: Bool] = [judged: true]
+        let now = Timestamp.now()
+        func allowed(_ folder: String) -> Bool {
+            let key = ExactString(folder)
+            if let known = verdicts[key] { return known }
+            let verdict = judge(
+                RulesRequest(
+                    method: .list, bucket: query.bucket, path: folder, auth: principal, time: now, resource: nil,
+                    delimiter: query.delimiter)
+            ).allowed
+            verdicts[key] = verdict
+            return verdict
+        }
+        var filtered = page
+        var kept: [Int] = []
+        for (index, name) in page.items.enumerated() where allowed(Self.folder(of: name)) { kept.append(index) }
+        if kept.count != page.items.count {
+            filtered.items = kept.map { page.items[$0] }
+            if !page.objects.isEmpty { filtered.objects = kept.map { page.objects[$0] } }
+        }
+        filtered.prefixes = page.prefixes.filter { allowed(Self.folder(holding: $0, delimiter: query.delimiter)) }
+        return filtered
+    }
+
+    /// The folder a listed prefix belongs to: the prefix without its trailing delimiter, up to its last `/`
+    /// (`users/alice/` with `/` → `users`; `users/alice/a.` with `.` → `users/alice`).
+    static func folder(holding prefix: String, delimiter: String?) -> String {
+        guard let delimiter, !delimiter.isEmpty, prefix.bytesHasSuffix(delimiter) else { return folder(of: prefix) }
+        let utf8 = prefix.utf8
+        let end = utf8.index(utf8.endIndex, offsetBy: -delimiter.utf8.count)
+        return folder(of: String(prefix[..<end]))
     }
 
     /// The folder a listing of `prefix` covers, as rules `list` sees it: up to the last `/`, without it.

@@ -174,10 +174,7 @@ extension StorageService {
 
     /// What a caller may see of `meta`: under a signed URL, no download tokens.
     static func visible(_ meta: ObjectMetadata, to grant: ReadGrant) -> ObjectMetadata {
-        guard grant == .signedURL, !meta.downloadTokens.isEmpty else { return meta }
-        var stripped = meta
-        stripped.downloadTokens = []
-        return stripped
+        grant == .signedURL ? withoutTokens(meta) : meta
     }
 }
 

@@ -18,7 +18,8 @@ extension StorageService {
             throw error
         }
         let object = request.object
-        let attributes = Self.withDownloadToken(request.attributes, request.mintDownloadToken)
+        let attributes = Self.withDownloadToken(
+            Self.ownTokens(request.attributes, for: caller.principal), request.mintDownloadToken)
         var admitted = request
         admitted.attributes = attributes
         let existing: ObjectMetadata?
@@ -44,7 +45,7 @@ extension StorageService {
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
         }
         publishWrite(committed, replaced: existing, in: bucket)
-        return committed
+        return revealed(committed, to: caller.principal)
     }
 
     /// Applies `update` to `object` after rules `update` judged the object as it would become, then the
@@ -54,6 +55,7 @@ extension StorageService {
         caller: Caller, _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
         let bucket = try bucket(object.bucket)
+        let update = Self.ownTokens(update, for: caller.principal)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
             let patch = current.map { update.patch(against: $0) }
@@ -67,9 +69,10 @@ extension StorageService {
                 ifGenerationMatch: current.generation,
                 ifMetagenerationMatch: current.metageneration)
             do {
-                return try await storage(context) { () async throws(StorageError) in
+                let committed = try await storage(context) { () async throws(StorageError) in
                     try await commitPatch(object, patch, preconditions: pinned, in: bucket)
                 }
+                return revealed(committed, to: caller.principal)
             } catch  where error.kind == .preconditionFailed {
                 continue
             }
@@ -85,12 +88,14 @@ extension StorageService {
         let signed = try openSignature(caller, .delete, object, context)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
-            if !signed {
+            if signed == nil {
                 try authorize(
                     .delete, (object.bucket, object.name), principal: caller.principal, resource: current,
                     context)
             }
             guard let current else { throw .notFound() }
+            // A signed URL deletes only the generation it was issued for.
+            if let signed, signed.generation != current.generation { throw .notFound() }
             try conditions.checkWrite(current)
             do {
                 try await storage(context) { () async throws(StorageError) in
@@ -147,10 +152,10 @@ extension StorageService {
         try authorize(
             method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,
             resource: current, context)
-        guard current != nil else { throw .notFound() }
+        guard let current else { throw .notFound() }
         let expiresAt = Timestamp.now().secondsSinceEpoch + seconds
         let grant = SignedURLGrant(
-            method: method, bucket: object.bucket, name: object.name,
+            method: method, bucket: object.bucket, name: object.name, generation: current.generation,
             expiresAtSeconds: expiresAt)
         return SignedURL(
             signature: grant.seal(sealer),

@@ -20,6 +20,7 @@ extension StorageService {
         }
         let object = request.object
         var admitted = request
+        admitted.attributes = Self.ownTokens(request.attributes, for: caller.principal)
         admitted.possibleSizes = declaredSize.map { [$0] } ?? []
         let existing = try await existing(object, in: bucket, context)
         if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
@@ -30,8 +31,8 @@ extension StorageService {
         // The start is accepted: the rules allowed it with what is known (the chunks' commit decides again).
         if context.decision == nil { context.decision = .allow }
         let issued = Timestamp.now()
-        let derives = request.mintDownloadToken && request.attributes.downloadTokens.isEmpty
-        var staged = request.attributes
+        let derives = request.mintDownloadToken && admitted.attributes.downloadTokens.isEmpty
+        var staged = admitted.attributes
         if derives {
             staged.downloadTokens = [
                 sealer.derivedDownloadToken(
@@ -45,7 +46,7 @@ extension StorageService {
         }
         let ticket = UploadTicket(
             bucket: object.bucket, name: object.name, handle: handle, declaredSize: declaredSize,
-            principal: caller.principal, attributes: request.attributes, expectedMD5: request.expectedMD5,
+            principal: caller.principal, attributes: admitted.attributes, expectedMD5: request.expectedMD5,
             preconditions: request.preconditions, issuedAtMillis: issued.millisecondsSinceEpoch,
             expiresAtSeconds: issued.secondsSinceEpoch + UploadTicket.lifetimeSeconds, derivesDownloadToken: derives)
         return ticket.seal(sealer)
@@ -92,31 +93,30 @@ public struct ResumableUpload: Sendable {
     /// The size the client declared at the start, if any.
     public var declaredSize: Int64? { ticket.declaredSize }
 
+    /// The answer for an upload id whose staging record is gone: the session is over, nothing else is said.
     static let unknownUpload = ServiceError.notFound("Unknown or expired upload.")
 
-    /// Where the upload stands. Backends that forget finished uploads answer `.notFound` once the staging area
-    /// is gone; then an object created since the upload started, of the declared size, is taken as its result
-    /// (statelessness: there is no session table to ask). Nil: unknown or expired.
+    /// Where the upload stands, from the staging record the upload id names. Nil: the record is gone (swept
+    /// after `--upload-idle-timeout`, removed by a bucket lifecycle rule, or never existed). The answer is
+    /// never looked up by the object's name: whatever is stored under that name later is somebody else's
+    /// object, not this upload's result.
     public func state() async throws(ServiceError) -> UploadState? {
         do {
             return try await service.storage(context) { () async throws(StorageError) in
                 try await staging.uploadState(ticket.handle, object: object)
             }
         } catch  where error.kind == .notFound {
-            guard let meta = try await service.existing(object, in: bucket, context),
-                meta.timeCreated.millisecondsSinceEpoch >= ticket.issuedAtMillis,
-                ticket.declaredSize == nil || meta.size == ticket.declaredSize
-            else { return nil }
-            return .finalized(size: meta.size, generation: meta.generation)
+            return nil
         }
     }
 
-    /// The object a finalized upload committed, while it is still that generation.
+    /// The object a finalized upload committed, while it is still that generation, as the upload's starter
+    /// may see it (download tokens only if the starter may read it).
     public func committedObject(generation: Int64) async throws(ServiceError) -> ObjectMetadata? {
         guard let meta = try await service.existing(object, in: bucket, context), meta.generation == generation else {
             return nil
         }
-        return meta
+        return service.revealed(meta, to: ticket.principal)
     }
 
     /// The error for a chunk or finalize sent to an upload that no longer accepts them.
@@ -235,7 +235,7 @@ public struct ResumableUpload: Sendable {
                 ticket.handle, object: object, attributes: attributes,
                 options: options)
             service.publishWrite(committed, replaced: existing, in: bucket)
-            return committed
+            return service.revealed(committed, to: ticket.principal)
         } catch {
             switch error {
             case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:
