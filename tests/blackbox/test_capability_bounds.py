@@ -176,6 +176,18 @@ def test_an_end_user_cannot_plant_a_token(gw: RulesServer, key: str) -> None:
     assert requests.get(obj(gw.url, name), params={"alt": "media", "token": "chosen-by-admin"}).content == b"private"
 
 
+def test_an_end_users_copy_does_not_take_the_sources_token(gw: RulesServer) -> None:
+    owner = gw.auth("owner")
+    put_as(gw, "users/owner/original.txt", b"original", owner)
+    (token,) = tokens_of(gw, "users/owner/original.txt")
+    source = urllib.parse.quote("users/owner/original.txt", safe="")
+    target = urllib.parse.quote("users/owner/copy.txt", safe="")
+    copied = requests.post(f"{gw.url}{JSON_API}/{source}/copyTo/b/{BUCKET}/o/{target}", headers=owner)
+    assert copied.status_code == 200, copied.text
+    assert token not in tokens_of(gw, "users/owner/copy.txt")
+    assert_error(requests.get(obj(gw.url, "users/owner/copy.txt"), params={"alt": "media", "token": token}), 403)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Upload URLs and signed URLs resolve only to what they were issued for.
 # ---------------------------------------------------------------------------------------------------------------
