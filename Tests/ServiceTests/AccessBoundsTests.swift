@@ -17,13 +17,14 @@ import Testing
         #expect(StorageService.folder(of: name).bytesEqual(folder))
     }
 
-    @Test(arguments: [
-        ("users/alice/", "/", "users"),
-        ("users/alice/a.", ".", "users/alice"),
-        ("users/", "/", ""),
-        ("users/alice/a::", "::", "users/alice"),
-        ("users/alice/a.", nil, "users/alice"),
-    ] as [(String, String?, String)])
+    @Test(
+        arguments: [
+            ("users/alice/", "/", "users"),
+            ("users/alice/a.", ".", "users/alice"),
+            ("users/", "/", ""),
+            ("users/alice/a::", "::", "users/alice"),
+            ("users/alice/a.", nil, "users/alice"),
+        ] as [(String, String?, String)])
     func aPrefixBelongsToTheFolderHoldingItWithoutItsDelimiter(prefix: String, delimiter: String?, folder: String) {
         #expect(StorageService.folder(holding: prefix, delimiter: delimiter).bytesEqual(folder))
     }
