@@ -20,10 +20,10 @@ public enum ConsoleHeaders {
     public static let immutable = "public, max-age=31536000, immutable"
 
     public static func apply(to headers: inout HTTPHeaders) {
-        headers.add("Content-Security-Policy", contentSecurityPolicy)
-        headers.add("X-Frame-Options", "DENY")
-        headers.add("X-Content-Type-Options", "nosniff")
-        headers.add("Referrer-Policy", "no-referrer")
-        headers.add("Cross-Origin-Opener-Policy", "same-origin")
+        headers.set("Content-Security-Policy", contentSecurityPolicy)
+        headers.set("X-Frame-Options", "DENY")
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Referrer-Policy", "no-referrer")
+        headers.set("Cross-Origin-Opener-Policy", "same-origin")
     }
 }
