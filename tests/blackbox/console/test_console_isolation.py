@@ -5,12 +5,17 @@ page and an SVG image whose scripts read `sessionStorage`, `localStorage` and `d
 read into the document and send it to a receiver on another loopback port. The admin, signed in, opens the
 object's download URL (v0 `alt=media&token=…`) in the console's own tab. The document must render (it is served
 inline, as its uploader asked) in an opaque origin where no script runs: the title and text stay the static
-ones, the receiver hears nothing, and `sessionStorage` is out of reach (SecurityError). Once per backend."""
+ones, the receiver hears nothing, and `sessionStorage` is out of reach (SecurityError). Once per backend.
+
+With `--console-listen`, the console is served only on its own listener (its own origin; the main listener
+answers `/console/` with 404) and still works: signed in there, it lists the bucket through the main
+listener's API."""
 from __future__ import annotations
 
 import json
 import os
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -19,8 +24,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 import backends
-from chromium import one, start_chromium, wait_for
-from harness import ALLOW_ALL_RULES, Server, object_url, request, signing_key_file, upload_url
+from chromium import by_testid, one, start_chromium, wait_for
+from harness import ALLOW_ALL_RULES, Server, free_port, object_url, request, signing_key_file, upload_url
 
 BUCKET = "isolation-bucket"
 CREDENTIAL_KEY = "portcullis.console.credential"
@@ -171,3 +176,28 @@ def test_an_uploaded_document_opened_in_the_console_tab_cannot_read_the_credenti
     driver.get(f"{server.url}/console/")
     assert driver.execute_script(f"return sessionStorage.getItem('{CREDENTIAL_KEY}')") == admin_key
 
+
+def test_the_console_on_its_own_listener_lists_through_the_main_one(
+        driver: WebDriver, tmp_path_factory: pytest.TempPathFactory) -> None:
+    workdir = tmp_path_factory.mktemp("console-listen")
+    console_port = free_port()
+    server, admin_key = start_gateway(workdir, f"file:{workdir / 'data'}",
+                                      ["--console-listen", f"127.0.0.1:{console_port}"])
+    try:
+        request_ok("POST", upload_url(server.url, BUCKET, "reports/q4.txt"), b"q4\n",
+                   {"Authorization": f"Bearer {admin_key}", "Content-Type": "text/plain"})
+        console = f"http://127.0.0.1:{console_port}/console/"
+        assert request("GET", f"{server.url}/console/").status == 404
+        assert request("GET", console).status == 200
+
+        sign_in(driver, console, admin_key)
+        wait_for(lambda: by_testid(driver, "folder-row"), message="the bucket listed through the main listener")
+        assert {e.get_attribute("data-prefix") for e in by_testid(driver, "folder-row")} == {"reports/"}
+        # The credential lives on the console's origin only.
+        assert driver.execute_script(f"return sessionStorage.getItem('{CREDENTIAL_KEY}')") == admin_key
+        assert driver.execute_script("return window.origin") == f"http://127.0.0.1:{console_port}"
+        driver.get(console + f"#/b/{BUCKET}/o/" + urllib.parse.quote("reports", safe="") + "/")
+        wait_for(lambda: by_testid(driver, "file-row", name="reports/q4.txt"), message="the folder listed")
+    finally:
+        server.stop(timeout=10)
+        server.kill()
