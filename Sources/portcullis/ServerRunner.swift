@@ -60,30 +60,39 @@ enum ServerRunner {
             keysAttempted: keysAttempted)
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
-        // APIs) is optional.
+        // APIs) is optional, and with --console-listen it is served on its own listener only (below).
         var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
-        if config.console { surfaces.append(ConsoleSurface()) }
+        if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
 
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
+        let ops = OpsEndpoints(readiness: readiness, registry: registry)
         let responder = GatewayResponder(
-            ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces,
-            authentication: authentication,
-            metrics: httpMetrics, accessLog: accessLog,
-            cors: CORSPolicy(origins: corsList(config.corsOrigins)))
+            ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+            cors: CORSPolicy(origins: corsList(config)))
 
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: config.listen.host, port: config.listen.port,
-                timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
-                maxConnections: config.maxConnections, eventLoop: config.eventLoop),
-            responder: responder, logger: logger)
+            configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
+        let port = start(server, flag: "listen", address: config.listen)
+        // The console's listener knows the API's port only once the main one is bound (it may be port 0).
+        let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
+            let consoleResponder = GatewayResponder(
+                ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
+                authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+                cors: CORSPolicy(origins: corsList(config)))
+            let second = HTTPServer(
+                configuration: serverConfiguration(config, listen: consoleListen), responder: consoleResponder,
+                logger: logger)
+            return (second, start(second, flag: "console-listen", address: consoleListen))
+        }
+        let consoleServer = console?.server
+
         ProcessMetrics.registerBuildInfo(
             in: registry, version: PortcullisVersion.current,
             eventLoop: server.eventLoop.rawValue)
-        httpMetrics.trackOpenConnections { server.openConnections }
+        httpMetrics.trackOpenConnections { server.openConnections + (consoleServer?.openConnections ?? 0) }
         registry.gauge("portcullis_stream_buffered_bytes", help: "Response bytes buffered in user space.") {
-            Double(server.bufferedResponseBytes)
+            Double(server.bufferedResponseBytes + (consoleServer?.bufferedResponseBytes ?? 0))
         }
 
         let signals = SignalHandling(logger: logger)
@@ -92,7 +101,9 @@ enum ServerRunner {
             readiness.markDraining()
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
             Task {
+                async let consoleDrained: Void? = consoleServer?.drain(deadline: config.drainTimeout)
                 await server.drain(deadline: config.drainTimeout)
+                _ = await consoleDrained
                 accessLog.flush()
                 logger.info("drained; exiting")
                 exit(0)
@@ -100,13 +111,6 @@ enum ServerRunner {
         }
         signals.install()
 
-        let port: Int
-        do {
-            port = try server.start()
-        } catch {
-            if case .invalidAddress = error { Terminal.fail("--listen \(config.listen): \(error.description)") }
-            Terminal.fail("cannot listen on \(config.listen): \(error.description)", code: 1)
-        }
         // Delivery runs beside serving from now on; it resumes whatever the outboxes kept from earlier runs.
         events?.start()
         // Ready once listening and the first JWT key load has finished (tokens would be refused before).
@@ -115,12 +119,7 @@ enum ServerRunner {
             readiness.markServing()
         }
         let bound = ListenAddress(host: config.listen.host, port: port)
-        let shownHost =
-            ["0.0.0.0", "::"].contains(config.listen.host)
-            ? "127.0.0.1"
-            : bound.description
-                .dropLast(String(port).count + 1)
-        let url = "http://\(shownHost):\(port)"
+        let url = shownURL(bound)
         logger.info(
             "portcullis ready",
             [
@@ -131,10 +130,44 @@ enum ServerRunner {
         if let first = config.buckets.first {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
         }
-        if config.console {
+        if let consoleListen = config.consoleListen, let console {
+            let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port))
+            logger.info("console: \(consoleURL)\(ConsoleSurface.pageTemplate)")
+        } else if config.console {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.
+    private static func serverConfiguration(_ config: GatewayConfiguration, listen: ListenAddress)
+        -> HTTPServerConfiguration
+    {
+        HTTPServerConfiguration(
+            host: listen.host, port: listen.port,
+            timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
+            maxConnections: config.maxConnections, eventLoop: config.eventLoop)
+    }
+
+    /// Binds and starts `server` on `address` (given as `--flag`), exiting with a one-line message on failure;
+    /// returns the bound port.
+    private static func start(_ server: HTTPServer, flag: String, address: ListenAddress) -> Int {
+        do {
+            return try server.start()
+        } catch {
+            if case .invalidAddress = error { Terminal.fail("--\(flag) \(address): \(error.description)") }
+            Terminal.fail("cannot listen on \(address): \(error.description)", code: 1)
+        }
+    }
+
+    /// A URL a person on this machine can open for a bound address (a wildcard address shown as loopback).
+    private static func shownURL(_ bound: ListenAddress) -> String {
+        let host =
+            ["0.0.0.0", "::"].contains(bound.host)
+            ? "127.0.0.1"
+            : bound.description
+                .dropLast(String(bound.port).count + 1)
+        return "http://\(host):\(bound.port)"
     }
 
     /// Raises the soft open-file limit to the hard limit (as Go's runtime does): each connection is a
@@ -154,10 +187,15 @@ enum ServerRunner {
         }
     }
 
-    private static func corsList(_ origins: CORSOrigins) -> [String] {
-        switch origins {
-        case .any: ["*"]
-        case .only(let list): list
+    /// `--cors-origins`, plus the console's own origin when it has a listener of its own on a named host and a
+    /// fixed port (`http://HOST:PORT`; any other origin the console is reached by must be listed).
+    private static func corsList(_ config: GatewayConfiguration) -> [String] {
+        switch config.corsOrigins {
+        case .any: return ["*"]
+        case .only(let list):
+            guard let console = config.consoleListen, console.port != 0, !["0.0.0.0", "::"].contains(console.host)
+            else { return list }
+            return list + ["http://\(console.description)"]
         }
     }
 }

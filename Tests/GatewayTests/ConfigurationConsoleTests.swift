@@ -39,3 +39,29 @@ import Testing
         }
     }
 }
+
+/// `--console-listen HOST:PORT` / `PORTCULLIS_CONSOLE_LISTEN`: the console's own listener (absent by default).
+@Suite struct ConfigurationConsoleListenTests {
+    @Test func absentByDefaultAndParsedFromFlagOrEnvironment() throws {
+        #expect(try ConfigurationParser.parse(arguments: [], environment: [:]).consoleListen == nil)
+        let flag = try ConfigurationParser.parse(arguments: ["--console-listen", "127.0.0.1:9001"], environment: [:])
+        #expect(flag.consoleListen == ListenAddress(host: "127.0.0.1", port: 9001))
+        let env = try ConfigurationParser.parse(
+            arguments: [], environment: ["PORTCULLIS_CONSOLE_LISTEN": "[::1]:9002"])
+        #expect(env.consoleListen == ListenAddress(host: "::1", port: 9002))
+    }
+
+    @Test(arguments: [
+        (["--console-listen", "127.0.0.1:9001", "--console", "off"], "--console off"),
+        (["--listen", "127.0.0.1:9001", "--console-listen", "0.0.0.0:9001"], "another port"),
+        (["--console-listen", "nonsense"], "--console-listen"),
+    ])
+    func conflictsAndBadValuesAreRefused(_ arguments: [String], _ message: String) {
+        do {
+            _ = try ConfigurationParser.parse(arguments: arguments, environment: [:])
+            Issue.record("accepted \(arguments)")
+        } catch {
+            #expect("\(error)".contains(message), "\(error)")
+        }
+    }
+}

@@ -1,6 +1,7 @@
 """The web console and the rules explain endpoint over real HTTP against a started gateway: the console's files
 come from the binary alone with their caching and security headers, `--console off` / `PORTCULLIS_CONSOLE=off`
-remove it, and `POST /admin/v1/rules/explain` answers admins only. (The console in a browser is
+remove it, `--console-listen` / `PORTCULLIS_CONSOLE_LISTEN` move it to a listener (an origin) of its own, and
+`POST /admin/v1/rules/explain` answers admins only. (The console in a browser is
 tests/blackbox/console/.)"""
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import portcullis_bin, request
+from harness import free_port, portcullis_bin, request
 
 RULES = """rules_version = '2';
 service firebase.storage {
@@ -69,6 +70,43 @@ def test_the_environment_variable_turns_it_off_too(start_server) -> None:
     server.start()
     assert request("GET", server.url + "/console/").status == 404
     assert request("GET", server.url + "/healthz").status == 200
+
+
+def test_console_listen_serves_the_console_on_its_own_origin_only(start_server) -> None:
+    console_port = free_port()
+    server = start_server(extra=["--console-listen", f"127.0.0.1:{console_port}",
+                                 "--cors-origins", "https://app.example.com"])
+    console = f"http://127.0.0.1:{console_port}"
+    assert f"console: {console}/console/" in server.log_text()
+    assert request("GET", server.url + "/console/").status == 404
+    assert request("GET", server.url + "/console").status == 404
+    page = request("GET", console + "/console/")
+    assert page.status == 200
+    # The page calls the main listener, on the host name it was loaded from, and its policy allows only that.
+    assert f'<meta name="portcullis-api" content="{server.url}">'.encode() in page.body
+    csp = page.header("content-security-policy") or ""
+    assert f"connect-src 'self' {server.url};" in csp and "script-src 'self';" in csp
+    assert request("GET", console + "/console").header("location") == "console/"
+    assert request("GET", console + "/readyz").status == 200
+    # The console's own origin is allowed by the API beside the configured list; others still are not.
+    for origin, allowed in ((console, True), ("https://app.example.com", True), ("http://evil.test", False)):
+        preflight = request("OPTIONS", f"{server.url}/storage/v1/b", headers={
+            "Origin": origin, "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization"})
+        assert (preflight.status == 204 and preflight.header("access-control-allow-origin") == origin) == allowed, \
+            (origin, preflight.status, preflight.headers)
+    # The API is not on the console's listener.
+    assert request("GET", console + "/storage/v1/b").status == 404
+
+
+def test_console_listen_from_the_environment(start_server) -> None:
+    server = start_server(name="env-console-listen")
+    server.stop(timeout=10)
+    console_port = free_port()
+    server.env["PORTCULLIS_CONSOLE_LISTEN"] = f"127.0.0.1:{console_port}"
+    server.start()
+    assert request("GET", server.url + "/console/").status == 404
+    assert request("GET", f"http://127.0.0.1:{console_port}/console/").status == 200
 
 
 def test_rules_explain_answers_admins_only(start_server, admin_key, tmp_path: Path) -> None:

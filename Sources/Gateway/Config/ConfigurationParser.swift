@@ -121,6 +121,7 @@ public enum ConfigurationParser {
         if let value = try convert(.upstreamTimeout, { parseDuration($0) }) { config.upstreamTimeout = value }
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let value = try convert(.console, parseOnOff) { config.console = value }
+        config.consoleListen = try convert(.consoleListen, parseListen)
         if let (values, source) = raw(.eventsWebhook) {
             for value in values {
                 switch Webhook.parse(value) {

@@ -37,6 +37,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var devTrustEmulatorOwner = false
     /// Whether `/console` is served (`--console`).
     public var console: Bool = true
+    /// The console's own listener (`--console-listen`): when set, the console is served there only.
+    public var consoleListen: ListenAddress?
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
@@ -93,6 +95,16 @@ public struct GatewayConfiguration: Sendable, Equatable {
         ]
         where value <= .zero {
             throw .invalidValue(option: option, value: "\(value)", reason: "must be positive")
+        }
+        if let consoleListen {
+            guard console else { throw .conflict("--console-listen serves the console; drop --console off") }
+            guard (0...65_535).contains(consoleListen.port) else {
+                throw .invalidValue(
+                    option: .consoleListen, value: String(consoleListen.port), reason: "port must be 0-65535")
+            }
+            if consoleListen.port != 0, consoleListen.port == listen.port {
+                throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
+            }
         }
         if drainTimeout < .zero {
             throw .invalidValue(option: .drainTimeout, value: "\(drainTimeout)", reason: "must not be negative")

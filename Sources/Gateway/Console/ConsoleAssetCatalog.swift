@@ -44,6 +44,31 @@ public struct ConsoleAssetCatalog: Sendable {
         index = Self.asset(Self.indexName, Self.replacing(Self.versionPlaceholder, with: version, in: page))
     }
 
+    /// The empty element of `index.html` that names the API's base URL when the console has its own origin
+    /// (`--console-listen`); left empty, the page calls the APIs beside itself.
+    static let apiBaseSlot = #"<meta name="portcullis-api" content="">"#
+
+    /// `index` naming `apiBase` (an absolute URL) as the base of the APIs the page calls.
+    public func index(apiBase: String) -> Asset {
+        let filled = #"<meta name="portcullis-api" content=""# + Self.attributeEscaped(apiBase) + #"">"#
+        return Self.asset(Self.indexName, Self.replacing(Self.apiBaseSlot, with: filled, in: index.body))
+    }
+
+    /// `text` safe inside a double-quoted HTML attribute.
+    static func attributeEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "\"": out += "&quot;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
     /// The file served under `static/{version}/NAME`, if there is one (`index.html` is served only as the page).
     public func asset(named name: Substring) -> Asset? {
         guard !name.utf8.elementsEqual(Self.indexName.utf8) else { return nil }

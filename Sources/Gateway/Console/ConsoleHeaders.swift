@@ -7,11 +7,18 @@ public enum ConsoleHeaders {
     /// `img-src`/`frame-src 'self'` let previews load signed object URLs from this gateway; `connect-src 'self'`
     /// keeps every API call on it. Nothing may frame the console (`frame-ancestors`, and `X-Frame-Options` for
     /// older browsers).
-    public static let contentSecurityPolicy = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'",
-        "frame-src 'self'", "font-src 'self'", "manifest-src 'self'", "base-uri 'none'", "form-action 'none'",
-        "frame-ancestors 'none'",
-    ].joined(separator: "; ")
+    public static let contentSecurityPolicy = policy(apiOrigin: nil)
+
+    /// The policy of a console page whose APIs live on `apiOrigin` (`scheme://host[:port]`, the console on its
+    /// own listener): API calls, image and PDF previews may also go there, and nowhere else.
+    public static func policy(apiOrigin: String?) -> String {
+        let api = apiOrigin.map { " " + $0 } ?? ""
+        return [
+            "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'" + api,
+            "connect-src 'self'" + api, "frame-src 'self'" + api, "font-src 'self'", "manifest-src 'self'",
+            "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+        ].joined(separator: "; ")
+    }
 
     /// The page and any file whose URL does not carry the current version: revalidated on every use (a 304 when
     /// unchanged).
@@ -20,10 +27,10 @@ public enum ConsoleHeaders {
     public static let immutable = "public, max-age=31536000, immutable"
 
     public static func apply(to headers: inout HTTPHeaders) {
-        headers.add("Content-Security-Policy", contentSecurityPolicy)
-        headers.add("X-Frame-Options", "DENY")
-        headers.add("X-Content-Type-Options", "nosniff")
-        headers.add("Referrer-Policy", "no-referrer")
-        headers.add("Cross-Origin-Opener-Policy", "same-origin")
+        headers.set("Content-Security-Policy", contentSecurityPolicy)
+        headers.set("X-Frame-Options", "DENY")
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Referrer-Policy", "no-referrer")
+        headers.set("Cross-Origin-Opener-Policy", "same-origin")
     }
 }

@@ -11,6 +11,10 @@ public import Service
 /// on every load; `GET /console/static/{version}/{file}` → a file, immutable for a year when `{version}` is the
 /// catalog's (any other version gets the current file, revalidated, so a page from an older instance behind the
 /// same load balancer still loads). Every answer carries `ConsoleHeaders`. GET and HEAD only.
+///
+/// With `api` `.separate` (`--console-listen`), the surface runs on a listener of its own — its own origin, so
+/// no object the gateway serves shares an origin with the credential the page keeps — and the page names the
+/// API's base URL and allows it in its Content-Security-Policy.
 public struct ConsoleSurface: APISurface {
     public static let root = "/console"
     public static let pageTemplate = "/console/"
@@ -19,10 +23,12 @@ public struct ConsoleSurface: APISurface {
     static let methods = ["GET", "HEAD", "OPTIONS"]
 
     public let catalog: ConsoleAssetCatalog
+    public let api: ConsoleAPILocation
     public let errorShape: any ErrorShape = ConsoleErrorShape()
 
-    public init(catalog: ConsoleAssetCatalog = .embedded) {
+    public init(catalog: ConsoleAssetCatalog = .embedded, api: ConsoleAPILocation = .sameOrigin) {
         self.catalog = catalog
+        self.api = api
     }
 
     public func matches(_ request: HTTPRequest) -> Bool {
@@ -58,7 +64,13 @@ public struct ConsoleSurface: APISurface {
             ConsoleHeaders.apply(to: &response.headers)
             return response
         case .page:
-            return Self.serve(catalog.index, cacheControl: ConsoleHeaders.revalidate, request)
+            guard let base = api.baseURL(host: request.headers["Host"]) else {
+                return Self.serve(catalog.index, cacheControl: ConsoleHeaders.revalidate, request)
+            }
+            var response = Self.serve(catalog.index(apiBase: base), cacheControl: ConsoleHeaders.revalidate, request)
+            response.headers.set(
+                "Content-Security-Policy", ConsoleHeaders.policy(apiOrigin: ConsoleAPILocation.origin(of: base)))
+            return response
         case .file(let version, let name):
             guard let asset = catalog.asset(named: name) else {
                 return errorShape.response(for: .notFound("No such console file."), requestID: context.requestID)

@@ -33,10 +33,12 @@ extension ServiceError {
     }
 
     /// The response carrying `body` (JSON), the request id, and the headers HTTP gives this error's details:
-    /// `Retry-After`, `Content-Range: bytes */N`, `WWW-Authenticate`, `Allow`.
+    /// `Retry-After`, `Content-Range: bytes */N`, `WWW-Authenticate`, `Allow`. `nosniff`: a message echoes
+    /// caller-chosen text (object names), and no browser may read it as anything but JSON.
     public func httpResponse(body: [UInt8], requestID: String?) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/json; charset=utf-8")
+        headers.add("X-Content-Type-Options", "nosniff")
         if let requestID { headers.add("X-Request-Id", requestID) }
         if let seconds = details.retryAfterSeconds { headers.add("Retry-After", String(seconds)) }
         if let size = details.objectSize, kind == .rangeNotSatisfiable {

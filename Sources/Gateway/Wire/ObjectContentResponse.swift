@@ -5,8 +5,13 @@ public import Service
 extension ObjectContent {
     /// The response carrying these bytes with `headers`: 200 for the whole object, 206 with `Content-Range`
     /// for a range (recorded on `context` for the access log); a HEAD (no body) gets the `Content-Length`.
+    ///
+    /// Every surface builds its object-bytes responses here, so this is where `UserContentIsolation` is
+    /// applied: user content must never run script on the gateway's origin, whatever surface or URL (token,
+    /// signature, credential) served it.
     public func httpResponse(headers: HTTPHeaders, context: RequestContext) -> HTTPResponse {
         var response = HTTPResponse(status: 200, headers: headers)
+        UserContentIsolation.apply(to: &response.headers)
         if let range {
             response.status = 206
             response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(metadata.size)")

@@ -38,12 +38,20 @@ function describe(status, action, detail) {
   return ['invalid', `The gateway refused to ${action}: ${detail || `error ${status}`}.`];
 }
 
+/** Where the APIs live. On the gateway's own listener the console is {gateway}/console/ and the APIs are one
+ *  level up, whatever path prefix a proxy adds; on a listener of its own (`--console-listen`, its own origin)
+ *  the page names the API's base URL in `<meta name="portcullis-api">`. */
+function apiBase() {
+  const named = document.querySelector('meta[name="portcullis-api"]')?.content;
+  if (named) return new URL(named.endsWith('/') ? named : `${named}/`);
+  return new URL('../', window.location.href);
+}
+
 export class Api {
   /** `credential`: the admin key or a JWT, or '' for anonymous calls. */
   constructor(credential) {
     this.credential = credential;
-    // The console lives at {gateway}/console/: the APIs are one level up, whatever path prefix a proxy adds.
-    this.base = new URL('../', window.location.href);
+    this.base = apiBase();
   }
 
   url(path, query = {}) {
@@ -54,10 +62,11 @@ export class Api {
     return url.toString();
   }
 
-  /** A URL the gateway built (upload, signed) on this page's origin, so the page's policy allows it. */
-  sameOrigin(text) {
+  /** A URL the gateway built (upload, signed) on the API's origin as this page reaches it, so the page's
+   *  policy allows it. */
+  onApiOrigin(text) {
     const url = new URL(text, this.base);
-    return new URL(url.pathname + url.search, window.location.origin).toString();
+    return new URL(url.pathname + url.search, this.base.origin).toString();
   }
 
   headers(extra = {}) {
@@ -167,7 +176,7 @@ export class Api {
     });
   }
 
-  /** Opens a resumable upload; resolves its upload URL (on this origin). */
+  /** Opens a resumable upload; resolves its upload URL (on the API's origin). */
   async startUpload(bucket, name, size, contentType, signal) {
     const response = await this.call('POST', `v0/b/${enc(bucket)}/o`, {
       signal,
@@ -183,7 +192,7 @@ export class Api {
     });
     const url = response.headers.get('X-Goog-Upload-URL');
     if (!url) throw new ApiError('server', response.status, 'The gateway did not start the upload.');
-    return this.sameOrigin(url);
+    return this.onApiOrigin(url);
   }
 
   /** Asks an upload how many bytes the gateway holds: `{status, received}`. */

@@ -179,7 +179,7 @@ export class DetailsPanel {
       // Authorization header, and the signature grants exactly this read.
       const signed = await this.api.signedUrl(meta.bucket, meta.name, 900, signal);
       if (signal.aborted) return;
-      const url = this.api.sameOrigin(signed.url);
+      const url = this.api.onApiOrigin(signed.url);
       if (type.startsWith('image/')) {
         const image = h('img', { src: url, alt: `Preview of ${baseName(meta.name)}`, dataset: { testid: 'image-preview' } });
         image.addEventListener('error', () => fill(container, h('p', { class: 'muted' }, 'This image could not be displayed.')));
@@ -198,7 +198,7 @@ export class DetailsPanel {
     await this.busy(trigger, async () => {
       // A signed URL, so the browser downloads the bytes itself (streamed to disk, not held in memory).
       const signed = await this.api.signedUrl(this.bucket, this.name, 300, this.controller?.signal);
-      const link = h('a', { href: this.api.sameOrigin(signed.url), download: baseName(this.name), hidden: true });
+      const link = h('a', { href: this.api.onApiOrigin(signed.url), download: baseName(this.name), hidden: true });
       document.body.append(link);
       link.click();
       link.remove();
