@@ -1,14 +1,17 @@
 """Fresh buckets on each storage backend, for suites that run once per backend (stdlib only: the browser venv
 imports this too).
 
-`file` is the embedded backend; `gcs` is `gs://` on fake-gcs-server (PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST)
-and `s3` is `s3://` on moto (PC_MOTO_URL / AWS_ENDPOINT_URL), both started by `scripts/emulators.sh` as
-`make test` does. Without an emulator, its backend's tests skip with the reason."""
+`file` is the embedded backend; `gcs` is `gs://` on fake-gcs-server (PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST),
+`s3` is `s3://` on moto (PC_MOTO_URL / AWS_ENDPOINT_URL) and `s3v4` is `s3://` on the moto that verifies SigV4
+with an IAM user's key (PORTCULLIS_TEST_S3_AUTH_*), all started by `scripts/emulators.sh` as `make test` does.
+Without an emulator, its backend's tests skip with the reason."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,21 +35,32 @@ def unavailable(backend: str) -> str | None:
         return "no GCS emulator (PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST unset; `make test` starts one)"
     if backend == "s3" and not emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL"):
         return "no S3 emulator (PC_MOTO_URL / AWS_ENDPOINT_URL unset; `make test` starts one)"
+    if backend == "s3v4" and not all(os.environ.get(f"PORTCULLIS_TEST_S3_AUTH_{v}")
+                                     for v in ("ENDPOINT", "ACCESS_KEY", "SECRET_KEY")):
+        return "no SigV4-verifying S3 emulator (PORTCULLIS_TEST_S3_AUTH_* unset; `make test` starts one)"
     return None
 
 
-def params() -> list[object]:
+def s3v4_env() -> dict[str, str]:
+    """What a gateway on the verifying moto reads: its endpoint and the IAM user's key (not moto's `testing`)."""
+    return {"AWS_ENDPOINT_URL": os.environ["PORTCULLIS_TEST_S3_AUTH_ENDPOINT"],
+            "AWS_ACCESS_KEY_ID": os.environ["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"],
+            "AWS_SECRET_ACCESS_KEY": os.environ["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"],
+            "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
+
+
+def params(backends: tuple[str, ...] = BACKENDS) -> list[object]:
     """`pytest.param` per backend, skipped with the reason when its emulator is absent."""
     return [pytest.param(backend, id=backend,
                          marks=[pytest.mark.skip(reason=reason)] if (reason := unavailable(backend)) else [])
-            for backend in BACKENDS]
+            for backend in backends]
 
 
 def bucket_url(backend: str, tmp: Path) -> str:
     """A fresh, empty bucket on `backend`, as the `--bucket NAME=URL` value that serves it."""
     if backend == "file":
         return f"file:{tmp / 'data'}"
-    name = "iso-" + secrets.token_hex(6)
+    name = "qa-" + secrets.token_hex(6)
     if backend == "gcs":
         base = emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST")
         made = request("POST", f"{base}/storage/v1/b?project=test", body=json.dumps({"name": name}).encode(),
@@ -56,5 +70,15 @@ def bucket_url(backend: str, tmp: Path) -> str:
     if backend == "s3":
         made = request("PUT", f"{emulator('PC_MOTO_URL', 'AWS_ENDPOINT_URL')}/{name}", body=b"")
         assert made.status == 200, (made.status, made.body[:300])
+        return f"s3://{name}"
+    if backend == "s3v4":
+        env = s3v4_env()
+        # curl signs the CreateBucket (this moto refuses anything unsigned once its IAM user exists).
+        made = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
+                               "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
+                               "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
+                               "-H", "x-amz-content-sha256: " + hashlib.sha256(b"").hexdigest(),
+                               f"{env['AWS_ENDPOINT_URL']}/{name}"], capture_output=True, text=True, timeout=30)
+        assert made.stdout == "200", (made.stdout, made.stderr)
         return f"s3://{name}"
     raise AssertionError(backend)

@@ -25,8 +25,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from backends import emulator, s3v4_env
+
 from test_v0_conformance import (  # noqa: F401  (fixtures and the backend parametrization hook)
-    BUCKET, RulesServer, _backend_quirk, _emulator, _s3v4_env, _start, assert_error, backend, coll, enc,
+    BUCKET, RulesServer, _backend_quirk, _start, assert_error, backend, coll, enc,
     js_start, obj, pytest_generate_tests,
 )
 
@@ -203,14 +205,14 @@ def forget_staging_records(gw: RulesServer, backend: str) -> None:
         return
     name = bucket_url.split("://", 1)[1]
     if backend == "gcs":
-        base = _emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST")
+        base = emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST")
         listed = requests.get(f"{base}/storage/v1/b/{name}/o", params={"prefix": ".portcullis-staging/"}).json()
         for item in listed.get("items", []):
             gone = requests.delete(f"{base}/storage/v1/b/{name}/o/{urllib.parse.quote(item['name'], safe='')}")
             assert gone.status_code in (200, 204), (item["name"], gone.status_code, gone.text)
         return
     if backend == "s3":
-        base = _emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL")
+        base = emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL")
         # This moto checks no signature, but answers an anonymous DELETE with 403: any SigV4-shaped header will do.
         auth = {"Authorization": "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/aws4_request, "
                                  "SignedHeaders=host, Signature=0"}
@@ -220,7 +222,7 @@ def forget_staging_records(gw: RulesServer, backend: str) -> None:
             gone = requests.delete(f"{base}/{name}/{urllib.parse.quote(key, safe='/')}", headers=auth)
             assert gone.status_code == 204, (key, gone.status_code, gone.text)
         return
-    env = _s3v4_env()  # s3v4: the verifying moto needs signed requests; curl signs them
+    env = s3v4_env()  # s3v4: the verifying moto needs signed requests; curl signs them
     def signed(method: str, url: str) -> str:
         out = subprocess.run(["curl", "-sS", "-X", method, "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
                               "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",

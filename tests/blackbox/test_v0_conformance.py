@@ -19,7 +19,6 @@ import base64
 import gzip
 import hashlib
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 import pytest
 import requests
 
+import backends
 from harness import ALLOW_ALL_RULES, Server, portcullis_bin, signing_key_file
 from harness import request as harness_request
 
@@ -97,33 +97,6 @@ BACKEND_QUIRKS: dict[tuple[str, str], str] = {
 }
 
 
-def _emulator(*names: str) -> str | None:
-    for name in names:
-        value = os.environ.get(name)
-        if value:
-            return value if value.startswith("http") else "http://" + value
-    return None
-
-
-def _backend_unavailable(backend: str) -> str | None:
-    if backend == "gcs" and not _emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST"):
-        return "no GCS emulator (PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST unset; `make test` starts one)"
-    if backend == "s3" and not _emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL"):
-        return "no S3 emulator (PC_MOTO_URL / AWS_ENDPOINT_URL unset; `make test` starts one)"
-    if backend == "s3v4" and not all(os.environ.get(f"PORTCULLIS_TEST_S3_AUTH_{v}")
-                                     for v in ("ENDPOINT", "ACCESS_KEY", "SECRET_KEY")):
-        return "no SigV4-verifying S3 emulator (PORTCULLIS_TEST_S3_AUTH_* unset; `make test` starts one)"
-    return None
-
-
-def _s3v4_env() -> dict[str, str]:
-    """What a gateway on the verifying moto reads: its endpoint and the IAM user's key (not moto's `testing`)."""
-    return {"AWS_ENDPOINT_URL": os.environ["PORTCULLIS_TEST_S3_AUTH_ENDPOINT"],
-            "AWS_ACCESS_KEY_ID": os.environ["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"],
-            "AWS_SECRET_ACCESS_KEY": os.environ["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"],
-            "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every test that (indirectly) uses `backend` runs once per backend; one whose emulator is absent skips."""
     if "backend" not in metafunc.fixturenames:
@@ -131,7 +104,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params = []
     for backend in BACKENDS:
         marks = []
-        missing = _backend_unavailable(backend)
+        missing = backends.unavailable(backend)
         if missing:
             marks.append(pytest.mark.skip(reason=missing))
         params.append(pytest.param(backend, marks=marks, id=backend))
@@ -164,43 +137,14 @@ def _backend_quirk(request: pytest.FixtureRequest) -> None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"{backend}: {reason}"))
 
 
-def _bucket_url(backend: str, tmp: Path) -> str:
-    """A fresh, empty bucket on `backend`, as the `--bucket NAME=URL` value that serves it."""
-    if backend == "file":
-        return f"file:{tmp / 'data'}"
-    name = "qa-" + secrets.token_hex(6)
-    if backend == "gcs":
-        base = _emulator("PC_FAKE_GCS_URL", "STORAGE_EMULATOR_HOST")
-        made = harness_request("POST", f"{base}/storage/v1/b?project=test", body=json.dumps({"name": name}).encode(),
-                               headers={"Content-Type": "application/json"})
-        assert made.status == 200, (made.status, made.body[:300])
-        return f"gs://{name}"
-    if backend == "s3":
-        base = _emulator("PC_MOTO_URL", "AWS_ENDPOINT_URL")
-        made = harness_request("PUT", f"{base}/{name}", body=b"")
-        assert made.status == 200, (made.status, made.body[:300])
-        return f"s3://{name}"
-    if backend == "s3v4":
-        env = _s3v4_env()
-        # curl signs the CreateBucket (this moto refuses anything unsigned once its IAM user exists).
-        made = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT",
-                               "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
-                               "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
-                               "-H", "x-amz-content-sha256: " + hashlib.sha256(b"").hexdigest(),
-                               f"{env['AWS_ENDPOINT_URL']}/{name}"], capture_output=True, text=True, timeout=30)
-        assert made.stdout == "200", (made.stdout, made.stderr)
-        return f"s3://{name}"
-    raise AssertionError(backend)
-
-
 def _start(tmp: Path, rules: str, extra: list[str], backend: str = "file") -> Server:
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "storage.rules").write_text(rules)
     key = tmp / "signing.key"
     signing_key_file(key, "k1")
-    args = ["--bucket", f"{BUCKET}={_bucket_url(backend, tmp)}", "--rules", str(tmp / "storage.rules"),
+    args = ["--bucket", f"{BUCKET}={backends.bucket_url(backend, tmp)}", "--rules", str(tmp / "storage.rules"),
             "--signing-key", str(key), *extra]
-    env = _s3v4_env() if backend == "s3v4" else {}
+    env = backends.s3v4_env() if backend == "s3v4" else {}
     return Server(workdir=tmp, args=args, env=env, name=f"conformance-{backend}").start()
 
 
