@@ -28,8 +28,8 @@ extension JSONValue {
     public static func appendEscaped(_ s: String, into out: inout [UInt8]) {
         // Copies runs of bytes that need no escape in one append (the common case is a single run); no
         // per-call allocation. Hot: metadata JSON and every access-log line go through here. A printable ASCII
-        // byte costs three comparisons; a non-ASCII byte is looked at further only when it leads the UTF-8
-        // sequence of an escaped scalar (0xC2, 0xD8, 0xE2, 0xEF; a continuation byte never does).
+        // byte costs three comparisons; a non-ASCII character costs one look at its lead byte, and one more at
+        // its continuation bytes when that lead byte could begin an escaped scalar (0xC2, 0xD8, 0xE2, 0xEF).
         var s = s
         s.withUTF8 { bytes in
             var runStart = 0
@@ -48,7 +48,8 @@ extension JSONValue {
                     (scalar, length) = (UInt32(byte), 1)
                 } else {
                     guard let escaped = escapedScalar(bytes, at: i) else {
-                        i += 1
+                        // `i` is at a lead byte (Swift strings are valid UTF-8): skip the whole sequence.
+                        i += byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
                         continue
                     }
                     (scalar, length) = escaped
@@ -63,7 +64,7 @@ extension JSONValue {
     }
 
     /// The non-ASCII scalar whose UTF-8 sequence starts at `i` and its length in bytes, when it is one the
-    /// encoder escapes; nil otherwise (also for a continuation byte, which no case below matches).
+    /// encoder escapes; nil otherwise.
     @inline(__always)
     private static func escapedScalar(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> (UInt32, Int)? {
         switch bytes[i] {
