@@ -169,6 +169,20 @@ import Testing
         #expect(stale.status == 412)
     }
 
+    /// PUT and PATCH with a body that is JSON but not an object: 400, and the object is as it was.
+    @Test(arguments: ["PUT", "PATCH"], ["null", "[]", "\"x\"", "42", "true"])
+    func resourceBodyThatIsNotAnObjectIs400AndChangesNothing(_ method: String, _ body: String) async throws {
+        let h = try JSONHarness()
+        try await h.put(
+            "p", [1], attributes: ObjectAttributes(contentType: "text/plain", customMetadata: ["a": "1"]))
+        let r = try await h.send(method, JSONHarness.objectPath("p"), body: Array(body.utf8))
+        #expect(r.status == 400)
+        #expect(r.json?["error"]?["code"]?.int64Value == 400)
+        let o = try #require(try await h.send("GET", JSONHarness.objectPath("p")).json)
+        #expect(o["metageneration"]?.stringValue == "1" && o["contentType"]?.stringValue == "text/plain")
+        #expect(o["metadata"] == .object(["a": .string("1")]))
+    }
+
     @Test func deleteIs204AndHonoursPreconditions() async throws {
         let h = try JSONHarness()
         let meta = try await h.put("d", [1])

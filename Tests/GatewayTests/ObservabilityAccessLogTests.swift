@@ -76,6 +76,61 @@ final class CapturedLines: Sendable {
         #expect(line.contains("1.234ms"))
     }
 
+    /// The whole text line, byte for byte: positional fields, `key=value` pairs, the always-quoted `ua`.
+    @Test func textLineHasEveryField() {
+        var entry = sampleEntry()
+        entry.upstreamNanos = 2_500_000
+        entry.object = "a b/c.txt"
+        let line = String(decoding: entry.rendered(.text), as: UTF8.self)
+        #expect(
+            line
+                == "2023-11-14T22:13:20.123Z 206 GET /v0/b/b/o/a%2Fb.txt?alt=media&token=REDACTED 1.234ms in=0 out=100"
+                + #" route=/v0/b/{bucket}/o/{object} rid=req-1 remote=127.0.0.1:5000 bucket=b object="a b/c.txt""#
+                + #" ttfb=0.456ms upstream=2.500ms uid=alice decision=allow range=0-99"#
+                + #" trace=4bf92f3577b34da6a3ce929d0e0e4736 ua="curl/8 \"x\"""# + "\n")
+    }
+
+    /// Every string field of both formats is escaped: an object name (or header) carrying any line break a
+    /// splitter knows and a forged record after it stays inside one line, and reads back exactly.
+    @Test(arguments: [LogFormat.json, .text])
+    func noFieldCanSplitOrForgeALine(_ format: LogFormat) throws {
+        let forged = "2023-11-14T22:13:20.123Z 200 GET /forged 0.001ms in=0 out=0 rid=forged"
+        let breaks: [Character] = [
+            "\u{0B}", "\u{0C}", "\u{1C}", "\u{1D}", "\u{1E}", "\u{85}", "\u{2028}", "\u{2029}", "\r\n", "\n", "\r",
+        ]
+        let hostile = breaks.map { "x\($0)\(forged)" }.joined() + "\u{1B}[2J\u{9B}\u{7F}\u{202E}\u{2066}\u{FEFF}"
+        var entry = sampleEntry()
+        entry.object = hostile
+        entry.bucket = hostile
+        entry.principalUID = hostile
+        entry.requestID = hostile
+        entry.remoteAddress = hostile
+        entry.method = hostile
+        entry.target = hostile
+        entry.route = hostile
+        entry.decision = hostile
+        entry.range = hostile
+        entry.userAgent = hostile
+        entry.traceID = hostile
+        let bytes = entry.rendered(format)
+        let line = String(decoding: bytes.dropLast(), as: UTF8.self)
+        #expect(bytes.last == 0x0A)
+        #expect(line.unicodeScalars.allSatisfy { (0x20..<0x7F).contains($0.value) }, "\(line)")
+        if format == .json {
+            let object = try #require(try JSONValue.parse(line).objectValue)
+            for key in [
+                "request_id", "remote_addr", "method", "route", "path", "bucket", "object", "uid", "decision", "range",
+                "user_agent", "trace_id",
+            ] {
+                #expect(object[key] == .string(hostile), "\(key)")
+            }
+        } else {
+            let start = try #require(line.firstRange(of: " object=")).upperBound
+            let end = try #require(line[start...].firstRange(of: "\" ")).lowerBound
+            #expect(try JSONValue.parse(String(line[start...end])) == .string(hostile))
+        }
+    }
+
     @Test func redactionKeepsOnlyHarmlessQueryValues() {
         #expect(AccessLog.redactedTarget("/v0/b/x/o/y") == "/v0/b/x/o/y")
         #expect(

@@ -10,13 +10,9 @@ import Service
 /// drift apart). Unknown keys are ignored.
 enum RulesExplainRequest {
     static func decode(_ body: [UInt8]) throws(ServiceError) -> RulesRequest {
-        let root: JSONValue
-        do {
-            root = try JSONValue.parse(body)
-        } catch {
-            throw .badRequest("The body must be a JSON object: \(error)")
+        guard let fields = try JSONObjectBody.members(body) else {
+            throw .badRequest("The request body must be a JSON object.")
         }
-        guard let fields = root.objectValue else { throw .badRequest("The body must be a JSON object.") }
         guard let methodText = fields["method"]?.stringValue, let method = RulesMethod(rawValue: methodText) else {
             throw .badRequest("method must be one of get, list, create, update, delete.")
         }

@@ -3,7 +3,9 @@ public import PortcullisCore
 /// The facts of one finished exchange, as written to the access log (DESIGN §8).
 ///
 /// `target` must already be redacted (`AccessLog.redactedTarget`); nothing here may hold a token, an
-/// `Authorization` value or a key — the renderer writes every field as given.
+/// `Authorization` value or a key — the renderer writes every field as given, only escaped: in both formats
+/// every string goes through JSON's string escapes (`JSONValue.appendEscaped`, `LogText`), so a value (an
+/// object name, a header) cannot break the line or forge another record.
 public struct AccessLogEntry: Sendable {
     /// Wall-clock time the request head was complete.
     public var time: Timestamp
@@ -70,7 +72,7 @@ public struct AccessLogEntry: Sendable {
     public func render(_ format: LogFormat, into out: inout [UInt8]) {
         switch format {
         case .json: renderJSON(into: &out)
-        case .text: out.append(contentsOf: renderText())
+        case .text: renderText(into: &out)
         }
     }
 
@@ -101,23 +103,48 @@ public struct AccessLogEntry: Sendable {
         out.append(contentsOf: "}\n".utf8)
     }
 
-    /// `TIME STATUS METHOD PATH DURATIONms in=N out=N route=... rid=... uid=... decision=... ua="..."`.
-    func renderText() -> [UInt8] {
-        var line = "\(time.rfc3339Milliseconds) \(status) \(method) \(Self.textSafe(target)) "
-        line +=
-            Self.millisecondsText(durationNanos) + "ms in=\(bytesIn) out=\(bytesOut) route=\(route) rid=\(requestID)"
-        line += " remote=\(remoteAddress)"
-        if let bucket { line += " bucket=\(Self.quotedIfNeeded(bucket))" }
-        if let object { line += " object=\(Self.quotedIfNeeded(object))" }
-        if let timeToFirstByteNanos { line += " ttfb=" + Self.millisecondsText(timeToFirstByteNanos) + "ms" }
-        if upstreamNanos > 0 { line += " upstream=" + Self.millisecondsText(upstreamNanos) + "ms" }
-        if let principalUID { line += " uid=\(Self.quotedIfNeeded(principalUID))" }
-        if let decision { line += " decision=\(decision)" }
-        if let range { line += " range=\(range)" }
-        if let traceID { line += " trace=\(traceID)" }
-        if let userAgent { line += " ua=\"\(Self.textSafe(userAgent).replacingQuotes())\"" }
-        line += "\n"
-        return Array(line.utf8)
+    /// `TIME STATUS METHOD PATH DURATIONms in=N out=N route=... rid=... remote=... [bucket=...] [object=...]
+    /// [ttfb=...ms] [upstream=...ms] [uid=...] [decision=...] [range=...] [trace=...] [ua="..."]`. Every string
+    /// is escaped and, as a `key=value` value, quoted when it must be (`LogText`); bytes appended in place, as
+    /// for JSON.
+    func renderText(into out: inout [UInt8]) {
+        time.append(fractionDigits: 3, to: &out)
+        out.append(UInt8(ascii: " "))
+        DecimalText.append(Int64(status), to: &out)
+        out.append(UInt8(ascii: " "))
+        LogText.appendEscaped(method, into: &out)
+        out.append(UInt8(ascii: " "))
+        LogText.appendEscaped(target, into: &out)
+        out.append(UInt8(ascii: " "))
+        Self.appendMilliseconds(durationNanos, to: &out)
+        out.append(contentsOf: "ms in=".utf8)
+        DecimalText.append(bytesIn, to: &out)
+        out.append(contentsOf: " out=".utf8)
+        DecimalText.append(bytesOut, to: &out)
+        LogText.appendField("route", route, into: &out)
+        LogText.appendField("rid", requestID, into: &out)
+        LogText.appendField("remote", remoteAddress, into: &out)
+        if let bucket { LogText.appendField("bucket", bucket, into: &out) }
+        if let object { LogText.appendField("object", object, into: &out) }
+        if let timeToFirstByteNanos {
+            out.append(contentsOf: " ttfb=".utf8)
+            Self.appendMilliseconds(timeToFirstByteNanos, to: &out)
+            out.append(contentsOf: "ms".utf8)
+        }
+        if upstreamNanos > 0 {
+            out.append(contentsOf: " upstream=".utf8)
+            Self.appendMilliseconds(upstreamNanos, to: &out)
+            out.append(contentsOf: "ms".utf8)
+        }
+        if let principalUID { LogText.appendField("uid", principalUID, into: &out) }
+        if let decision { LogText.appendField("decision", decision, into: &out) }
+        if let range { LogText.appendField("range", range, into: &out) }
+        if let traceID { LogText.appendField("trace", traceID, into: &out) }
+        if let userAgent {
+            out.append(contentsOf: " ua=".utf8)
+            JSONValue.encodeString(userAgent, into: &out)
+        }
+        out.append(UInt8(ascii: "\n"))
     }
 
     private func field(_ key: StaticString, _ value: String?, _ out: inout [UInt8]) {
@@ -142,6 +169,11 @@ public struct AccessLogEntry: Sendable {
         out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
         out.append(contentsOf: "\":".utf8)
         guard let nanos else { out.append(contentsOf: "null".utf8); return }
+        Self.appendMilliseconds(nanos, to: &out)
+    }
+
+    /// Milliseconds with three decimals (microsecond resolution), without Foundation formatting.
+    static func appendMilliseconds(_ nanos: UInt64, to out: inout [UInt8]) {
         let micros = nanos / 1000
         DecimalText.append(micros / 1000, to: &out)
         out.append(UInt8(ascii: "."))
@@ -149,33 +181,5 @@ public struct AccessLogEntry: Sendable {
         out.append(UInt8(truncatingIfNeeded: 48 + fraction / 100))
         out.append(UInt8(truncatingIfNeeded: 48 + fraction / 10 % 10))
         out.append(UInt8(truncatingIfNeeded: 48 + fraction % 10))
-    }
-
-    /// Milliseconds with three decimals (microsecond resolution), without Foundation formatting.
-    static func millisecondsText(_ nanos: UInt64) -> String {
-        let micros = nanos / 1000
-        let fraction = String(micros % 1000)
-        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
-    }
-
-    /// Control characters would split a text line; replace them.
-    static func textSafe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F { out += "?" } else { out.unicodeScalars.append(scalar) }
-        }
-        return out
-    }
-
-    static func quotedIfNeeded(_ text: String) -> String {
-        let safe = textSafe(text)
-        return safe.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) ? "\"\(safe.replacingQuotes())\"" : safe
-    }
-}
-
-extension String {
-    fileprivate func replacingQuotes() -> String {
-        contains("\"") ? split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "'") : self
     }
 }

@@ -193,9 +193,17 @@ public struct GatewayResponder: HTTPResponder {
         }
     }
 
-    /// The path as echoed in a 404 message: bounded length, no control characters.
+    /// The path as echoed in a 404 message: bounded length, control characters (C0 and DEL) as `?`.
     static func printablePath(_ path: Substring) -> String {
-        AccessLogEntry.textSafe(String(path.prefix(200)))
+        let prefix = path.prefix(200)
+        guard prefix.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            return String(prefix)
+        }
+        var out = ""
+        for scalar in prefix.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { out += "?" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
     }
 }
 

@@ -17,12 +17,14 @@ public enum ObjectResourceJSON {
     /// Limits on custom metadata, so one object's metadata stays small (GCS allows 8 KiB in total).
     public static let maxCustomMetadataBytes = 8 * 1024
 
-    /// Decodes upload metadata (v0 §4.2). Tolerates what the SDKs send (`"bucket": ""`, `"metadata": null`,
-    /// read-only fields, which are ignored); non-string custom values are stringified as the emulator does
-    /// (a `null` value is dropped); `firebaseStorageDownloadTokens` becomes the object's token list.
+    /// Decodes upload metadata (v0 §4.2) and the JSON API's object resource (`objects.update`). Tolerates what
+    /// the SDKs send (`"bucket": ""`, `"metadata": null`, read-only fields, which are ignored); non-string custom
+    /// values are stringified as the emulator does (a `null` value is dropped); `firebaseStorageDownloadTokens`
+    /// becomes the object's token list. An empty body is no fields; a body that is JSON but not an object
+    /// (`null` included) is 400 (`JSONObjectBody`).
     public static func decodeUpload(_ body: [UInt8]) throws(ServiceError) -> UploadFields {
         var fields = UploadFields()
-        guard let object = try parseObject(body) else { return fields }
+        guard let object = try JSONObjectBody.members(body) else { return fields }
         fields.name = try string(object, "name")
         fields.attributes.contentType = try headerSafe(object, "contentType")
         fields.attributes.contentEncoding = try headerSafe(object, "contentEncoding")
@@ -61,13 +63,13 @@ public enum ObjectResourceJSON {
 
     /// Decodes a PATCH body with the §5.4 merge semantics: absent = unchanged, `null` = remove, custom keys
     /// merged one by one, `firebaseStorageDownloadTokens` as `tokens` says.
-    /// A body that is JSON but not an object (`null`, `[]`, `"x"`, `42`) is 400 and changes nothing; an empty
-    /// body is an empty patch.
+    /// A body that is JSON but not an object (`null`, `[]`, `"x"`, `42`) is 400 and changes nothing
+    /// (`JSONObjectBody`); an empty body is an empty patch.
     public static func decodePatch(_ body: [UInt8], tokens: TokenPatch = .union) throws(ServiceError)
         -> MetadataPatch
     {
         var patch = MetadataPatch()
-        guard let object = try parseObject(body, allowNull: false) else { return patch }
+        guard let object = try JSONObjectBody.members(body) else { return patch }
         patch.contentType = try fieldPatch(object, "contentType")
         patch.contentEncoding = try fieldPatch(object, "contentEncoding")
         patch.contentDisposition = try fieldPatch(object, "contentDisposition")
@@ -105,19 +107,6 @@ public enum ObjectResourceJSON {
     }
 
     // MARK: - helpers
-
-    /// The members of a JSON object body; nil for an empty body (and for `null` when `allowNull`, as the SDKs
-    /// send it for "no metadata"); 400 for any other JSON value.
-    static func parseObject(_ body: [UInt8], allowNull: Bool = true) throws(ServiceError) -> [String: JSONValue]? {
-        guard body.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return nil }
-        let value: JSONValue
-        do { value = try JSONValue.parse(body) } catch { throw ServiceError(error) }
-        switch value {
-        case .object(let members): return members
-        case .null where allowNull: return nil
-        default: throw .badRequest("The request body must be a JSON object.")
-        }
-    }
 
     static func string(_ object: [String: JSONValue], _ key: String) throws(ServiceError) -> String? {
         switch object[key] {

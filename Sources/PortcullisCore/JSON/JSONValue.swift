@@ -138,41 +138,6 @@ extension JSONValue {
             out.append(UInt8(ascii: "}"))
         }
     }
-
-    /// Appends `s` as a JSON string literal, escaping quotes, backslashes and control characters.
-    public static func encodeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        appendEscaped(s, into: &out)
-        out.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends the escaped contents of `s` without the quotes: one piece of a string literal written in parts.
-    public static func appendEscaped(_ s: String, into out: inout [UInt8]) {
-        // Copies runs of bytes that need no escape in one append (the common case is a single run); no
-        // per-call allocation. Hot: metadata JSON and every access-log line go through here.
-        var s = s
-        s.withUTF8 { bytes in
-            var runStart = 0
-            for i in 0..<bytes.count {
-                let byte = bytes[i]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-                runStart = i + 1
-                switch byte {
-                case UInt8(ascii: "\""): out.append(92); out.append(34)
-                case UInt8(ascii: "\\"): out.append(92); out.append(92)
-                case 0x0A: out.append(92); out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(92); out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(92); out.append(UInt8(ascii: "t"))
-                default:
-                    let hex: StaticString = "0123456789abcdef"
-                    out.append(92); out.append(UInt8(ascii: "u")); out.append(48); out.append(48)
-                    out.append(hex.utf8Start[Int(byte >> 4)]); out.append(hex.utf8Start[Int(byte & 15)])
-                }
-            }
-            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
-        }
-    }
 }
 
 private struct JSONParser {

@@ -8,6 +8,9 @@ import Darwin
 
 /// A small structured logger: one record is one line, JSON for machines or `key=value` text for humans.
 ///
+/// Both formats escape every string they write (`JSONValue.appendEscaped`, `LogText`): no line break that any
+/// common line splitter knows, no control and no bidirectional control character reaches a line raw.
+///
 /// Front end (`Logger`) plus a one-method sink protocol, in the spirit of swift-log. Callers must never pass
 /// secrets (tokens, keys, `token=` values) as field values; the access log redacts query strings itself.
 public struct Logger: Sendable {
@@ -124,17 +127,23 @@ public final class StreamLogSink: LogSink {
             }
             out.append(contentsOf: "}\n".utf8)
         case .text:
-            out.append(contentsOf: "\(record.time.rfc3339Milliseconds) \(record.level) \(record.message)".utf8)
+            // Message, keys and values escaped as `LogText` says: a record is one line whatever it carries.
+            record.time.append(fractionDigits: 3, to: &out)
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: record.level.description.utf8)
+            out.append(UInt8(ascii: " "))
+            LogText.appendEscaped(record.message, into: &out)
             for (key, value) in record.fields {
-                let text: String
+                out.append(UInt8(ascii: " "))
+                LogText.appendEscaped(key, into: &out)
+                out.append(UInt8(ascii: "="))
                 switch value {
-                case .string(let s): text = s.contains(where: { $0 == " " || $0 == "\"" }) ? "\"\(s)\"" : s
-                case .int(let i): text = String(i)
-                case .double(let d): text = "\(d)"
-                case .bool(let b): text = String(b)
-                case .null: text = "-"
+                case .string(let s): LogText.appendValue(s, into: &out)
+                case .int(let i): DecimalText.append(i, to: &out)
+                case .double(let d): out.append(contentsOf: "\(d)".utf8)
+                case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+                case .null: out.append(UInt8(ascii: "-"))
                 }
-                out.append(contentsOf: " \(key)=\(text)".utf8)
             }
             out.append(0x0A)
         }

@@ -27,7 +27,7 @@ extension JSONAPI {
 
     /// `{"sourceObjects":[{"name","generation","objectPreconditions":{"ifGenerationMatch"}}],"destination":{…}}`.
     func compose(_ call: JSONCall, _ destination: ObjectPath) async throws -> HTTPResponse {
-        let body = try ObjectResourceJSON.parseObject(try await collectJSONBody(call)) ?? [:]
+        let body = try JSONObjectBody.members(try await collectJSONBody(call)) ?? [:]
         guard let list = body["sourceObjects"]?.arrayValue, !list.isEmpty else {
             throw ServiceError.badRequest("Required field: sourceObjects.")
         }

@@ -28,11 +28,11 @@ extension V0API {
                 call.context))
     }
 
-    /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}` (a body not
-    /// declared as JSON is ignored: GET for an hour).
+    /// `POST ?signedUrl` `{"method":"GET"|"DELETE","expiresIn":seconds}` → `{"url","expiresAt"}` (an empty body,
+    /// or one not declared as JSON, is ignored: GET for an hour; JSON that is not an object is 400).
     func signURL(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let fields =
-            Self.bodyIsJSON(call) ? try ObjectResourceJSON.parseObject(try await collectJSONBody(call)) ?? [:] : [:]
+            Self.bodyIsJSON(call) ? try JSONObjectBody.members(try await collectJSONBody(call)) ?? [:] : [:]
         let method: SignedMethod
         switch fields["method"] {
         case nil: method = .read
