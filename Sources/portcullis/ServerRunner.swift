@@ -67,19 +67,23 @@ enum ServerRunner {
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let ops = OpsEndpoints(readiness: readiness, registry: registry)
-        let responder = GatewayResponder(
-            ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
-            cors: CORSPolicy(origins: corsList(config)))
+        let responder = compile { () throws(RouteTableError) in
+            try GatewayResponder(
+                ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics,
+                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
+        }
 
         let server = HTTPServer(
             configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
-            let consoleResponder = GatewayResponder(
-                ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
-                authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
-                cors: CORSPolicy(origins: corsList(config)))
+            let consoleResponder = compile { () throws(RouteTableError) in
+                try GatewayResponder(
+                    ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
+                    authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+                    cors: CORSPolicy(origins: corsList(config)))
+            }
             let second = HTTPServer(
                 configuration: serverConfiguration(config, listen: consoleListen), responder: consoleResponder,
                 logger: logger)
@@ -151,6 +155,12 @@ enum ServerRunner {
 
     /// Binds and starts `server` on `address` (given as `--flag`), exiting with a one-line message on failure;
     /// returns the bound port.
+    /// The responder, or the start ends with why its route tables do not compile (a defect of the build, so
+    /// exit 1, not a usage error).
+    private static func compile(_ make: () throws(RouteTableError) -> GatewayResponder) -> GatewayResponder {
+        do { return try make() } catch { Terminal.fail("the route tables do not compile: \(error)", code: 1) }
+    }
+
     private static func start(_ server: HTTPServer, flag: String, address: ListenAddress) -> Int {
         do {
             return try server.start()

@@ -156,12 +156,12 @@ final class CapturedLines: Sendable {
         let captured = CapturedLines()
         let log = AccessLog(format: .json, output: captured.append)
         let registry = MetricsRegistry()
-        let responder = GatewayResponder(
+        let responder = try GatewayResponder(
             ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [EchoAPI()],
             authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry), accessLog: log)
         for format in [LogFormat.json, .text] {
             let textLog = AccessLog(format: format, output: captured.append)
-            let r = GatewayResponder(
+            let r = try GatewayResponder(
                 ops: responder.ops, surfaces: [EchoAPI()], authentication: PermissiveAuthentication(),
                 metrics: responder.metrics, accessLog: textLog)
             for auth in ["Bearer secret", "Firebase secret", "Bearer bad-secret"] {
@@ -195,15 +195,21 @@ struct PermissiveAuthentication: RequestAuthenticating {
 
 /// Answers every `/v0/` request with 200 and the principal's uid, filling the context like the real API.
 struct EchoAPI: APISurface {
-    let errorShape: any ErrorShape = PlainErrorShape()
-    func matches(_ request: HTTPRequest) -> Bool { request.path.hasPrefix("/v0/") }
-    func routeTemplate(for request: HTTPRequest) -> String { "/v0/unmatched" }
-    func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] { ["GET"] }
-    func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
-        context.routeTemplate = "/v0/b/{bucket}/o/{object}"
-        context.bucket = "bkt"
-        context.objectName = "file"
-        context.decision = .allow
-        return HTTPResponse(status: 200, body: .bytes(Array((principal?.uid ?? "anonymous").utf8)))
+    let traits = SurfaceTraits(
+        errorShape: PlainErrorShape(), prefixes: ["/v0"], loggableQueryKeys: AccessLog.storageQueryKeys)
+
+    var routes: [Route<RouteHandler>] {
+        let all: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
+        return [
+            Route(all, RouteTemplate(static: "/v0/b/{bucket}/o/{object...}")) { await Self.echo($0) },
+            Route(all, RouteTemplate(static: "/v0/{rest...}")) { await Self.echo($0) },
+        ]
+    }
+
+    static func echo(_ matched: MatchedRequest) async -> HTTPResponse {
+        matched.context.bucket = "bkt"
+        matched.context.objectName = "file"
+        matched.context.decision = .allow
+        return HTTPResponse(status: 200, body: .bytes(Array((matched.principal?.uid ?? "anonymous").utf8)))
     }
 }

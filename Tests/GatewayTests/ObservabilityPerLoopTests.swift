@@ -43,7 +43,7 @@ import Glibc
     func pipelinedExchangesShareOneLogWriteAndEveryLoopIsCounted(driver: EventLoopDriver) async throws {
         let captured = CapturedLines()
         let registry = MetricsRegistry()
-        let responder = GatewayResponder(
+        let responder = try GatewayResponder(
             ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [EchoAPI()],
             authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry),
             accessLog: AccessLog(format: .json, output: captured.append))

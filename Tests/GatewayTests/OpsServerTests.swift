@@ -108,7 +108,7 @@ extension LoopbackHTTP {
             let registry = MetricsRegistry()
             readiness = Readiness(probeInterval: .zero)
             let metrics = HTTPMetrics(registry: registry)
-            let responder = GatewayResponder(
+            let responder = try GatewayResponder(
                 ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: surfaces,
                 authentication: PermissiveAuthentication(), metrics: metrics,
                 accessLog: AccessLog(format: .json, output: captured.append))

@@ -15,7 +15,7 @@ import Testing
         init(ready: Bool = true, backendReady: Bool = true) {
             readiness = Readiness(probeInterval: .zero) { backendReady }
             if ready { readiness.markServing() }
-            responder = GatewayResponder(
+            responder = try! GatewayResponder(
                 ops: OpsEndpoints(readiness: readiness, registry: registry), surfaces: [EchoAPI()],
                 authentication: PermissiveAuthentication(), metrics: HTTPMetrics(registry: registry),
                 accessLog: AccessLog(format: .json, output: captured.append))

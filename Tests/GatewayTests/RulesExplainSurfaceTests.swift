@@ -44,7 +44,7 @@ import Testing
             method: HTTPMethod(method), target: target, headers: headers,
             body: BufferByteStream(Array(body.utf8)))
         let registry = MetricsRegistry()
-        let responder = GatewayResponder(
+        let responder = try GatewayResponder(
             ops: OpsEndpoints(readiness: Readiness(), registry: registry),
             surfaces: [RulesExplainSurface(service: service), ConsoleSurface()],
             authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),

@@ -201,8 +201,8 @@ import Testing
         let r = await h.api.handle(HTTPRequest(method: .get, target: "/v0/nothing"), principal: nil, context: unknown)
         #expect(r.status == 404)
         #expect(unknown.routeTemplate == "/v0/unmatched")
-        #expect(h.api.matches(HTTPRequest(method: .get, target: "/v0/b/x/o")))
-        #expect(!h.api.matches(HTTPRequest(method: .get, target: "/v01/b")))
+        #expect(h.api.answers(HTTPRequest(method: .get, target: "/v0/b/x/o")))
+        #expect(!h.api.answers(HTTPRequest(method: .get, target: "/v01/b")))
     }
 }
 

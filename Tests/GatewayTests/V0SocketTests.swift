@@ -20,7 +20,7 @@ import FoundationNetworking
         func respond(to request: HTTPRequest) async -> HTTPResponse {
             let principal: Principal? = request.headers["Authorization"] == "Firebase alice" ? alice : nil
             let registry = MetricsRegistry()
-            let responder = GatewayResponder(
+            let responder = try! GatewayResponder(
                 ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: [api],
                 authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
                 accessLog: .disabled)

@@ -176,7 +176,7 @@ func respond(
     let request = HTTPRequest(
         method: HTTPMethod(method), target: target, headers: h, body: stream ?? BufferByteStream(body))
     let registry = MetricsRegistry()
-    let responder = GatewayResponder(
+    let responder = try GatewayResponder(
         ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: surfaces,
         authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
         accessLog: .disabled, cors: cors)

@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test func routerDecodesAndClassifies() throws {
-        let router = V0Router(buckets: ["b"])
+        let router = V0Router()
         func route(_ method: String, _ target: String, _ headers: HTTPHeaders = [:]) throws -> Operation {
             try router.route(HTTPRequest(method: HTTPMethod(method), target: target, headers: headers)).operation
         }

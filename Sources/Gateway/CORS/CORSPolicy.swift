@@ -1,9 +1,10 @@
 public import HTTPServer
 import Service
 
-/// CORS for browser apps (v0 §3): preflights allow the Firebase SDK's headers and methods, and every response
-/// to an allowed origin exposes the headers the JS SDK reads (`X-Goog-Upload-*` above all — without them a
-/// browser upload fails with `storage/unknown`).
+/// CORS for browser apps (v0 §3): a preflight allows the request headers the matched route's surface
+/// declares, and every response to an allowed origin exposes the headers that surface's clients read
+/// (`SurfaceTraits.corsRequestHeaders` / `corsExposedHeaders`: `X-Goog-Upload-*` for the Firebase SDKs — without
+/// them a browser upload fails with `storage/unknown` — `Location` and `Range` for a JSON API resumable upload).
 ///
 /// Origins come from `--cors-origins`: a matching origin is reflected; `*` reflects any origin (so the answer
 /// stays valid for requests that carry credentials) and adds `Vary: Origin`.
@@ -11,14 +12,16 @@ public struct CORSPolicy: Sendable {
     public let origins: [String]
     private let allowAny: Bool
 
-    public static let allowedHeaders = [
+    /// What the Firebase SDKs send (v0).
+    public static let firebaseRequestHeaders = [
         "Authorization", "Content-Type", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
         "If-Unmodified-Since", "If-Range", "X-Firebase-AppCheck", "X-Firebase-Storage-Version", "X-Firebase-GMPID",
         "X-Goog-Upload-Protocol", "X-Goog-Upload-Command", "X-Goog-Upload-Offset", "X-Goog-Upload-Content-Length",
         "X-Goog-Upload-Content-Type", "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type",
         "X-HTTP-Method-Override", "X-Request-Id", "traceparent",
     ]
-    public static let exposedHeaders = [
+    /// What the Firebase SDKs read (v0).
+    public static let firebaseExposedHeaders = [
         "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",
         "Last-Modified", "Accept-Ranges", "Cache-Control", "Retry-After", "X-Request-Id",
         "X-Firebase-Storage-Version", "X-Goog-Upload-Status", "X-Goog-Upload-URL", "X-Goog-Upload-Size-Received",
@@ -26,7 +29,7 @@ public struct CORSPolicy: Sendable {
         "X-Goog-Upload-Header-Content-Length", "X-Goog-Upload-Header-Content-Type", "X-Goog-Upload-Protocol",
         "X-GUploader-UploadID", "X-GUpload-UploadID", "x-goog-hash", "x-goog-generation", "x-goog-metageneration",
         "x-goog-storage-class",
-    ].joined(separator: ", ")
+    ]
 
     public init(origins: [String]) {
         self.origins = origins
@@ -40,7 +43,7 @@ public struct CORSPolicy: Sendable {
 
     /// The answer to an OPTIONS request on a route serving `methods`: a preflight gets the allow headers (or
     /// 403 for a foreign origin or a method the route does not serve); a plain OPTIONS lists the methods.
-    public func preflight(_ request: HTTPRequest, methods: [String]) -> HTTPResponse {
+    public func preflight(_ request: HTTPRequest, methods: [String], for surface: SurfaceTraits) -> HTTPResponse {
         var headers = HTTPHeaders()
         let allow = methods.joined(separator: ", ")
         headers.add("Allow", allow)
@@ -60,7 +63,8 @@ public struct CORSPolicy: Sendable {
         headers.add("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers")
         headers.add("Access-Control-Allow-Methods", allow)
         headers.add(
-            "Access-Control-Allow-Headers", allowHeaders(for: request.headers["Access-Control-Request-Headers"]))
+            "Access-Control-Allow-Headers",
+            allowHeaders(surface.corsRequestHeaders, for: request.headers["Access-Control-Request-Headers"]))
         headers.add("Access-Control-Max-Age", "3600")
         if let pna = request.headers["Access-Control-Request-Private-Network"],
             HTTPHeaders.equalsIgnoringCase(pna, "true")
@@ -71,16 +75,18 @@ public struct CORSPolicy: Sendable {
     }
 
     /// Adds the CORS response headers for an allowed origin to an actual (non-preflight) response.
-    public func decorate(_ response: inout HTTPResponse, for request: HTTPRequest) {
+    public func decorate(_ response: inout HTTPResponse, for request: HTTPRequest, surface: SurfaceTraits) {
         guard let origin = request.headers["Origin"], allows(origin: origin) else { return }
         response.headers.set("Access-Control-Allow-Origin", origin)
         response.headers.add("Vary", "Origin")
-        response.headers.set("Access-Control-Expose-Headers", Self.exposedHeaders)
+        if !surface.corsExposedHeaders.isEmpty {
+            response.headers.set("Access-Control-Expose-Headers", surface.corsExposedValue)
+        }
     }
 
-    /// The SDK headers plus any `X-Goog-Upload-*` header the browser announced (the family is open-ended).
-    private func allowHeaders(for requested: String?) -> String {
-        var list = Self.allowedHeaders
+    /// The surface's headers plus any `X-Goog-Upload-*` header the browser announced (the family is open-ended).
+    private func allowHeaders(_ declared: [String], for requested: String?) -> String {
+        var list = declared
         for name in (requested ?? "").split(separator: ",") {
             let header = name.trimmingSpaces()
             guard header.lowercased().hasPrefix("x-goog-upload-"),

@@ -19,69 +19,61 @@ public struct ConsoleSurface: APISurface {
     public static let root = "/console"
     public static let pageTemplate = "/console/"
     public static let staticTemplate = "/console/static/{version}/{file}"
-    static let unmatchedTemplate = "/console/unmatched"
-    static let methods = ["GET", "HEAD", "OPTIONS"]
 
     public let catalog: ConsoleAssetCatalog
     public let api: ConsoleAPILocation
-    public let errorShape: any ErrorShape = ConsoleErrorShape()
+    public let traits = SurfaceTraits(
+        errorShape: ConsoleErrorShape(), prefixes: [ConsoleSurface.root], notFoundMessage: "No such console page.")
 
     public init(catalog: ConsoleAssetCatalog = .embedded, api: ConsoleAPILocation = .sameOrigin) {
         self.catalog = catalog
         self.api = api
     }
 
-    public func matches(_ request: HTTPRequest) -> Bool {
-        let path = request.path.utf8
-        let root = Self.root.utf8
-        return path.starts(with: root)
-            && (path.count == root.count || path.dropFirst(root.count).first == UInt8(ascii: "/"))
+    public var routes: [Route<RouteHandler>] {
+        [
+            Route([.get], RouteTemplate(static: Self.root)) { _ in Self.redirect() },
+            Route([.get], RouteTemplate(static: Self.pageTemplate)) { [self] in page($0.request) },
+            Route([.get], RouteTemplate(static: "/console/index.html")) { [self] in page($0.request) },
+            Route([.get], RouteTemplate(static: "/console/static/{version}/{file...}")) { [self] in file($0) },
+        ]
     }
 
-    public func routeTemplate(for request: HTTPRequest) -> String {
-        switch Self.route(request.path) {
-        case .redirect: Self.root
-        case .page: Self.pageTemplate
-        case .file: Self.staticTemplate
-        case .unknown: Self.unmatchedTemplate
-        }
+    /// `/console` → `console/`: relative, so the console also works behind a proxy that mounts the gateway
+    /// under a path.
+    static func redirect() -> HTTPResponse {
+        var response = HTTPResponse(status: 308)
+        response.headers.add("Location", "console/")
+        ConsoleHeaders.apply(to: &response.headers)
+        return response
     }
 
-    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
-        if case .unknown = Self.route(request.path) { throw .notFound("No such console page.") }
-        return Self.methods
+    func page(_ request: HTTPRequest) -> HTTPResponse {
+        guard let base = api.baseURL(host: request.headers["Host"]) else {
+            return Self.serve(catalog.index, cacheControl: ConsoleHeaders.revalidate, request)
+        }
+        var response = Self.serve(catalog.index(apiBase: base), cacheControl: ConsoleHeaders.revalidate, request)
+        response.headers.set(
+            "Content-Security-Policy", ConsoleHeaders.policy(apiOrigin: ConsoleAPILocation.origin(of: base)))
+        return response
     }
 
-    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
-        guard request.method == .get || request.method == .head else {
-            return errorShape.response(for: .methodNotAllowed(allow: Self.methods), requestID: context.requestID)
+    /// A file of the catalog (raw: console file names need no percent-decoding).
+    func file(_ matched: MatchedRequest) -> HTTPResponse {
+        let version = matched.match.captures[0]
+        let name = matched.match.captures[1]
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard !version.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            return traits.errorShape.response(
+                for: .notFound(traits.notFoundMessage), requestID: matched.context.requestID)
         }
-        switch Self.route(request.path) {
-        case .redirect:
-            // Relative, so the console also works behind a proxy that mounts the gateway under a path.
-            var response = HTTPResponse(status: 308)
-            response.headers.add("Location", "console/")
-            ConsoleHeaders.apply(to: &response.headers)
-            return response
-        case .page:
-            guard let base = api.baseURL(host: request.headers["Host"]) else {
-                return Self.serve(catalog.index, cacheControl: ConsoleHeaders.revalidate, request)
-            }
-            var response = Self.serve(catalog.index(apiBase: base), cacheControl: ConsoleHeaders.revalidate, request)
-            response.headers.set(
-                "Content-Security-Policy", ConsoleHeaders.policy(apiOrigin: ConsoleAPILocation.origin(of: base)))
-            return response
-        case .file(let version, let name):
-            guard let asset = catalog.asset(named: name) else {
-                return errorShape.response(for: .notFound("No such console file."), requestID: context.requestID)
-            }
-            let current = version.utf8.elementsEqual(catalog.version.utf8)
-            return Self.serve(
-                asset, cacheControl: current ? ConsoleHeaders.immutable : ConsoleHeaders.revalidate,
-                request)
-        case .unknown:
-            return errorShape.response(for: .notFound("No such console page."), requestID: context.requestID)
+        guard let asset = catalog.asset(named: name) else {
+            return traits.errorShape.response(
+                for: .notFound("No such console file."), requestID: matched.context.requestID)
         }
+        let current = version.utf8.elementsEqual(catalog.version.utf8)
+        return Self.serve(
+            asset, cacheControl: current ? ConsoleHeaders.immutable : ConsoleHeaders.revalidate, matched.request)
     }
 
     /// A file, or 304 when the caller's `If-None-Match` names its current `ETag`.
@@ -101,28 +93,6 @@ public struct ConsoleSurface: APISurface {
     /// Whether an `If-None-Match` list names `etag` (compared weakly, RFC 9110 §13.1.2).
     static func names(_ list: EntityTagList, _ etag: String) -> Bool {
         list.any || list.tags.contains { $0.tag.bytesEqual(etag) }
-    }
-
-    enum Route: Equatable {
-        case redirect
-        case page
-        case file(version: Substring, name: Substring)
-        case unknown
-    }
-
-    /// Which console route a path names (raw: console file names need no percent-decoding).
-    static func route(_ path: Substring) -> Route {
-        guard path.bytesHasPrefix(root) else { return .unknown }
-        let rest = path.dropFirst(root.count)
-        if rest.isEmpty { return .redirect }
-        if rest == "/" || rest == "/index.html" { return .page }
-        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
-        // ["", "static", version, file...]
-        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "static", !parts[2].isEmpty,
-            parts[3...].allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
-        else { return .unknown }
-        let name = rest.dropFirst(1 + "static".count + 1 + parts[2].count + 1)
-        return .file(version: parts[2], name: name)
     }
 }
 

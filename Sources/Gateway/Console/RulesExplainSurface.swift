@@ -15,28 +15,28 @@ public import Service
 /// but what the caller sent.
 public struct RulesExplainSurface: APISurface {
     public static let path = "/admin/v1/rules/explain"
-    static let methods = ["POST", "OPTIONS"]
 
     let service: StorageService
-    public let errorShape: any ErrorShape = PlainErrorShape()
+    public let traits = SurfaceTraits(
+        errorShape: PlainErrorShape(),
+        corsRequestHeaders: ["Authorization", "Content-Type", "X-Request-Id", "traceparent"],
+        corsExposedHeaders: ["Content-Type", "Content-Length", "X-Request-Id"])
 
     public init(service: StorageService) {
         self.service = service
     }
 
-    public func matches(_ request: HTTPRequest) -> Bool { request.path.utf8.elementsEqual(Self.path.utf8) }
+    public var routes: [Route<RouteHandler>] {
+        [Route([.post], RouteTemplate(static: Self.path)) { [self] in await explain($0) }]
+    }
 
-    public func routeTemplate(for request: HTTPRequest) -> String { Self.path }
-
-    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] { Self.methods }
-
-    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+    func explain(_ matched: MatchedRequest) async -> HTTPResponse {
+        let context = matched.context
         do {
-            guard request.method == .post else { throw ServiceError.methodNotAllowed(allow: Self.methods) }
-            let caller = Caller(principal: principal)
+            let caller = Caller(principal: matched.principal)
             let body: [UInt8]
             do {
-                body = try await request.body.collect(limit: service.configuration.maxJSONBodyBytes)
+                body = try await matched.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
             } catch {
                 throw ServiceError(bodyError: error)
             }
@@ -46,7 +46,7 @@ public struct RulesExplainSurface: APISurface {
             let decision = try service.explain(rulesRequest, caller: caller)
             return Self.render(decision)
         } catch {
-            return errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
+            return traits.errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
         }
     }
 

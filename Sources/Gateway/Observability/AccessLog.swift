@@ -92,18 +92,24 @@ public final class AccessLog: Sendable {
         lines.removeAll(keepingCapacity: true)
     }
 
-    /// Query parameters whose values are safe and useful in a log line. Every other value becomes `REDACTED`
-    /// (download tokens, signed-URL signatures, upload ids, page tokens, anything unknown).
-    static let loggableQueryKeys: [[UInt8]] = [
+    /// Query parameters of the storage APIs whose values are safe and useful in a log line; surfaces declare
+    /// theirs (`SurfaceTraits.loggableQueryKeys`), usually this list and a few of their own. Every other value
+    /// becomes `REDACTED` (download tokens, signed-URL signatures, upload ids, page tokens, anything unknown).
+    public static let storageQueryKeys: [String] = [
         "alt", "name", "uploadType", "upload_protocol", "prefix", "delimiter", "maxResults", "ifGenerationMatch",
         "ifMetagenerationMatch", "ifGenerationNotMatch", "ifMetagenerationNotMatch", "create_token", "signedUrl",
         "generation",
-    ].map { Array($0.utf8) }
+    ]
 
     /// The request-target with every non-allow-listed query value replaced by `REDACTED`. Works on bytes, as
     /// the query parser does: a `&` followed by a combining mark is one `Character`, and splitting on
     /// Characters would log the secret after it as part of an allowed value.
-    public static func redactedTarget(_ target: String) -> String {
+    public static func redactedTarget(_ target: String, keeping keys: [String] = storageQueryKeys) -> String {
+        redactedTarget(target, keeping: keys.map { Array($0.utf8) })
+    }
+
+    /// `redactedTarget` with the keys as bytes (what `SurfaceTraits` keeps, so nothing is converted per request).
+    static func redactedTarget(_ target: String, keeping keys: [[UInt8]]) -> String {
         let bytes = target.utf8
         // Most targets have no query: say so from the contiguous bytes (the generic `firstIndex` walk cost
         // 0.2 % of a metadata GET).
@@ -111,24 +117,24 @@ public final class AccessLog: Sendable {
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
         let query = target[bytes.index(after: question)...]
         // Most queries name only loggable keys (`alt=media`): then the target is its own redaction, no copy.
-        guard QueryPieces(query).contains(where: { !isLoggable($0.name) }) else { return target }
+        guard QueryPieces(query).contains(where: { !isLoggable($0.name, keys) }) else { return target }
         var out = Array(bytes[...question])
         for (i, piece) in QueryPieces(query).enumerated() {
             if i > 0 { out.append(UInt8(ascii: "&")) }
             guard let value = piece.value else {
-                out += isLoggable(piece.name) ? Array(piece.name.utf8) : redacted
+                out += isLoggable(piece.name, keys) ? Array(piece.name.utf8) : redacted
                 continue
             }
             out += piece.name.utf8
             out.append(UInt8(ascii: "="))
-            out += isLoggable(piece.name) ? Array(value.utf8) : redacted
+            out += isLoggable(piece.name, keys) ? Array(value.utf8) : redacted
         }
         return String(decoding: out, as: UTF8.self)
     }
 
     private static let redacted = Array("REDACTED".utf8)
 
-    private static func isLoggable(_ key: Substring) -> Bool {
-        loggableQueryKeys.contains { $0.elementsEqual(key.utf8) }
+    private static func isLoggable(_ key: Substring, _ keys: [[UInt8]]) -> Bool {
+        keys.contains { $0.elementsEqual(key.utf8) }
     }
 }

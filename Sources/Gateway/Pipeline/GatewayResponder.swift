@@ -2,10 +2,11 @@ public import HTTPServer
 import PortcullisCore
 public import Service
 
-/// The gateway's `HTTPResponder`: ops routes, then the API surface the path belongs to (after authenticating
-/// the caller), then 404 (DESIGN §1). It names no surface: each surface labels its route, renders its errors
-/// and does its work; this pipeline adds what every exchange gets — request ids, CORS, HEAD handling, the
-/// access-log line and the HTTP metrics.
+/// The gateway's `HTTPResponder`: ops routes, then the one router compiled from every surface's route table
+/// (after authenticating the caller), then 404 (DESIGN §1). It names no surface: it reads what the matched
+/// route's surface declared (error shape, CORS lists, loggable query keys), writes the route's template on the
+/// context once, answers OPTIONS and 405 from the table, and adds what every exchange gets — request ids,
+/// CORS, HEAD handling, the access-log line and the HTTP metrics.
 ///
 /// Every response carries `X-Request-Id` (the caller's if sane, else a generated one; `/healthz` only echoes a
 /// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
@@ -16,20 +17,22 @@ public import Service
 /// and the access-log line joins the loop's buffer, written at the end of the loop's turn.
 public struct GatewayResponder: HTTPResponder {
     public let ops: OpsEndpoints
-    public let surfaces: [any APISurface]
+    public let router: GatewayRouter
     public let authentication: any RequestAuthenticating
     public let metrics: HTTPMetrics
     public let accessLog: AccessLog
     public let cors: CORSPolicy
     private let healthCounter: Counter
 
+    /// Compiles the surfaces' route tables into one router; a table that does not compile is an error here, at
+    /// start-up, never a surprise at run time.
     public init(
         ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
         metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])
-    ) {
+    ) throws(RouteTableError) {
         self.ops = ops
         self.cors = cors
-        self.surfaces = surfaces
+        self.router = try GatewayRouter(surfaces: surfaces)
         self.authentication = authentication
         self.metrics = metrics
         self.accessLog = accessLog
@@ -72,9 +75,19 @@ public struct GatewayResponder: HTTPResponder {
         metrics.inflight.increment(on: request.loop?.currentShard)
 
         var response: HTTPResponse
-        if let surface = surfaces.first(where: { $0.matches(request) }) {
-            context.routeTemplate = surface.routeTemplate(for: request)
-            response = await respond(to: request, on: surface, context: context)
+        let decision =
+            request.method == .options ? router.options(path: path) : router.decide(request.method, path: path)
+        let surface: SurfaceTraits?
+        switch decision {
+        case .route(let label, let traits, _, _), .methodNotAllowed(let label, let traits, _, _):
+            context.routeTemplate = label
+            surface = traits
+        case .notFound(let label, let traits):
+            context.routeTemplate = label
+            surface = traits
+        }
+        if let surface {
+            response = await respond(to: request, decision, surface: surface, context: context)
         } else {
             response = PlainErrorShape().response(
                 for: .notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path))"),
@@ -86,7 +99,7 @@ public struct GatewayResponder: HTTPResponder {
         let handlerCompletion = response.onComplete
         let facts = RequestFacts(
             time: startedAt, method: request.method.rawValue,
-            target: AccessLog.redactedTarget(request.target),
+            target: AccessLog.redactedTarget(request.target, keeping: surface?.loggableKeyBytes ?? []),
             remoteAddress: request.remoteAddress, userAgent: request.headers["User-Agent"])
         let metrics = self.metrics
         let accessLog = self.accessLog
@@ -106,27 +119,43 @@ public struct GatewayResponder: HTTPResponder {
 
     /// OPTIONS (a CORS preflight or a plain one) without authentication; anything else after it. CORS headers
     /// for an allowed origin go on every answer, errors included, so browsers can read them.
-    private func respond(to request: HTTPRequest, on surface: any APISurface, context: RequestContext) async
-        -> HTTPResponse
-    {
+    private func respond(
+        to request: HTTPRequest, _ decision: GatewayRouter.Decision, surface: SurfaceTraits, context: RequestContext
+    ) async -> HTTPResponse {
         var response: HTTPResponse
         if request.method == .options {
-            do {
-                response = cors.preflight(request, methods: try surface.allowedMethods(for: request))
-            } catch {
-                response = surface.errorShape.response(for: error, requestID: context.requestID)
+            if case .methodNotAllowed(_, _, let allow, let check) = decision {
+                do {
+                    try check?()
+                    response = cors.preflight(request, methods: allow, for: surface)
+                } catch {
+                    response = surface.errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
+                }
+            } else {
+                response = surface.errorShape.response(
+                    for: .notFound(surface.notFoundMessage), requestID: context.requestID)
             }
         } else {
             do {
                 let principal = try await authentication.authenticate(
                     authorizationBytes: request.headers.valueBytes("Authorization"))
                 context.principalUID = principal?.uid
-                response = await surface.handle(request, principal: principal, context: context)
+                switch decision {
+                case .route(_, _, let handler, let match):
+                    response = await handler(
+                        MatchedRequest(request: request, match: match, principal: principal, context: context))
+                case .methodNotAllowed(_, _, let allow, _):
+                    response = surface.errorShape.response(
+                        for: .methodNotAllowed(allow: allow), requestID: context.requestID)
+                case .notFound:
+                    response = surface.errorShape.response(
+                        for: .notFound(surface.notFoundMessage), requestID: context.requestID)
+                }
             } catch {
                 response = surface.errorShape.response(for: error, requestID: context.requestID)
             }
         }
-        cors.decorate(&response, for: request)
+        cors.decorate(&response, for: request, surface: surface)
         return response
     }
 

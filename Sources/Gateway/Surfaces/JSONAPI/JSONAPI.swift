@@ -13,8 +13,31 @@ public final class JSONAPI: APISurface {
     let service: StorageService
     let configuration: JSONAPIConfiguration
     let logger: Logger
-    let router = JSONRouter()
-    public let errorShape: any ErrorShape = JSONErrorShape()
+    public let traits = SurfaceTraits(
+        errorShape: JSONErrorShape(), prefixes: JSONRouter.prefixes, notFoundMessage: "Not Found",
+        corsRequestHeaders: JSONAPI.corsRequestHeaders, corsExposedHeaders: JSONAPI.corsExposedHeaders,
+        loggableQueryKeys: AccessLog.storageQueryKeys + [
+            "projection", "fields", "prettyPrint", "startOffset", "endOffset", "includeTrailingDelimiter",
+            "sourceGeneration", "ifSourceGenerationMatch", "ifSourceMetagenerationMatch", "versions",
+        ])
+
+    /// What Google's browser-capable clients send: the resumable protocol's `Content-Range` and `X-Upload-*`,
+    /// hashes, preconditions, and Google's client headers.
+    static let corsRequestHeaders = [
+        "Authorization", "Content-Type", "Content-Range", "Range", "If-Match", "If-None-Match", "If-Modified-Since",
+        "If-Unmodified-Since", "If-Range", "X-Upload-Content-Type", "X-Upload-Content-Length", "X-Goog-Hash",
+        "X-Goog-Api-Client", "X-Goog-User-Project", "X-GUploader-No-308", "X-HTTP-Method-Override", "X-Request-Id",
+        "traceparent",
+    ]
+    /// What such a client reads: the session URI (`Location`), what a chunk persisted (`Range`), validators and
+    /// GCS's object facts.
+    static let corsExposedHeaders = [
+        "Content-Type", "Content-Length", "Content-Range", "Content-Disposition", "Content-Encoding", "ETag",
+        "Last-Modified", "Accept-Ranges", "Cache-Control", "Retry-After", "Location", "Range", "Warning",
+        "X-Request-Id", "X-GUploader-UploadID", "X-HTTP-Status-Code-Override", "x-goog-hash", "x-goog-generation",
+        "x-goog-metageneration", "x-goog-storage-class", "x-goog-stored-content-encoding",
+        "x-goog-stored-content-length",
+    ]
 
     public init(
         service: StorageService, configuration: JSONAPIConfiguration = JSONAPIConfiguration(),
@@ -25,24 +48,25 @@ public final class JSONAPI: APISurface {
         self.logger = logger
     }
 
-    public func matches(_ request: HTTPRequest) -> Bool { JSONRouter.matches(request) }
-
-    public func routeTemplate(for request: HTTPRequest) -> String { JSONRouter.template(for: request) }
-
-    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
-        let template = JSONRouter.template(for: request)
-        guard template != JSONRouter.unmatched else { throw .notFound("Not Found") }
-        return JSONRouter.methods(for: template)
+    /// The JSON API table (`JSONRouter.table`), each route decoding into a `JSONOperation` and performing it.
+    public var routes: [Route<RouteHandler>] {
+        JSONRouter.table.map { route in
+            let decode = route.handler
+            return Route(route.methods, route.template) { [self] matched in
+                await serve(matched, decode)
+            }
+        }
     }
 
-    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+    private func serve(_ matched: MatchedRequest, _ decode: JSONRouter.Decoder) async -> HTTPResponse {
+        let context = matched.context
         do {
-            let (operation, query) = try router.route(request)
+            let (operation, query) = try JSONRouter.decode(matched.request, matched.match, decode)
             context.bucket = operation.bucket
             context.objectName = operation.objectName
             try Self.checkStandardParameters(query)
             let call = JSONCall(
-                request: request, operation: operation, query: query, principal: principal,
+                request: matched.request, operation: operation, query: query, principal: matched.principal,
                 context: context, fields: try FieldMask.parse(query["fields"]))
             return try await perform(call)
         } catch {

@@ -2,13 +2,15 @@ public import HTTPServer
 import PortcullisCore
 public import Service
 
-/// Turns a raw JSON API request into a `JSONOperation` and its route template (DESIGN §1).
+/// The Cloud Storage JSON API's route table and the decoders that turn a matched request into a
+/// `JSONOperation` (DESIGN §1).
 ///
-/// Paths: `/storage/v1/b[/{bucket}[/o[/{object}[/compose | /copyTo|rewriteTo/b/{bucket}/o/{object}]]]]`,
-/// `/download/storage/v1/b/{bucket}/o/{object}`, `/upload/storage/v1/b/{bucket}/o`. Segments are
-/// percent-decoded exactly once (`+` stays a plus). Google's clients encode `/` in object names as `%2F`; a
-/// name sent with raw slashes is taken whole on GET, PATCH, PUT and DELETE (only POST has sub-resources).
-/// Bucket existence is the service's to answer.
+/// Paths: `/storage/v1/b[/{bucket}[/o[/{object...}]]]`, the POST sub-resources `…/o/{object}/compose` and
+/// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and
+/// `/upload/storage/v1/b/{bucket}/o`. Segments are percent-decoded exactly once (`+` stays a plus). Google's
+/// clients encode `/` in object names as `%2F`; a name sent with raw slashes is taken whole on GET, PATCH, PUT
+/// and DELETE (only POST has sub-resources: the router prefers the more specific route only where it serves the
+/// method). Bucket existence is the service's to answer.
 public struct JSONRouter: Sendable {
     public static let bucketsTemplate = "/storage/v1/b"
     public static let bucketTemplate = "/storage/v1/b/{bucket}"
@@ -21,7 +23,26 @@ public struct JSONRouter: Sendable {
         "/storage/v1/b/{bucket}/o/{object}/rewriteTo/b/{destinationBucket}/o/{destinationObject}"
     public static let downloadTemplate = "/download/storage/v1/b/{bucket}/o/{object}"
     public static let uploadTemplate = "/upload/storage/v1/b/{bucket}/o"
-    static let unmatched = "/storage/v1/unmatched"
+
+    /// Where the surface answers unmatched paths (GCS's error shape, "Not Found").
+    public static let prefixes = ["/storage/v1", "/download/storage/v1", "/upload/storage/v1"]
+
+    /// Untyped `throws` in the function type (each decoder throws only `ServiceError`): a typed-throws function
+    /// type stored in a static table crashes the 6.3 compiler's SIL generation.
+    typealias Decoder = @Sendable (HTTPRequest, RouteMatch, QueryParameters) throws -> JSONOperation
+
+    /// The routes: one line each.
+    static let table: [Route<Decoder>] = [
+        Route([.get], RouteTemplate(static: bucketsTemplate), listBuckets),
+        Route([.get], RouteTemplate(static: bucketTemplate), getBucket),
+        Route([.get], RouteTemplate(static: objectsTemplate), listObjects),
+        Route([.get, .patch, .put, .delete], RouteTemplate(static: "/storage/v1/b/{bucket}/o/{object...}"), object),
+        Route([.post], RouteTemplate(static: composeTemplate), compose),
+        Route([.post], RouteTemplate(static: copyTemplate), copy),
+        Route([.post], RouteTemplate(static: rewriteTemplate), rewrite),
+        Route([.get], RouteTemplate(static: "/download/storage/v1/b/{bucket}/o/{object...}"), download),
+        Route([.post, .put, .delete], RouteTemplate(static: uploadTemplate), upload),
+    ]
 
     /// Query parameters that must appear at most once (a repeated one is ambiguous → 400).
     public static let singleValuedParameters =
@@ -34,155 +55,103 @@ public struct JSONRouter: Sendable {
             "destinationKmsKeyName",
         ] + RequestConditions.parameterNames
 
-    private static let roots = ["/storage/v1", "/download/storage/v1", "/upload/storage/v1"]
+    private static let compiled = CompiledRoutes(static: table)
 
     public init() {}
 
-    public static func matches(_ request: HTTPRequest) -> Bool {
-        let path = request.path.utf8
-        return roots.contains { root in
-            path.elementsEqual(root.utf8)
-                || (path.starts(with: root.utf8) && path.dropFirst(root.utf8.count).first == UInt8(ascii: "/"))
-        }
-    }
-
-    private static let rootsWithBuckets: [(Root, String)] = [
-        (.storage, "/storage/v1/b"), (.download, "/download/storage/v1/b"), (.upload, "/upload/storage/v1/b"),
-    ]
-
-    /// Raw (still encoded) path segments after `/b/`, and which root the path is under. Split on `/` bytes:
-    /// `Substring.split` compares `Character`s, which cost ~4 % of a metadata GET.
-    private static func split(_ path: Substring) -> (root: Root, segments: [Substring])? {
-        for (root, text) in rootsWithBuckets {
-            if path.bytesEqual(text) { return (root, []) }
-            let utf8 = path.utf8
-            guard path.bytesHasPrefix(text), utf8.dropFirst(text.utf8.count).first == UInt8(ascii: "/") else {
-                continue
-            }
-            var segments: [Substring] = []
-            var start = utf8.index(utf8.startIndex, offsetBy: text.utf8.count + 1)
-            var i = start
-            while i != utf8.endIndex {
-                if utf8[i] == UInt8(ascii: "/") {
-                    segments.append(path[start..<i])
-                    start = utf8.index(after: i)
-                }
-                i = utf8.index(after: i)
-            }
-            segments.append(path[start..<utf8.endIndex])
-            return (root, segments)
-        }
-        return nil
-    }
-
-    private enum Root { case storage, download, upload }
-
-    /// The route template for labelling, even for requests that fail routing.
-    public static func template(for request: HTTPRequest) -> String {
-        guard let (root, segments) = split(request.path) else { return unmatched }
-        return template(root, segments, method: request.method)
-    }
-
-    private static func template(_ root: Root, _ s: [Substring], method: HTTPMethod) -> String {
-        switch root {
-        case .download: return s.count >= 3 && s[1] == "o" ? downloadTemplate : unmatched
-        case .upload: return s.count == 2 && s[1] == "o" ? uploadTemplate : unmatched
-        case .storage:
-            switch s.count {
-            case 0: return bucketsTemplate
-            case 1: return bucketTemplate
-            case 2: return s[1] == "o" ? objectsTemplate : unmatched
-            default:
-                guard s[1] == "o" else { return unmatched }
-                // Only POST (and its preflight) has sub-resources; other methods take a raw-slash name whole.
-                let subResources = method == .post || method == .options
-                if subResources, s.count == 4, s[3] == "compose" { return composeTemplate }
-                if subResources, s.count == 8, s[4] == "b", s[6] == "o" {
-                    if s[3] == "copyTo" { return copyTemplate }
-                    if s[3] == "rewriteTo" { return rewriteTemplate }
-                }
-                return objectTemplate
-            }
-        }
-    }
-
-    /// The methods a route serves (OPTIONS, CORS preflights, 405).
-    public static func methods(for template: String) -> [String] {
-        switch template {
-        case objectTemplate: ["GET", "HEAD", "PATCH", "PUT", "DELETE", "OPTIONS"]
-        case uploadTemplate: ["POST", "PUT", "DELETE", "OPTIONS"]
-        case composeTemplate, copyTemplate, rewriteTemplate: ["POST", "OPTIONS"]
-        default: ["GET", "HEAD", "OPTIONS"]
-        }
-    }
-
+    /// Routes `request` through the JSON API table alone, as the gateway's router would (404 for a path no
+    /// route matches, 405 for a method none serves): for tests and the fuzz target.
     public func route(_ request: HTTPRequest) throws(ServiceError) -> (JSONOperation, QueryParameters) {
-        let path = request.path
-        guard let (root, s) = Self.split(path) else { throw .notFound("Not Found") }
-        let query = try QueryParameters(parsing: request.query, singleValued: Self.singleValuedParameters)
-        let method = request.method.rawValue
-        let template = Self.template(root, s, method: request.method)
-        guard template != Self.unmatched else { throw .notFound("Not Found") }
-        func notAllowed() -> ServiceError { .methodNotAllowed(allow: Self.methods(for: template)) }
-        func read() -> Bool { method == "GET" || method == "HEAD" }
+        switch Self.compiled.resolve(request.method, path: request.path) {
+        case .matched(let route, let match): return try Self.decode(request, match, route.handler)
+        case .methodNotAllowed(let allow): throw .methodNotAllowed(allow: allow)
+        case .notFound: throw .notFound("Not Found")
+        }
+    }
 
-        if root == .storage, s.isEmpty {
-            guard read() else { throw notAllowed() }
-            return (.listBuckets, query)
-        }
-        let bucket = try Self.decode(s[0], "bucket name")
+    /// The query, then the route's decoder.
+    static func decode(_ request: HTTPRequest, _ match: RouteMatch, _ decoder: Decoder) throws(ServiceError)
+        -> (JSONOperation, QueryParameters)
+    {
+        let query = try QueryParameters(parsing: request.query, singleValued: singleValuedParameters)
+        do { return (try decoder(request, match, query), query) } catch { throw ServiceError(any: error) }
+    }
+
+    private static func bucket(_ match: RouteMatch) throws(ServiceError) -> String {
+        let bucket = try decode(match.captures[0], "bucket name")
         guard !bucket.isEmpty else { throw .notFound("Not Found") }
-        switch template {
-        case Self.bucketTemplate:
-            guard read() else { throw notAllowed() }
-            return (.getBucket(bucket), query)
-        case Self.objectsTemplate:
-            guard read() else { throw notAllowed() }
-            return (.listObjects(bucket: bucket), query)
-        case Self.uploadTemplate:
-            if let uploadID = query["upload_id"] {
-                guard ["PUT", "POST", "DELETE"].contains(method) else { throw notAllowed() }
-                return (.resumable(bucket: bucket, uploadID: uploadID), query)
+        return bucket
+    }
+
+    private static func listBuckets(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { .listBuckets }
+
+    private static func getBucket(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { .getBucket(try bucket(match)) }
+
+    private static func listObjects(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { .listObjects(bucket: try bucket(match)) }
+
+    private static func compose(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { .compose(try object(try bucket(match), match.captures[1])) }
+
+    private static func copy(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { try copy(match, rewrite: false) }
+
+    private static func rewrite(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    { try copy(match, rewrite: true) }
+
+    private static func object(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    {
+        let object = try Self.object(try bucket(match), match.captures[1])
+        switch request.method {
+        case .get, .head:
+            switch query["alt"] {
+            case nil, "json": return .getMetadata(object)
+            case "media": return .download(object)
+            case let other?: throw .badRequest("Unsupported alt=\(other); use json or media.")
             }
-            guard method == "POST" else { throw notAllowed() }
-            let type = query["uploadType"] ?? (request.headers["X-Upload-Content-Type"] != nil ? "resumable" : "media")
-            guard let kind = JSONOperation.UploadKind(rawValue: type) else {
-                throw .badRequest("Unsupported uploadType \(type); use media, multipart or resumable.")
-            }
-            return (.upload(bucket: bucket, kind: kind), query)
-        case Self.composeTemplate:
-            return (.compose(try Self.object(bucket, s[2])), query)
-        case Self.copyTemplate, Self.rewriteTemplate:
-            let destinationBucket = try Self.decode(s[5], "bucket name")
-            let destination = try Self.object(destinationBucket, s[7])
-            return (
-                .copy(
-                    source: try Self.object(bucket, s[2]), destination: destination,
-                    rewrite: template == Self.rewriteTemplate), query
-            )
-        default:
-            // `/o/` + the object: one encoded segment, or (raw slashes) everything after `/o/`.
-            let object = try Self.object(bucket, path[s[2].startIndex...])
-            if root == .download {
-                guard read() else { throw notAllowed() }
-                if let alt = query["alt"], alt != "media" {
-                    throw .badRequest("Unsupported alt=\(alt); downloads are alt=media.")
-                }
-                return (.download(object), query)
-            }
-            switch method {
-            case "GET", "HEAD":
-                switch query["alt"] {
-                case nil, "json": return (.getMetadata(object), query)
-                case "media": return (.download(object), query)
-                case let other?: throw .badRequest("Unsupported alt=\(other); use json or media.")
-                }
-            case "PATCH": return (.patch(object), query)
-            case "PUT": return (.update(object), query)
-            case "DELETE": return (.delete(object), query)
-            default: throw notAllowed()
-            }
+        case .patch: return .patch(object)
+        case .put: return .update(object)
+        default: return .delete(object)
         }
+    }
+
+    private static func download(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    {
+        let object = try Self.object(try bucket(match), match.captures[1])
+        if let alt = query["alt"], alt != "media" {
+            throw .badRequest("Unsupported alt=\(alt); downloads are alt=media.")
+        }
+        return .download(object)
+    }
+
+    private static func copy(_ match: RouteMatch, rewrite: Bool) throws(ServiceError) -> JSONOperation {
+        let source = try Self.object(try bucket(match), match.captures[1])
+        let destinationBucket = try decode(match.captures[2], "bucket name")
+        let destination = try Self.object(destinationBucket, match.captures[3])
+        return .copy(source: source, destination: destination, rewrite: rewrite)
+    }
+
+    private static func upload(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    {
+        let bucket = try bucket(match)
+        if let uploadID = query["upload_id"] { return .resumable(bucket: bucket, uploadID: uploadID) }
+        guard request.method == .post else { throw .methodNotAllowed(allow: table[8].allowed) }
+        let type = query["uploadType"] ?? (request.headers["X-Upload-Content-Type"] != nil ? "resumable" : "media")
+        guard let kind = JSONOperation.UploadKind(rawValue: type) else {
+            throw .badRequest("Unsupported uploadType \(type); use media, multipart or resumable.")
+        }
+        return .upload(bucket: bucket, kind: kind)
     }
 
     static func decode(_ segment: Substring, _ what: String) throws(ServiceError) -> String {

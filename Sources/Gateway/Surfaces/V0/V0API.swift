@@ -12,8 +12,10 @@ public final class V0API: APISurface {
     let service: StorageService
     let configuration: V0Configuration
     let logger: Logger
-    let router: V0Router
-    public let errorShape: any ErrorShape = V0ErrorShape()
+    public let traits = SurfaceTraits(
+        errorShape: V0ErrorShape(), prefixes: ["/v0"], notFoundMessage: "Not Found.",
+        corsRequestHeaders: CORSPolicy.firebaseRequestHeaders, corsExposedHeaders: CORSPolicy.firebaseExposedHeaders,
+        loggableQueryKeys: AccessLog.storageQueryKeys)
 
     /// The granularity announced to resumable clients (v0 §5.9 [REC]: the SDKs' 256 KiB).
     public static let chunkGranularity = 262_144
@@ -22,31 +24,28 @@ public final class V0API: APISurface {
         self.service = service
         self.configuration = configuration
         self.logger = logger
-        self.router = V0Router(buckets: service.bucketNames)
     }
 
-    public func matches(_ request: HTTPRequest) -> Bool { V0Router.matches(request) }
-
-    public func routeTemplate(for request: HTTPRequest) -> String { V0Router.template(for: request) }
-
-    public func allowedMethods(for request: HTTPRequest) throws(ServiceError) -> [String] {
-        try router.validateTarget(request)
-        return V0Router.template(for: request) == V0Router.collectionTemplate
-            ? V0Router.collectionMethods
-            : V0Router.objectMethods
+    /// The v0 table (`V0Router.table`), each route decoding into a `RoutedRequest` and performing it.
+    public var routes: [Route<RouteHandler>] {
+        V0Router.table.map { route in
+            let decode = route.handler
+            return Route(route.methods, route.template, checkTarget: { [service] in try V0Router.check($0, service) }) {
+                [self] matched in await serve(matched, decode)
+            }
+        }
     }
 
     /// Handles one v0 request end to end. `principal` is nil for anonymous callers. Never throws.
-    public func handle(_ request: HTTPRequest, principal: Principal?, context: RequestContext) async -> HTTPResponse {
+    private func serve(_ matched: MatchedRequest, _ decode: V0Router.Decoder) async -> HTTPResponse {
+        let context = matched.context
         do {
-            let routed = try router.route(request)
-            context.routeTemplate = routed.routeTemplate
+            let routed = try V0Router.decode(matched.request, matched.match, decode)
             context.bucket = routed.operation.bucket
             context.objectName = routed.operation.objectName
-            let call = V0Call(request: request, routed: routed, principal: principal, context: context)
+            let call = V0Call(request: matched.request, routed: routed, principal: matched.principal, context: context)
             return try await perform(call)
         } catch {
-            if context.routeTemplate == "unmatched" { context.routeTemplate = V0Router.template(for: request) }
             return failureResponse(for: error, context: context, logger: logger)
         }
     }

@@ -57,8 +57,6 @@ public enum Operation: Sendable, Equatable {
 public struct RoutedRequest: Sendable {
     public var operation: Operation
     public var query: QueryParameters
-    /// `/v0/b/{bucket}/o` or `/v0/b/{bucket}/o/{object}`: the metrics and access-log label.
-    public var routeTemplate: String
     /// HEAD: handled as GET, body dropped.
     public var isHead: Bool
 }

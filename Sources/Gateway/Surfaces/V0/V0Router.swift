@@ -2,20 +2,26 @@ public import HTTPServer
 import PortcullisCore
 public import Service
 
-/// Turns a raw v0 request into a typed `RoutedRequest` (DESIGN §1), or the protocol error for it.
+/// The v0 surface's route table (v0 §2.1) and the decoders that turn a matched request into a typed
+/// `RoutedRequest` (DESIGN §1), or the protocol error for it.
 ///
-/// Paths (v0 §2.1): `/v0/b/{bucket}/o` (collection) and `/v0/b/{bucket}/o/{object}`. The bucket segment and
-/// everything after `/o/` — raw slashes included (§2.2 [REC]) — are percent-decoded exactly once, without
-/// turning `+` into a space; query parameters are form-decoded (§2.3). Unknown buckets are 404, methods a
-/// route does not serve are 405 with `Allow`.
+/// Paths: `/v0/b/{bucket}/o` (collection) and `/v0/b/{bucket}/o/{object...}`: everything after `/o/`, raw
+/// slashes included (§2.2 [REC]). The bucket and the object name are percent-decoded exactly once, without
+/// turning `+` into a space; query parameters are form-decoded (§2.3). Whether the bucket exists is the
+/// service's to answer, as on every surface.
 public struct V0Router: Sendable {
-    /// The configured buckets, compared by bytes.
-    let buckets: Set<ExactString>
-
     public static let collectionTemplate = "/v0/b/{bucket}/o"
     public static let objectTemplate = "/v0/b/{bucket}/o/{object}"
-    public static let objectMethods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    public static let collectionMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"]
+
+    /// Untyped `throws` in the function type (each decoder throws only `ServiceError`): a typed-throws function
+    /// type stored in a static table crashes the 6.3 compiler's SIL generation.
+    typealias Decoder = @Sendable (HTTPRequest, RouteMatch) throws -> RoutedRequest
+
+    /// The routes: one line each.
+    static let table: [Route<Decoder>] = [
+        Route([.get, .post, .put, .delete], RouteTemplate(static: "/v0/b/{bucket}/o"), collection),
+        Route([.get, .post, .put, .patch, .delete], RouteTemplate(static: "/v0/b/{bucket}/o/{object...}"), object),
+    ]
 
     /// Query parameters v0 reads that must appear at most once (a repeated one is ambiguous → 400).
     public static let singleValuedParameters =
@@ -25,105 +31,72 @@ public struct V0Router: Sendable {
             "token", "signature", "create_token", "delete_token",
         ] + RequestConditions.parameterNames
 
-    public init(buckets: some Sequence<String>) { self.buckets = Set(buckets.map { ExactString($0) }) }
+    private static let compiled = CompiledRoutes(static: table)
 
-    /// Whether the target is under `/v0/` (or is exactly `/v0`).
-    public static func matches(_ request: HTTPRequest) -> Bool {
-        let path = request.path.utf8
-        return path.elementsEqual("/v0".utf8) || path.starts(with: "/v0/".utf8)
-    }
+    public init() {}
 
-    /// `/v0/b/{bucket}/…` split on bytes (a `/` followed by a combining mark is one `Character`, so Character
-    /// operations would not see it): the raw bucket segment and the tail from the `/` after it.
-    static func bucketAndTail(_ path: Substring) -> (bucket: Substring, tail: Tail)? {
-        guard path.utf8.starts(with: "/v0/b/".utf8) else { return nil }
-        let rest = path[path.utf8.index(path.startIndex, offsetBy: 6)...]
-        guard let slash = rest.utf8.firstIndex(of: UInt8(ascii: "/")) else { return nil }
-        let after = rest[slash...]
-        let tail: Tail
-        if after.bytesEqual("/o") {
-            tail = .collection
-        } else if after.bytesEqual("/o/") {
-            tail = .missingName
-        } else if after.utf8.starts(with: "/o/".utf8) {
-            tail = .object(after[after.utf8.index(after.startIndex, offsetBy: 3)...])
-        } else {
-            tail = .unmatched
-        }
-        return (rest[..<slash], tail)
-    }
-
-    /// What follows `/v0/b/{bucket}`.
-    enum Tail {
-        case collection
-        case missingName
-        case object(Substring)
-        case unmatched
-    }
-
-    /// The route template for a path, for labelling even requests that fail routing.
-    public static func template(for request: HTTPRequest) -> String {
-        switch bucketAndTail(request.path[...])?.tail {
-        case .collection?: return collectionTemplate
-        case .missingName?, .object?: return objectTemplate
-        case .unmatched?, nil: return "/v0/unmatched"
-        }
-    }
-
-    /// Checks what an OPTIONS request addresses (bucket and object name) without choosing an operation.
-    public func validateTarget(_ request: HTTPRequest) throws(ServiceError) {
-        guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]),
-            let bucket = PercentEncoding.decode(rawBucket, plusIsSpace: false)
-        else { throw .notFound("Not Found.") }
-        switch tail {
-        case .collection, .object: break
-        case .missingName, .unmatched: throw .notFound("Not Found.")
-        }
-        guard buckets.contains(ExactString(bucket)) else { throw .notFound("Bucket \(bucket) not found.") }
-        if case .object(let rawName) = tail {
-            guard let name = PercentEncoding.decode(rawName, plusIsSpace: false) else {
-                throw .badRequest("Malformed percent-encoding in the object name.")
-            }
-            _ = try Self.objectPath(bucket, name)
-        }
-    }
-
+    /// Routes `request` through the v0 table alone, as the gateway's router would (404 for a path no route
+    /// matches, 405 for a method none serves): for tests and the fuzz target.
     public func route(_ request: HTTPRequest) throws(ServiceError) -> RoutedRequest {
-        // Scanned on UTF-8 (the path is ASCII up to the object name): Character iteration cost several % of
-        // a metadata GET.
-        guard let (rawBucket, tail) = Self.bucketAndTail(request.path[...]) else { throw .notFound("Not Found.") }
-        guard let bucket = PercentEncoding.decode(rawBucket, plusIsSpace: false) else {
+        switch Self.compiled.resolve(request.method, path: request.path) {
+        case .matched(let route, let match): return try Self.decode(request, match, route.handler)
+        case .methodNotAllowed(let allow): throw .methodNotAllowed(allow: allow)
+        case .notFound: throw .notFound("Not Found.")
+        }
+    }
+
+    /// The route's decoder, its failure as the `ServiceError` it is.
+    static func decode(_ request: HTTPRequest, _ match: RouteMatch, _ decoder: Decoder) throws(ServiceError)
+        -> RoutedRequest
+    {
+        do { return try decoder(request, match) } catch { throw ServiceError(any: error) }
+    }
+
+    static func collection(_ request: HTTPRequest, _ match: RouteMatch) throws(ServiceError) -> RoutedRequest {
+        let bucket = try bucketName(match)
+        let query = try QueryParameters(parsing: request.query, singleValued: singleValuedParameters)
+        let op = try collectionOperation(
+            method: request.method.rawValue, bucket: bucket, query: query, headers: request.headers)
+        return RoutedRequest(operation: op, query: query, isHead: request.method == .head)
+    }
+
+    static func object(_ request: HTTPRequest, _ match: RouteMatch) throws(ServiceError) -> RoutedRequest {
+        let bucket = try bucketName(match)
+        let rawObject = match.captures[1]
+        guard !rawObject.isEmpty else { throw .badRequest("Missing object name after /o/.") }
+        let query = try QueryParameters(parsing: request.query, singleValued: singleValuedParameters)
+        guard let name = PercentEncoding.decode(rawObject, plusIsSpace: false) else {
+            throw .badRequest("Malformed percent-encoding in the object name.")
+        }
+        let object = try objectPath(bucket, name)
+        let op = try objectOperation(
+            method: request.method.rawValue, object: object, query: query, headers: request.headers)
+        return RoutedRequest(operation: op, query: query, isHead: request.method == .head)
+    }
+
+    /// What a preflight checks (the request itself checks the same, in the service and the decoder): the
+    /// bucket is served and the object name, if any, is one the name policy accepts.
+    static func check(_ match: RouteMatch, _ service: StorageService) throws(ServiceError) {
+        let bucket = try bucketName(match)
+        guard service.hasBucket(bucket) else { throw .notFound("Bucket \(bucket) not found.") }
+        guard match.captures.count > 1 else { return }
+        guard !match.captures[1].isEmpty, let name = PercentEncoding.decode(match.captures[1], plusIsSpace: false)
+        else { throw .notFound("Not Found.") }
+        _ = try objectPath(bucket, name)
+    }
+
+    private static func bucketName(_ match: RouteMatch) throws(ServiceError) -> String {
+        guard let bucket = PercentEncoding.decode(match.captures[0], plusIsSpace: false) else {
             throw .badRequest("Malformed percent-encoding in the bucket name.")
         }
-        var rawObject: Substring?
-        switch tail {
-        case .collection: rawObject = nil
-        case .missingName: throw .badRequest("Missing object name after /o/.")
-        case .object(let raw): rawObject = raw
-        case .unmatched: throw .notFound("Not Found.")
-        }
-        guard buckets.contains(ExactString(bucket)) else { throw .notFound("Bucket \(bucket) not found.") }
-        let query = try QueryParameters(parsing: request.query, singleValued: Self.singleValuedParameters)
-        let method = request.method.rawValue
-        let isHead = method == "HEAD"
-
-        if let rawObject {
-            guard let name = PercentEncoding.decode(rawObject, plusIsSpace: false) else {
-                throw .badRequest("Malformed percent-encoding in the object name.")
-            }
-            let object = try Self.objectPath(bucket, name)
-            let op = try objectOperation(method: method, object: object, query: query, headers: request.headers)
-            return RoutedRequest(operation: op, query: query, routeTemplate: Self.objectTemplate, isHead: isHead)
-        }
-        let op = try collectionOperation(method: method, bucket: bucket, query: query, headers: request.headers)
-        return RoutedRequest(operation: op, query: query, routeTemplate: Self.collectionTemplate, isHead: isHead)
+        return bucket
     }
 
     static func objectPath(_ bucket: String, _ name: String) throws(ServiceError) -> ObjectPath {
         try StorageService.objectPath(bucket, name)
     }
 
-    private func objectOperation(
+    private static func objectOperation(
         method: String, object: ObjectPath, query: QueryParameters,
         headers: HTTPHeaders
     ) throws(ServiceError) -> Operation {
@@ -160,11 +133,11 @@ public struct V0Router: Sendable {
             }
             return try uploadOperation(bucket: object.bucket, name: object.name, query: query, headers: headers)
         default:
-            throw .methodNotAllowed(allow: Self.objectMethods)
+            throw .methodNotAllowed(allow: table[1].allowed)
         }
     }
 
-    private func collectionOperation(
+    private static func collectionOperation(
         method: String, bucket: String, query: QueryParameters,
         headers: HTTPHeaders
     ) throws(ServiceError) -> Operation {
@@ -182,7 +155,7 @@ public struct V0Router: Sendable {
             guard let name = query["name"] else { throw .badRequest("Missing object name (?name=).") }
             return .delete(try Self.objectPath(bucket, name))
         default:
-            throw .methodNotAllowed(allow: Self.collectionMethods)
+            throw .methodNotAllowed(allow: table[0].allowed)
         }
     }
 
@@ -198,7 +171,7 @@ public struct V0Router: Sendable {
 
     /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9). The
     /// name comes from the path or `?name=` (as in the emulator; the SDKs always send it), never from JSON.
-    private func uploadOperation(
+    private static func uploadOperation(
         bucket: String, name: String?, query: QueryParameters,
         headers: HTTPHeaders
     ) throws(ServiceError) -> Operation {

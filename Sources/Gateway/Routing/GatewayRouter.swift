@@ -1,0 +1,86 @@
+public import HTTPServer
+
+/// Every surface's routes compiled into one router at start-up, and the prefixes each surface answers for.
+///
+/// Built once from the surfaces' tables; a table that cannot be compiled (a bad template, two routes serving
+/// one method on the same paths, two surfaces claiming one prefix) stops the start with the reason.
+public struct GatewayRouter: Sendable {
+    struct Entry: Sendable {
+        let surface: Int
+        let handler: RouteHandler
+    }
+
+    private let compiled: CompiledRoutes<Entry>
+    let traits: [SurfaceTraits]
+    /// `(prefix bytes, surface index)`, longest first.
+    private let prefixes: [(bytes: [UInt8], surface: Int)]
+
+    public init(surfaces: [any APISurface]) throws(RouteTableError) {
+        var routes: [Route<Entry>] = []
+        var prefixes: [(bytes: [UInt8], surface: Int)] = []
+        for (index, surface) in surfaces.enumerated() {
+            for route in surface.routes {
+                routes.append(
+                    Route(
+                        route.methods, route.template, checkTarget: route.checkTarget,
+                        Entry(surface: index, handler: route.handler)))
+            }
+            for prefix in surface.traits.prefixes {
+                let bytes = Array(prefix.utf8)
+                for other in prefixes where Self.covers(other.bytes, bytes) || Self.covers(bytes, other.bytes) {
+                    throw .overlappingPrefixes(String(decoding: other.bytes, as: UTF8.self), prefix)
+                }
+                prefixes.append((bytes, index))
+            }
+        }
+        compiled = try CompiledRoutes(routes)
+        traits = surfaces.map(\.traits)
+        self.prefixes = prefixes.sorted { $0.bytes.count > $1.bytes.count }
+    }
+
+    /// Where a request goes.
+    public enum Decision: Sendable {
+        /// A route serves it: the route's label, the surface's traits, its handler and captures.
+        case route(label: String, SurfaceTraits, RouteHandler, RouteMatch)
+        /// A route matches the path but serves another method (or the method is OPTIONS: `check` is the route's
+        /// target check, run before a preflight is answered).
+        case methodNotAllowed(
+            label: String, SurfaceTraits, allow: [String], check: (@Sendable () throws -> Void)? = nil)
+        /// No route matches; under a surface's prefix, that surface answers (in its shape).
+        case notFound(label: String, SurfaceTraits?)
+    }
+
+    public func decide(_ method: HTTPMethod, path: Substring) -> Decision {
+        switch compiled.resolve(method, path: path) {
+        case .matched(let route, let match):
+            return .route(
+                label: route.template.label, traits[route.handler.surface], route.handler.handler, match)
+        case .methodNotAllowed(let allow):
+            let route = compiled.mostSpecific(path: path)!
+            return .methodNotAllowed(label: route.template.label, traits[route.handler.surface], allow: allow)
+        case .notFound:
+            return unmatched(path)
+        }
+    }
+
+    /// An OPTIONS request: the most specific matching route's `Allow` list, or where it is unmatched.
+    public func options(path: Substring) -> Decision {
+        guard let (route, match) = compiled.mostSpecificMatch(path: path) else { return unmatched(path) }
+        let check = route.checkTarget.map { check in { @Sendable () throws in try check(match) } }
+        return .methodNotAllowed(
+            label: route.template.label, traits[route.handler.surface], allow: route.allowed, check: check)
+    }
+
+    private func unmatched(_ path: Substring) -> Decision {
+        for (bytes, surface) in prefixes where Self.covers(bytes, path.utf8) {
+            return .notFound(label: String(decoding: bytes, as: UTF8.self) + "/unmatched", traits[surface])
+        }
+        return .notFound(label: "unmatched", nil)
+    }
+
+    /// Whether `path` is `prefix` or lies under it (`prefix/…`), by bytes.
+    private static func covers(_ prefix: [UInt8], _ path: some Collection<UInt8>) -> Bool {
+        guard path.starts(with: prefix) else { return false }
+        return path.count == prefix.count || path.dropFirst(prefix.count).first == UInt8(ascii: "/")
+    }
+}

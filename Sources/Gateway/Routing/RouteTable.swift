@@ -1,0 +1,206 @@
+public import HTTPServer
+
+/// One route: the methods it serves, its path template, and what its surface does with a match.
+public struct Route<Handler: Sendable>: Sendable {
+    /// Checks what a route's captures address before a preflight is answered (an unknown bucket, an invalid
+    /// object name): the error it throws is the preflight's answer, in the surface's shape.
+    public typealias TargetCheck = @Sendable (RouteMatch) throws -> Void
+
+    public let methods: [HTTPMethod]
+    public let template: RouteTemplate
+    public let handler: Handler
+    public let checkTarget: TargetCheck?
+
+    public init(_ methods: [HTTPMethod], _ template: RouteTemplate, checkTarget: TargetCheck? = nil, _ handler: Handler)
+    {
+        self.methods = methods
+        self.template = template
+        self.handler = handler
+        self.checkTarget = checkTarget
+    }
+
+    /// Whether the route serves `method`. A route serving GET serves HEAD too: a HEAD is a GET whose body is
+    /// dropped, decided here and in `GatewayResponder.stripForHead` and nowhere else.
+    func serves(_ method: HTTPMethod) -> Bool {
+        methods.contains(method) || (method == .head && methods.contains(.get))
+    }
+
+    /// The `Allow` list: what the route serves, HEAD with GET, and OPTIONS (the pipeline answers it).
+    var allowed: [String] {
+        var names = methods.map(\.rawValue)
+        if methods.contains(.get), !methods.contains(.head) {
+            names.insert("HEAD", at: names.firstIndex(of: "GET").map { $0 + 1 } ?? names.endIndex)
+        }
+        if !methods.contains(.options) { names.append("OPTIONS") }
+        return names
+    }
+}
+
+/// The captures of a matched route, in the order of its template (the raw bytes of the path: decoding is the
+/// route's decoder's job).
+public struct RouteMatch: Sendable {
+    public let template: RouteTemplate
+    public let captures: [Substring]
+
+    /// The capture named `name` in the template.
+    public subscript(_ name: String) -> Substring? {
+        guard let index = template.captureNames.firstIndex(where: { $0.utf8.elementsEqual(name.utf8) }) else {
+            return nil
+        }
+        return captures[index]
+    }
+}
+
+/// Routes compiled once, at start-up, into a trie of path segments.
+///
+/// A path can match several templates (`/o/{object...}` and `/o/{object}/compose`); the most specific one that
+/// serves the method wins, segment by segment: a literal before a `{capture}`, a capture before a `{rest...}`.
+/// That order is the trie's walk order, so the first match found that serves the method is the answer, with no
+/// sorting. Templates of the same shape that serve a common method cannot both exist: building refuses them
+/// (`RouteTableError.overlap`), so no answer depends on registration order.
+public struct CompiledRoutes<Handler: Sendable>: Sendable {
+    private struct Node: Sendable {
+        var literals: [(bytes: [UInt8], child: Int)] = []
+        var capture: Int?
+        /// Routes whose template ends at this node.
+        var ends: [Int] = []
+        /// Routes whose `{rest...}` capture starts at this node.
+        var rests: [Int] = []
+    }
+
+    public let routes: [Route<Handler>]
+    private let nodes: [Node]
+
+    /// A table written in the code: a table that does not compile is a programming error.
+    public init(static routes: [Route<Handler>]) {
+        do { self = try CompiledRoutes(routes) } catch { preconditionFailure("\(error)") }
+    }
+
+    public init(_ routes: [Route<Handler>]) throws(RouteTableError) {
+        for (i, a) in routes.enumerated() {
+            for b in routes[(i + 1)...] where a.template.hasSameShape(as: b.template) {
+                if let method = a.methods.first(where: { b.serves($0) }) ?? b.methods.first(where: { a.serves($0) }) {
+                    throw .overlap(a.template.label, b.template.label, method: method.rawValue)
+                }
+            }
+        }
+        var nodes = [Node()]
+        for (index, route) in routes.enumerated() {
+            var current = 0
+            for segment in route.template.segments {
+                switch segment {
+                case .literal(let bytes):
+                    if let child = nodes[current].literals.first(where: { $0.bytes == bytes })?.child {
+                        current = child
+                    } else {
+                        nodes.append(Node())
+                        nodes[current].literals.append((bytes, nodes.count - 1))
+                        current = nodes.count - 1
+                    }
+                case .capture:
+                    if let child = nodes[current].capture {
+                        current = child
+                    } else {
+                        nodes.append(Node())
+                        nodes[current].capture = nodes.count - 1
+                        current = nodes.count - 1
+                    }
+                case .rest:
+                    nodes[current].rests.append(index)
+                    current = -1
+                }
+                if current < 0 { break }
+            }
+            if current >= 0 { nodes[current].ends.append(index) }
+        }
+        self.routes = routes
+        self.nodes = nodes
+    }
+
+    /// How a request's method and path resolve.
+    public enum Resolution: Sendable {
+        case matched(Route<Handler>, RouteMatch)
+        /// Some route matches the path, none serves the method: 405 with the most specific route's `Allow`.
+        case methodNotAllowed(allow: [String])
+        case notFound
+    }
+
+    public func resolve(_ method: HTTPMethod, path: Substring) -> Resolution {
+        var first: Int?
+        var chosen: (Int, [Substring])?
+        walk(path) { index, captures in
+            if first == nil { first = index }
+            guard routes[index].serves(method) else { return false }
+            chosen = (index, captures)
+            return true
+        }
+        if let (index, captures) = chosen {
+            return .matched(routes[index], RouteMatch(template: routes[index].template, captures: captures))
+        }
+        if let first { return .methodNotAllowed(allow: routes[first].allowed) }
+        return .notFound
+    }
+
+    /// The most specific route matching `path` whatever the method (its label names an exchange the route
+    /// table refused, e.g. a 405).
+    public func mostSpecific(path: Substring) -> Route<Handler>? { mostSpecificMatch(path: path)?.0 }
+
+    /// The most specific route matching `path` whatever the method, with its captures.
+    public func mostSpecificMatch(path: Substring) -> (Route<Handler>, RouteMatch)? {
+        var found: (Int, [Substring])?
+        walk(path) { index, captures in
+            found = (index, captures)
+            return true
+        }
+        return found.map { (routes[$0.0], RouteMatch(template: routes[$0.0].template, captures: $0.1)) }
+    }
+
+    /// Visits the routes matching `path`, most specific first, until `visit` returns true. Paths are split on
+    /// the `/` byte (never on `Character`s: a `/` followed by a combining mark is one `Character`).
+    private func walk(_ path: Substring, _ visit: (Int, [Substring]) -> Bool) {
+        let utf8 = path.utf8
+        guard utf8.first == UInt8(ascii: "/") else { return }
+        var captures: [Substring] = []
+        _ = descend(0, from: utf8.index(after: utf8.startIndex), in: path, &captures, visit)
+    }
+
+    /// Matches the segment starting at `start` (just after a `/`) against `node`'s children.
+    private func descend(
+        _ node: Int, from start: String.Index, in path: Substring, _ captures: inout [Substring],
+        _ visit: (Int, [Substring]) -> Bool
+    ) -> Bool {
+        let utf8 = path.utf8
+        var end = start
+        while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
+        let atLast = end == utf8.endIndex
+        let segment = utf8[start..<end]
+        let here = nodes[node]
+        for (bytes, child) in here.literals where segment.elementsEqual(bytes) {
+            if step(child, atLast: atLast, after: end, in: path, &captures, visit) { return true }
+        }
+        if let child = here.capture {
+            captures.append(path[start..<end])
+            if step(child, atLast: atLast, after: end, in: path, &captures, visit) { return true }
+            captures.removeLast()
+        }
+        for route in here.rests {
+            captures.append(path[start...])
+            if visit(route, captures) { return true }
+            captures.removeLast()
+        }
+        return false
+    }
+
+    private func step(
+        _ child: Int, atLast: Bool, after end: String.Index, in path: Substring, _ captures: inout [Substring],
+        _ visit: (Int, [Substring]) -> Bool
+    ) -> Bool {
+        if atLast {
+            // The path ends here: only templates ending here match (`/o` is not `/o/{object...}`, whose rest
+            // starts after a `/` this path lacks).
+            for route in nodes[child].ends where visit(route, captures) { return true }
+            return false
+        }
+        return descend(child, from: path.utf8.index(after: end), in: path, &captures, visit)
+    }
+}
