@@ -7,6 +7,15 @@ public import Service
 /// happen before the surface runs (authentication, CORS preflight) come out in its shape.
 public protocol ErrorShape: Sendable {
     func response(for error: ServiceError, requestID: String?) -> HTTPResponse
+    /// A failed request against a resumable upload: the error, plus where the upload stands if the surface's
+    /// protocol says so on errors. By default only the error.
+    func response(for failure: ResumableFailure, requestID: String?) -> HTTPResponse
+}
+
+extension ErrorShape {
+    public func response(for failure: ResumableFailure, requestID: String?) -> HTTPResponse {
+        response(for: failure.error, requestID: requestID)
+    }
 }
 
 /// `{"error":{"code":<status>,"message":"…"}}` — the Firebase v0 shape, and the gateway's own for requests

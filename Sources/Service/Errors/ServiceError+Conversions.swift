@@ -22,9 +22,7 @@ extension ServiceError {
         case .sizeMismatch(let expected, let actual):
             self = .badRequest("The upload has \(actual) bytes; \(expected) were declared.")
         case .offsetMismatch(let current):
-            var details = Details()
-            details.persistedBytes = current
-            self.init(.badRequest, "Upload offset mismatch; \(current) bytes are persisted.", details: details)
+            self = .badRequest("Upload offset mismatch; \(current) bytes are persisted.")
         case .bodyFailed(let underlying):
             self.init(bodyError: underlying)
         case .rejected(let underlying):
@@ -91,6 +89,7 @@ extension ServiceError {
     public init(any error: any Error) {
         switch error {
         case let e as ServiceError: self = e
+        case let e as ResumableFailure: self = e.error
         case let e as StorageError: self.init(e)
         case let e as JSONParseError: self.init(e)
         case let e as ObjectPathError: self.init(e)

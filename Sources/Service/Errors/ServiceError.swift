@@ -71,10 +71,6 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         public var challenge: String?
         /// The methods the route serves (`Allow`), for 405.
         public var allowedMethods: [String]?
-        /// Where a resumable upload stands after this failure, so clients know whether they may resume.
-        public var upload: UploadStatus?
-        /// Bytes a resumable upload has durably stored, when a chunk was refused for its offset.
-        public var persistedBytes: Int64?
 
         public init() {}
     }
@@ -121,20 +117,4 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func internalError(_ message: String = "Internal error.") -> ServiceError {
         .init(.internalError, message)
     }
-
-    /// A copy telling the client where its resumable upload stands.
-    public func withUpload(_ status: UploadStatus) -> ServiceError {
-        var copy = self
-        copy.details.upload = status
-        return copy
-    }
-}
-
-/// Where a resumable upload stands, as reported to its client.
-public enum UploadStatus: String, Sendable, Equatable {
-    /// Accepting chunks; the client may resume.
-    case active
-    /// Finished (committed or irrecoverably refused); do not resend.
-    case final
-    case cancelled
 }
