@@ -7,7 +7,7 @@ extension ServiceError {
     public init(_ error: StorageError) {
         switch error {
         case .notFound:
-            self = .notFound("Not Found.  Could not get object")
+            self = .notFound()
         case .bucketNotFound(let bucket):
             self = .notFound("Bucket \(bucket) not found.")
         case .preconditionFailed:
@@ -29,7 +29,7 @@ extension ServiceError {
             if let serviceError = underlying as? ServiceError {
                 self = serviceError
             } else {
-                self = .forbidden("Permission denied. No WRITE permission.")
+                self = .denied(.create)
             }
         case .unavailable(let reason, let retryAfter):
             self = .unavailable("Storage is unavailable: \(reason)", retryAfter: retryAfter ?? 1)

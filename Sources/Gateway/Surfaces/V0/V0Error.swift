@@ -9,7 +9,19 @@ public struct V0ErrorShape: ErrorShape {
     public init() {}
 
     public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
-        PlainErrorShape().response(for: error, requestID: requestID)
+        PlainErrorShape().response(for: error, wording: Self.wording(error.details.subject), requestID: requestID)
+    }
+
+    /// Firebase's words for what a failure is about (nil: the error's own message). The rules' denials name the
+    /// permission Firebase names (`get` is READ; `create`, `update` and `delete` are WRITE).
+    static func wording(_ subject: ServiceError.Subject?) -> String? {
+        switch subject {
+        case .denied(.get)?: "Permission denied. No READ permission."
+        case .denied(.list)?: "Permission denied. No LIST permission."
+        case .denied(.create)?, .denied(.update)?, .denied(.delete)?: "Permission denied. No WRITE permission."
+        case .noSuchObject?: "Not Found."
+        case nil: nil
+        }
     }
 
     public func response(for failure: ResumableFailure, requestID: String?) -> HTTPResponse {
