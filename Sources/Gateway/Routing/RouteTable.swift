@@ -28,9 +28,7 @@ public struct Route<Handler: Sendable>: Sendable {
     /// The `Allow` list: what the route serves, HEAD with GET, and OPTIONS (the pipeline answers it).
     var allowed: [String] {
         var names = methods.map(\.rawValue)
-        if methods.contains(.get), !methods.contains(.head) {
-            names.insert("HEAD", at: names.firstIndex(of: "GET").map { $0 + 1 } ?? names.endIndex)
-        }
+        if let get = methods.firstIndex(of: .get), !methods.contains(.head) { names.insert("HEAD", at: get + 1) }
         if !methods.contains(.options) { names.append("OPTIONS") }
         return names
     }
