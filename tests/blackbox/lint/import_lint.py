@@ -24,6 +24,8 @@ them, so `import` inside a string (an embedded Python script) is not an import. 
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,8 +157,9 @@ def strip_line_comments(text: str) -> str:
     return "\n".join(out)
 
 
-def balanced(text: str, start: int) -> int:
-    """The index just past the bracket that closes the one at `start` (strings are skipped)."""
+def code_characters(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """`(index, character, bracket depth before it)` for each character of `text` from `start` that is not
+    inside a string literal (escapes in strings are skipped)."""
     depth, i, in_string = 0, start, False
     while i < len(text):
         char = text[i]
@@ -167,36 +170,30 @@ def balanced(text: str, start: int) -> int:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            yield i, char, depth
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
         i += 1
+
+
+def balanced(text: str, start: int) -> int:
+    """The index just past the bracket that closes the one at `start` (strings are skipped)."""
+    for i, char, depth in code_characters(text, start):
+        if char in ")]}" and depth == 1:
+            return i + 1
     raise ValueError(f"unbalanced bracket at {start}")
 
 
 def split_top(text: str) -> list[str]:
     """`text` split at the commas outside brackets and strings, pieces stripped, empty ones dropped."""
-    pieces, depth, start, i, in_string = [], 0, 0, 0, False
-    while i < len(text):
-        char = text[i]
-        if in_string:
-            if char == "\\":
-                i += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
+    pieces, start = [], 0
+    for i, char, depth in code_characters(text):
+        if char == "," and depth == 0:
             pieces.append(text[start:i])
             start = i + 1
-        i += 1
     pieces.append(text[start:])
     return [piece.strip() for piece in pieces if piece.strip()]
 
