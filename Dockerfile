@@ -25,11 +25,11 @@ LABEL org.opencontainers.image.title="Portcullis" \
       org.opencontainers.image.base.name="debian:12-slim"
 
 # Runtime shared libraries: exactly the Debian packages owning what `ldd` reports for the binary and the Swift
-# runtime (tests/blackbox/test_runtime_image.py checks this list against the built binary). libxml2 is for
-# FoundationXML, which the S3 backend parses ListObjectsV2 replies with; zlib1g for the streaming gunzip.
+# runtime (tests/blackbox/test_runtime_image.py checks this list against the built binary); zlib1g for the
+# streaming gunzip. The server links no Foundation, so no libxml2 or ICU.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-        libcurl4 libjwt0 libsqlite3-0 libssl3 libstdc++6 libxml2 zlib1g ca-certificates \
+        libcurl4 libjwt0 libsqlite3-0 libssl3 libstdc++6 zlib1g ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 portcullis \
  && useradd --system --uid 10001 --gid portcullis --no-create-home --home-dir /data \

@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
-// Portcullis — a Firebase-Storage-compatible gateway. Module layout and import rules: DESIGN §2.
+// Portcullis — a Firebase-Storage-compatible gateway. Every target, what it may import and where it builds:
+// docs/architecture.md (the import lint in `make lint` holds this file and the code to it).
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -10,6 +11,8 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "Portcullis",
+    // The server is Linux-only; macOS 15 (Synchronization's Mutex) is the minimum for the targets written to build
+    // there too: the client SDK, the ops CLI and some of the layers ("Builds on" in docs/architecture.md).
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "portcullis", targets: ["portcullis"]),

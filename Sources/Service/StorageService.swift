@@ -45,7 +45,7 @@ public final class StorageService: Sendable {
             table[ExactString(name)] = Bucket(
                 name: name, backend: backend, staging: backend as? any ResumableStaging,
                 outbox: backend as? any ChangeOutbox,
-                readsAreLocal: backend is EmbeddedBackend)
+                readsAreLocal: backend is any LocalReads)
         }
         self.buckets = table
         self.sealer = sealer

@@ -90,8 +90,15 @@ enum EventsCommand {
 
     /// One tab-separated line; the object name is shown with tabs and newlines escaped.
     static func line(_ entry: OutboxEntry) -> String {
-        let name = entry.name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        var name = ""
+        for scalar in entry.name.unicodeScalars {
+            switch scalar {
+            case "\\": name += "\\\\"
+            case "\t": name += "\\t"
+            case "\n": name += "\\n"
+            default: name.unicodeScalars.append(scalar)
+            }
+        }
         let type = ChangeKind(rawValue: entry.kind)?.cloudEventType ?? entry.kind
         let state = entry.webhook == nil ? "-" : (entry.deadLettered ? "dead" : (entry.due?.rfc3339Milliseconds ?? "-"))
         return [

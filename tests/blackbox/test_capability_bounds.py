@@ -294,29 +294,15 @@ def listed(gw: RulesServer) -> RulesServer:
     return gw
 
 
-def v0_names(gw: RulesServer, headers: dict[str, str], **params: str) -> tuple[list[str], list[str]]:
+def listed_names(gw: RulesServer, surface: str, headers: dict[str, str], **params: str
+                 ) -> tuple[list[str], list[str]]:
+    """Every item name and prefix of a listing on `surface` (`v0` or `json`), page after page."""
+    url = coll(gw.url) if surface == "v0" else f"{gw.url}{JSON_API}"
     items: list[str] = []
     prefixes: list[str] = []
     token = None
     while True:
-        query = {**params, **({"pageToken": token} if token else {})}
-        r = requests.get(coll(gw.url), params=query, headers=headers)
-        assert r.status_code == 200, r.text
-        body = r.json()
-        items += [i["name"] for i in body["items"]]
-        prefixes += body["prefixes"]
-        token = body.get("nextPageToken")
-        if not token:
-            return items, prefixes
-
-
-def json_names(gw: RulesServer, headers: dict[str, str], **params: str) -> tuple[list[str], list[str]]:
-    items: list[str] = []
-    prefixes: list[str] = []
-    token = None
-    while True:
-        query = {**params, **({"pageToken": token} if token else {})}
-        r = requests.get(f"{gw.url}{JSON_API}", params=query, headers=headers)
+        r = requests.get(url, params={**params, **({"pageToken": token} if token else {})}, headers=headers)
         assert r.status_code == 200, r.text
         body = r.json()
         items += [i["name"] for i in body.get("items", [])]
@@ -335,26 +321,25 @@ def json_names(gw: RulesServer, headers: dict[str, str], **params: str) -> tuple
 ], ids=["v0-recursive", "v0-paged", "json-recursive", "json-paged", "json-dot-delimiter"])
 def test_a_listing_hides_names_in_folders_the_caller_may_not_list(listed: RulesServer, surface: str,
                                                                   params: dict[str, str]) -> None:
-    names = v0_names if surface == "v0" else json_names
-    items, prefixes = names(listed, listed.auth("bob"), **params)
+    items, prefixes = listed_names(listed, surface, listed.auth("bob"), **params)
     everything = items + prefixes
     assert not [n for n in everything if n.startswith("users/alice/")], everything
     assert "users/bob/c.txt" in everything or "users/bob/c." in everything, everything
     # The admin still sees everything.
-    admin_items, admin_prefixes = names(listed, admin(listed), **params)
+    admin_items, admin_prefixes = listed_names(listed, surface, admin(listed), **params)
     assert [n for n in admin_items + admin_prefixes if n.startswith("users/alice/")]
 
 
 def test_a_glob_cannot_reach_below_a_listable_folder(listed: RulesServer) -> None:
-    items, prefixes = json_names(listed, listed.auth("bob"), prefix="users/", matchGlob="users/**")
+    items, prefixes = listed_names(listed, "json", listed.auth("bob"), prefix="users/", matchGlob="users/**")
     assert sorted(items) == ["users/bob/c.txt", "users/bob/deep/d.txt"], items
-    items, prefixes = json_names(listed, listed.auth("bob"), prefix="users/", matchGlob="users/*/a.txt")
+    items, prefixes = listed_names(listed, "json", listed.auth("bob"), prefix="users/", matchGlob="users/*/a.txt")
     assert items == [], items
 
 
 def test_a_firebase_listing_of_a_listable_folder_is_unchanged(listed: RulesServer) -> None:
     """`/` as the delimiter: every entry lies in the folder judged at the start, so nothing is hidden."""
-    items, prefixes = v0_names(listed, listed.auth("bob"), prefix="users/", delimiter="/")
+    items, prefixes = listed_names(listed, "v0", listed.auth("bob"), prefix="users/", delimiter="/")
     assert {"users/alice/", "users/bob/"} <= set(prefixes) and items == [], (items, prefixes)
     assert_error(requests.get(coll(listed.url), params={"prefix": "users/alice/", "delimiter": "/"},
                               headers=listed.auth("bob")), 403)

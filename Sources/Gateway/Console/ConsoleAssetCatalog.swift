@@ -50,23 +50,8 @@ public struct ConsoleAssetCatalog: Sendable {
 
     /// `index` naming `apiBase` (an absolute URL) as the base of the APIs the page calls.
     public func index(apiBase: String) -> Asset {
-        let filled = #"<meta name="portcullis-api" content=""# + Self.attributeEscaped(apiBase) + #"">"#
+        let filled = #"<meta name="portcullis-api" content=""# + MarkupEscaping.escaped(apiBase) + #"">"#
         return Self.asset(Self.indexName, Self.replacing(Self.apiBaseSlot, with: filled, in: index.body))
-    }
-
-    /// `text` safe inside a double-quoted HTML attribute.
-    static func attributeEscaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "\"": out += "&quot;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 
     /// The file served under `static/{version}/NAME`, if there is one (`index.html` is served only as the page).

@@ -62,8 +62,11 @@ public struct ConsoleSurface: APISurface {
     func file(_ matched: MatchedRequest) -> HTTPResponse {
         let version = matched.match.captures[0]
         let name = matched.match.captures[1]
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !version.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+        let parts = name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        let isDotSegment = { (part: Substring.UTF8View.SubSequence) in
+            part.elementsEqual(".".utf8) || part.elementsEqual("..".utf8)
+        }
+        guard !version.isEmpty, parts.allSatisfy({ !$0.isEmpty && !isDotSegment($0) }) else {
             return traits.errorShape.response(
                 for: .notFound(traits.notFoundMessage), requestID: matched.context.requestID)
         }

@@ -34,12 +34,7 @@ public struct RulesExplainSurface: APISurface {
         let context = matched.context
         do {
             let caller = Caller(principal: matched.principal)
-            let body: [UInt8]
-            do {
-                body = try await matched.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
-            } catch {
-                throw ServiceError(bodyError: error)
-            }
+            let body = try await matched.request.collectDocument(limit: service.configuration.maxJSONBodyBytes)
             let rulesRequest = try RulesExplainRequest.decode(body)
             context.bucket = rulesRequest.bucket
             context.objectName = rulesRequest.path

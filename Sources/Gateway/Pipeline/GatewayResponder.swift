@@ -93,7 +93,7 @@ public struct GatewayResponder: HTTPResponder {
                 for: .notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path))"),
                 requestID: requestID)
         }
-        if request.method == .head { Self.stripForHead(&response) }
+        if request.isHead { Self.stripForHead(&response) }
         if !response.headers.contains("X-Request-Id") { response.headers.add("X-Request-Id", requestID) }
 
         let handlerCompletion = response.onComplete

@@ -19,8 +19,9 @@ public struct Route<Handler: Sendable>: Sendable {
         self.checkTarget = checkTarget
     }
 
-    /// Whether the route serves `method`. A route serving GET serves HEAD too: a HEAD is a GET whose body is
-    /// dropped, decided here and in `GatewayResponder.stripForHead` and nowhere else.
+    /// Whether the route serves `method`. A route serving GET serves HEAD too: a HEAD is the GET of its route
+    /// (`HTTPRequest.isHead` tells a reader to open no bytes), and `GatewayResponder.stripForHead` drops
+    /// whatever body a handler still made.
     func serves(_ method: HTTPMethod) -> Bool {
         methods.contains(method) || (method == .head && methods.contains(.get))
     }
@@ -28,9 +29,7 @@ public struct Route<Handler: Sendable>: Sendable {
     /// The `Allow` list: what the route serves, HEAD with GET, and OPTIONS (the pipeline answers it).
     var allowed: [String] {
         var names = methods.map(\.rawValue)
-        if methods.contains(.get), !methods.contains(.head) {
-            names.insert("HEAD", at: names.firstIndex(of: "GET").map { $0 + 1 } ?? names.endIndex)
-        }
+        if let get = methods.firstIndex(of: .get), !methods.contains(.head) { names.insert("HEAD", at: get + 1) }
         if !methods.contains(.options) { names.append("OPTIONS") }
         return names
     }

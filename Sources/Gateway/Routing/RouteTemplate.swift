@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// The path of a route: `/`-separated segments, each a literal, a `{name}` capture of exactly one segment, or —
 /// as the last segment only — a `{name...}` capture of the rest of the path, slashes included (it may be
 /// empty: the route's decoder says whether an empty rest is an error).
@@ -32,7 +34,7 @@ public struct RouteTemplate: Sendable, Hashable, CustomStringConvertible {
                     throw .invalidTemplate(text, "unclosed {")
                 }
                 var name = String(decoding: word.dropFirst().dropLast(), as: UTF8.self)
-                let isRest = name.hasSuffix("...")
+                let isRest = name.bytesHasSuffix("...")
                 if isRest { name.removeLast(3) }
                 guard !name.isEmpty, name.utf8.allSatisfy(Self.isNameByte) else {
                     throw .invalidTemplate(text, "a capture name is letters and digits")

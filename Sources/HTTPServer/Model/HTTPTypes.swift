@@ -32,6 +32,9 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String
     /// Monotonic time (`MonotonicClock`) when the request head was complete.
     public var receivedAt: UInt64
+
+    /// A HEAD: answered as its GET, without the body.
+    public var isHead: Bool { method == .head }
     /// The event loop the request arrived on; nil for a request made outside a server (tests).
     public var loop: ExchangeLoop?
 

@@ -93,7 +93,7 @@ public final class StreamLogSink: LogSink {
             line.withUnsafeBufferPointer { buffer in
                 var offset = 0
                 while offset < buffer.count {
-                    let n = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                    let n = writeToDescriptor(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                     if n <= 0 { if n < 0 && errno == EINTR { continue } else { break } }
                     offset += n
                 }
@@ -149,4 +149,10 @@ public final class StreamLogSink: LogSink {
         }
         return out
     }
+}
+
+/// `write(2)` from libc, whichever module provides it (Glibc or Darwin): inside `StreamLogSink.write(_:)` the bare
+/// name `write` means the method itself.
+private func writeToDescriptor(_ descriptor: Int32, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
 }

@@ -49,6 +49,11 @@ public protocol StorageBackend: Sendable {
     func isReady() async -> Bool
 }
 
+/// A backend whose whole-object read is a local open — one index row and a file descriptor, nothing sent
+/// anywhere — so a reader may open first and decide after (saving a lookup), dropping the opened bytes unsent
+/// when access is refused. Discovered once, at start-up, like the other optional abilities.
+public protocol LocalReads: StorageBackend {}
+
 /// Resumable-upload staging: bytes accumulate under an opaque handle, possibly across many processes (the
 /// handle is sealed into the client's upload URL, so every instance sharing the backend can continue it).
 public protocol ResumableStaging: Sendable {

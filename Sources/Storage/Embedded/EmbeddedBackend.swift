@@ -11,7 +11,7 @@ public import PortcullisCore
 ///
 /// Threads: SQLite calls run on the store's writer lane (serialised) and reader lanes; file I/O on its I/O
 /// pool. Nothing here blocks the cooperative pool.
-public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutbox {
+public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutbox, LocalReads {
     public let bucket: String
     /// The canonical directory path.
     public var directory: String { store.layout.root }

@@ -84,16 +84,8 @@ extension S3Backend {
     static func startAfter(below name: String) -> String {
         let predecessor = UpstreamListing.predecessor(name)
         let scalars = predecessor.unicodeScalars
-        guard let cut = scalars.firstIndex(where: { !isXMLCharacter($0) }) else { return predecessor }
+        guard let cut = scalars.firstIndex(where: { !XMLReader.isXMLCharacter($0.value) }) else { return predecessor }
         return String(scalars[..<cut])
-    }
-
-    /// XML 1.0 `Char`: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000–U+10FFFF.
-    static func isXMLCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
-        default: false
-        }
     }
 }
 

@@ -178,7 +178,7 @@ extension S3Backend {
     func completeMultipartUpload(_ key: String, uploadID: String, etags: [String]) async throws(StorageError) {
         var xml = "<CompleteMultipartUpload>"
         for (index, etag) in etags.enumerated() {
-            xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(Self.xmlEscape(etag))</ETag></Part>"
+            xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(MarkupEscaping.escaped(etag))</ETag></Part>"
         }
         xml += "</CompleteMultipartUpload>"
         let (_, body) = try await exchange(
@@ -210,20 +210,6 @@ extension S3Backend {
         let document = try S3XMLDocument.parse(body)
         if document.errorCode != nil { throw map(status: 500, headers: [], body: body) }
         return document
-    }
-
-    static func xmlEscape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 
     static func randomID() -> String { SecureRandom.bytes(16).map { String(format2: $0) }.joined() }

@@ -92,7 +92,7 @@ struct S3Signer: Sendable {
     static func split(_ url: String) -> (host: String, path: String, query: String) {
         var rest = Substring(url)
         var defaultPort = ""
-        if let range = rest.range(of: "://") {
+        if let range = rest.firstRange(of: "://") {
             defaultPort = rest[..<range.lowerBound].lowercased() == "https" ? ":443" : ":80"
             rest = rest[range.upperBound...]
         }

@@ -1,13 +1,12 @@
-import Foundation
+import PortcullisCore
 
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
-/// Parses ListObjectsV2 (keys exactly as sent: percent-encoded when the request asked for `encoding-type=url`,
-/// which every listing of ours does — see S3Backend+List), multipart (Initiate/Complete/CopyPart) and error documents with FoundationXML. `XMLParser.parse()` returns true for truncated
-/// XML on Linux, so `parserError` is always checked.
-final class S3XMLDocument: NSObject, XMLParserDelegate {
+/// The fields S3Backend reads from S3's XML answers: ListObjectsV2 (keys exactly as sent: percent-encoded when the
+/// request asked for `encoding-type=url`, which every listing of ours does — see S3Backend+List), multipart
+/// (Initiate/Complete/CopyPart), CopyObject and error documents.
+///
+/// The document is read whole by `XMLReader`, which refuses anything that is not well-formed — a truncated answer
+/// included — and every field is a leaf element matched by its parent's name and its own, byte for byte.
+struct S3XMLDocument {
     private(set) var keys: [String] = []
     /// `Contents/Size` of each key, in the same order as `keys`.
     private(set) var sizes: [Int64] = []
@@ -20,33 +19,26 @@ final class S3XMLDocument: NSObject, XMLParserDelegate {
     private(set) var nextContinuationToken: String?
     private(set) var errorCode: String?
     private(set) var errorMessage: String?
-    private var path: [String] = []
-    private var text = ""
 
     static func parse(_ bytes: [UInt8]) throws(StorageError) -> S3XMLDocument {
-        let document = S3XMLDocument()
-        let parser = XMLParser(data: Data(bytes))
-        parser.delegate = document
-        let ok = parser.parse()
-        if !ok || parser.parserError != nil {
-            throw .internalError("S3 sent malformed XML: \(parser.parserError.map { "\($0)" } ?? "parse failed")")
-        }
+        let root: XMLReader.Element
+        do { root = try XMLReader.parse(bytes) } catch { throw .internalError("S3 sent malformed XML: \(error)") }
+        var document = S3XMLDocument()
+        document.read(root)
         return document
     }
 
-    func parser(
-        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-        qualifiedName: String?, attributes: [String: String] = [:]
-    ) {
-        path.append(elementName)
-        text = ""
+    /// Records the fields under `element`, each child after its own children (the order of their end tags).
+    private mutating func read(_ element: XMLReader.Element) {
+        for child in element.children {
+            read(child)
+            record(child, parent: element.name)
+        }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-        let parent = path.count >= 2 ? path[path.count - 2] : ""
-        switch (parent, elementName) {
+    private mutating func record(_ element: XMLReader.Element, parent: String) {
+        let text = element.text
+        switch (ExactString(parent), ExactString(element.name)) {
         case ("Contents", "Key"): keys.append(text)
         case ("Contents", "Size"): sizes.append(Int64(text) ?? 0)
         case ("InitiateMultipartUploadResult", "UploadId"): uploadID = text
@@ -58,7 +50,5 @@ final class S3XMLDocument: NSObject, XMLParserDelegate {
         case ("Error", "Message"): errorMessage = text
         default: break
         }
-        path.removeLast()
-        text = ""
     }
 }

@@ -22,7 +22,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
-from chromium import by_testid, console_problems, one, screenshot, set_viewport, start_chromium, wait_for
+from chromium import by_testid, console_problems, one, screenshot, set_viewport, wait_for
 from harness import Server, object_url, portcullis_bin, request, signing_key_file, upload_url
 
 BUCKET = "console-bucket"
@@ -103,13 +103,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
     yield {"server": server, "admin_key": admin_key, "admin": admin, "workdir": workdir}
     server.stop(timeout=10)
     server.kill()
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[WebDriver]:
-    browser = start_chromium()
-    yield browser
-    browser.quit()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 import backends
-from chromium import by_testid, one, start_chromium, wait_for
+from chromium import by_testid, one, wait_for
 from harness import ALLOW_ALL_RULES, Server, free_port, object_url, request, signing_key_file, upload_url
 
 BUCKET = "isolation-bucket"
@@ -84,13 +84,6 @@ def receiver() -> Iterator[Receiver]:
     sink = Receiver()
     yield sink
     sink.close()
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[WebDriver]:
-    browser = start_chromium()
-    yield browser
-    browser.quit()
 
 
 def start_gateway(workdir, bucket_url: str, extra: list[str] = ()) -> tuple[Server, str]:  # type: ignore[no-untyped-def]

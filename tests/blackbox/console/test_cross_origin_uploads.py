@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.remote.webdriver import WebDriver
 
-from chromium import start_chromium
 from harness import ALLOW_ALL_RULES, Server, object_url, request
 
 BUCKET = "cors-bucket"
@@ -80,13 +79,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     yield server, admin_key
     server.stop(timeout=10)
     server.kill()
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[WebDriver]:
-    browser = start_chromium()
-    yield browser
-    browser.quit()
 
 
 def test_a_page_on_another_origin_uploads_through_the_json_api_in_chunks(

@@ -27,7 +27,7 @@ extension JSONAPI {
     func download(_ call: JSONCall, _ object: ObjectPath) async throws -> HTTPResponse {
         let options = ReadOptions(
             conditions: try Self.conditions(call), range: RequestConditions.range(call.headers),
-            headOnly: call.isHead, ensureDownloadToken: false,
+            headOnly: call.request.isHead, ensureDownloadToken: false,
             acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
         let content: ObjectContent
         switch try await service.read(object, caller: call.caller, options: options, call.context) {

@@ -43,10 +43,6 @@ extension JSONAPI {
 
     /// The request body as JSON bytes, refusing more than the service's JSON limit (413).
     func collectJSONBody(_ call: JSONCall) async throws(ServiceError) -> [UInt8] {
-        do {
-            return try await call.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
-        } catch {
-            throw ServiceError(bodyError: error)
-        }
+        try await call.request.collectDocument(limit: service.configuration.maxJSONBodyBytes)
     }
 }

@@ -134,7 +134,6 @@ struct JSONCall: Sendable {
     let fields: FieldMask?
 
     var headers: HTTPHeaders { request.headers }
-    var isHead: Bool { request.method == .head }
 
     /// The JSON API takes no capabilities in the query: the caller is who authenticated.
     var caller: Caller { Caller(principal: principal) }

@@ -19,7 +19,7 @@ extension V0API {
     func download(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let options = ReadOptions(
             conditions: try RequestConditions.parse(call.query, call.headers),
-            range: RequestConditions.range(call.headers), headOnly: call.routed.isHead,
+            range: RequestConditions.range(call.headers), headOnly: call.request.isHead,
             ensureDownloadToken: true,
             acceptsGzip: AcceptEncoding.acceptsGzip(call.headers["Accept-Encoding"]))
         let content: ObjectContent

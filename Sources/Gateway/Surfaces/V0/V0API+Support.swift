@@ -49,11 +49,7 @@ extension V0API {
 
     /// The request body as JSON bytes, refusing more than the service's JSON limit (413).
     func collectJSONBody(_ call: V0Call) async throws(ServiceError) -> [UInt8] {
-        do {
-            return try await call.request.body.collect(limit: service.configuration.maxJSONBodyBytes)
-        } catch {
-            throw ServiceError(bodyError: error)
-        }
+        try await call.request.collectDocument(limit: service.configuration.maxJSONBodyBytes)
     }
 
     /// Parses a non-negative decimal header value (400 when present but not a number).

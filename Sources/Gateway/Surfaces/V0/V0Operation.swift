@@ -57,6 +57,4 @@ public enum Operation: Sendable, Equatable {
 public struct RoutedRequest: Sendable {
     public var operation: Operation
     public var query: QueryParameters
-    /// HEAD: handled as GET, body dropped.
-    public var isHead: Bool
 }

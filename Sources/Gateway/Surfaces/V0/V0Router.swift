@@ -57,7 +57,7 @@ public struct V0Router: Sendable {
         let query = try QueryParameters(parsing: request.query, singleValued: singleValuedParameters)
         let op = try collectionOperation(
             method: request.method.rawValue, bucket: bucket, query: query, headers: request.headers)
-        return RoutedRequest(operation: op, query: query, isHead: request.method == .head)
+        return RoutedRequest(operation: op, query: query)
     }
 
     static func object(_ request: HTTPRequest, _ match: RouteMatch) throws(ServiceError) -> RoutedRequest {
@@ -71,7 +71,7 @@ public struct V0Router: Sendable {
         let object = try objectPath(bucket, name)
         let op = try objectOperation(
             method: request.method.rawValue, object: object, query: query, headers: request.headers)
-        return RoutedRequest(operation: op, query: query, isHead: request.method == .head)
+        return RoutedRequest(operation: op, query: query)
     }
 
     /// What a preflight checks (the request itself checks the same, in the service and the decoder): the
