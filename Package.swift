@@ -53,9 +53,15 @@ let package = Package(
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
         .target(
             name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),
+        // Cloud Storage wire shapes shared by the JSON API surface and change events: the object resource, `fields`
+        // masks and the JSON object writer. Core only: no service, no HTTP.
+        .target(name: "CloudStorageWire", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Change events (DESIGN §11): CloudEvents over HTTP, signing, retry and the delivery engine over an
         // `EventLedger` (the embedded outbox lives in Storage; an in-memory ledger here). No storage, no HTTP server.
-        .target(name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream"], swiftSettings: strict),
+        // CloudStorageWire: the event body is the Cloud Storage object resource, rendered here, never by the service.
+        .target(
+            name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CloudStorageWire"],
+            swiftSettings: strict),
         // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
         // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
         // Gzip: decompressive transcoding on the read path is the service's (wire-neutral) business.
@@ -66,7 +72,7 @@ let package = Package(
             name: "Gateway",
             dependencies: [
                 "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
-                "Events",
+                "Events", "CloudStorageWire",
             ],
             exclude: ["Console/Assets"],
             swiftSettings: strict,
@@ -98,7 +104,9 @@ let package = Package(
         .testTarget(name: "UpstreamTests", dependencies: ["ChildProcessIO", "Upstream", "HTTPServer"]),
         .testTarget(name: "StorageTests", dependencies: ["ChildProcessIO", "Storage", "Crypto"]),
         .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto"]),
+        .testTarget(name: "CloudStorageWireTests", dependencies: ["CloudStorageWire", "PortcullisCore"]),
+        // CloudStorageWire: the test sink renders event bodies as the real one does.
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto", "CloudStorageWire"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: [

@@ -58,6 +58,11 @@ public final class EventDelivery: ChangeEventSink {
         for dispatcher in outboxDispatchers { dispatcher.stop() }
     }
 
+    /// Renders a change as Cloud Storage's object event (`ChangeEvent.cloudStorage`).
+    public func event(_ kind: ChangeKind, of object: ObjectMetadata, at time: Timestamp) -> ChangeEvent {
+        .cloudStorage(kind, of: object, at: time)
+    }
+
     public func publish(_ events: [ChangeEvent]) {
         guard !events.isEmpty else { return }
         memory.enqueue(events, now: clock.now())

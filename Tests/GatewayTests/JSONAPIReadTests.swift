@@ -94,12 +94,24 @@ import Testing
         #expect(r.reason == "notFound")
         #expect(r.json?["error"]?["code"]?.int64Value == 404)
         #expect(r.json?["error"]?["errors"]?.arrayValue?.first?["domain"]?.stringValue == "global")
+        // Cloud Storage's words, not Firebase's.
+        #expect(r.json?["error"]?["message"]?.stringValue == "No such object: default-bucket/nope")
+        #expect(
+            r.json?["error"]?["errors"]?.arrayValue?.first?["message"]?.stringValue
+                == "No such object: default-bucket/nope")
     }
 
     @Test func authorizationComesBeforeExistence() async throws {
         let h = try JSONHarness(rules: DenyAllRules())
         let missing = try await h.send("GET", JSONHarness.objectPath("nope"), principal: alice)
         #expect(missing.status == 403 && missing.reason == "forbidden")
+        #expect(
+            missing.json?["error"]?["message"]?.stringValue
+                == "The caller does not have storage.objects.get access to the Google Cloud Storage object.")
+        let list = try await h.send("GET", "/storage/v1/b/default-bucket/o", principal: alice)
+        #expect(
+            list.json?["error"]?["message"]?.stringValue
+                == "The caller does not have storage.objects.list access to the Google Cloud Storage bucket.")
         let bucket = try await h.send("GET", "/storage/v1/b/other-bucket/o/x", principal: alice)
         #expect(bucket.status == 404)
     }

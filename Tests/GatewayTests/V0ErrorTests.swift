@@ -44,7 +44,7 @@ final class CoreOnlyBackend: StorageBackend {
         (.rangeNotSatisfiable(size: 9), 416, "Content-Range: bytes */9"),
         (.checksumMismatch(expected: "a", actual: "b"), 400, nil),
         (.sizeMismatch(expected: 1, actual: 2), 400, nil),
-        (.offsetMismatch(current: 5), 400, "X-Goog-Upload-Size-Received: 5"),
+        (.offsetMismatch(current: 5), 400, nil),
         (.bodyFailed(ByteStreamError.limitExceeded(limit: 10)), 413, nil),
         (.bodyFailed(ByteStreamError.truncated(expected: 10, received: 2)), 400, nil),
         (.bodyFailed(ByteStreamError.timedOut), 408, nil),
@@ -70,6 +70,21 @@ final class CoreOnlyBackend: StorageBackend {
         #expect(json["error"]?["code"] == .int(Int64(status)))
         #expect(json["error"]?["message"]?.stringValue?.isEmpty == false)
         if status == 500 { #expect(json["error"]?["message"] == .string("Internal error.")) }
+    }
+
+    /// A resumable failure carries where the upload stands in v0's headers; a misplaced chunk also the size.
+    @Test(arguments: [
+        (V0ErrorShape.offsetMismatch(persisted: 5), 400, "active", "5" as String?),
+        (ResumableFailure(.badRequest("done"), standing: .finished), 400, "final", nil),
+        (ResumableFailure(.forbidden("no"), standing: .finished), 403, "final", nil),
+        (ResumableFailure(.badRequest("gone"), standing: .cancelled), 400, "cancelled", nil),
+        (ResumableFailure(.notFound("Unknown or expired upload."), standing: nil), 404, nil as String?, nil),
+    ])
+    func resumableFailureHeaders(failure: ResumableFailure, status: Int, upload: String?, received: String?) {
+        let response = V0ErrorShape().response(for: failure, requestID: "rid")
+        #expect(response.status == status)
+        #expect(response.headers["X-Goog-Upload-Status"] == upload)
+        #expect(response.headers["X-Goog-Upload-Size-Received"] == received)
     }
 
     @Test func resumableOnACoreOnlyBackendIs501() async throws {

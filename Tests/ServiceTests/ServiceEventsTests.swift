@@ -1,3 +1,4 @@
+import CloudStorageWire
 import Foundation
 import PortcullisCore
 import Rules
@@ -13,6 +14,11 @@ import Testing
     /// Records what the service hands over.
     final class RecordingSink: ChangeEventSink {
         private let state = Mutex<(published: [ChangeEvent], recorded: Int)>(([], 0))
+        func event(_ kind: ChangeKind, of object: ObjectMetadata, at time: Timestamp) -> ChangeEvent {
+            ChangeEvent(
+                id: UUID().uuidString, kind: kind, bucket: object.bucket, name: object.name, time: time,
+                body: ObjectResource.json(object))
+        }
         func publish(_ events: [ChangeEvent]) { state.withLock { $0.published += events } }
         func recorded() { state.withLock { $0.recorded += 1 } }
         var published: [ChangeEvent] { state.withLock { $0.published } }

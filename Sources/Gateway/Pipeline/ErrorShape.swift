@@ -7,6 +7,15 @@ public import Service
 /// happen before the surface runs (authentication, CORS preflight) come out in its shape.
 public protocol ErrorShape: Sendable {
     func response(for error: ServiceError, requestID: String?) -> HTTPResponse
+    /// A failed request against a resumable upload: the error, plus where the upload stands if the surface's
+    /// protocol says so on errors. By default only the error.
+    func response(for failure: ResumableFailure, requestID: String?) -> HTTPResponse
+}
+
+extension ErrorShape {
+    public func response(for failure: ResumableFailure, requestID: String?) -> HTTPResponse {
+        response(for: failure.error, requestID: requestID)
+    }
 }
 
 /// `{"error":{"code":<status>,"message":"…"}}` — the Firebase v0 shape, and the gateway's own for requests
@@ -15,7 +24,12 @@ public struct PlainErrorShape: ErrorShape {
     public init() {}
 
     public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
-        var out = error.jsonErrorOpening()
+        response(for: error, wording: nil, requestID: requestID)
+    }
+
+    /// The shape with the message a surface chose (nil: `error.message`).
+    func response(for error: ServiceError, wording: String?, requestID: String?) -> HTTPResponse {
+        var out = error.jsonErrorOpening(wording: wording)
         out.append(contentsOf: "}}".utf8)
         return error.httpResponse(body: out, requestID: requestID)
     }
@@ -24,11 +38,12 @@ public struct PlainErrorShape: ErrorShape {
 extension ServiceError {
     /// `{"error":{"code":<status>,"message":"…"` — what every JSON error shape starts with; the shape adds its
     /// own members and closes both objects.
-    public func jsonErrorOpening() -> [UInt8] {
+    /// `wording` is the message the shape chose (default: `message`).
+    public func jsonErrorOpening(wording: String? = nil) -> [UInt8] {
         var out = Array(#"{"error":{"code":"#.utf8)
         DecimalText.append(Int64(status), to: &out)
         out.append(contentsOf: #","message":"#.utf8)
-        JSONValue.encodeString(message, into: &out)
+        JSONValue.encodeString(wording ?? message, into: &out)
         return out
     }
 

@@ -72,6 +72,9 @@ extension APISurface {
                     ("status", .int(Int64(failure.status))), ("error", .string("\(error)")),
                 ])
         }
+        if let resumable = error as? ResumableFailure {
+            return traits.errorShape.response(for: resumable, requestID: context.requestID)
+        }
         return traits.errorShape.response(for: failure, requestID: context.requestID)
     }
 }

@@ -43,9 +43,15 @@ public struct ChangeEvent: Sendable, Equatable {
     }
 }
 
-/// Where the storage service hands events of changes it committed (DESIGN §11). The service calls it after
-/// the commit returned, never before, and never waits on delivery.
+/// Where the storage service hands events of changes it committed (DESIGN §11). The service hands over typed
+/// values (what happened to which object, when) and the sink renders them: the wire format of an event's body
+/// is the sink's business, not the service's. `publish` and `recorded` are called after the commit returned,
+/// never before, and never wait on delivery.
 public protocol ChangeEventSink: Sendable {
+    /// Renders one committed change as the event to deliver: a fresh `id`, and the body in the sink's wire
+    /// format. Called once per change, in commit order — inside the commit transaction on a backend with an
+    /// outbox, so it must be quick and must not call back into storage.
+    func event(_ kind: ChangeKind, of object: ObjectMetadata, at time: Timestamp) -> ChangeEvent
     /// Events the backend did not record itself (no outbox): queue them for delivery, in order.
     func publish(_ events: [ChangeEvent])
     /// The backend recorded events in its outbox with the commit: deliver them soon.

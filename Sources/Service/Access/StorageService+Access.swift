@@ -22,7 +22,7 @@ extension StorageService {
                 delimiter: delimiter))
         decisions.count(method, allowed: decision.allowed)
         context.decision = decision.allowed ? .allow : .deny
-        guard decision.allowed else { throw Self.denial(method) }
+        guard decision.allowed else { throw .denied(method) }
     }
 
     /// The rules' verdict, uncounted (the early upload check tries several proposals and counts only the one
@@ -32,14 +32,6 @@ extension StorageService {
             ?? RulesDecision(allowed: false, explanation: "no rules loaded: everything is denied")
     }
 
-    static func denial(_ method: RulesMethod) -> ServiceError {
-        switch method {
-        case .get: .forbidden("Permission denied. No READ permission.")
-        case .list: .forbidden("Permission denied. No LIST permission.")
-        case .create, .update, .delete: .forbidden("Permission denied. No WRITE permission.")
-        }
-    }
-
     /// How a read of `object` (whose current generation is `current`, nil when absent) is let through: a
     /// signed URL for it, a matching download token, or the rules' `get` — judged before existence is revealed.
     func authorizeRead(_ object: ObjectPath, caller: Caller, current: ObjectMetadata?, _ context: RequestContext)
@@ -47,7 +39,9 @@ extension StorageService {
     {
         if let signed = try openSignature(caller, .read, object, context) {
             // Issued for one generation: anything else under the name is not what the URL shares.
-            guard let current, current.generation == signed.generation else { throw .notFound() }
+            guard let current, current.generation == signed.generation else {
+                throw .noSuchObject(bucket: object.bucket, name: object.name)
+            }
             return .signedURL
         }
         if let token = caller.downloadToken, let current, current.downloadTokens.containsBytes(token) {

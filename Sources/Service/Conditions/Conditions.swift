@@ -56,7 +56,9 @@ public struct Conditions: Sendable, Equatable {
     }
 
     private func checkSelected(_ current: ObjectMetadata) throws(ServiceError) {
-        if let selectedGeneration, selectedGeneration != current.generation { throw .notFound() }
+        if let selectedGeneration, selectedGeneration != current.generation {
+            throw .noSuchObject(bucket: current.bucket, name: current.name)
+        }
     }
 
     private func checkStrongValidators(_ current: ObjectMetadata) throws(ServiceError) {

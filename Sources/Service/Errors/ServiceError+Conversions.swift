@@ -7,7 +7,7 @@ extension ServiceError {
     public init(_ error: StorageError) {
         switch error {
         case .notFound:
-            self = .notFound("Not Found.  Could not get object")
+            self = .notFound()
         case .bucketNotFound(let bucket):
             self = .notFound("Bucket \(bucket) not found.")
         case .preconditionFailed:
@@ -22,16 +22,14 @@ extension ServiceError {
         case .sizeMismatch(let expected, let actual):
             self = .badRequest("The upload has \(actual) bytes; \(expected) were declared.")
         case .offsetMismatch(let current):
-            var details = Details()
-            details.persistedBytes = current
-            self.init(.badRequest, "Upload offset mismatch; \(current) bytes are persisted.", details: details)
+            self = .badRequest("Upload offset mismatch; \(current) bytes are persisted.")
         case .bodyFailed(let underlying):
             self.init(bodyError: underlying)
         case .rejected(let underlying):
             if let serviceError = underlying as? ServiceError {
                 self = serviceError
             } else {
-                self = .forbidden("Permission denied. No WRITE permission.")
+                self = .denied(.create)
             }
         case .unavailable(let reason, let retryAfter):
             self = .unavailable("Storage is unavailable: \(reason)", retryAfter: retryAfter ?? 1)
@@ -91,6 +89,7 @@ extension ServiceError {
     public init(any error: any Error) {
         switch error {
         case let e as ServiceError: self = e
+        case let e as ResumableFailure: self = e.error
         case let e as StorageError: self.init(e)
         case let e as JSONParseError: self.init(e)
         case let e as ObjectPathError: self.init(e)

@@ -1,4 +1,5 @@
 import PortcullisCore
+public import Rules
 
 /// Every client-visible failure of the storage service, in wire-neutral form.
 ///
@@ -71,15 +72,23 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         public var challenge: String?
         /// The methods the route serves (`Allow`), for 405.
         public var allowedMethods: [String]?
-        /// Where a resumable upload stands after this failure, so clients know whether they may resume.
-        public var upload: UploadStatus?
-        /// Bytes a resumable upload has durably stored, when a chunk was refused for its offset.
-        public var persistedBytes: Int64?
+        /// What the failure is about, for the surfaces that word it themselves.
+        public var subject: Subject?
 
         public init() {}
     }
 
+    /// What a failure is about, as facts: each surface's error shape chooses its own words for it (v0 speaks
+    /// Firebase's, the JSON API Cloud Storage's). `message` is the wording for shapes that choose none.
+    public enum Subject: Sendable, Equatable {
+        /// The rules (or the grant presented) do not allow `method` here.
+        case denied(RulesMethod)
+        /// No object `name` in `bucket` (or not the generation asked for).
+        case noSuchObject(bucket: String, name: String)
+    }
+
     public let kind: Kind
+    /// The default wording; a surface's error shape may word `details.subject` its own way instead.
     public let message: String
     public var details: Details
 
@@ -102,6 +111,18 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         .init(.forbidden, message)
     }
     public static func notFound(_ message: String = "Not Found.") -> ServiceError { .init(.notFound, message) }
+    /// 403: the rules do not allow `method`.
+    public static func denied(_ method: RulesMethod) -> ServiceError {
+        var details = Details()
+        details.subject = .denied(method)
+        return .init(.forbidden, "Permission denied.", details: details)
+    }
+    /// 404: no such object (or generation).
+    public static func noSuchObject(bucket: String, name: String) -> ServiceError {
+        var details = Details()
+        details.subject = .noSuchObject(bucket: bucket, name: name)
+        return .init(.notFound, "Not Found.", details: details)
+    }
     public static func preconditionFailed(_ message: String = "Precondition failed.") -> ServiceError {
         .init(.preconditionFailed, message)
     }
@@ -121,20 +142,4 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func internalError(_ message: String = "Internal error.") -> ServiceError {
         .init(.internalError, message)
     }
-
-    /// A copy telling the client where its resumable upload stands.
-    public func withUpload(_ status: UploadStatus) -> ServiceError {
-        var copy = self
-        copy.details.upload = status
-        return copy
-    }
-}
-
-/// Where a resumable upload stands, as reported to its client.
-public enum UploadStatus: String, Sendable, Equatable {
-    /// Accepting chunks; the client may resume.
-    case active
-    /// Finished (committed or irrecoverably refused); do not resend.
-    case final
-    case cancelled
 }

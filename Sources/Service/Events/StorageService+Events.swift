@@ -1,29 +1,26 @@
-import Crypto
 import PortcullisCore
 import Storage
 
 /// The service's change-event hook (DESIGN §11): every commit — upload, finalize, metadata update, token
 /// administration, first-token mint, delete — goes through these calls, which record its events.
 ///
-/// On a backend with an outbox (`ChangeOutbox`, the embedded backend) the events are rendered and written in
-/// the commit transaction itself, then the sink is only told to look; on other backends they are rendered
-/// after the call returned and handed to the sink's in-memory queue. With no sink (no webhook configured)
-/// nothing is rendered or recorded.
+/// The service hands the sink typed changes (kind, object, commit time); the sink renders them (the event body
+/// is a wire format, which the service does not know). On a backend with an outbox (`ChangeOutbox`, the
+/// embedded backend) the events are rendered and written in the commit transaction itself, then the sink is
+/// only told to look; on other backends they are rendered after the call returned and handed to the sink's
+/// in-memory queue. With no sink (no webhook configured) nothing is rendered or recorded.
 extension StorageService {
-    /// Renders a committed change as the event to deliver: a fresh id, the Cloud Storage type, the commit time
-    /// and the object resource as body.
-    static let eventRecorder = ChangeRecorder { change in
-        ChangeEvent(
-            id: SecureRandom.uuidString(), kind: change.kind, bucket: change.object.bucket,
-            name: change.object.name, time: change.time, body: ObjectResource.json(change.object))
+    /// The backend's hook for rendering changes inside a commit, through `sink`.
+    static func eventRecorder(_ sink: any ChangeEventSink) -> ChangeRecorder {
+        ChangeRecorder { change in sink.event(change.kind, of: change.object, at: change.time) }
     }
 
     /// `options` with the event recording a write to `bucket` needs (unchanged when events are off or the
     /// backend keeps no outbox).
     func recordingChanges(_ options: WriteOptions, in bucket: Bucket) -> WriteOptions {
-        guard events != nil, bucket.outbox != nil else { return options }
+        guard let events, bucket.outbox != nil else { return options }
         var recorded = options
-        recorded.changes = Self.eventRecorder
+        recorded.changes = Self.eventRecorder(events)
         return recorded
     }
 
@@ -38,10 +35,10 @@ extension StorageService {
         in bucket: Bucket
     ) async throws(StorageError) -> ObjectMetadata {
         let updated: ObjectMetadata
-        if events != nil, let outbox = bucket.outbox {
+        if let events, let outbox = bucket.outbox {
             updated = try await outbox.updateMetadata(
                 object, patch: patch, preconditions: preconditions,
-                recording: Self.eventRecorder)
+                recording: Self.eventRecorder(events))
         } else {
             updated = try await bucket.backend.updateMetadata(object, patch: patch, preconditions: preconditions)
         }
@@ -54,8 +51,8 @@ extension StorageService {
         _ object: ObjectPath, current: ObjectMetadata, preconditions: Preconditions,
         in bucket: Bucket
     ) async throws(StorageError) {
-        if events != nil, let outbox = bucket.outbox {
-            try await outbox.delete(object, preconditions: preconditions, recording: Self.eventRecorder)
+        if let events, let outbox = bucket.outbox {
+            try await outbox.delete(object, preconditions: preconditions, recording: Self.eventRecorder(events))
         } else {
             try await bucket.backend.delete(object, preconditions: preconditions)
         }
@@ -69,7 +66,7 @@ extension StorageService {
         if bucket.outbox != nil {
             events.recorded()
         } else {
-            events.publish(changes().map(Self.eventRecorder.render))
+            events.publish(changes().map { events.event($0.kind, of: $0.object, at: $0.time) })
         }
     }
 }

@@ -63,7 +63,7 @@ extension StorageService {
     ) async throws(ServiceError) -> ObjectMetadata {
         let current = try await existing(source, in: bucket, context)
         _ = try authorizeRead(source, caller: Caller(principal: caller.principal), current: current, context)
-        guard let current else { throw .notFound("No such object: \(source.bucket)/\(source.name)") }
+        guard let current else { throw .noSuchObject(bucket: source.bucket, name: source.name) }
         try conditions.checkWrite(current)
         return current
     }

@@ -109,7 +109,7 @@ extension StorageService {
             read?.body.discard()
             throw error
         }
-        guard let read else { throw .notFound() }
+        guard let read else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
         let visible = Self.visible(read.metadata, to: grant)
         let proceed: Bool
         do { proceed = try options.conditions.checkRead(read.metadata) } catch {
@@ -144,7 +144,7 @@ extension StorageService {
     ) async throws(ServiceError) -> (ObjectMetadata, ReadGrant) {
         let current = try await existing(object, in: bucket, context)
         let grant = try authorizeRead(object, caller: caller, current: current, context)
-        guard let current else { throw .notFound() }
+        guard let current else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
         if ensureDownloadToken, grant != .signedURL, current.downloadTokens.isEmpty {
             return (try await mintFirstToken(object, bucket, current, context), grant)
         }
@@ -167,7 +167,9 @@ extension StorageService {
                 try await commitPatch(object, patch, preconditions: pinned, in: bucket)
             }
         } catch  where error.kind == .preconditionFailed {
-            guard let again = try await existing(object, in: bucket, context) else { throw .notFound() }
+            guard let again = try await existing(object, in: bucket, context) else {
+                throw .noSuchObject(bucket: object.bucket, name: object.name)
+            }
             return again
         }
     }

@@ -63,7 +63,7 @@ extension StorageService {
             try authorize(
                 .update, (object.bucket, object.name), principal: caller.principal, resource: current,
                 requestResource: proposed, context)
-            guard let current, let patch else { throw .notFound() }
+            guard let current, let patch else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
             try conditions.checkWrite(current)
             let pinned = Preconditions(
                 ifGenerationMatch: current.generation,
@@ -93,9 +93,11 @@ extension StorageService {
                     .delete, (object.bucket, object.name), principal: caller.principal, resource: current,
                     context)
             }
-            guard let current else { throw .notFound() }
+            guard let current else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
             // A signed URL deletes only the generation it was issued for.
-            if let signed, signed.generation != current.generation { throw .notFound() }
+            if let signed, signed.generation != current.generation {
+                throw .noSuchObject(bucket: object.bucket, name: object.name)
+            }
             try conditions.checkWrite(current)
             do {
                 try await storage(context) { () async throws(StorageError) in
@@ -120,7 +122,9 @@ extension StorageService {
         guard caller.isAdmin else { throw .forbidden("Missing admin credentials.") }
         context.decision = .admin
         let bucket = try bucket(object.bucket)
-        guard let current = try await existing(object, in: bucket, context) else { throw .notFound() }
+        guard let current = try await existing(object, in: bucket, context) else {
+            throw .noSuchObject(bucket: object.bucket, name: object.name)
+        }
         var patch = MetadataPatch()
         if let token {
             patch.removeDownloadTokens = [token]
@@ -152,7 +156,7 @@ extension StorageService {
         try authorize(
             method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,
             resource: current, context)
-        guard let current else { throw .notFound() }
+        guard let current else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
         let expiresAt = Timestamp.now().secondsSinceEpoch + seconds
         let grant = SignedURLGrant(
             method: method, bucket: object.bucket, name: object.name, generation: current.generation,

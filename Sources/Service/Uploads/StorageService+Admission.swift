@@ -52,7 +52,7 @@ extension StorageService {
         if deniedForCertain {
             decisions.count(.create, allowed: false)
             context.decision = .deny
-            throw Self.denial(.create)
+            throw .denied(.create)
         }
         if allowedForCertain {
             context.decision = .allow

@@ -79,8 +79,9 @@ extension StorageService {
     }
 }
 
-/// One request against an open resumable upload. Every failure carries where the upload stands
-/// (`ServiceError.details.upload`), so clients know whether they may resume.
+/// One request against an open resumable upload. A chunk's result is an `AppendOutcome`; every failure of
+/// `append`, `cancel` and `finalize` is a `ResumableFailure` saying where the upload stands, so each surface can
+/// tell its clients, in its own words, whether they may resume.
 public struct ResumableUpload: Sendable {
     let service: StorageService
     let bucket: StorageService.Bucket
@@ -119,54 +120,69 @@ public struct ResumableUpload: Sendable {
         return service.revealed(meta, to: ticket.principal)
     }
 
-    /// The error for a chunk or finalize sent to an upload that no longer accepts them.
-    func inactive() async throws(ServiceError) -> ServiceError {
+    /// The failure for a chunk or finalize sent to an upload that no longer accepts them (or, when the staging
+    /// is still active, one that disagreed with what it holds).
+    func inactive() async throws(ServiceError) -> ResumableFailure {
         switch try await state() {
         case .finalized?:
-            return ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
+            return ResumableFailure(.badRequest("The upload was already finalized."), standing: .finished)
         case .cancelled?:
-            return ServiceError.badRequest("The upload was cancelled.").withUpload(.cancelled)
+            return ResumableFailure(.badRequest("The upload was cancelled."), standing: .cancelled)
         case .active(let size)?:
-            return ServiceError(StorageError.offsetMismatch(current: size)).withUpload(.active)
+            return Self.mismatch(persisted: size)
         case nil:
-            return Self.unknownUpload
+            return ResumableFailure(Self.unknownUpload, standing: nil)
         }
     }
 
-    /// Discards the staged bytes. Returns `.cancelled`; a finalized upload is an error.
-    public func cancel() async throws(ServiceError) {
-        switch try await state() {
-        case .active?:
-            try await service.storage(context) { () async throws(StorageError) in
-                try await staging.cancelUpload(ticket.handle, object: object)
+    /// A request that disagreed with the `persisted` bytes the upload holds; it may resume from there.
+    static func mismatch(persisted: Int64) -> ResumableFailure {
+        ResumableFailure(
+            ServiceError(StorageError.offsetMismatch(current: persisted)), standing: .open, persisted: persisted)
+    }
+
+    /// Discards the staged bytes; cancelling a cancelled upload is a no-op, a finalized one a failure.
+    public func cancel() async throws(ResumableFailure) {
+        do {
+            switch try await state() {
+            case .active?:
+                try await service.storage(context) { () async throws(StorageError) in
+                    try await staging.cancelUpload(ticket.handle, object: object)
+                }
+            case .cancelled?:
+                return
+            case .finalized?:
+                throw ResumableFailure(.badRequest("The upload was already finalized."), standing: .finished)
+            case nil:
+                throw ResumableFailure(Self.unknownUpload, standing: nil)
             }
-        case .cancelled?:
-            return
-        case .finalized?:
-            throw ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
-        case nil:
-            throw Self.unknownUpload
+        } catch {
+            throw ResumableFailure(caught: error)
         }
     }
 
-    /// Appends `body` at `offset`; returns the staged size. A wrong offset stores nothing and reports the
-    /// persisted size (status still active, so the client queries and resumes).
-    public func append(at offset: Int64, body: any ByteStream) async throws(ServiceError) -> Int64 {
+    /// Appends `body` at `offset`. A wrong offset stores nothing and is the `.offsetMismatch` outcome with the
+    /// persisted size (the upload stays open, so the client resumes from it).
+    public func append(at offset: Int64, body: any ByteStream) async throws(ResumableFailure) -> AppendOutcome {
+        do {
+            return try await appendChunk(at: offset, body: body)
+        } catch {
+            throw ResumableFailure(caught: error)
+        }
+    }
+
+    private func appendChunk(at offset: Int64, body: any ByteStream) async throws -> AppendOutcome {
         let maxObjectBytes = service.configuration.maxObjectBytes
         let ceiling = ticket.declaredSize ?? maxObjectBytes
         let room = ceiling - offset
-        let beyondDeclared = ServiceError.badRequest(
-            "The chunk goes beyond the declared upload size of \(ceiling) bytes."
-        )
-        .withUpload(.active)
+        let beyondDeclared = ResumableFailure(
+            .badRequest("The chunk goes beyond the declared upload size of \(ceiling) bytes."), standing: .open)
         if let length = body.expectedLength, length > max(0, room) {
             body.cancel()
             guard case .active(let current)? = try await state() else { throw try await inactive() }
             // A wrong offset is reported as such (with the persisted size, so the client resumes from it), even
             // when the misplaced chunk would also overrun the declared size.
-            if offset != current {
-                throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active)
-            }
+            if offset != current { return .offsetMismatch(persisted: current) }
             if ticket.declaredSize != nil { throw beyondDeclared }
             throw ServiceError.payloadTooLarge(limit: maxObjectBytes)
         }
@@ -174,22 +190,26 @@ public struct ResumableUpload: Sendable {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
-            return try await staging.appendChunk(ticket.handle, object: object, offset: offset, body: limited)
+            return .stored(try await staging.appendChunk(ticket.handle, object: object, offset: offset, body: limited))
         } catch {
             switch error {
             case .offsetMismatch(let current):
-                throw ServiceError(StorageError.offsetMismatch(current: current)).withUpload(.active)
+                return .offsetMismatch(persisted: current)
             case .notFound, .invalidArgument:
-                throw try await inactive()
+                let failure = try await inactive()
+                if failure.standing == .open, let persisted = failure.persisted {
+                    return .offsetMismatch(persisted: persisted)
+                }
+                throw failure
             case .sizeMismatch:
                 throw beyondDeclared
             case .bodyFailed(let underlying):
                 if case .limitExceeded? = underlying as? ByteStreamError, ticket.declaredSize != nil {
                     throw beyondDeclared
                 }
-                throw ServiceError(bodyError: underlying).withUpload(.active)
+                throw ResumableFailure(ServiceError(bodyError: underlying), standing: .open)
             default:
-                throw ServiceError(error).withUpload(.active)
+                throw ResumableFailure(ServiceError(error), standing: .open)
             }
         }
     }
@@ -197,7 +217,15 @@ public struct ResumableUpload: Sendable {
     /// Commits the staged bytes: size and MD5 checked, rules `create` judged for the starter's identity, then
     /// the preconditions. A repeated finalize replays the object's metadata. `stagedSize` is what the caller
     /// already knows was staged (nil: ask the backend).
-    public func finalize(stagedSize known: Int64?) async throws(ServiceError) -> ObjectMetadata {
+    public func finalize(stagedSize known: Int64?) async throws(ResumableFailure) -> ObjectMetadata {
+        do {
+            return try await commit(stagedSize: known)
+        } catch {
+            throw ResumableFailure(caught: error)
+        }
+    }
+
+    private func commit(stagedSize known: Int64?) async throws -> ObjectMetadata {
         let size: Int64
         if let known {
             size = known
@@ -207,15 +235,16 @@ public struct ResumableUpload: Sendable {
                 size = staged
             case .finalized(_, let generation)?:
                 if let meta = try await committedObject(generation: generation) { return meta }
-                throw ServiceError.badRequest("The upload was already finalized.").withUpload(.final)
+                throw ResumableFailure(.badRequest("The upload was already finalized."), standing: .finished)
             case .cancelled?:
-                throw ServiceError.badRequest("The upload was cancelled.").withUpload(.cancelled)
+                throw ResumableFailure(.badRequest("The upload was cancelled."), standing: .cancelled)
             case nil:
-                throw Self.unknownUpload
+                throw ResumableFailure(Self.unknownUpload, standing: nil)
             }
         }
         if let declared = ticket.declaredSize, size != declared {
-            throw ServiceError(StorageError.sizeMismatch(expected: declared, actual: size)).withUpload(.active)
+            throw ResumableFailure(
+                ServiceError(StorageError.sizeMismatch(expected: declared, actual: size)), standing: .open)
         }
         let existing = try await service.existing(object, in: bucket, context)
         let options = service.recordingChanges(
@@ -238,15 +267,29 @@ public struct ResumableUpload: Sendable {
             return service.revealed(committed, to: ticket.principal)
         } catch {
             switch error {
-            case .sizeMismatch, .offsetMismatch, .unavailable, .timedOut:
-                throw ServiceError(error).withUpload(.active)
+            case .offsetMismatch(let current):
+                throw Self.mismatch(persisted: current)
+            case .sizeMismatch, .unavailable, .timedOut:
+                throw ResumableFailure(ServiceError(error), standing: .open)
             case .notFound, .invalidArgument:
                 throw try await inactive()
             default:
                 // Rules denial, checksum mismatch, failed precondition: this upload can never succeed.
                 try? await staging.cancelUpload(ticket.handle, object: object)
-                throw ServiceError(error).withUpload(.final)
+                throw ResumableFailure(ServiceError(error), standing: .finished)
             }
+        }
+    }
+}
+
+extension ResumableFailure {
+    /// Any error of a resumable request: a `ResumableFailure` as it is; anything else says nothing about where
+    /// the upload stands.
+    init(caught error: any Error) {
+        if let failure = error as? ResumableFailure {
+            self = failure
+        } else {
+            self.init(ServiceError(any: error), standing: nil)
         }
     }
 }

@@ -66,7 +66,12 @@ extension JSONAPI {
         let range = try ContentRange.parse(call.headers["Content-Range"], bodyLength: call.request.body.expectedLength)
         do {
             guard let first = range.first else { return try await status(call, upload, total: range.total) }
-            let stored = try await upload.append(at: first, body: call.request.body)
+            let stored: Int64
+            switch try await upload.append(at: first, body: call.request.body) {
+            case .stored(let size): stored = size
+            // The wrong offset: nothing stored; tell the client where the upload stands.
+            case .offsetMismatch(let persisted): return Self.incomplete(stored: persisted)
+            }
             if let last = range.last, stored != last + 1 {
                 throw ServiceError.badRequest(
                     "The chunk holds \(stored - first) bytes; Content-Range declared \(last + 1 - first).")
@@ -78,9 +83,10 @@ extension JSONAPI {
                 throw ServiceError.badRequest("The upload has more bytes than the declared total of \(total).")
             }
             return Self.incomplete(stored: stored)
-        } catch let error as ServiceError where error.details.upload == .active && error.details.persistedBytes != nil {
-            // The wrong offset: nothing stored; tell the client where the upload stands.
-            return Self.incomplete(stored: error.details.persistedBytes!)
+        } catch let failure as ResumableFailure {
+            // A finalize that disagreed with what is staged: tell the client where the upload stands.
+            guard failure.standing == .open, let persisted = failure.persisted else { throw failure }
+            return Self.incomplete(stored: persisted)
         }
     }
 

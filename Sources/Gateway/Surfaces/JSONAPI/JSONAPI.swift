@@ -1,3 +1,4 @@
+import CloudStorageWire
 public import HTTPServer
 public import PortcullisCore
 public import Service
@@ -67,7 +68,7 @@ public final class JSONAPI: APISurface {
             try Self.checkStandardParameters(query)
             let call = JSONCall(
                 request: matched.request, operation: operation, query: query, principal: matched.principal,
-                context: context, fields: try FieldMask.parse(query["fields"]))
+                context: context, fields: try Self.fieldMask(query["fields"]))
             return try await perform(call)
         } catch {
             return failureResponse(for: error, context: context, logger: logger)
@@ -83,6 +84,15 @@ public final class JSONAPI: APISurface {
         }
         if let value = query["projection"], !["full", "noacl"].contains(value.lowercased()) {
             throw .badRequest("Invalid value for projection: \(value).")
+        }
+    }
+
+    /// `fields=` as a mask (nil: every member); a value that is not one is 400.
+    static func fieldMask(_ text: String?) throws(ServiceError) -> FieldMask? {
+        do {
+            return try FieldMask.parse(text)
+        } catch {
+            throw .badRequest(error.message)
         }
     }
 

@@ -1,3 +1,4 @@
+import CloudStorageWire
 import PortcullisCore
 import Service
 

@@ -62,9 +62,12 @@ extension V0API {
         var size: Int64?
         if set.contains("upload") {
             guard let offset = try Self.int64Header(call.headers, "X-Goog-Upload-Offset") else {
-                throw ServiceError.badRequest("Missing X-Goog-Upload-Offset.").withUpload(.active)
+                throw ResumableFailure(.badRequest("Missing X-Goog-Upload-Offset."), standing: .open)
             }
-            size = try await upload.append(at: offset, body: call.request.body)
+            switch try await upload.append(at: offset, body: call.request.body) {
+            case .stored(let stored): size = stored
+            case .offsetMismatch(let persisted): throw V0ErrorShape.offsetMismatch(persisted: persisted)
+            }
         }
         if set.contains("finalize") {
             let meta = try await upload.finalize(stagedSize: size)

@@ -2,18 +2,26 @@ internal import PortcullisCore
 
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
 /// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are letters, digits and `_`
-/// (anything else is 400). Parsed once per request; the encoder asks it which members to write.
+/// (anything else is a `ParseError`, which a surface answers with 400). Parsed once per request; the encoder asks
+/// it which members to write.
 public struct FieldMask: Sendable, Equatable {
+    /// A `fields` value that is not a field mask; `message` says why, in words a client may be shown.
+    public struct ParseError: Error, Sendable, Equatable {
+        public let message: String
+        init(_ message: String) { self.message = message }
+    }
+
     /// Selected members; a nil value selects the member whole.
     private var members: [String: FieldMask?]
 
     /// Longest `fields` value accepted.
     public static let maxLength = 2048
 
-    /// Parses `text`; an empty value selects everything (returns nil). 400 on unbalanced parentheses.
-    public static func parse(_ text: String?) throws(ServiceError) -> FieldMask? {
+    /// Parses `text`; an empty value selects everything (returns nil). Unbalanced parentheses, a stray character
+    /// or a value longer than `maxLength` is a `ParseError`.
+    public static func parse(_ text: String?) throws(FieldMask.ParseError) -> FieldMask? {
         guard let text, !text.isEmpty else { return nil }
-        guard text.utf8.count <= maxLength else { throw .badRequest("The fields parameter is too long.") }
+        guard text.utf8.count <= maxLength else { throw ParseError("The fields parameter is too long.") }
         var scalars = Array(text.unicodeScalars)[...]
         let mask = try parseList(&scalars, nested: false)
         return mask
@@ -27,7 +35,7 @@ public struct FieldMask: Sendable, Equatable {
         members.first { $0.key.bytesEqual(key) }?.value ?? nil
     }
 
-    private static func parseList(_ s: inout ArraySlice<Unicode.Scalar>, nested: Bool) throws(ServiceError)
+    private static func parseList(_ s: inout ArraySlice<Unicode.Scalar>, nested: Bool) throws(ParseError)
         -> FieldMask
     {
         var mask = FieldMask(members: [:])
@@ -39,7 +47,7 @@ public struct FieldMask: Sendable, Equatable {
             case "(":
                 s = s.dropFirst()
                 child = try parseList(&s, nested: true)
-                guard s.first == ")" else { throw .badRequest("Invalid fields parameter: unbalanced parentheses.") }
+                guard s.first == ")" else { throw ParseError("Invalid fields parameter: unbalanced parentheses.") }
                 s = s.dropFirst()
             case "/":
                 s = s.dropFirst()
@@ -52,11 +60,11 @@ public struct FieldMask: Sendable, Equatable {
             }
             if !name.isEmpty { mask.merge(name, child) }
             guard let c = s.first else {
-                guard !nested else { throw .badRequest("Invalid fields parameter: unbalanced parentheses.") }
+                guard !nested else { throw ParseError("Invalid fields parameter: unbalanced parentheses.") }
                 return mask
             }
             if c == ")" {
-                guard nested else { throw .badRequest("Invalid fields parameter: unbalanced parentheses.") }
+                guard nested else { throw ParseError("Invalid fields parameter: unbalanced parentheses.") }
                 return mask
             }
             s = s.dropFirst()  // ","
@@ -64,7 +72,7 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     /// `b/c` after `a/`: one member chain (stops at `,` or `)`).
-    private static func parsePath(_ s: inout ArraySlice<Unicode.Scalar>) throws(ServiceError) -> FieldMask {
+    private static func parsePath(_ s: inout ArraySlice<Unicode.Scalar>) throws(ParseError) -> FieldMask {
         var name = ""
         try readName(&s, into: &name)
         var child: FieldMask?
@@ -74,7 +82,7 @@ public struct FieldMask: Sendable, Equatable {
         } else if s.first == "(" {
             s = s.dropFirst()
             child = try parseList(&s, nested: true)
-            guard s.first == ")" else { throw .badRequest("Invalid fields parameter: unbalanced parentheses.") }
+            guard s.first == ")" else { throw ParseError("Invalid fields parameter: unbalanced parentheses.") }
             s = s.dropFirst()
         }
         var mask = FieldMask(members: [:])
@@ -83,12 +91,12 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     /// A member name up to the next `,`, `(`, `)` or `/` (spaces around it skipped).
-    private static func readName(_ s: inout ArraySlice<Unicode.Scalar>, into name: inout String) throws(ServiceError) {
+    private static func readName(_ s: inout ArraySlice<Unicode.Scalar>, into name: inout String) throws(ParseError) {
         while let c = s.first, c != ",", c != "(", c != ")", c != "/" {
             switch c {
             case "a"..."z", "A"..."Z", "0"..."9", "_": name.unicodeScalars.append(c)
             case " ": break
-            default: throw .badRequest("Invalid fields parameter: unexpected character \(c.escaped(asASCII: true)).")
+            default: throw ParseError("Invalid fields parameter: unexpected character \(c.escaped(asASCII: true)).")
             }
             s = s.dropFirst()
         }

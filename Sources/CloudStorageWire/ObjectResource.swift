@@ -1,14 +1,15 @@
 public import PortcullisCore
 
-/// The Cloud Storage JSON API object resource (`storage#object`), rendered from `ObjectMetadata`: the body of
-/// change events (DESIGN §11), and the shape a JSON API surface answers with. Wire-neutral on purpose — it
-/// lives below the surfaces so the service's events and any surface share one rendering.
+/// The Cloud Storage JSON API object resource (`storage#object`), rendered from `ObjectMetadata`: the shape the
+/// JSON API surface answers with, and the body of change events (DESIGN §11). It lives in this wire target,
+/// below both, so the surface and the events share one field list; the service never renders it.
 ///
 /// Numbers that GCS sends as strings (`generation`, `metageneration`, `size`) are strings; timestamps are
 /// RFC 3339 with milliseconds; absent optional fields are omitted. Download tokens are custom metadata under
 /// `firebaseStorageDownloadTokens` (comma-joined), exactly where Firebase keeps them in Cloud Storage.
 public enum ObjectResource {
-    /// Where `selfLink` and `mediaLink` point; omitted when nil.
+    /// Where `selfLink` and `mediaLink` point; omitted when nil. The base is the caller's (the surface's public
+    /// URL); the `/storage/v1` and `/download/storage/v1` paths under it are the JSON API's.
     public struct Links: Sendable, Equatable {
         /// The JSON API base, e.g. `https://storage.googleapis.com` (no trailing slash).
         public var base: String

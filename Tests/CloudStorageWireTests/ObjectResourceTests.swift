@@ -1,6 +1,6 @@
+import CloudStorageWire
 import Foundation
 import PortcullisCore
-import Service
 import Testing
 
 @Suite struct ObjectResourceTests {

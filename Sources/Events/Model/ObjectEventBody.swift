@@ -1,0 +1,14 @@
+import CloudStorageWire
+import Crypto
+public import PortcullisCore
+
+extension ChangeEvent {
+    /// A committed change rendered as Cloud Storage sends it (DESIGN §11): a fresh UUID `id`, the object's
+    /// bucket and name, the commit time, and the `storage#object` resource (without links) as the body — the
+    /// same field list the JSON API surface answers with.
+    public static func cloudStorage(_ kind: ChangeKind, of object: ObjectMetadata, at time: Timestamp) -> ChangeEvent {
+        ChangeEvent(
+            id: SecureRandom.uuidString(), kind: kind, bucket: object.bucket, name: object.name, time: time,
+            body: ObjectResource.json(object))
+    }
+}
