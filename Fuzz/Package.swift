@@ -38,6 +38,20 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "Portcullis"),
                 .product(name: "Service", package: "Portcullis"),
             ]),
+        // libFuzzer target: matchGlob patterns and names against an independent reference matcher (see README.md).
+        .executableTarget(
+            name: "FuzzNameGlob",
+            dependencies: [.product(name: "PortcullisCore", package: "Portcullis")]),
+        // libFuzzer target: JSON API routing and query parsing of arbitrary method/target/headers (see README.md).
+        // It compiles the router and the Gateway files it reads through symlinks instead of depending on
+        // Gateway, whose build-tool plugin cannot be built under --sanitize=fuzzer (README.md).
+        .executableTarget(
+            name: "FuzzJSONRouter",
+            dependencies: [
+                .product(name: "HTTPServer", package: "Portcullis"),
+                .product(name: "PortcullisCore", package: "Portcullis"),
+                .product(name: "Service", package: "Portcullis"),
+            ]),
         // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
         .executableTarget(
             name: "auth-bench",

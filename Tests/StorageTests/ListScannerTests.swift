@@ -120,6 +120,99 @@ struct ArrayNameCursor: NameCursor {
         #expect(page.items.isEmpty && page.prefixes.isEmpty)
     }
 
+    /// 40 names of 1,000 bytes under `g/`, and a 1,024-byte glob that matches them all, at the same cost each.
+    static let costlyNames = (0..<40).map { "g/\($0 + 10)" + String(repeating: "a", count: 996) }
+    static func costlyGlob() throws -> (glob: NameGlob, perName: Int) {
+        let glob = try NameGlob("g/{}" + String(repeating: "*?", count: 510))
+        var perName = 0
+        #expect(glob.matches(utf8: Array(costlyNames[0].utf8), work: &perName))
+        #expect(perName > 1000 * 6 * 16, "17 words, 6 passes a scalar")
+        return (glob, perName)
+    }
+
+    @Test func aCostlyGlobEndsThePageEarlyAndTheListingResumes() throws {
+        let (glob, perName) = try Self.costlyGlob()
+        var scanner = ListScanner(
+            ListRequest(
+                bucket: "", prefix: "g/", delimiter: nil, maxResults: 1000, cursor: nil, matchGlob: glob,
+                firebaseView: false))
+        scanner.globWorkBudget = 5 * perName
+        var cursor = ArrayNameCursor(Self.costlyNames)
+        var pages: [[String]] = []
+        var token: String?
+        repeat {
+            let page = try scanner.page(after: try token.map { try ListCursor(decoding: $0) }, names: &cursor)
+            pages.append(page.items)
+            token = page.nextCursor
+        } while token != nil && pages.count < 100
+        #expect(pages.dropLast().allSatisfy { $0.count == 5 }, "\(pages.map(\.count))")
+        #expect(pages.flatMap { $0 } == Self.costlyNames)
+        #expect(cursor.rowsRead == 40, "each name looked at once")
+        // The default budget takes them in one page.
+        var whole = ArrayNameCursor(Self.costlyNames)
+        scanner.globWorkBudget = ListPageBuilder.globWorkBudget
+        #expect(try scanner.page(after: nil, names: &whole).items.count == 40)
+    }
+
+    @Test func aCostlyGlobEndsAnUpstreamPageEarlyToo() async throws {
+        let (glob, perName) = try Self.costlyGlob()
+        let names = Self.costlyNames
+        let fetch: UpstreamListing.Fetch = { from, limit in
+            let rest = names.filter { !Array($0.utf8).lexicographicallyPrecedes(Array(from.utf8)) }
+            return (rest.prefix(limit).map { UpstreamListing.Entry(name: $0) }, rest.count > limit)
+        }
+        var request = ListRequest(
+            bucket: "", prefix: "g/", delimiter: nil, maxResults: 1000, cursor: nil, matchGlob: glob,
+            firebaseView: false)
+        var pages: [[String]] = []
+        repeat {
+            let page = try await UpstreamListing.page(request, fetch: fetch, globWorkBudget: 7 * perName)
+            pages.append(page.items)
+            request.cursor = page.nextCursor
+        } while request.cursor != nil && pages.count < 100
+        #expect(pages.dropLast().allSatisfy { $0.count == 7 }, "\(pages.map(\.count))")
+        #expect(pages.flatMap { $0 } == names)
+    }
+
+    @Test func delimiterSearchIsLinear() {
+        // Against a plain search, over every needle and haystack of a two-letter alphabet up to a size.
+        func naive(_ needle: [UInt8], _ haystack: ArraySlice<UInt8>) -> Range<Int>? {
+            guard !needle.isEmpty else { return nil }
+            var i = haystack.startIndex
+            while i + needle.count <= haystack.endIndex {
+                if haystack[i..<(i + needle.count)].elementsEqual(needle) { return i..<(i + needle.count) }
+                i += 1
+            }
+            return nil
+        }
+        func strings(upTo length: Int) -> [[UInt8]] {
+            var all: [[UInt8]] = [[]]
+            var level: [[UInt8]] = [[]]
+            for _ in 0..<length {
+                level = level.flatMap { [$0 + [0x61], $0 + [0x62]] }
+                all += level
+            }
+            return all
+        }
+        let haystacks = strings(upTo: 9)
+        for needle in strings(upTo: 4).dropFirst() {
+            let borders = ListPageBuilder.borders(of: needle)
+            for haystack in haystacks {
+                let slice = ([0x2F] + haystack)[1...]
+                #expect(ListPageBuilder.firstRange(of: needle, borders: borders, in: slice) == naive(needle, slice))
+            }
+        }
+        // The shape that made the plain search quadratic: a long delimiter that almost matches everywhere.
+        let delimiter = String(repeating: "a", count: 500) + "b"
+        var cursor = ArrayNameCursor(["p/" + String(repeating: "a", count: 1000), "p/" + delimiter + "x"])
+        let page = try? ListScanner(
+            ListRequest(
+                bucket: "", prefix: "p/", delimiter: delimiter, maxResults: 10, cursor: nil, firebaseView: false)
+        ).page(after: nil, names: &cursor)
+        #expect(page?.items == ["p/" + String(repeating: "a", count: 1000)])
+        #expect(page?.prefixes == ["p/" + delimiter])
+    }
+
     @Test func successor() {
         #expect(ListPageBuilder.successor(of: Array("a/".utf8)) == Array("a0".utf8))
         #expect(ListPageBuilder.successor(of: [0x61, 0xFF]) == [0x62])

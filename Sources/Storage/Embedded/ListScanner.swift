@@ -14,11 +14,14 @@ protocol NameCursor {
 /// Cost is O(page): names are consumed one row at a time, and when a name lies under a listed sub-prefix
 /// (`prefix + "seg/"`), the cursor SEEKS past every name under it (to the prefix's successor) instead of
 /// scanning them. A page ends at `maxResults` entries, or early after `scanBudget` rows when a run of names
-/// that cannot be listed is long (hidden names, names a glob rejects), so even a hostile bucket cannot make one
-/// page unbounded; the cursor then resumes after the last row looked at.
+/// that cannot be listed is long (hidden names, names a glob rejects), or once the glob has spent
+/// `globWorkBudget` word operations on the names it looked at (a costly pattern over long names), so neither a
+/// hostile bucket nor a hostile pattern can make one page unbounded; the cursor then resumes after the last row
+/// looked at.
 struct ListScanner {
     let request: ListRequest
     var scanBudget = 100_000
+    var globWorkBudget = ListPageBuilder.globWorkBudget
 
     init(_ request: ListRequest) { self.request = request }
 
@@ -46,7 +49,7 @@ struct ListScanner {
             case .full: return builder.page(more: true)
             case .done: return builder.page(more: false)
             }
-            if scanned >= scanBudget { return builder.pageCutShort() }
+            if scanned >= scanBudget || builder.globWork >= globWorkBudget { return builder.pageCutShort() }
         }
         return builder.page(more: false)
     }

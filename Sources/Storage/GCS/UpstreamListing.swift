@@ -27,12 +27,14 @@ struct UpstreamListing {
 
     /// Most names one page may look at before it returns early (hidden names, names a glob rejects).
     static let scanBudget = 20_000
+    /// Most glob work one page may spend before it returns early (`ListPageBuilder.globWorkBudget`).
+    static let globWorkBudget = ListPageBuilder.globWorkBudget
     /// Most `describe` lookups in flight for one page.
     static let describeConcurrency = 8
 
-    static func page(_ request: ListRequest, fetch: Fetch, describe: Describe? = nil) async throws(StorageError)
-        -> ListPage
-    {
+    static func page(
+        _ request: ListRequest, fetch: Fetch, describe: Describe? = nil, globWorkBudget: Int = globWorkBudget
+    ) async throws(StorageError) -> ListPage {
         guard (1...1000).contains(request.maxResults) else { throw .invalidArgument("maxResults must be 1…1000") }
         var builder = try ListPageBuilder(request)
         if builder.isEmpty { return ListPage(items: [], prefixes: [], nextCursor: nil) }
@@ -65,6 +67,7 @@ struct UpstreamListing {
                 case .full: return try await finish(builder.page(more: true))
                 case .done: return try await finish(builder.page(more: false))
                 }
+                if builder.globWork >= globWorkBudget { return try await finish(builder.pageCutShort()) }
             }
             guard more, let lastName else { return try await finish(builder.page(more: false)) }
             if ListPageBuilder.less(floor, lastName + [0]) { floor = lastName + [0] }

@@ -1,0 +1,1 @@
+../../../Sources/Gateway/Wire/QueryParameters.swift

@@ -1,0 +1,1 @@
+../../../Sources/Gateway/Routing/RouteTemplate.swift

@@ -1,0 +1,1 @@
+../../../Sources/Gateway/Wire/TextTrimming.swift

@@ -1,0 +1,185 @@
+// libFuzzer entry point for `JSONRouter.route(_:)` (the Cloud Storage JSON API's route table and decoders): the
+// Gateway's JSONRouter.swift, its Routing/ trie and the wire files it reads, compiled into this target through
+// symlinks (see Package.swift).
+//
+// Input, one field per LF-ended line: method, request-target, then header fields `Name: value`. Invariants:
+// - routing is deterministic; failures are 400, 404 or 405 (405 with `Allow`), with a message;
+// - a routed request lies under one of `JSONRouter.prefixes`; the table resolves it to a route that serves the
+//   method and whose template is the operation's;
+// - bucket and object names are byte-equal to what an independent percent-decoder makes of the path's segments
+//   (`+` stays a plus, `%2F` a slash inside one segment); a bucket is non-empty, an object name valid UTF-8 of
+//   1–1024 bytes without CR, LF or NUL;
+// - the decoded query re-encodes and re-parses to the same pairs, byte for byte;
+// - a listing's `matchGlob` compiles or is refused with a `NameGlob.Error`, and what compiles matches the
+//   listing's `prefix` within its cost bound.
+import HTTPServer
+import PortcullisCore
+import Service
+
+private let router = JSONRouter()
+private let table = CompiledRoutes(static: JSONRouter.table)
+
+/// Reference percent-decoder over bytes (`+` is a space in queries only), written apart from
+/// `PercentEncoding.decode` so the two check each other. Nil for a malformed escape or a result that is not UTF-8.
+private func referenceDecode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
+    func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+    let input = Array(bytes)
+    var out: [UInt8] = []
+    var i = 0
+    while i < input.count {
+        if input[i] == UInt8(ascii: "%") {
+            guard i + 2 < input.count, let hi = hex(input[i + 1]), let lo = hex(input[i + 2]) else { return nil }
+            out.append(hi * 16 + lo)
+            i += 3
+        } else {
+            out.append(plusIsSpace && input[i] == UInt8(ascii: "+") ? 0x20 : input[i])
+            i += 1
+        }
+    }
+    return String(validating: out, as: UTF8.self) == nil ? nil : out
+}
+
+/// The path after one of the roots' `/b/`, cut at `/` bytes: what the names must decode from.
+private func referenceSegments(_ path: [UInt8]) -> (root: String, segments: [ArraySlice<UInt8>])? {
+    for root in ["/storage/v1/b/", "/download/storage/v1/b/", "/upload/storage/v1/b/"] {
+        let prefix = Array(root.utf8)
+        guard path.starts(with: prefix) else { continue }
+        return (root, path[prefix.count...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false))
+    }
+    return nil
+}
+
+private func expectName(_ name: String, _ raw: some Collection<UInt8>, _ what: String) {
+    let bytes = Array(name.utf8)
+    precondition(
+        referenceDecode(raw, plusIsSpace: false) == bytes, "\(what) \(name.debugDescription) is not the path's")
+}
+
+private func checkObject(_ object: ObjectPath, _ raw: some Collection<UInt8>) {
+    expectName(object.name, raw, "object name")
+    let bytes = Array(object.name.utf8)
+    precondition((1...ObjectPath.maxNameBytes).contains(bytes.count), "name of \(bytes.count) bytes")
+    precondition(!bytes.contains(0x0A) && !bytes.contains(0x0D) && !bytes.contains(0), "control byte in a name")
+}
+
+private func checkQuery(_ query: QueryParameters) {
+    let encoded = query.pairs.map {
+        PercentEncoding.uriComponent.encode($0.name) + "=" + PercentEncoding.uriComponent.encode($0.value)
+    }.joined(separator: "&")
+    guard let again = try? QueryParameters(parsing: encoded[...]) else {
+        preconditionFailure("re-encoded query does not parse: \(encoded)")
+    }
+    precondition(again == query, "re-encoded query has other pairs")
+}
+
+private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _ request: HTTPRequest) {
+    precondition(JSONRouter.prefixes.contains { request.path.bytesHasPrefix($0) }, "routed outside the prefixes")
+    guard case .matched(let route, _) = table.resolve(request.method, path: request.path) else {
+        preconditionFailure("routed a request the table does not match")
+    }
+    precondition(route.serves(request.method), "\(request.method.rawValue) on \(route.template)")
+    let expected: String
+    switch operation {
+    case .listBuckets: expected = JSONRouter.bucketsTemplate
+    case .getBucket: expected = JSONRouter.bucketTemplate
+    case .listObjects: expected = JSONRouter.objectsTemplate
+    case .upload, .resumable: expected = JSONRouter.uploadTemplate
+    case .compose: expected = JSONRouter.composeTemplate
+    case .copy(_, _, let rewrite): expected = rewrite ? JSONRouter.rewriteTemplate : JSONRouter.copyTemplate
+    case .download:
+        expected = request.path.bytesHasPrefix("/download/") ? JSONRouter.downloadTemplate : JSONRouter.objectTemplate
+    case .getMetadata, .patch, .update, .delete: expected = JSONRouter.objectTemplate
+    }
+    // Labels write `{object...}` as `{object}`: the label names the route.
+    precondition(route.template.label.bytesEqual(expected), "\(operation) from \(route.template)")
+
+    let path = Array(request.path.utf8)
+    guard case .listBuckets = operation else {
+        guard let (root, s) = referenceSegments(path), !s.isEmpty else {
+            preconditionFailure("routed \(operation) from a path without a bucket")
+        }
+        let bucket = operation.bucket ?? ""
+        precondition(!bucket.isEmpty, "empty bucket")
+        switch operation {
+        case .copy(let source, let destination, _):
+            expectName(source.bucket, s[0], "bucket")
+            expectName(destination.bucket, s[5], "destination bucket")
+            checkObject(source, s[2])
+            checkObject(destination, s[7])
+        case .compose(let object):
+            expectName(object.bucket, s[0], "bucket")
+            checkObject(object, s[2])
+        case .getMetadata(let object), .download(let object), .patch(let object), .update(let object),
+            .delete(let object):
+            expectName(object.bucket, s[0], "bucket")
+            // Everything after `/o/`, raw slashes included.
+            let start = root.utf8.count + s[0].count + 3
+            precondition(path.count > start && path[(start - 3)..<start].elementsEqual("/o/".utf8), "no /o/")
+            checkObject(object, path[start...])
+        case .getBucket, .listObjects, .upload, .resumable:
+            expectName(bucket, s[0], "bucket")
+        case .listBuckets:
+            break
+        }
+        checkQuery(query)
+        if case .listObjects = operation { checkGlob(query) }
+        return
+    }
+    checkQuery(query)
+}
+
+/// What the listing handler does with `matchGlob`: compile it (or refuse it as 400) and match names with it.
+private func checkGlob(_ query: QueryParameters) {
+    guard let pattern = query["matchGlob"] else { return }
+    do {
+        let glob = try NameGlob(pattern)
+        let prefix = Array((query["prefix"] ?? "").utf8)
+        var work = 0
+        let matched = glob.matches(utf8: prefix, work: &work)
+        precondition(work <= glob.matchCost(byteCount: prefix.count), "glob work past its bound")
+        precondition(matched == glob.matches(query["prefix"] ?? ""), "glob answers differ")
+    } catch {
+        precondition(!"\(error)".isEmpty, "glob error without a message")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzJSONRouter(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let lines = UnsafeBufferPointer(start: start, count: count)
+        .split(separator: 0x0A, omittingEmptySubsequences: false)
+        .map { String(decoding: $0, as: UTF8.self) }
+    guard lines.count >= 2, !lines[0].isEmpty else { return 0 }
+    var headers = HTTPHeaders()
+    for line in lines.dropFirst(2) {
+        guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) else { continue }
+        let value = line.utf8[line.utf8.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
+        headers.add(String(line[..<colon]), String(decoding: value, as: UTF8.self))
+    }
+    let request = HTTPRequest(method: HTTPMethod(lines[0]), target: lines[1], headers: headers, receivedAt: 0)
+
+    typealias Routed = (JSONOperation, QueryParameters)
+    let first: Result<Routed, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
+    let second: Result<Routed, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
+    switch (first, second) {
+    case (.success(let a), .success(let b)):
+        precondition(a.0 == b.0 && a.1 == b.1, "routing is not deterministic")
+        checkRouted(a.0, a.1, request)
+    case (.failure(let a), .failure(let b)):
+        precondition(a == b, "routing is not deterministic")
+        precondition([400, 404, 405].contains(a.status), "unexpected status \(a.status)")
+        precondition(!a.message.isEmpty, "error without a message")
+        if a.status == 405 {
+            precondition(!(a.details.allowedMethods ?? []).isEmpty, "405 without Allow")
+        }
+    default:
+        preconditionFailure("routing is not deterministic")
+    }
+    return 0
+}
