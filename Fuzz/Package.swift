@@ -30,9 +30,12 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
         // libFuzzer target: v0 routing and query parsing of arbitrary method/target/headers (see README.md).
+        // Reference decoders the router targets check the gateway's against (no dependencies).
+        .target(name: "FuzzReference"),
         .executableTarget(
             name: "FuzzV0Router",
             dependencies: [
+                "FuzzReference",
                 .product(name: "Gateway", package: "Portcullis"),
                 .product(name: "HTTPServer", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
@@ -48,6 +51,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzJSONRouter",
             dependencies: [
+                "FuzzReference",
                 .product(name: "HTTPServer", package: "Portcullis"),
                 .product(name: "PortcullisCore", package: "Portcullis"),
                 .product(name: "Service", package: "Portcullis"),

@@ -1,3 +1,4 @@
+import FuzzReference
 // libFuzzer entry point for `JSONRouter.route(_:)` (the Cloud Storage JSON API's route table and decoders): the
 // Gateway's JSONRouter.swift, its Routing/ trie and the wire files it reads, compiled into this target through
 // symlinks (see Package.swift).
@@ -18,33 +19,6 @@ import Service
 
 private let router = JSONRouter()
 private let table = CompiledRoutes(static: JSONRouter.table)
-
-/// Reference percent-decoder over bytes (`+` is a space in queries only), written apart from
-/// `PercentEncoding.decode` so the two check each other. Nil for a malformed escape or a result that is not UTF-8.
-private func referenceDecode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-    let input = Array(bytes)
-    var out: [UInt8] = []
-    var i = 0
-    while i < input.count {
-        if input[i] == UInt8(ascii: "%") {
-            guard i + 2 < input.count, let hi = hex(input[i + 1]), let lo = hex(input[i + 2]) else { return nil }
-            out.append(hi * 16 + lo)
-            i += 3
-        } else {
-            out.append(plusIsSpace && input[i] == UInt8(ascii: "+") ? 0x20 : input[i])
-            i += 1
-        }
-    }
-    return String(validating: out, as: UTF8.self) == nil ? nil : out
-}
 
 /// The path after one of the roots' `/b/`, cut at `/` bytes: what the names must decode from.
 private func referenceSegments(_ path: [UInt8]) -> (root: String, segments: [ArraySlice<UInt8>])? {

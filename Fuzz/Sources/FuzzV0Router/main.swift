@@ -1,3 +1,4 @@
+import FuzzReference
 // libFuzzer entry point for the v0 route table (`Gateway.V0Router.route(_:)`: the table compiled alone, as the
 // gateway's router compiles it with the others) and `QueryParameters` (v0 §2).
 //
@@ -17,33 +18,6 @@ import PortcullisCore
 import Service
 
 private let router = V0Router()
-
-/// Reference percent-decoder over bytes (RFC 3986; `+` is a space in query strings only), written apart from
-/// `PercentEncoding` so the two check each other. Nil for a malformed escape or a result that is not UTF-8.
-private func referenceDecode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> [UInt8]? {
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-    let input = Array(bytes)
-    var out: [UInt8] = []
-    var i = 0
-    while i < input.count {
-        if input[i] == UInt8(ascii: "%") {
-            guard i + 2 < input.count, let hi = hex(input[i + 1]), let lo = hex(input[i + 2]) else { return nil }
-            out.append(hi * 16 + lo)
-            i += 3
-        } else {
-            out.append(plusIsSpace && input[i] == UInt8(ascii: "+") ? 0x20 : input[i])
-            i += 1
-        }
-    }
-    return String(validating: out, as: UTF8.self) == nil ? nil : out
-}
 
 /// The first `name` parameter of a raw query, decoded by the reference decoder.
 private func referenceNameParameter(_ query: Substring?) -> [UInt8]? {
