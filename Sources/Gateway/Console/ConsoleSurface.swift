@@ -1,6 +1,6 @@
-public import HTTPServer
-public import PortcullisCore
-public import Service
+import HTTPServer
+import PortcullisCore
+import Service
 
 /// The web console (`--console on`): the static files of a browser app at `/console/`, served from the
 /// binary. It holds no data and decides nothing: the app signs in with the caller's own credentials and works

@@ -1,5 +1,5 @@
-public import HTTPServer
-public import PortcullisCore
+import HTTPServer
+import PortcullisCore
 import Rules
 public import Service
 

@@ -1,5 +1,5 @@
 public import Auth
-public import HTTPServer
+import HTTPServer
 public import PortcullisCore
 public import Service
 

@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 import Rules
 
 /// Download tokens are read capabilities: whoever holds one reads the object's bytes without credentials.

@@ -1,5 +1,5 @@
 import CloudStorageWire
-public import HTTPServer
+import HTTPServer
 public import PortcullisCore
 public import Service
 

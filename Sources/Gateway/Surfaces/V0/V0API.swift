@@ -1,4 +1,4 @@
-public import HTTPServer
+import HTTPServer
 public import PortcullisCore
 public import Service
 
