@@ -32,6 +32,24 @@ public final class StorageService: Sendable {
         /// Reads are a cheap local open (the embedded backend): a whole-object read may open first and decide
         /// after, saving an index lookup, because nothing leaves the process before the decision.
         let readsAreLocal: Bool
+        /// Reads answered in place under an event loop's permit, when the backend offers them.
+        let inPlace: (any InPlaceReads)?
+
+        /// The metadata of `object`, in place when the backend can and `permit` applies.
+        func metadata(of object: ObjectPath, _ permit: (any InPlaceLookupPermit)?) async throws(StorageError)
+            -> ObjectMetadata
+        {
+            if let inPlace, permit != nil { return try await inPlace.metadata(of: object, inPlace: permit) }
+            return try await backend.metadata(of: object)
+        }
+
+        /// The bytes of `object`, opened in place when the backend can and `permit` applies.
+        func read(_ object: ObjectPath, range: ByteRangeSpec?, _ permit: (any InPlaceLookupPermit)?)
+            async throws(StorageError) -> ObjectRead
+        {
+            if let inPlace, permit != nil { return try await inPlace.read(object, range: range, inPlace: permit) }
+            return try await backend.read(object, range: range)
+        }
     }
 
     public init(
@@ -45,7 +63,7 @@ public final class StorageService: Sendable {
             table[ExactString(name)] = Bucket(
                 name: name, backend: backend, staging: backend as? any ResumableStaging,
                 outbox: backend as? any ChangeOutbox,
-                readsAreLocal: backend is any LocalReads)
+                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads)
         }
         self.buckets = table
         self.sealer = sealer
@@ -94,7 +112,7 @@ public final class StorageService: Sendable {
         let start = MonotonicClock.nanoseconds()
         defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
-            return try await bucket.backend.metadata(of: object)
+            return try await bucket.metadata(of: object, context.inPlacePermit)
         } catch .notFound {
             return nil
         } catch {

@@ -817,14 +817,15 @@ extension HTTPConnectionTests {
 }
 
 extension HTTPConnectionTests {
-    /// The responder's synchronous stretch holds its loop's in-place permit (DESIGN §3). Work it hands to
-    /// another task inherits the permit but, running on the cooperative pool, may not use it.
+    /// The request carries its loop's in-place permit, which applies in the responder's synchronous stretch.
+    /// Work handed to another task still holds the permit but, running on the cooperative pool, may not use it.
     @Test(arguments: EventLoopDriver.available)
     func responderStartsWithTheLoopsPermit(driver: EventLoopDriver) async throws {
         try await blocking {
-            let server = try TestServer(driver: driver) { _ in
-                let inPlace = InPlaceLookup.isPermitted
-                let child = await Task { (InPlaceLookup.permit != nil, InPlaceLookup.isPermitted) }.value
+            let server = try TestServer(driver: driver) { request in
+                let permit = request.loop?.inPlacePermit
+                let inPlace = InPlaceLookup.applies(permit)
+                let child = await Task { (permit != nil, InPlaceLookup.applies(permit)) }.value
                 return HTTPResponse(status: 200, body: .bytes(Array("\(inPlace) \(child.0) \(child.1)".utf8)))
             }
             defer { server.server.stop() }

@@ -10,37 +10,36 @@ import Glibc
 #endif
 
 @Suite struct InPlaceLookupTests {
-    /// A permit applies while bound and only on the thread it covers; unbinding restores the previous one.
-    @Test func permitIsScopedToItsBindingAndItsThread() {
-        #expect(!InPlaceLookup.isPermitted)
+    /// A permit applies only on the thread it covers, and no permit applies nowhere.
+    @Test func aPermitAppliesOnlyOnItsThread() {
+        #expect(!InPlaceLookup.applies(nil))
         let permit = CurrentThreadPermit()
-        let (inside, nested, otherThread) = InPlaceLookup.$permit.withValue(permit) { () -> (Bool, Bool, Bool) in
-            let nested = InPlaceLookup.$permit.withValue(nil) { InPlaceLookup.isPermitted }
-            // Another thread holding the very same permit is not covered by it.
-            let seen = Mutex(true)
-            let done = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                InPlaceLookup.$permit.withValue(permit) { seen.withLock { $0 = InPlaceLookup.isPermitted } }
-                done.signal()
-            }
-            done.wait()
-            return (InPlaceLookup.isPermitted, nested, seen.withLock { $0 })
+        #expect(InPlaceLookup.applies(permit))
+        // Another thread holding the very same permit is not covered by it.
+        let seen = Mutex(true)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            seen.withLock { $0 = InPlaceLookup.applies(permit) }
+            done.signal()
         }
-        #expect(inside)
-        #expect(!nested)
-        #expect(!otherThread)
-        #expect(!InPlaceLookup.isPermitted)
+        done.wait()
+        #expect(!seen.withLock { $0 })
     }
 
-    /// A task started inside the binding inherits the permit; after it suspends and resumes on the
-    /// cooperative pool the permit is still bound but no longer applies.
-    @Test func taskInheritsThePermitButLosesItAfterSuspending() async {
+    /// A task started on the permit's thread may use it until it suspends; resumed on the cooperative pool, it
+    /// still holds the permit, which no longer applies there.
+    @Test func aTaskHoldingThePermitLosesItAfterSuspending() async {
         let observed = Observed()
         // A thread of our own stands in for an event loop's (no task runs on it, and it is never a pool thread).
         // It lives until the task has reported, as a loop's thread lives for the process: a thread that exited
         // could have its id reused by a pool thread.
         Thread.detachNewThread {
-            Self.startTask(reportingTo: observed)
+            let permit = CurrentThreadPermit()
+            Task.immediate {
+                let before = InPlaceLookup.applies(permit)
+                try? await Task.sleep(for: .milliseconds(1))
+                observed.value.withLock { $0 = (before, InPlaceLookup.applies(permit), true) }
+            }
             while observed.value.withLock({ $0 }) == nil { usleep(1000) }
         }
         // Polled from a Dispatch thread: the cooperative pool may be busy with other suites.
@@ -54,19 +53,6 @@ import Glibc
         let result = observed.value.withLock { $0 }
         #expect(result?.before == true)
         #expect(result?.after == false)
-        #expect(result?.bound == true)
-    }
-
-    private static func startTask(reportingTo observed: Observed) {
-        InPlaceLookup.$permit.withValue(CurrentThreadPermit()) {
-            Task.immediate {
-                let before = InPlaceLookup.isPermitted
-                try? await Task.sleep(for: .milliseconds(1))
-                let after = InPlaceLookup.isPermitted
-                let bound = InPlaceLookup.permit != nil
-                observed.value.withLock { $0 = (before, after, bound) }
-            }
-        }
     }
 }
 

@@ -361,11 +361,12 @@ import Testing
 @Suite struct EmbeddedInlineReadTests {
     typealias Base = EmbeddedBackendTests
 
-    /// Starts `operation` as an immediate task on a loop-like serial queue, holding that queue's permit (as an
-    /// event loop grants it), and reports whether it finished without a thread hop, plus its result.
-    static func runMarked<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws
-        -> (inline: Bool, value: T)
-    {
+    /// Starts `operation` as an immediate task on a loop-like serial queue, handing it that queue's permit (as
+    /// an event loop's request carries it), and reports whether it finished without a thread hop, plus its
+    /// result.
+    static func runMarked<T: Sendable>(
+        _ operation: @escaping @Sendable (any InPlaceLookupPermit) async throws -> T
+    ) async throws -> (inline: Bool, value: T) {
         // Whether the code after the await still runs where the permit applies: a read done in place never
         // suspended; one that took a lane resumes on the cooperative pool, which the permit does not cover.
         // (Checking whether the result had arrived when `Task.immediate` returned would race a fast lane.)
@@ -373,12 +374,10 @@ import Testing
         let inPlace = ResultBox<Bool>()
         let loop = QueuePermit()
         let task = loop.queue.sync {
-            InPlaceLookup.$permit.withValue(loop) {
-                Task.immediate {
-                    let result = await Result { try await operation() }
-                    inPlace.set(.success(InPlaceLookup.isPermitted))
-                    box.set(result)
-                }
+            Task.immediate {
+                let result = await Result { try await operation(loop) }
+                inPlace.set(.success(loop.coversCurrentThread))
+                box.set(result)
             }
         }
         await task.value
@@ -393,24 +392,24 @@ import Testing
         let written = try await Base.put(backend, "a", Array("inline".utf8))
         let object = try Base.path("a")
 
-        let marked = try await Self.runMarked { try await backend.metadata(of: object) }
+        let marked = try await Self.runMarked { try await backend.metadata(of: object, inPlace: $0) }
         #expect(marked.inline)
         #expect(marked.value == written)
         #expect(try await backend.metadata(of: object) == written)
 
-        let read = try await Self.runMarked { try await backend.read(object, range: nil) }
+        let read = try await Self.runMarked { try await backend.read(object, range: nil, inPlace: $0) }
         #expect(read.inline)
         #expect(try await readAll(read.value.body) == Array("inline".utf8))
 
         let missing = try Base.path("missing")
         do {
-            _ = try await Self.runMarked { try await backend.metadata(of: missing) }
+            _ = try await Self.runMarked { try await backend.metadata(of: missing, inPlace: $0) }
             Issue.record("a missing object was found")
         } catch StorageError.notFound {
         }
         // An overwrite is seen by the next in-place read (no stale snapshot is kept between lookups).
         let rewritten = try await Base.put(backend, "a", Array("again".utf8))
-        #expect(try await Self.runMarked { try await backend.metadata(of: object) }.value == rewritten)
+        #expect(try await Self.runMarked { try await backend.metadata(of: object, inPlace: $0) }.value == rewritten)
     }
 
     /// With no inline connections configured, even a marked read takes a reader lane: no lookup is tried in
@@ -421,7 +420,7 @@ import Testing
         let backend = try Base.openBackend(directory, options: EmbeddedOptions(inlineReaderConnections: 0))
         let written = try await Base.put(backend, "a", [1, 2, 3])
         let object = try Base.path("a")
-        let marked = try await Self.runMarked { try await backend.metadata(of: object) }
+        let marked = try await Self.runMarked { try await backend.metadata(of: object, inPlace: $0) }
         #expect(marked.value == written)
         #expect(backend.store.inlineReaders.attempts == 0)
     }
@@ -436,7 +435,7 @@ import Testing
         let object = try Base.path("small")
         _ = try await Base.put(backend, "small", Array("first bytes".utf8))
         func readMarked(_ range: ByteRangeSpec? = nil) async throws -> ObjectRead {
-            let marked = try await Self.runMarked { try await backend.read(object, range: range) }
+            let marked = try await Self.runMarked { try await backend.read(object, range: range, inPlace: $0) }
             #expect(marked.inline)
             return marked.value
         }
@@ -471,21 +470,21 @@ import Testing
 
         _ = try await Base.put(backend, "empty", [])
         let empty = try await Self.runMarked {
-            try await backend.read(try Base.path("empty"), range: .fromTo(first: 0, last: nil))
+            try await backend.read(try Base.path("empty"), range: .fromTo(first: 0, last: nil), inPlace: $0)
         }
         #expect(try await readAll(empty.value.body) == [])
         #expect(empty.value.range == nil)
 
         let large = [UInt8](repeating: 9, count: IndexRowCache.largestContent + 1)
         _ = try await Base.put(backend, "large", large)
-        let largeRead = try await Self.runMarked { try await backend.read(try Base.path("large"), range: nil) }
+        let largeRead = try await Self.runMarked { try await backend.read(try Base.path("large"), range: nil, inPlace: $0) }
         #expect(!isMemory(largeRead.value))
         #expect(try await readAll(largeRead.value.body) == large)
 
         let plainDirectory = TemporaryDirectory()
         let plain = try Base.openBackend(plainDirectory, options: EmbeddedOptions(cachedContentBytesPerInlineReader: 0))
         _ = try await Base.put(plain, "small", Array("x".utf8))
-        let plainRead = try await Self.runMarked { try await plain.read(try Base.path("small"), range: nil) }
+        let plainRead = try await Self.runMarked { try await plain.read(try Base.path("small"), range: nil, inPlace: $0) }
         #expect(!isMemory(plainRead.value))
         #expect(try await readAll(plainRead.value.body) == Array("x".utf8))
     }
@@ -515,10 +514,10 @@ import Testing
             return statement.int64(0)
         }
         #expect(try value?.get() == 42)
-        #expect(!readers.isUsable, "without a permit nothing reads in place")
+        #expect(!readers.isUsable(under: nil), "without a permit nothing reads in place")
         let loop = QueuePermit()
-        #expect(loop.queue.sync { InPlaceLookup.$permit.withValue(loop) { readers.isUsable } })
-        #expect(!InPlaceLookup.$permit.withValue(loop) { readers.isUsable }, "the permit covers only its loop's queue")
+        #expect(loop.queue.sync { readers.isUsable(under: loop) })
+        #expect(!readers.isUsable(under: loop), "the permit covers only its loop's queue")
     }
 }
 

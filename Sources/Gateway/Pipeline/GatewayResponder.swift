@@ -62,8 +62,8 @@ public struct GatewayResponder: HTTPResponder {
         return await respond(
             to: request,
             context: RequestContext(
-                requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]))
-        )
+                requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]),
+                inPlacePermit: request.loop?.inPlacePermit))
     }
 
     /// `respond(to:)` for a non-ops request within `context` (which the caller may keep, to see what the

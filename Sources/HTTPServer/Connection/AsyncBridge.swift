@@ -32,7 +32,7 @@ struct ClosureWork<Value: Sendable>: BridgedWork {
 ///
 /// Consequence for responders: the code before a responder's first `await` runs on the connection's
 /// loop, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
-/// calls `InPlaceLookup` allows: `HTTPConnection` runs the responder with the loop's permit bound.
+/// calls the loop's permit allows (`ExchangeLoop.inPlacePermit`, passed down explicitly from the request).
 final class AsyncBridge<Work: BridgedWork>: Sendable {
     private enum State: Sendable {
         case starting

@@ -300,9 +300,9 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
 
 /// One exchange's responder, run by `AsyncBridge` (stored inline in the bridge: no closure contexts per request).
 ///
-/// The responder's synchronous stretch holds the loop's permit: a backend may answer a brief point lookup in
-/// place, and the whole exchange then completes without a thread hop. The permit is bound inside the task, so
-/// the binding lives in the task's allocator rather than on the heap.
+/// The responder's synchronous stretch runs on the loop's thread, where the loop's permit (`request.loop`)
+/// applies: a backend handed that permit may answer a brief point lookup in place, and the whole exchange then
+/// completes without a thread hop.
 private struct ResponderWork: BridgedWork {
     let responder: any HTTPResponder
     let request: HTTPRequest
@@ -310,7 +310,7 @@ private struct ResponderWork: BridgedWork {
     let exchange: Exchange
 
     func run() async -> HTTPResponse {
-        await InPlaceLookup.$permit.withValue(connection.loop) { await responder.respond(to: request) }
+        await responder.respond(to: request)
     }
 
     func deliver(_ response: HTTPResponse) {

@@ -12,6 +12,10 @@ public struct ExchangeLoop: Sendable {
 
     init(_ loop: any EventLoop) { self.loop = loop }
 
+    /// The loop's permit for brief in-place lookups (`InPlaceLookupPermit`): it applies on the loop's own thread
+    /// only, so code that holds it may use it while it still runs there.
+    public var inPlacePermit: any InPlaceLookupPermit { loop }
+
     /// The loop's shard when called on the loop's own thread; nil elsewhere, or when the loop has none.
     public var currentShard: LoopShard? {
         guard let shard = loop.shard, loop.coversCurrentThread else { return nil }

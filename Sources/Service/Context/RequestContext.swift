@@ -1,4 +1,4 @@
-import PortcullisCore
+public import PortcullisCore
 import Synchronization
 
 /// Per-request facts gathered while a request is handled, read when its access-log line and metrics are
@@ -18,11 +18,16 @@ public final class RequestContext: Sendable {
     public let requestID: String
     /// W3C trace id from `traceparent`, when the caller sent a valid one.
     public let traceID: String?
+    /// The permit of the HTTP event loop the request arrived on (nil outside a server): the service hands it to a
+    /// backend that can answer a point lookup in place (`InPlaceReads`); it applies only while the request
+    /// still runs on that loop's thread.
+    public let inPlacePermit: (any InPlaceLookupPermit)?
     private let fields = Mutex(Fields())
 
-    public init(requestID: String, traceID: String? = nil) {
+    public init(requestID: String, traceID: String? = nil, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
         self.requestID = requestID
         self.traceID = traceID
+        self.inPlacePermit = inPlacePermit
     }
 
     /// The route template used as the metrics label, e.g. `/v0/b/{bucket}/o/{object}`.

@@ -75,7 +75,7 @@ extension StorageService {
         let read: ObjectRead
         do {
             read = try await storage(context) { () async throws(StorageError) in
-                try await bucket.backend.read(source, range: nil)
+                try await bucket.read(source, range: nil, context.inPlacePermit)
             }
         } catch  where error.kind == .notFound {
             throw .unavailable("A source object was deleted during the copy; retry.", retryAfter: 1)

@@ -53,7 +53,7 @@ extension StorageService {
                     range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
         }
         let read = try await storage(context) { () async throws(StorageError) in
-            try await bucket.backend.read(object, range: spec)
+            try await bucket.read(object, range: spec, context.inPlacePermit)
         }
         return .content(Self.content(read, visible: Self.visible(read.metadata, to: grant), options))
     }
@@ -90,7 +90,7 @@ extension StorageService {
         let read: ObjectRead?
         let start = MonotonicClock.nanoseconds()
         do {
-            read = try await bucket.backend.read(object, range: nil)
+            read = try await bucket.read(object, range: nil, context.inPlacePermit)
         } catch .notFound {
             read = nil
         } catch {

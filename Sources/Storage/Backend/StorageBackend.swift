@@ -54,6 +54,17 @@ public protocol StorageBackend: Sendable {
 /// when access is refused. Discovered once, at start-up, like the other optional abilities.
 public protocol LocalReads: StorageBackend {}
 
+/// Reads a backend answers on the calling thread, without a hop to a blocking lane, when the caller holds an
+/// HTTP event loop's permit that covers that thread (DESIGN's one bounded exception: a point lookup and a local
+/// open). Same contracts as `metadata(of:)` and `read(_:range:)`; without a usable permit they behave exactly
+/// like them.
+public protocol InPlaceReads: LocalReads {
+    func metadata(of object: ObjectPath, inPlace permit: (any InPlaceLookupPermit)?) async throws(StorageError)
+        -> ObjectMetadata
+    func read(_ object: ObjectPath, range: ByteRangeSpec?, inPlace permit: (any InPlaceLookupPermit)?)
+        async throws(StorageError) -> ObjectRead
+}
+
 /// Resumable-upload staging: bytes accumulate under an opaque handle, possibly across many processes (the
 /// handle is sealed into the client's upload URL, so every instance sharing the backend can continue it).
 public protocol ResumableStaging: Sendable {

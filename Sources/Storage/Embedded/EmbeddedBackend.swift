@@ -11,7 +11,7 @@ public import PortcullisCore
 ///
 /// Threads: SQLite calls run on the store's writer lane (serialised) and reader lanes; file I/O on its I/O
 /// pool. Nothing here blocks the cooperative pool.
-public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutbox, LocalReads {
+public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutbox, InPlaceReads {
     public let bucket: String
     /// The canonical directory path.
     public var directory: String { store.layout.root }
@@ -46,11 +46,23 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     // MARK: - Reads
 
     public func metadata(of object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
+        try await metadata(of: object, inPlace: nil)
+    }
+
+    public func metadata(of object: ObjectPath, inPlace permit: (any InPlaceLookupPermit)?) async throws(StorageError)
+        -> ObjectMetadata
+    {
         try check(object)
-        return try await fetch(object).metadata
+        return try await fetch(object, permit).metadata
     }
 
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
+        try await read(object, range: range, inPlace: nil)
+    }
+
+    public func read(_ object: ObjectPath, range: ByteRangeSpec?, inPlace permit: (any InPlaceLookupPermit)?)
+        async throws(StorageError) -> ObjectRead
+    {
         try check(object)
         // One reader-lane hop for both the index row and the blob open (a lane is a dedicated queue for
         // blocking work; two hops — lane, then I/O pool — cost more than the open itself), or none at all on
@@ -60,7 +72,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         // newer state.
         let blobDirectoryPrefix = self.blobDirectoryPrefix
         for _ in 0..<4 {
-            if store.inlineReaders.isUsable,
+            if store.inlineReaders.isUsable(under: permit),
                 let entry = store.inlineReaders.fetch(
                     bucket: object.bucket, name: object.name,
                     content: { (stored) throws(StorageError) -> [UInt8]? in
@@ -263,8 +275,12 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     /// request synchronously and an inline connection is free (no thread hop, and the row from that
     /// connection's cache when nothing has been committed since it was read; see `InlineReaders`), else on a
     /// reader lane.
-    private func fetchIfPresent(_ object: ObjectPath) async throws(StorageError) -> StoredObject? {
-        if store.inlineReaders.isUsable, let row = store.inlineReaders.fetch(bucket: object.bucket, name: object.name) {
+    private func fetchIfPresent(_ object: ObjectPath, _ permit: (any InPlaceLookupPermit)? = nil)
+        async throws(StorageError) -> StoredObject?
+    {
+        if store.inlineReaders.isUsable(under: permit),
+            let row = store.inlineReaders.fetch(bucket: object.bucket, name: object.name)
+        {
             return try row.get()
         }
         return try await lookUpOnLane(object, ()) { (stored, _) throws(StorageError) -> StoredObject? in stored }
@@ -286,8 +302,10 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         }
     }
 
-    private func fetch(_ object: ObjectPath) async throws(StorageError) -> StoredObject {
-        guard let stored = try await fetchIfPresent(object) else { throw .notFound }
+    private func fetch(_ object: ObjectPath, _ permit: (any InPlaceLookupPermit)? = nil) async throws(StorageError)
+        -> StoredObject
+    {
+        guard let stored = try await fetchIfPresent(object, permit) else { throw .notFound }
         return stored
     }
 

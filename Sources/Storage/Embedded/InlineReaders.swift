@@ -2,7 +2,7 @@ import PortcullisCore
 import Synchronization
 
 /// SQLite reader connections used in place, on the calling thread, for point lookups made while an HTTP event
-/// loop runs a request synchronously and grants it `InPlaceLookup.permit`.
+/// loop runs a request synchronously, under the loop's permit the caller passes (`InPlaceReads`).
 ///
 /// Why: a cached metadata GET is a ~10 µs index lookup, but the round trip through a reader lane (enqueue,
 /// wake the lane's thread, resume the task on the cooperative pool, hand the response back to the connection's
@@ -58,9 +58,11 @@ final class InlineReaders: Sendable {
         }
     }
 
-    /// Whether an in-place read may be attempted here at all: connections exist and the current task holds
-    /// an event loop's permit that covers this thread (`InPlaceLookup`).
-    var isUsable: Bool { !slots.isEmpty && InPlaceLookup.isPermitted }
+    /// Whether an in-place read may be attempted here at all: connections exist and the caller holds an event
+    /// loop's permit that covers this thread.
+    func isUsable(under permit: (any InPlaceLookupPermit)?) -> Bool {
+        !slots.isEmpty && InPlaceLookup.applies(permit)
+    }
 
     /// How many lookups have been tried in place (tests check that a disabled configuration tries none).
     var attempts: Int { next.load(ordering: .relaxed) }
