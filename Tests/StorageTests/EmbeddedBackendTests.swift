@@ -477,14 +477,18 @@ import Testing
 
         let large = [UInt8](repeating: 9, count: IndexRowCache.largestContent + 1)
         _ = try await Base.put(backend, "large", large)
-        let largeRead = try await Self.runMarked { try await backend.read(try Base.path("large"), range: nil, inPlace: $0) }
+        let largeRead = try await Self.runMarked {
+            try await backend.read(try Base.path("large"), range: nil, inPlace: $0)
+        }
         #expect(!isMemory(largeRead.value))
         #expect(try await readAll(largeRead.value.body) == large)
 
         let plainDirectory = TemporaryDirectory()
         let plain = try Base.openBackend(plainDirectory, options: EmbeddedOptions(cachedContentBytesPerInlineReader: 0))
         _ = try await Base.put(plain, "small", Array("x".utf8))
-        let plainRead = try await Self.runMarked { try await plain.read(try Base.path("small"), range: nil, inPlace: $0) }
+        let plainRead = try await Self.runMarked {
+            try await plain.read(try Base.path("small"), range: nil, inPlace: $0)
+        }
         #expect(!isMemory(plainRead.value))
         #expect(try await readAll(plainRead.value.body) == Array("x".utf8))
     }
