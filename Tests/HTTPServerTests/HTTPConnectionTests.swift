@@ -817,15 +817,18 @@ extension HTTPConnectionTests {
 }
 
 extension HTTPConnectionTests {
-    /// The request carries its loop's in-place permit, which applies in the responder's synchronous stretch.
-    /// Work handed to another task still holds the permit but, running on the cooperative pool, may not use it.
+    /// The request carries its loop's in-place permit, which applies in the responder's synchronous stretch, on
+    /// a thread (or queue) marked as an event loop's. Work handed to another task still holds the permit but,
+    /// running on the cooperative pool, may not use it, and is not on an event loop.
     @Test(arguments: EventLoopDriver.available)
     func responderStartsWithTheLoopsPermit(driver: EventLoopDriver) async throws {
         try await blocking {
             let server = try TestServer(driver: driver) { request in
                 let permit = request.loop?.inPlacePermit
-                let inPlace = InPlaceLookup.applies(permit)
-                let child = await Task { (permit != nil, InPlaceLookup.applies(permit)) }.value
+                let inPlace = InPlaceLookup.applies(permit) && EventLoopThreads.isCurrent
+                let child = await Task {
+                    (permit != nil, InPlaceLookup.applies(permit) || EventLoopThreads.isCurrent)
+                }.value
                 return HTTPResponse(status: 200, body: .bytes(Array("\(inPlace) \(child.0) \(child.1)".utf8)))
             }
             defer { server.server.stop() }

@@ -33,6 +33,7 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
         self.shard = shard
         self.coalescing = coalescing
         queue.setSpecific(key: Self.identity, value: ObjectIdentifier(mark))
+        queue.setSpecific(key: EventLoopThreads.queueKey, value: true)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.setEventHandler { [unowned self] in self.sweep() }
         timer.schedule(deadline: .distantFuture)

@@ -140,6 +140,7 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
 
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
+        EventLoopThreads.markCurrentThread()
         pc_name_current_thread(name)
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)

@@ -27,6 +27,7 @@ final class DatabaseLane: Sendable {
 
     /// Blocking variant for start-up and the maintenance timer (never called from the cooperative pool).
     func runSync<T>(_ body: (SQLiteDatabase) throws(StorageError) -> T) throws(StorageError) -> T {
+        EventLoopThreads.assertMayBlock("a synchronous database transaction")
         let result: Result<T, StorageError> = queue.sync {
             defer { connection.releaseStatements() }
             do throws(StorageError) { return .success(try body(connection)) } catch { return .failure(error) }

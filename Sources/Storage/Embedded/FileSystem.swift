@@ -100,12 +100,14 @@ enum FileSystem {
     }
 
     static func sync(_ fd: Int32, path: String) throws(StorageError) {
+        EventLoopThreads.assertMayBlock("fsync of \(path)")
         if fsync(fd) != 0 { throw failure("fsync", path) }
     }
 
     /// Makes a file's bytes durable, and its size with them (`fdatasync(2)`: metadata needed to read the data
     /// back — the size — is flushed; timestamps are not). Where `fdatasync` does not exist, `fsync`.
     static func syncData(_ fd: Int32, path: String) throws(StorageError) {
+        EventLoopThreads.assertMayBlock("fdatasync of \(path)")
         #if os(Linux)
         if fdatasync(fd) != 0 { throw failure("fdatasync", path) }
         #else
@@ -126,6 +128,7 @@ enum FileSystem {
 
     /// Makes a rename or unlink inside `path` durable.
     static func syncDirectory(_ path: String) throws(StorageError) {
+        EventLoopThreads.assertMayBlock("fsync of the directory \(path)")
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw failure("open", path) }
         defer { close(fd) }
