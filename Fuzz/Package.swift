@@ -30,8 +30,8 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
         // libFuzzer target: v0 routing and query parsing of arbitrary method/target/headers (see README.md).
-        // Reference decoders the router targets check the gateway's against (no dependencies).
-        .target(name: "FuzzReference"),
+        // What the router targets check the gateway against: a reference decoder, the failure invariants.
+        .target(name: "FuzzReference", dependencies: [.product(name: "Service", package: "Portcullis")]),
         .executableTarget(
             name: "FuzzV0Router",
             dependencies: [
