@@ -30,8 +30,12 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "Portcullis"),
             ]),
         // libFuzzer target: v0 routing and query parsing of arbitrary method/target/headers (see README.md).
-        // What the router targets check the gateway against: a reference decoder, the failure invariants.
-        .target(name: "FuzzReference", dependencies: [.product(name: "Service", package: "Portcullis")]),
+        // What the router targets share: their input as a request, a reference decoder, the failure invariants.
+        .target(
+            name: "FuzzReference",
+            dependencies: [
+                .product(name: "HTTPServer", package: "Portcullis"), .product(name: "Service", package: "Portcullis"),
+            ]),
         .executableTarget(
             name: "FuzzV0Router",
             dependencies: [

@@ -126,17 +126,7 @@ private func checkGlob(_ query: QueryParameters) {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONRouter(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let lines = UnsafeBufferPointer(start: start, count: count)
-        .split(separator: 0x0A, omittingEmptySubsequences: false)
-        .map { String(decoding: $0, as: UTF8.self) }
-    guard lines.count >= 2, !lines[0].isEmpty else { return 0 }
-    var headers = HTTPHeaders()
-    for line in lines.dropFirst(2) {
-        guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) else { continue }
-        let value = line.utf8[line.utf8.index(after: colon)...].drop { $0 == 0x20 || $0 == 0x09 }
-        headers.add(String(line[..<colon]), String(decoding: value, as: UTF8.self))
-    }
-    let request = HTTPRequest(method: HTTPMethod(lines[0]), target: lines[1], headers: headers, receivedAt: 0)
+    guard let request = fuzzRequest(start, count) else { return 0 }
 
     typealias Routed = (JSONOperation, QueryParameters)
     let first: Result<Routed, ServiceError> = Result { () throws(ServiceError) in try router.route(request) }
