@@ -74,6 +74,9 @@ extension StorageService {
     /// the folder already judged, and costs nothing more. These judgments are not counted as decisions: the
     /// request's decision is its first `list`.
     func listable(_ page: ListPage, _ query: ListQuery, principal: Principal?) -> ListPage {
+        // With `/` as the delimiter an item's name has no `/` past the prefix and a prefix entry ends at its first
+        // one, so every entry's folder is the prefix's: nothing to judge, no folder to compute per entry.
+        if query.delimiter?.bytesEqual("/") == true { return page }
         let judged = ExactString(Self.folder(of: query.prefix))
         var verdicts: [ExactString: Bool] = [judged: true]
         let now = Timestamp.now()
