@@ -1,5 +1,5 @@
 public import HTTPServer
-import PortcullisCore
+public import PortcullisCore
 public import Service
 
 extension ObjectContent {
@@ -30,5 +30,19 @@ extension ObjectContent {
         case .stream(let stream)?: response.body = .stream(stream, length: length)
         }
         return response
+    }
+}
+
+extension ObjectMetadata {
+    /// The 304 answer for this object: its validators (and its `Cache-Control` where the surface repeats it) and
+    /// the isolation headers its 200 would carry, no body. With `httpResponse(headers:context:)`, the one place
+    /// object answers get `UserContentIsolation`.
+    public func notModifiedResponse(withCacheControl: Bool) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("ETag") { EntityTag.appendQuoted(self, to: &$0) }
+        headers.add("Last-Modified") { self.updated.appendHTTPDate(to: &$0) }
+        if withCacheControl, let cacheControl { headers.add("Cache-Control", cacheControl) }
+        UserContentIsolation.apply(to: &headers)
+        return HTTPResponse(status: 304, headers: headers)
     }
 }

@@ -24,11 +24,7 @@ extension JSONAPI {
 
     /// A 304 answer: the validators and the isolation headers its 200 would carry, no body.
     static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
-        headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
-        UserContentIsolation.apply(to: &headers)
-        return HTTPResponse(status: 304, headers: headers)
+        meta.notModifiedResponse(withCacheControl: false)
     }
 
     /// A boolean query parameter (`true`/`false`, absent = `fallback`); anything else is 400.

@@ -32,12 +32,7 @@ extension V0API {
 
     /// A 304 answer for `meta`: its validators and the isolation headers its 200 would carry, no body.
     static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
-        var headers = HTTPHeaders()
-        headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
-        headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
-        if let cacheControl = meta.cacheControl { headers.add("Cache-Control", cacheControl) }
-        UserContentIsolation.apply(to: &headers)
-        return HTTPResponse(status: 304, headers: headers)
+        meta.notModifiedResponse(withCacheControl: true)
     }
 
     /// Whether the body is declared as JSON (or not declared at all): only then is it parsed as JSON metadata
