@@ -8,8 +8,8 @@ public import Storage
 /// It works on typed values — object paths, conditions, attribute sets, byte streams, sealed capabilities as
 /// strings — never on raw paths, query strings or JSON. For each operation it authorizes first (rules, the
 /// admin key, or a capability the caller presented), before revealing whether the object exists or whether
-/// a precondition holds; then it checks conditions, calls the bucket's backend and records what it decided on
-/// the request context. Surfaces decode into these calls and encode what they return; they never decide
+/// a precondition holds; then it checks conditions, calls the bucket's backend and reports what it decided to
+/// the request's record (`RequestContext.record`). Surfaces decode into these calls and encode what they return; they never decide
 /// access, existence or preconditions themselves.
 public final class StorageService: Sendable {
     public let configuration: ServiceConfiguration
@@ -101,7 +101,7 @@ public final class StorageService: Sendable {
         -> T
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do { return try await body() } catch { throw ServiceError(error) }
     }
 
@@ -110,7 +110,7 @@ public final class StorageService: Sendable {
         -> ObjectMetadata?
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
             return try await bucket.metadata(of: object, context.inPlacePermit)
         } catch .notFound {

@@ -13,7 +13,7 @@ import Testing
         if let host { headers.add("Host", host) }
         let request = HTTPRequest(method: .get, target: "/console/", headers: headers, body: BufferByteStream([]))
         let response = await ConsoleSurface(api: api).handle(
-            request, principal: nil, context: RequestContext(requestID: "test"))
+            request, principal: nil, record: AccessRecord(requestID: "test"))
         return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
     }
 

@@ -24,7 +24,7 @@ import Testing
             ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: surfaces,
             authentication: FixedAuthentication(principal: nil), metrics: HTTPMetrics(registry: registry),
             accessLog: .disabled)
-        let response = await responder.respond(to: request, context: RequestContext(requestID: "test"))
+        let response = await responder.respond(to: request, record: AccessRecord(requestID: "test"))
         return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
     }
 
@@ -122,11 +122,11 @@ import Testing
     @Test func routeTemplatesNameNoFile() async {
         let surface = ConsoleSurface()
         func template(_ path: String) async -> String {
-            let context = RequestContext(requestID: "t")
+            let record = AccessRecord(requestID: "t")
             _ = await surface.handle(
                 HTTPRequest(method: .get, target: path, headers: [:], body: BufferByteStream([])), principal: nil,
-                context: context)
-            return context.routeTemplate
+                record: record)
+            return record.routeTemplate ?? "(not routed)"
         }
         #expect(await template("/console/") == "/console/")
         #expect(await template("/console/static/abc/app.js") == "/console/static/{version}/{file}")

@@ -53,7 +53,7 @@ struct GCSResumableGatewayTests {
         h.add("Host", "gateway.test")
         for (name, value) in headers { h.add(name, value) }
         let request = HTTPRequest(method: HTTPMethod(method), target: target, headers: h, body: BufferByteStream(body))
-        let response = await api.handle(request, principal: alice, context: RequestContext(requestID: "test"))
+        let response = await api.handle(request, principal: alice, record: AccessRecord(requestID: "test"))
         return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
     }
 

@@ -26,11 +26,11 @@ struct JSONHarness {
     func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
         stream: (any ByteStream)? = nil, principal: Principal? = .admin,
-        context: RequestContext = RequestContext(requestID: "test")
+        record: AccessRecord = AccessRecord(requestID: "test")
     ) async throws -> TestResponse {
         try await respond(
             through: [v0.api, api], cors: v0.cors, method, target, headers: headers, body: body,
-            stream: stream, principal: principal, context: context)
+            stream: stream, principal: principal, record: record)
     }
 
     static func objectPath(_ name: String, bucket: String = bucket) -> String {
@@ -48,7 +48,8 @@ struct JSONHarness {
             UploadRequest(
                 object: try ObjectPath(bucket: Self.bucket, name: name), attributes: attributes,
                 mintDownloadToken: false),
-            body: BufferByteStream(data), caller: Caller(principal: .admin), RequestContext(requestID: "put"))
+            body: BufferByteStream(data), caller: Caller(principal: .admin),
+            AccessRecord(requestID: "put").serviceContext)
     }
 }
 

@@ -112,7 +112,7 @@ import Testing
         let last = try await respond(
             through: [other], cors: h.v0.cors, "PUT", session,
             headers: [("Content-Range", "bytes 3-5/6")], body: Array("def".utf8), stream: nil,
-            principal: nil, context: RequestContext(requestID: "other"))
+            principal: nil, record: AccessRecord(requestID: "other"))
         #expect(last.status == 200 && last.json?["size"]?.stringValue == "6")
         #expect(try await h.send("GET", JSONHarness.objectPath("moved") + "?alt=media").text == "abcdef")
     }

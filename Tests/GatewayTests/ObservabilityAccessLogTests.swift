@@ -193,7 +193,7 @@ struct PermissiveAuthentication: RequestAuthenticating {
     }
 }
 
-/// Answers every `/v0/` request with 200 and the principal's uid, filling the context like the real API.
+/// Answers every `/v0/` request with 200 and the principal's uid, filling the access record like the real API.
 struct EchoAPI: APISurface {
     let traits = SurfaceTraits(
         errorShape: PlainErrorShape(), prefixes: ["/v0"], loggableQueryKeys: AccessLog.storageQueryKeys)
@@ -207,9 +207,9 @@ struct EchoAPI: APISurface {
     }
 
     static func echo(_ matched: MatchedRequest) async -> HTTPResponse {
-        matched.context.bucket = "bkt"
-        matched.context.objectName = "file"
-        matched.context.decision = .allow
+        matched.record.bucket = "bkt"
+        matched.record.objectName = "file"
+        matched.record.decision = .allow
         return HTTPResponse(status: 200, body: .bytes(Array((matched.principal?.uid ?? "anonymous").utf8)))
     }
 }

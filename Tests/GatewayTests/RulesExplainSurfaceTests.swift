@@ -49,7 +49,7 @@ import Testing
             surfaces: [RulesExplainSurface(service: service), ConsoleSurface()],
             authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
             accessLog: .disabled)
-        let response = await responder.respond(to: request, context: RequestContext(requestID: "test"))
+        let response = await responder.respond(to: request, record: AccessRecord(requestID: "test"))
         return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
     }
 

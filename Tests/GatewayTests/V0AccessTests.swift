@@ -12,7 +12,7 @@ import Testing
 
     @Test func denialMasksExistence() async throws {
         let h = try V0Harness(rules: DenyAllRules())
-        let context = RequestContext(requestID: "r1")
+        let record = AccessRecord(requestID: "r1")
         for (method, target) in [
             ("GET", V0Harness.objectPath("missing")),
             ("GET", V0Harness.objectPath("missing") + "?alt=media"),
@@ -21,11 +21,11 @@ import Testing
             ("GET", Self.base + "?prefix=&delimiter=%2F"),
             ("POST", Self.base + "?name=new"),
         ] {
-            let r = try await h.send(method, target, body: method == "PATCH" ? Array("{}".utf8) : [1], context: context)
+            let r = try await h.send(method, target, body: method == "PATCH" ? Array("{}".utf8) : [1], record: record)
             #expect(r.status == 403, "\(method) \(target)")
             #expect(r.json?["error"]?["code"] == .int(403))
         }
-        #expect(context.decision == .deny)
+        #expect(record.decision == .deny)
         let r = try await h.send("GET", V0Harness.objectPath("missing"))
         #expect(r.json?["error"]?["message"] == .string("Permission denied. No READ permission."))
         let list = try await h.send("GET", Self.base)
@@ -69,23 +69,23 @@ import Testing
         let m = try await h.put("t.bin", [1, 2, 3])
         let token = try #require(m["downloadTokens"]?.stringValue)
         let locked = h.sibling(rules: DenyAllRules())
-        let context = RequestContext(requestID: "t")
+        let record = AccessRecord(requestID: "t")
         let r = try await h.send(
-            "GET", V0Harness.objectPath("t.bin") + "?alt=media&token=\(token)", api: locked, context: context)
+            "GET", V0Harness.objectPath("t.bin") + "?alt=media&token=\(token)", api: locked, record: record)
         #expect(r.status == 200)
         #expect(r.body == [1, 2, 3])
-        #expect(context.decision == .token)
+        #expect(record.decision == .token)
         #expect(try await h.send("GET", V0Harness.objectPath("t.bin") + "?token=\(token)", api: locked).status == 200)
         #expect(
             try await h.send("GET", V0Harness.objectPath("t.bin") + "?alt=media&token=wrong", api: locked).status == 403
         )
-        let adminContext = RequestContext(requestID: "a")
+        let adminRecord = AccessRecord(requestID: "a")
         #expect(
             try await h.send(
                 "DELETE", V0Harness.objectPath("t.bin"), principal: .admin, api: locked,
-                context: adminContext
+                record: adminRecord
             ).status == 204)
-        #expect(adminContext.decision == .admin)
+        #expect(adminRecord.decision == .admin)
     }
 
     @Test func signedURLs() async throws {

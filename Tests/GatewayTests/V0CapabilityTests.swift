@@ -51,7 +51,7 @@ import Testing
                 object: object, attributes: ObjectAttributes(contentType: "text/plain"),
                 mintDownloadToken: false),
             body: BufferByteStream(Array("bare".utf8)), caller: Caller(principal: .admin),
-            RequestContext(requestID: "u"))
+            AccessRecord(requestID: "u").serviceContext)
         let target = try await signedRead(h, "bare.txt").replacingOccurrences(of: "alt=media&", with: "")
         let locked = h.sibling(rules: DenyAllRules())
         let m = try await h.send("GET", target, api: locked)

@@ -175,30 +175,30 @@ import Testing
     @Test func downloadsAreFileRegionsAndTheContextIsFilled() async throws {
         let h = try V0Harness()
         try await h.put("ctx/a.bin", randomBytes(1000))
-        let context = RequestContext(requestID: "ctx")
+        let record = AccessRecord(requestID: "ctx")
         let request = HTTPRequest(
             method: .get, target: "/v0/b/default-bucket/o/ctx%2Fa.bin?alt=media",
             headers: ["Range": "bytes=10-19"])
-        let response = await h.api.handle(request, principal: nil, context: context)
+        let response = await h.api.handle(request, principal: nil, record: record)
         #expect(response.status == 206)
         guard case .file(let region) = response.body else {
             Issue.record("expected a sendfile region, got \(response.body)")
             return
         }
         #expect(region.offset == 10 && region.length == 10)
-        #expect(context.routeTemplate == V0Router.objectTemplate)
-        #expect(context.bucket == "default-bucket")
-        #expect(context.objectName == "ctx/a.bin")
-        #expect(context.decision == .allow)
-        #expect(context.range == "10-19")
+        #expect(record.routeTemplate == V0Router.objectTemplate)
+        #expect(record.bucket == "default-bucket")
+        #expect(record.objectName == "ctx/a.bin")
+        #expect(record.decision == .allow)
+        #expect(record.range == "10-19")
 
-        let list = RequestContext(requestID: "l")
+        let list = AccessRecord(requestID: "l")
         _ = await h.api.handle(
             HTTPRequest(method: .get, target: "/v0/b/default-bucket/o?prefix=ctx%2F"),
-            principal: nil, context: list)
+            principal: nil, record: list)
         #expect(list.routeTemplate == V0Router.collectionTemplate)
-        let unknown = RequestContext(requestID: "u")
-        let r = await h.api.handle(HTTPRequest(method: .get, target: "/v0/nothing"), principal: nil, context: unknown)
+        let unknown = AccessRecord(requestID: "u")
+        let r = await h.api.handle(HTTPRequest(method: .get, target: "/v0/nothing"), principal: nil, record: unknown)
         #expect(r.status == 404)
         #expect(unknown.routeTemplate == "/v0/unmatched")
         #expect(h.api.answers(HTTPRequest(method: .get, target: "/v0/b/x/o")))

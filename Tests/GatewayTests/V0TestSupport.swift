@@ -139,11 +139,11 @@ struct V0Harness {
     func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
         stream: (any ByteStream)? = nil, principal: Principal? = nil, api: V0API? = nil,
-        context: RequestContext = RequestContext(requestID: "test")
+        record: AccessRecord = AccessRecord(requestID: "test")
     ) async throws -> TestResponse {
         try await respond(
             through: [api ?? self.api], cors: cors, method, target, headers: headers, body: body,
-            stream: stream, principal: principal, context: context)
+            stream: stream, principal: principal, record: record)
     }
 
     /// Uploads `data` with a media upload and returns the metadata JSON.
@@ -168,7 +168,7 @@ struct V0Harness {
 func respond(
     through surfaces: [any APISurface], cors: CORSPolicy, _ method: String, _ target: String,
     headers: [(String, String)], body: [UInt8], stream: (any ByteStream)?, principal: Principal?,
-    context: RequestContext
+    record: AccessRecord
 ) async throws -> TestResponse {
     var h = HTTPHeaders()
     h.add("Host", "gateway.test")
@@ -180,7 +180,7 @@ func respond(
         ops: OpsEndpoints(readiness: Readiness(), registry: registry), surfaces: surfaces,
         authentication: FixedAuthentication(principal: principal), metrics: HTTPMetrics(registry: registry),
         accessLog: .disabled, cors: cors)
-    let response = await responder.respond(to: request, context: context)
+    let response = await responder.respond(to: request, record: record)
     return TestResponse(status: response.status, headers: response.headers, body: try await readBody(response.body))
 }
 

@@ -40,7 +40,7 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
         do {
             try service.authorize(
                 method, ("b", path), principal: principal, resource: nil,
-                requestResource: requestResource, RequestContext(requestID: "t"))
+                requestResource: requestResource, RequestContext.recorded().0)
             return true
         } catch {
             #expect(error.kind == .forbidden)
@@ -58,9 +58,9 @@ func serviceWith(_ store: RulesStore, registry: MetricsRegistry = MetricsRegistr
     @Test func adminBypassesAndIsNotCounted() throws {
         let registry = MetricsRegistry()
         let service = try serviceWith(RulesStore(compile: FakeRules.compiler), registry: registry)
-        let context = RequestContext(requestID: "t")
+        let (context, record) = RequestContext.recorded()
         try service.authorize(.delete, ("b", "x"), principal: .admin, resource: nil, context)
-        #expect(context.decision == .admin)
+        #expect(record.decision == .admin)
         #expect(registry.render().contains(#"portcullis_rules_decisions_total{method="delete",decision="allow"} 0"#))
         #expect(registry.render().contains(#"portcullis_rules_decisions_total{method="delete",decision="deny"} 0"#))
     }

@@ -57,7 +57,7 @@ import Testing
         let sink = RecordingSink()
         let embedded: EmbeddedBackend
         let service: StorageService
-        let context = RequestContext(requestID: "t")
+        let context = RequestContext.recorded().0
         let admin = Caller(principal: .admin)
 
         init(outbox: Bool, events: Bool = true) throws {

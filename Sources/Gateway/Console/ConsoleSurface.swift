@@ -68,11 +68,11 @@ public struct ConsoleSurface: APISurface {
         }
         guard !version.isEmpty, parts.allSatisfy({ !$0.isEmpty && !isDotSegment($0) }) else {
             return traits.errorShape.response(
-                for: .notFound(traits.notFoundMessage), requestID: matched.context.requestID)
+                for: .notFound(traits.notFoundMessage), requestID: matched.record.requestID)
         }
         guard let asset = catalog.asset(named: name) else {
             return traits.errorShape.response(
-                for: .notFound("No such console file."), requestID: matched.context.requestID)
+                for: .notFound("No such console file."), requestID: matched.record.requestID)
         }
         let current = version.utf8.elementsEqual(catalog.version.utf8)
         return Self.serve(

@@ -31,17 +31,17 @@ public struct RulesExplainSurface: APISurface {
     }
 
     func explain(_ matched: MatchedRequest) async -> HTTPResponse {
-        let context = matched.context
+        let record = matched.record
         do {
             let caller = Caller(principal: matched.principal)
             let body = try await matched.request.collectDocument(limit: service.configuration.maxJSONBodyBytes)
             let rulesRequest = try RulesExplainRequest.decode(body)
-            context.bucket = rulesRequest.bucket
-            context.objectName = rulesRequest.path
+            record.bucket = rulesRequest.bucket
+            record.objectName = rulesRequest.path
             let decision = try service.explain(rulesRequest, caller: caller)
             return Self.render(decision)
         } catch {
-            return traits.errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
+            return traits.errorShape.response(for: ServiceError(any: error), requestID: record.requestID)
         }
     }
 

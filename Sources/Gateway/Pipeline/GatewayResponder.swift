@@ -61,16 +61,16 @@ public struct GatewayResponder: HTTPResponder {
         let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
         return await respond(
             to: request,
-            context: RequestContext(
+            record: AccessRecord(
                 requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]),
                 inPlacePermit: request.loop?.inPlacePermit))
     }
 
-    /// `respond(to:)` for a non-ops request within `context` (which the caller may keep, to see what the
+    /// `respond(to:)` for a non-ops request, recorded in `record` (which the caller may keep, to see what the
     /// exchange decided).
-    public func respond(to request: HTTPRequest, context: RequestContext) async -> HTTPResponse {
+    public func respond(to request: HTTPRequest, record: AccessRecord) async -> HTTPResponse {
         let path = request.path
-        let requestID = context.requestID
+        let requestID = record.requestID
         let startedAt = Timestamp.now()
         metrics.inflight.increment(on: request.loop?.currentShard)
 
@@ -78,16 +78,18 @@ public struct GatewayResponder: HTTPResponder {
         let decision =
             request.method == .options ? router.options(path: path) : router.decide(request.method, path: path)
         let surface: SurfaceTraits?
+        let route: String
         switch decision {
         case .route(let label, let traits, _, _), .methodNotAllowed(let label, let traits, _, _):
-            context.routeTemplate = label
+            route = label
             surface = traits
         case .notFound(let label, let traits):
-            context.routeTemplate = label
+            route = label
             surface = traits
         }
+        record.routeTemplate = route
         if let surface {
-            response = await respond(to: request, decision, surface: surface, context: context)
+            response = await respond(to: request, decision, surface: surface, record: record)
         } else {
             response = PlainErrorShape().response(
                 for: .notFound("No such route: \(request.method.rawValue) \(Self.printablePath(path))"),
@@ -109,10 +111,11 @@ public struct GatewayResponder: HTTPResponder {
             metrics.inflight.decrement(on: shard)
             let status = summary.completed ? summary.status : 499
             metrics.record(
-                route: context.routeTemplate, method: HTTPMethodLabel(facts.method), status: status,
+                route: route, method: HTTPMethodLabel(facts.method), status: status,
                 bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
                 on: shard)
-            accessLog.write(facts.entry(context: context, summary: summary, status: status), loop: summary.loop)
+            accessLog.write(
+                facts.entry(route: route, record: record, summary: summary, status: status), loop: summary.loop)
         }
         return response
     }
@@ -120,7 +123,7 @@ public struct GatewayResponder: HTTPResponder {
     /// OPTIONS (a CORS preflight or a plain one) without authentication; anything else after it. CORS headers
     /// for an allowed origin go on every answer, errors included, so browsers can read them.
     private func respond(
-        to request: HTTPRequest, _ decision: GatewayRouter.Decision, surface: SurfaceTraits, context: RequestContext
+        to request: HTTPRequest, _ decision: GatewayRouter.Decision, surface: SurfaceTraits, record: AccessRecord
     ) async -> HTTPResponse {
         var response: HTTPResponse
         if request.method == .options {
@@ -129,30 +132,30 @@ public struct GatewayResponder: HTTPResponder {
                     try check?()
                     response = cors.preflight(request, methods: allow, for: surface)
                 } catch {
-                    response = surface.errorShape.response(for: ServiceError(any: error), requestID: context.requestID)
+                    response = surface.errorShape.response(for: ServiceError(any: error), requestID: record.requestID)
                 }
             } else {
                 response = surface.errorShape.response(
-                    for: .notFound(surface.notFoundMessage), requestID: context.requestID)
+                    for: .notFound(surface.notFoundMessage), requestID: record.requestID)
             }
         } else {
             do {
                 let principal = try await authentication.authenticate(
                     authorizationBytes: request.headers.valueBytes("Authorization"))
-                context.principalUID = principal?.uid
+                record.principalUID = principal?.uid
                 switch decision {
                 case .route(_, _, let handler, let match):
                     response = await handler(
-                        MatchedRequest(request: request, match: match, principal: principal, context: context))
+                        MatchedRequest(request: request, match: match, principal: principal, record: record))
                 case .methodNotAllowed(_, _, let allow, _):
                     response = surface.errorShape.response(
-                        for: .methodNotAllowed(allow: allow), requestID: context.requestID)
+                        for: .methodNotAllowed(allow: allow), requestID: record.requestID)
                 case .notFound:
                     response = surface.errorShape.response(
-                        for: .notFound(surface.notFoundMessage), requestID: context.requestID)
+                        for: .notFound(surface.notFoundMessage), requestID: record.requestID)
                 }
             } catch {
-                response = surface.errorShape.response(for: error, requestID: context.requestID)
+                response = surface.errorShape.response(for: error, requestID: record.requestID)
             }
         }
         cors.decorate(&response, for: request, surface: surface)
@@ -244,13 +247,13 @@ private struct RequestFacts: Sendable {
     let remoteAddress: String
     let userAgent: String?
 
-    func entry(context: RequestContext, summary: ExchangeSummary, status: Int) -> AccessLogEntry {
+    func entry(route: String, record: AccessRecord, summary: ExchangeSummary, status: Int) -> AccessLogEntry {
         AccessLogEntry(
-            time: time, requestID: context.requestID, remoteAddress: remoteAddress, method: method,
-            route: context.routeTemplate, target: target, bucket: context.bucket, object: context.objectName,
+            time: time, requestID: record.requestID, remoteAddress: remoteAddress, method: method,
+            route: route, target: target, bucket: record.bucket, object: record.objectName,
             status: status, bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
-            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: context.upstreamNanos,
-            principalUID: context.principalUID, decision: context.decision?.rawValue, range: context.range,
-            userAgent: userAgent, traceID: context.traceID)
+            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: record.upstreamNanos,
+            principalUID: record.principalUID, decision: record.decision?.rawValue, range: record.range,
+            userAgent: userAgent, traceID: record.traceID)
     }
 }

@@ -7,7 +7,10 @@ public struct MatchedRequest: Sendable {
     public let request: HTTPRequest
     public let match: RouteMatch
     public let principal: Principal?
-    public let context: RequestContext
+    public let record: AccessRecord
+
+    /// What the service is handed for this request (`AccessRecord.serviceContext`).
+    public var context: RequestContext { record.serviceContext }
 }
 
 /// What a surface does with a matched request. It never throws: a failure is rendered in the surface's error
@@ -61,20 +64,20 @@ public protocol APISurface: Sendable {
 extension APISurface {
     /// The response for a failure that reached the top of a handler, in this surface's shape; server-side
     /// failures (5xx) are also logged with the request id, so the client's error and the log line meet.
-    public func failureResponse(for error: any Error, context: RequestContext, logger: Logger) -> HTTPResponse {
+    public func failureResponse(for error: any Error, record: AccessRecord, logger: Logger) -> HTTPResponse {
         let failure = ServiceError(any: error)
         if failure.status >= 500 {
             logger.error(
                 "request failed",
                 [
-                    ("requestId", .string(context.requestID)),
-                    ("route", .string(context.routeTemplate)),
+                    ("requestId", .string(record.requestID)),
+                    ("route", .string(record.routeTemplate ?? "")),
                     ("status", .int(Int64(failure.status))), ("error", .string("\(error)")),
                 ])
         }
         if let resumable = error as? ResumableFailure {
-            return traits.errorShape.response(for: resumable, requestID: context.requestID)
+            return traits.errorShape.response(for: resumable, requestID: record.requestID)
         }
-        return traits.errorShape.response(for: failure, requestID: context.requestID)
+        return traits.errorShape.response(for: failure, requestID: record.requestID)
     }
 }

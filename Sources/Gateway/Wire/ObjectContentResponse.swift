@@ -4,18 +4,18 @@ public import Service
 
 extension ObjectContent {
     /// The response carrying these bytes with `headers`: 200 for the whole object, 206 with `Content-Range`
-    /// for a range (recorded on `context` for the access log); a HEAD (no body) gets the `Content-Length`.
+    /// for a range (recorded on `record` for the access log); a HEAD (no body) gets the `Content-Length`.
     ///
     /// Every surface builds its object-bytes responses here, so this is where `UserContentIsolation` is
     /// applied: user content must never run script on the gateway's origin, whatever surface or URL (token,
     /// signature, credential) served it.
-    public func httpResponse(headers: HTTPHeaders, context: RequestContext) -> HTTPResponse {
+    public func httpResponse(headers: HTTPHeaders, record: AccessRecord) -> HTTPResponse {
         var response = HTTPResponse(status: 200, headers: headers)
         UserContentIsolation.apply(to: &response.headers)
         if let range {
             response.status = 206
             response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(metadata.size)")
-            context.range = "\(range.offset)-\(range.last)"
+            record.range = "\(range.offset)-\(range.last)"
         }
         switch body {
         case nil:
@@ -35,7 +35,7 @@ extension ObjectContent {
 
 extension ObjectMetadata {
     /// The 304 answer for this object: its validators (and its `Cache-Control` where the surface repeats it) and
-    /// the isolation headers its 200 would carry, no body. With `httpResponse(headers:context:)`, the one place
+    /// the isolation headers its 200 would carry, no body. With `httpResponse(headers:record:)`, the one place
     /// object answers get `UserContentIsolation`.
     public func notModifiedResponse(withCacheControl: Bool) -> HTTPResponse {
         var headers = HTTPHeaders()

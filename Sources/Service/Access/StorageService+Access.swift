@@ -12,7 +12,7 @@ extension StorageService {
         _ context: RequestContext
     ) throws(ServiceError) {
         if principal?.isAdmin == true {
-            context.decision = .admin
+            context.record.decision = .admin
             return
         }
         let decision = judge(
@@ -21,7 +21,7 @@ extension StorageService {
                 time: .now(), resource: resource, requestResource: requestResource,
                 delimiter: delimiter))
         decisions.count(method, allowed: decision.allowed)
-        context.decision = decision.allowed ? .allow : .deny
+        context.record.decision = decision.allowed ? .allow : .deny
         guard decision.allowed else { throw .denied(method) }
     }
 
@@ -45,7 +45,7 @@ extension StorageService {
             return .signedURL
         }
         if let token = caller.downloadToken, let current, current.downloadTokens.containsBytes(token) {
-            context.decision = .token
+            context.record.decision = .token
             return .downloadToken
         }
         try authorize(.get, (object.bucket, object.name), principal: caller.principal, resource: current, context)
@@ -69,7 +69,7 @@ extension StorageService {
         } catch {
             throw .forbidden("The signed URL is not valid for this request.")
         }
-        context.decision = .token
+        context.record.decision = .token
         return grant
     }
 

@@ -1,65 +1,33 @@
 public import PortcullisCore
-import Synchronization
 
-/// Per-request facts gathered while a request is handled, read when its access-log line and metrics are
-/// written. The pipeline creates it; the surface writes its route template; the service writes the access
-/// decision, the object it resolved and the time spent waiting on storage.
-public final class RequestContext: Sendable {
-    private struct Fields {
-        var routeTemplate = "unmatched"
-        var bucket: String?
-        var objectName: String?
-        var principalUID: String?
-        var decision: AccessDecision?
-        var range: String?
-        var upstreamNanos: UInt64 = 0
-    }
+/// Where the service reports what it decided about a request while handling it: how access was decided, the
+/// object it resolved, who the caller turned out to be, time spent waiting on storage. The service only writes
+/// these facts; whoever handed it the request owns the record and reads it afterwards (in a server, the
+/// gateway's access-log line and metrics). A reference, so facts written deep in a call reach the owner.
+public protocol RequestRecording: AnyObject, Sendable {
+    /// How access was decided; nil until a decision was needed.
+    var decision: AccessDecision? { get set }
+    /// The object the request resolved to, when it differs from what the wire named (a resumable session's).
+    var objectName: String? { get set }
+    /// The uid of the caller, when a capability (not a bearer token) identified it.
+    var principalUID: String? { get set }
+    /// Adds time spent waiting on upstream storage.
+    func addUpstreamTime(nanos: UInt64)
+}
 
-    public let requestID: String
-    /// W3C trace id from `traceparent`, when the caller sent a valid one.
-    public let traceID: String?
+/// What the service needs to know about the request it is handling, besides the operation's own arguments.
+public struct RequestContext: Sendable {
+    /// Where decisions are reported.
+    public let record: any RequestRecording
     /// The permit of the HTTP event loop the request arrived on (nil outside a server): the service hands it to a
     /// backend that can answer a point lookup in place (`InPlaceReads`); it applies only while the request
     /// still runs on that loop's thread.
     public let inPlacePermit: (any InPlaceLookupPermit)?
-    private let fields = Mutex(Fields())
 
-    public init(requestID: String, traceID: String? = nil, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
-        self.requestID = requestID
-        self.traceID = traceID
+    public init(record: any RequestRecording, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
+        self.record = record
         self.inPlacePermit = inPlacePermit
     }
-
-    /// The route template used as the metrics label, e.g. `/v0/b/{bucket}/o/{object}`.
-    public var routeTemplate: String {
-        get { fields.withLock { $0.routeTemplate } }
-        set { fields.withLock { $0.routeTemplate = newValue } }
-    }
-    public var bucket: String? {
-        get { fields.withLock { $0.bucket } }
-        set { fields.withLock { $0.bucket = newValue } }
-    }
-    public var objectName: String? {
-        get { fields.withLock { $0.objectName } }
-        set { fields.withLock { $0.objectName = newValue } }
-    }
-    public var principalUID: String? {
-        get { fields.withLock { $0.principalUID } }
-        set { fields.withLock { $0.principalUID = newValue } }
-    }
-    /// How access was decided; nil when the request ended before a decision was needed.
-    public var decision: AccessDecision? {
-        get { fields.withLock { $0.decision } }
-        set { fields.withLock { $0.decision = newValue } }
-    }
-    /// The served byte range as `start-end`, when one was.
-    public var range: String? {
-        get { fields.withLock { $0.range } }
-        set { fields.withLock { $0.range = newValue } }
-    }
-    /// Time spent waiting on upstream storage, summed.
-    public func addUpstreamTime(nanos: UInt64) { fields.withLock { $0.upstreamNanos += nanos } }
-    public var upstreamNanos: UInt64 { fields.withLock { $0.upstreamNanos } }
 }
 
 /// How a request was let through or refused, as the access log records it.

@@ -8,7 +8,7 @@ extension StorageService {
         -> BucketInfo
     {
         let bucket = try bucket(name)
-        if caller.isAdmin { context.decision = .admin }
+        if caller.isAdmin { context.record.decision = .admin }
         return BucketInfo(name: bucket.name)
     }
 
@@ -16,7 +16,7 @@ extension StorageService {
     /// buckets a deployment serves is not something an end user needs to enumerate.
     public func listBuckets(caller: Caller, _ context: RequestContext) throws(ServiceError) -> [BucketInfo] {
         guard caller.isAdmin else { throw .forbidden("Listing buckets needs admin credentials.") }
-        context.decision = .admin
+        context.record.decision = .admin
         return bucketNames.map { BucketInfo(name: $0) }
     }
 }

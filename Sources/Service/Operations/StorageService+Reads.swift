@@ -96,7 +96,7 @@ extension StorageService {
         } catch {
             throw ServiceError(error)
         }
-        context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+        context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
         if let read, options.ensureDownloadToken, read.metadata.downloadTokens.isEmpty {
             // Checked before the access decision, so that the general path decides (and counts) it once.
             read.body.discard()

@@ -120,7 +120,7 @@ extension StorageService {
         _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
         guard caller.isAdmin else { throw .forbidden("Missing admin credentials.") }
-        context.decision = .admin
+        context.record.decision = .admin
         let bucket = try bucket(object.bucket)
         guard let current = try await existing(object, in: bucket, context) else {
             throw .noSuchObject(bucket: object.bucket, name: object.name)

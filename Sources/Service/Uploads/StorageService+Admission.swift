@@ -27,7 +27,7 @@ extension StorageService {
         _ context: RequestContext
     ) throws(ServiceError) -> Admission {
         if principal?.isAdmin == true {
-            context.decision = .admin
+            context.record.decision = .admin
             return .allowed
         }
         let object = request.object
@@ -51,11 +51,11 @@ extension StorageService {
         }
         if deniedForCertain {
             decisions.count(.create, allowed: false)
-            context.decision = .deny
+            context.record.decision = .deny
             throw .denied(.create)
         }
         if allowedForCertain {
-            context.decision = .allow
+            context.record.decision = .allow
             return .allowed
         }
         return .pending

@@ -29,7 +29,7 @@ extension StorageService {
             throw .preconditionFailed()
         }
         // The start is accepted: the rules allowed it with what is known (the chunks' commit decides again).
-        if context.decision == nil { context.decision = .allow }
+        if context.record.decision == nil { context.record.decision = .allow }
         let issued = Timestamp.now()
         let derives = request.mintDownloadToken && admitted.attributes.downloadTokens.isEmpty
         var staged = admitted.attributes
@@ -70,9 +70,9 @@ extension StorageService {
             throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
         }
         let object = try Self.objectPath(ticket.bucket, ticket.name)
-        context.objectName = ticket.name
-        context.decision = .token
-        if context.principalUID == nil { context.principalUID = ticket.principal?.uid }
+        context.record.objectName = ticket.name
+        context.record.decision = .token
+        if context.record.principalUID == nil { context.record.principalUID = ticket.principal?.uid }
         return ResumableUpload(
             service: self, bucket: bucket, staging: staging, object: object, ticket: ticket,
             uploadID: uploadID, context: context)
@@ -188,7 +188,7 @@ public struct ResumableUpload: Sendable {
         }
         let limited = LimitedByteStream(body, limit: max(0, room))
         let start = MonotonicClock.nanoseconds()
-        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
             return .stored(try await staging.appendChunk(ticket.handle, object: object, offset: offset, body: limited))
         } catch {
@@ -258,7 +258,7 @@ public struct ResumableUpload: Sendable {
             attributes.downloadTokens = [service.sealer.derivedDownloadToken(ticket.downloadTokenSeed, keyOf: uploadID)]
         }
         let start = MonotonicClock.nanoseconds()
-        defer { context.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
         do {
             let committed = try await staging.finalizeUpload(
                 ticket.handle, object: object, attributes: attributes,

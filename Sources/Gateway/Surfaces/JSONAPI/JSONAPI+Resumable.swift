@@ -28,7 +28,7 @@ extension JSONAPI {
             ? try ObjectResourceJSON.decodeUpload(try await collectJSONBody(call))
             : ObjectResourceJSON.UploadFields()
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: fields.name))
-        call.context.objectName = object.name
+        call.record.objectName = object.name
         let declaredSize = try Self.nonNegative(call.headers["X-Upload-Content-Length"], "X-Upload-Content-Length")
         let request = UploadRequest(
             object: object,

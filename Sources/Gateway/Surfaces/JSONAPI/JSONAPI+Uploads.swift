@@ -77,7 +77,7 @@ extension JSONAPI {
 
     func uploadMedia(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: nil))
-        call.context.objectName = object.name
+        call.record.objectName = object.name
         let request = UploadRequest(
             object: object,
             attributes: try Self.completeAttributes(
@@ -102,7 +102,7 @@ extension JSONAPI {
             jsonLimit: service.configuration.maxJSONBodyBytes)
         let fields = try ObjectResourceJSON.decodeUpload(upload.metadata)
         let object = try StorageService.objectPath(bucket, try Self.objectName(call, resource: fields.name))
-        call.context.objectName = object.name
+        call.record.objectName = object.name
         let request = UploadRequest(
             object: object,
             attributes: try Self.completeAttributes(call, fields.attributes, contentType: upload.mediaContentType),

@@ -60,18 +60,18 @@ public final class JSONAPI: APISurface {
     }
 
     private func serve(_ matched: MatchedRequest, _ decode: JSONRouter.Decoder) async -> HTTPResponse {
-        let context = matched.context
+        let record = matched.record
         do {
             let (operation, query) = try JSONRouter.decode(matched.request, matched.match, decode)
-            context.bucket = operation.bucket
-            context.objectName = operation.objectName
+            record.bucket = operation.bucket
+            record.objectName = operation.objectName
             try Self.checkStandardParameters(query)
             let call = JSONCall(
                 request: matched.request, operation: operation, query: query, principal: matched.principal,
-                context: context, fields: try Self.fieldMask(query["fields"]))
+                record: record, context: record.serviceContext, fields: try Self.fieldMask(query["fields"]))
             return try await perform(call)
         } catch {
-            return failureResponse(for: error, context: context, logger: logger)
+            return failureResponse(for: error, record: record, logger: logger)
         }
     }
 
@@ -129,6 +129,9 @@ struct JSONCall: Sendable {
     let operation: JSONOperation
     let query: QueryParameters
     let principal: Principal?
+    /// The access-log record; the surface writes what the wire named.
+    let record: AccessRecord
+    /// What the service is handed (`record.serviceContext`, made once).
     let context: RequestContext
     /// `fields=`: which members of the response resource to write (nil: all).
     let fields: FieldMask?

@@ -29,7 +29,7 @@ extension V0API {
         }
         return content.httpResponse(
             headers: downloadHeaders(content.metadata, decompressed: content.decompressed),
-            context: call.context)
+            record: call.record)
     }
 
     /// The representation headers of an object's bytes (§5.2).

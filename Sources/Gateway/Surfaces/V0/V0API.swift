@@ -38,15 +38,17 @@ public final class V0API: APISurface {
 
     /// Handles one v0 request end to end. `principal` is nil for anonymous callers. Never throws.
     private func serve(_ matched: MatchedRequest, _ decode: V0Router.Decoder) async -> HTTPResponse {
-        let context = matched.context
+        let record = matched.record
         do {
             let routed = try V0Router.decode(matched.request, matched.match, decode)
-            context.bucket = routed.operation.bucket
-            context.objectName = routed.operation.objectName
-            let call = V0Call(request: matched.request, routed: routed, principal: matched.principal, context: context)
+            record.bucket = routed.operation.bucket
+            record.objectName = routed.operation.objectName
+            let call = V0Call(
+                request: matched.request, routed: routed, principal: matched.principal, record: record,
+                context: record.serviceContext)
             return try await perform(call)
         } catch {
-            return failureResponse(for: error, context: context, logger: logger)
+            return failureResponse(for: error, record: record, logger: logger)
         }
     }
 
@@ -76,6 +78,9 @@ struct V0Call: Sendable {
     let request: HTTPRequest
     let routed: RoutedRequest
     let principal: Principal?
+    /// The access-log record; the surface writes what the wire named.
+    let record: AccessRecord
+    /// What the service is handed (`record.serviceContext`, made once).
     let context: RequestContext
 
     var query: QueryParameters { routed.query }

@@ -1,0 +1,66 @@
+public import PortcullisCore
+public import Service
+import Synchronization
+
+/// One request's access-log record, filled while the request is handled and read when its log line and metrics
+/// are written (the exchange's completion). The pipeline creates it and writes the route; the surface writes
+/// what the wire named (bucket, object, range); the service reports its decisions through `RequestRecording`.
+/// Writers may run on different tasks of one request, so the fields sit behind one lock.
+public final class AccessRecord: RequestRecording {
+    private struct Fields {
+        var routeTemplate: String?
+        var bucket: String?
+        var objectName: String?
+        var principalUID: String?
+        var decision: AccessDecision?
+        var range: String?
+        var upstreamNanos: UInt64 = 0
+    }
+
+    public let requestID: String
+    /// W3C trace id from `traceparent`, when the caller sent a valid one.
+    public let traceID: String?
+    /// The permit of the event loop the request arrived on, passed on to the service (`RequestContext`).
+    public let inPlacePermit: (any InPlaceLookupPermit)?
+    private let fields = Mutex(Fields())
+
+    public init(requestID: String, traceID: String? = nil, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
+        self.requestID = requestID
+        self.traceID = traceID
+        self.inPlacePermit = inPlacePermit
+    }
+
+    /// What the service is handed with each call this request makes: this record, and the loop's permit.
+    public var serviceContext: RequestContext { RequestContext(record: self, inPlacePermit: inPlacePermit) }
+
+    /// The route template the router matched (the metrics label, e.g. `/v0/b/{bucket}/o/{object}`); nil until
+    /// the request is routed.
+    public var routeTemplate: String? {
+        get { fields.withLock { $0.routeTemplate } }
+        set { fields.withLock { $0.routeTemplate = newValue } }
+    }
+    public var bucket: String? {
+        get { fields.withLock { $0.bucket } }
+        set { fields.withLock { $0.bucket = newValue } }
+    }
+    public var objectName: String? {
+        get { fields.withLock { $0.objectName } }
+        set { fields.withLock { $0.objectName = newValue } }
+    }
+    public var principalUID: String? {
+        get { fields.withLock { $0.principalUID } }
+        set { fields.withLock { $0.principalUID = newValue } }
+    }
+    public var decision: AccessDecision? {
+        get { fields.withLock { $0.decision } }
+        set { fields.withLock { $0.decision = newValue } }
+    }
+    /// The served byte range as `start-end`, when one was.
+    public var range: String? {
+        get { fields.withLock { $0.range } }
+        set { fields.withLock { $0.range = newValue } }
+    }
+    public func addUpstreamTime(nanos: UInt64) { fields.withLock { $0.upstreamNanos += nanos } }
+    /// Time spent waiting on upstream storage, summed.
+    public var upstreamNanos: UInt64 { fields.withLock { $0.upstreamNanos } }
+}
