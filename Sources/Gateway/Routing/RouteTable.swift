@@ -63,21 +63,31 @@ public struct RouteMatch: Sendable {
 /// sorting. Templates of the same shape that serve a common method cannot both exist: building refuses them
 /// (`RouteTableError.overlap`), so no answer depends on registration order.
 public struct CompiledRoutes<Handler: Sendable>: Sendable {
-    /// A trie node. Its literal children are byte ranges of `literalBytes` (trivial values), so a walk compares
-    /// path segments without retaining anything per child.
-    private struct Node: Sendable {
+    /// A trie node while the table is built.
+    private struct BuildNode {
         var literals: [(start: Int, end: Int, child: Int)] = []
         var capture: Int?
-        /// Routes whose template ends at this node.
         var ends: [Int] = []
-        /// Routes whose `{rest...}` capture starts at this node.
         var rests: [Int] = []
+    }
+
+    /// A trie node as walked: ranges into the flat arrays below, all trivial values, so a walk compares path
+    /// segments without retaining anything per node or per child.
+    private struct Node: Sendable {
+        var literals: Range<Int>
+        var capture: Int
+        var ends: Range<Int>
+        var rests: Range<Int>
     }
 
     public let routes: [Route<Handler>]
     private let nodes: [Node]
+    /// Literal children of every node, each a byte range of `literalBytes` and the child node.
+    private let edges: [(start: Int, end: Int, child: Int)]
     /// Every literal segment of every template, back to back.
     private let literalBytes: [UInt8]
+    /// Route indexes the nodes' `ends` and `rests` ranges point into.
+    private let routeIndexes: [Int]
 
     /// A table written in the code: a table that does not compile is a programming error.
     public init(static routes: [Route<Handler>]) {
@@ -92,41 +102,53 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
                 }
             }
         }
-        var nodes = [Node()]
+        var built = [BuildNode()]
         var pool: [UInt8] = []
         for (index, route) in routes.enumerated() {
             var current = 0
             for segment in route.template.segments {
                 switch segment {
                 case .literal(let bytes):
-                    let existing = nodes[current].literals.first { pool[$0.start..<$0.end].elementsEqual(bytes) }
+                    let existing = built[current].literals.first { pool[$0.start..<$0.end].elementsEqual(bytes) }
                     if let child = existing?.child {
                         current = child
                     } else {
-                        nodes.append(Node())
-                        nodes[current].literals.append((pool.count, pool.count + bytes.count, nodes.count - 1))
+                        built.append(BuildNode())
+                        built[current].literals.append((pool.count, pool.count + bytes.count, built.count - 1))
                         pool.append(contentsOf: bytes)
-                        current = nodes.count - 1
+                        current = built.count - 1
                     }
                 case .capture:
-                    if let child = nodes[current].capture {
+                    if let child = built[current].capture {
                         current = child
                     } else {
-                        nodes.append(Node())
-                        nodes[current].capture = nodes.count - 1
-                        current = nodes.count - 1
+                        built.append(BuildNode())
+                        built[current].capture = built.count - 1
+                        current = built.count - 1
                     }
                 case .rest:
-                    nodes[current].rests.append(index)
+                    built[current].rests.append(index)
                     current = -1
                 }
                 if current < 0 { break }
             }
-            if current >= 0 { nodes[current].ends.append(index) }
+            if current >= 0 { built[current].ends.append(index) }
+        }
+        var edges: [(start: Int, end: Int, child: Int)] = []
+        var routeIndexes: [Int] = []
+        self.nodes = built.map { node in
+            let literals = edges.count..<(edges.count + node.literals.count)
+            edges.append(contentsOf: node.literals)
+            let ends = routeIndexes.count..<(routeIndexes.count + node.ends.count)
+            routeIndexes.append(contentsOf: node.ends)
+            let rests = routeIndexes.count..<(routeIndexes.count + node.rests.count)
+            routeIndexes.append(contentsOf: node.rests)
+            return Node(literals: literals, capture: node.capture ?? -1, ends: ends, rests: rests)
         }
         self.routes = routes
-        self.nodes = nodes
+        self.edges = edges
         self.literalBytes = pool
+        self.routeIndexes = routeIndexes
     }
 
     /// How a request's method and path resolve.
@@ -174,19 +196,27 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
         guard utf8.first == UInt8(ascii: "/") else { return }
         withoutActuallyEscaping(visit) { visit in
             nodes.withUnsafeBufferPointer { nodes in
-                literalBytes.withUnsafeBufferPointer { pool in
-                    var walk = Walk(nodes: nodes, pool: pool, path: path, captures: [], visit: visit)
-                    walk.captures.reserveCapacity(4)  // templates have a few captures: one allocation, no regrowth
-                    _ = walk.descend(0, from: utf8.index(after: utf8.startIndex))
+                edges.withUnsafeBufferPointer { edges in
+                    literalBytes.withUnsafeBufferPointer { pool in
+                        routeIndexes.withUnsafeBufferPointer { routeIndexes in
+                            var walk = Walk(
+                                nodes: nodes, edges: edges, pool: pool, routeIndexes: routeIndexes, path: path,
+                                captures: [], visit: visit)
+                            walk.captures.reserveCapacity(4)  // a few captures: one allocation, no regrowth
+                            _ = walk.descend(0, from: utf8.index(after: utf8.startIndex))
+                        }
+                    }
                 }
             }
         }
     }
 
-    /// One walk's state: the trie and the literal pool as buffers (no copy of a node per step).
+    /// One walk's state: the trie's flat arrays as buffers.
     private struct Walk {
         let nodes: UnsafeBufferPointer<Node>
+        let edges: UnsafeBufferPointer<(start: Int, end: Int, child: Int)>
         let pool: UnsafeBufferPointer<UInt8>
+        let routeIndexes: UnsafeBufferPointer<Int>
         let path: Substring
         var captures: [Substring]
         let visit: (Int, [Substring]) -> Bool
@@ -198,18 +228,22 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
             while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
             let atLast = end == utf8.endIndex
             let segment = utf8[start..<end]
-            for literal in nodes[node].literals
-            where segment.elementsEqual(UnsafeBufferPointer(rebasing: pool[literal.start..<literal.end])) {
+            let here = nodes[node]
+            for edge in here.literals {
+                let literal = edges[edge]
+                guard segment.elementsEqual(UnsafeBufferPointer(rebasing: pool[literal.start..<literal.end])) else {
+                    continue
+                }
                 if step(literal.child, atLast: atLast, after: end) { return true }
             }
-            if let child = nodes[node].capture {
+            if here.capture >= 0 {
                 captures.append(path[start..<end])
-                if step(child, atLast: atLast, after: end) { return true }
+                if step(here.capture, atLast: atLast, after: end) { return true }
                 captures.removeLast()
             }
-            for route in nodes[node].rests {
+            for i in here.rests {
                 captures.append(path[start...])
-                if visit(route, captures) { return true }
+                if visit(routeIndexes[i], captures) { return true }
                 captures.removeLast()
             }
             return false
@@ -219,7 +253,7 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
             if atLast {
                 // The path ends here: only templates ending here match (`/o` is not `/o/{object...}`, whose rest
                 // starts after a `/` this path lacks).
-                for route in nodes[child].ends where visit(route, captures) { return true }
+                for i in nodes[child].ends where visit(routeIndexes[i], captures) { return true }
                 return false
             }
             return descend(child, from: path.utf8.index(after: end))
