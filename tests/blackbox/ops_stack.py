@@ -7,6 +7,7 @@ second, so a test sees its traffic within seconds.
 """
 from __future__ import annotations
 
+import calendar
 import glob
 import http.server
 import json
@@ -177,11 +178,9 @@ def parse_rfc3339(text: str) -> float:
     """Prometheus's target timestamps (`2026-01-02T03:04:05.123456789Z`) as seconds since the epoch."""
     match = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)", text)
     assert match, text
-    base = time.mktime(time.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S")) - time.timezone
-    if time.daylight and time.localtime().tm_isdst:
-        base += time.timezone - time.altzone
-    offset = 0 if match.group(3) == "Z" else (int(match.group(3)[1:3]) * 3600 + int(match.group(3)[4:6]) * 60) * (
-        1 if match.group(3)[0] == "+" else -1)
+    base = calendar.timegm(time.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S"))
+    zone = match.group(3)
+    offset = 0 if zone == "Z" else (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60) * (1 if zone[0] == "+" else -1)
     return base - offset + float(match.group(2) or 0)
 
 

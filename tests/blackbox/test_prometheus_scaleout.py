@@ -82,9 +82,12 @@ def test_three_instances_counted_once_and_aggregated(tmp_path: Path, fleet: list
         [fleet_rate] = wait_for(lambda: prom.query("job:portcullis_http_requests:rate5m > 0"), 20,
                                 "a positive job:portcullis_http_requests:rate5m")
         assert fleet_rate["metric"] == {"__name__": "job:portcullis_http_requests:rate5m", "job": "portcullis"}
-        # The fleet's rate is the sum of the instances' rates, evaluated the same way.
-        raw = value(prom, 'sum(rate(portcullis_http_requests_total{job="portcullis"}[5m]))')
-        assert raw == pytest.approx(float(fleet_rate["value"][1]), rel=0.5), (raw, fleet_rate)
+        # The recorded fleet rate is the sum of the instances' rates at the moment of the evaluation.
+        [recorded] = prom.api("query", query="job:portcullis_http_requests:rate5m[30s]")["result"]
+        stamp, recorded_value = recorded["values"][-1]  # a raw sample: its timestamp is the evaluation's
+        [raw] = prom.api("query", query='sum(rate(portcullis_http_requests_total{job="portcullis"}[5m]))',
+                         time=stamp)["result"]
+        assert float(raw["value"][1]) == pytest.approx(float(recorded_value), rel=1e-9), (raw, recorded)
         routes = prom.query(f'route:portcullis_http_requests:rate5m{{route="{UPLOAD_ROUTE}"}}')
         assert routes and all("instance" not in s["metric"] for s in routes), routes
         latency = prom.query(f'route:portcullis_http_request_duration_seconds:p99_5m{{route="{UPLOAD_ROUTE}"}}')
