@@ -11,6 +11,8 @@ public enum ObjectResourceJSON {
         public var attributes = ObjectAttributes()
         /// A client-declared base64 MD5, checked against the bytes (mismatch → 400, nothing stored).
         public var md5Hash: String?
+        /// The declared CRC32C (base64 of the big-endian value), checked against the bytes.
+        public var crc32c: String?
         public init() {}
     }
 
@@ -32,8 +34,16 @@ public enum ObjectResourceJSON {
         fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
         fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
         if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
-            guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
+            guard isBase64Digest(md5, byteCount: 16) else {
+                throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.")
+            }
             fields.md5Hash = md5
+        }
+        if let crc = try string(object, "crc32c"), !crc.isEmpty {
+            guard isBase64Digest(crc, byteCount: 4) else {
+                throw .badRequest("crc32c must be the base64 encoding of 4 bytes.")
+            }
+            fields.crc32c = crc
         }
         if case .object(let custom)? = object["metadata"] {
             for (key, value) in custom {
@@ -163,10 +173,15 @@ public enum ObjectResourceJSON {
         return tokens
     }
 
-    static func isBase64MD5(_ s: String) -> Bool {
+    /// Whether `s` is the padded base64 of a digest of `byteCount` bytes (16: MD5, 4: CRC32C — both end `==`).
+    static func isBase64Digest(_ s: String, byteCount: Int) -> Bool {
         let b = Array(s.utf8)
-        guard b.count == 24, b[22] == UInt8(ascii: "="), b[23] == UInt8(ascii: "=") else { return false }
-        return b[..<22].allSatisfy { c in
+        let length = (byteCount + 2) / 3 * 4
+        let padding = (3 - byteCount % 3) % 3
+        guard b.count == length, b[(length - padding)...].allSatisfy({ $0 == UInt8(ascii: "=") }) else {
+            return false
+        }
+        return b[..<(length - padding)].allSatisfy { c in
             (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47
         }
     }

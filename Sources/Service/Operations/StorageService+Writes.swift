@@ -39,7 +39,8 @@ extension StorageService {
             commitOptions(
                 object, principal: caller.principal, existing: existing,
                 preconditions: request.preconditions,
-                expectedMD5: request.expectedMD5, expectedSize: nil, context),
+                expectedMD5: request.expectedMD5, expectedCRC32C: request.expectedCRC32C, expectedSize: nil,
+                context),
             in: bucket)
         let committed = try await storage(context) { () async throws(StorageError) in
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)

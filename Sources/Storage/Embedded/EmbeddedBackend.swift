@@ -310,11 +310,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     }
 
     func verify(_ checksums: ObjectChecksums, options: WriteOptions) throws(StorageError) {
-        if let expected = options.expectedSize, expected != checksums.size {
-            throw .sizeMismatch(expected: expected, actual: checksums.size)
-        }
-        if let expected = options.expectedMD5, expected != checksums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: checksums.md5Base64)
-        }
+        try options.verify(
+            size: checksums.size, md5Base64: checksums.md5Base64, crc32cBase64: checksums.crc32cBase64)
     }
 }

@@ -82,13 +82,8 @@ extension GCSBackend: ResumableStaging {
         if let declared = upload.declaredSize, declared != total {
             throw .sizeMismatch(expected: declared, actual: total)
         }
-        if let expected = options.expectedSize, expected != total {
-            throw .sizeMismatch(expected: expected, actual: total)
-        }
         let (md5, crc32c) = checksum.digests
-        if let expected = options.expectedMD5, expected != md5 {
-            throw .checksumMismatch(expected: expected, actual: md5)
-        }
+        try options.verify(size: total, md5Base64: md5, crc32cBase64: crc32c)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(

@@ -94,12 +94,7 @@ extension GCSBackend {
             }
         }
         let sums = checksum.finish()
-        if let expected = options.expectedSize, expected != sums.size {
-            throw .sizeMismatch(expected: expected, actual: sums.size)
-        }
-        if let expected = options.expectedMD5, expected != sums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
-        }
+        try options.verify(size: sums.size, md5Base64: sums.md5Base64, crc32cBase64: sums.crc32cBase64)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(

@@ -58,12 +58,7 @@ extension S3Backend {
         _ object: ObjectPath, sums: ObjectChecksums, attributes: ObjectAttributes, options: WriteOptions,
         current: ObjectMetadata?
     ) async throws(StorageError) -> ObjectMetadata {
-        if let expected = options.expectedSize, expected != sums.size {
-            throw .sizeMismatch(expected: expected, actual: sums.size)
-        }
-        if let expected = options.expectedMD5, expected != sums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
-        }
+        try options.verify(size: sums.size, md5Base64: sums.md5Base64, crc32cBase64: sums.crc32cBase64)
         var current = current
         if options.preconditions != .none {
             do { current = try await metadata(of: object) } catch .notFound { current = nil }

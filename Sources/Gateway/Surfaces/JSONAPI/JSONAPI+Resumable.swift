@@ -35,7 +35,8 @@ extension JSONAPI {
             attributes: try Self.completeAttributes(
                 call, fields.attributes,
                 contentType: call.headers["X-Upload-Content-Type"]),
-            expectedMD5: fields.md5Hash ?? Self.declaredMD5(call),
+            expectedMD5: fields.md5Hash ?? Self.declaredHash(call, "md5"),
+            expectedCRC32C: fields.crc32c ?? Self.declaredHash(call, "crc32c"),
             preconditions: try RequestConditions.generation(call.query), mintDownloadToken: false)
         let uploadID = try await service.startResumable(
             request, declaredSize: declaredSize, caller: call.caller,
@@ -77,7 +78,11 @@ extension JSONAPI {
                     "The chunk holds \(stored - first) bytes; Content-Range declared \(last + 1 - first).")
             }
             if let total = range.total, stored == total {
-                return objectResponse(call, try await upload.finalize(stagedSize: stored))
+                return objectResponse(
+                    call,
+                    try await upload.finalize(
+                        stagedSize: stored, md5: Self.declaredHash(call, "md5"),
+                        crc32c: Self.declaredHash(call, "crc32c")))
             }
             if let total = range.total, stored > total {
                 throw ServiceError.badRequest("The upload has more bytes than the declared total of \(total).")
@@ -95,7 +100,13 @@ extension JSONAPI {
     private func status(_ call: JSONCall, _ upload: ResumableUpload, total: Int64?) async throws -> HTTPResponse {
         switch try await upload.state() {
         case .active(let size)?:
-            if let total, total == size { return objectResponse(call, try await upload.finalize(stagedSize: size)) }
+            if let total, total == size {
+                return objectResponse(
+                    call,
+                    try await upload.finalize(
+                        stagedSize: size, md5: Self.declaredHash(call, "md5"),
+                        crc32c: Self.declaredHash(call, "crc32c")))
+            }
             return Self.incomplete(stored: size)
         case .finalized(_, let generation)?:
             guard let meta = try await upload.committedObject(generation: generation) else {
