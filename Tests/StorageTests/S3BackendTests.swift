@@ -50,11 +50,12 @@ import Upstream
     }
 }
 
-/// Multipart writes, the hidden staging area and SigV4 corner cases, on both moto servers.
+/// Multipart writes, the hidden staging area and SigV4 corner cases, on every S3 server that is running.
 @Suite(
     .enabled(
-        if: S3TestEnvironment.plain != nil && S3TestEnvironment.auth != nil,
-        "PORTCULLIS_TEST_S3_ENDPOINT/_AUTH_ENDPOINT are not set (run scripts/emulators.sh start)"))
+        if: !S3Server.available.isEmpty,
+        "no S3 server: PORTCULLIS_TEST_S3_ENDPOINT/_AUTH_ENDPOINT/_RGW_ENDPOINT are not set (run scripts/emulators.sh start, scripts/rgw.sh start)"
+    ))
 struct S3BackendTests {
     static let part = 5 << 20
 
@@ -93,10 +94,10 @@ struct S3BackendTests {
         func cancel() {}
     }
 
-    @Test(arguments: [false, true], [false, true])
-    func multipartWriteRoundtrip(verifying: Bool, multipartCopy: Bool) async throws {
+    @Test(arguments: S3Server.available, [false, true])
+    func multipartWriteRoundtrip(server: S3Server, multipartCopy: Bool) async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(
-            verifying: verifying, partBytes: Self.part, maxSingleCopyBytes: multipartCopy ? Int64(Self.part) : 5 << 30)
+            on: server, partBytes: Self.part, maxSingleCopyBytes: multipartCopy ? Int64(Self.part) : 5 << 30)
         let body = testBytes(2 * Self.part + 123_457, seed: 7)
         let object = try ObjectPath(bucket: bucket, name: "big/ä b+c.bin")
         let seen = SeenMetadata()
@@ -126,9 +127,9 @@ struct S3BackendTests {
         #expect(state.keys == ["big/ä b+c.bin"] && state.openUploads == 0)
     }
 
-    @Test(arguments: [false, true])
-    func failedMultipartWritesLeaveNothing(verifying: Bool) async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: verifying, partBytes: Self.part)
+    @Test(arguments: S3Server.available)
+    func failedMultipartWritesLeaveNothing(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server, partBytes: Self.part)
         let body = testBytes(2 * Self.part + 5, seed: 3)
         let object = try ObjectPath(bucket: bucket, name: "f")
         do {
@@ -155,8 +156,9 @@ struct S3BackendTests {
     }
 
     /// Headers our signer canonicalizes (inner runs of spaces, names sharing a prefix) pass the verifier.
-    @Test func awkwardHeadersSign() async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
+    @Test(arguments: S3Server.verifying)
+    func awkwardHeadersSign(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server)
         let object = try ObjectPath(bucket: bucket, name: "h")
         let custom = ["sp": "x  y   z", "a": "1", "a-b": "2", "a.c": "3", "a0": "4"]
         _ = try await backend.write(
@@ -172,8 +174,9 @@ struct S3BackendTests {
         #expect(updated.customMetadata == ["sp": "x  y   z", "a": "1", "a.c": "3", "a0": "4", "b": "  lead"])
     }
 
-    @Test func stagingNamesAreHidden() async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
+    @Test(arguments: S3Server.verifying)
+    func stagingNamesAreHidden(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server)
         for name in ["-", ".p", ".portcullis-staging", "z"] {
             _ = try await backend.write(
                 ObjectPath(bucket: bucket, name: name), body: BufferByteStream([1]),
@@ -215,9 +218,9 @@ struct S3BackendTests {
 
     /// Chunks of growing sizes (as the JS SDK sends them), streamed with their lengths, finalized through a
     /// multipart write; a chunk that breaks off midway stores nothing.
-    @Test(arguments: [false, true])
-    func resumableAcrossPartsAndInstances(verifying: Bool) async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: verifying, partBytes: Self.part)
+    @Test(arguments: S3Server.available)
+    func resumableAcrossPartsAndInstances(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server, partBytes: Self.part)
         // A second instance (its own backend object) continues the same upload: no in-memory state.
         let other = S3Backend(configuration: backend.configuration, client: S3TestEnvironment.client)
         // With 5 MiB parts: part 1 = the first four chunks + 1.25 MiB of the fifth (read back), part 2 = its

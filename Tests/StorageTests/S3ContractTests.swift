@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PortcullisCore
 import Testing
@@ -5,9 +6,49 @@ import Upstream
 
 @testable import Storage
 
-/// Environment for the S3 tests (moto started by `scripts/emulators.sh`): `PORTCULLIS_TEST_S3_ENDPOINT` (no
-/// signature checks) and `PORTCULLIS_TEST_S3_AUTH_ENDPOINT` + `_ACCESS_KEY`/`_SECRET_KEY` (strict SigV4
-/// verification: a real oracle for our signer). Unset → skipped with that reason.
+/// An S3 server the tests run against, each started by the test script: moto (`PORTCULLIS_TEST_S3_ENDPOINT`, no
+/// signature checks; `scripts/emulators.sh`), moto verifying SigV4 (`PORTCULLIS_TEST_S3_AUTH_ENDPOINT` +
+/// `_ACCESS_KEY`/`_SECRET_KEY`; a real oracle for our signer) and Ceph's RADOS Gateway
+/// (`PORTCULLIS_TEST_RGW_ENDPOINT` + `_ACCESS_KEY`/`_SECRET_KEY`; `scripts/rgw.sh`: a real S3 engine that checks
+/// signatures, payload hashes and clock skew). A server whose variables are unset is left out of the arguments.
+enum S3Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case moto, motoVerifying, rgw
+
+    var testDescription: String { rawValue }
+
+    var endpointVariable: String {
+        switch self {
+        case .moto: "PORTCULLIS_TEST_S3_ENDPOINT"
+        case .motoVerifying: "PORTCULLIS_TEST_S3_AUTH_ENDPOINT"
+        case .rgw: "PORTCULLIS_TEST_RGW_ENDPOINT"
+        }
+    }
+
+    /// Endpoint, access key and secret, or nil when the server is not running.
+    var credentials: (endpoint: String, key: String, secret: String)? {
+        let env = S3TestEnvironment.env
+        guard let endpoint = env[endpointVariable] else { return nil }
+        switch self {
+        case .moto: return (endpoint, "test", "test")
+        case .motoVerifying:
+            guard let key = env["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"],
+                let secret = env["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"]
+            else { return nil }
+            return (endpoint, key, secret)
+        case .rgw:
+            guard let key = env["PORTCULLIS_TEST_RGW_ACCESS_KEY"], let secret = env["PORTCULLIS_TEST_RGW_SECRET_KEY"]
+            else { return nil }
+            return (endpoint, key, secret)
+        }
+    }
+
+    /// Whether it checks signatures (every request our signer makes is then verified).
+    var verifies: Bool { self != .moto }
+
+    static var available: [S3Server] { allCases.filter { $0.credentials != nil } }
+    static var verifying: [S3Server] { available.filter(\.verifies) }
+}
+
 enum S3TestEnvironment {
     static let env = ProcessInfo.processInfo.environment
     static let plain = env["PORTCULLIS_TEST_S3_ENDPOINT"]
@@ -18,9 +59,16 @@ enum S3TestEnvironment {
         verifying: Bool, partBytes: Int = 8 << 20,
         maxSingleCopyBytes: Int64 = 5 << 30
     ) async throws -> (S3Backend, String) {
-        let endpoint = try #require(verifying ? auth : plain)
-        let key = verifying ? try #require(env["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"]) : "test"
-        let secret = verifying ? try #require(env["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"]) : "test"
+        try await freshBackend(
+            on: verifying ? .motoVerifying : .moto, partBytes: partBytes, maxSingleCopyBytes: maxSingleCopyBytes)
+    }
+
+    /// A backend on a new, empty bucket of `server`.
+    static func freshBackend(
+        on server: S3Server, partBytes: Int = 8 << 20,
+        maxSingleCopyBytes: Int64 = 5 << 30
+    ) async throws -> (S3Backend, String) {
+        let (endpoint, key, secret) = try #require(server.credentials, "\(server.endpointVariable) is not set")
         let bucket = "s3-\(UUID().uuidString.lowercased().prefix(18))"
         let configuration = S3BackendConfiguration(
             bucket: bucket, endpoint: endpoint, accessKeyID: key,
@@ -68,6 +116,15 @@ struct S3ContractTests {
         for key in ["Owner", "snake_case", "ünï", "a b"] {
             #expect(S3MetadataKey.decode(S3MetadataKey.encode(key)) == key)
         }
+        // Stored names use only [a-z0-9-]: Ceph RGW turns `_` into `-` and S3 lower-cases header names.
+        for key in ["Owner", "snake_case", "ünï", "a b", "", "--x", "a.c", "K"] {
+            let stored = S3MetadataKey.encode(key)
+            #expect(stored.utf8.allSatisfy(S3MetadataKey.isPlain), "\(key) → \(stored)")
+        }
+        #expect(S3MetadataKey.encode("plain-key-1") == "plain-key-1")
+        #expect(S3MetadataKey.encode("K") == "--4b" && S3MetadataKey.encode("--x") == "--2d2d78")
+        // The earlier `_XX` form still reads.
+        #expect(S3MetadataKey.decode("caf_c3_a9") == "caf\u{E9}" && S3MetadataKey.decode("_4b") == "K")
         for value in ["plain", "ünïcode", " padded "] {
             #expect(S3MetadataKey.decodeValue(S3MetadataKey.encodeValue(value)) == value)
         }
@@ -108,5 +165,65 @@ struct S3SignedContractTests {
         } catch {
             guard case .upstreamDenied? = error as? StorageError else { Issue.record("got \(error)"); return }
         }
+    }
+}
+
+/// The contract on Ceph's RADOS Gateway (`scripts/rgw.sh`), a real S3 engine, every check included; and the
+/// signature failures a real engine reports as AWS does.
+@Suite(
+    .enabled(
+        if: S3Server.rgw.credentials != nil, "PORTCULLIS_TEST_RGW_ENDPOINT is not set (run scripts/rgw.sh start)"))
+struct S3RGWContractTests {
+    @Test(arguments: BackendContract.Check.allCases.filter { !S3ContractTests.skipped.contains($0) })
+    func contract(_ check: BackendContract.Check) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: .rgw)
+        try await BackendContract(
+            backend: backend, staging: backend, bucket: bucket,
+            paginationScale: .upstream
+        ).run(check)
+    }
+
+    /// A PUT signed by `backend`'s signer with `payloadHash` and `now`, sent as is; the status and S3 error code.
+    func signedPut(
+        _ backend: S3Backend, key: String, body: [UInt8], payloadHash: String, now: Timestamp = .now()
+    ) async throws -> (status: Int, code: String?) {
+        let url = backend.url(key)
+        let headers = backend.signer.sign(method: "PUT", url: url, headers: [], payloadHash: payloadHash, now: now)
+        let response = try await S3TestEnvironment.client.send(
+            UpstreamRequest(
+                method: "PUT", url: url, headers: headers, body: .bytes(body), idempotent: true,
+                backend: "test", operation: "test"))
+        let answer = try await response.body.collect(limit: 1 << 20)
+        return (response.status, answer.isEmpty ? nil : try S3XMLDocument.parse(answer).errorCode)
+    }
+
+    @Test func signatureFailuresAreRefusedAsOnAWS() async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: .rgw)
+        let body: [UInt8] = Array("payload".utf8)
+        let good = S3Signer.hex(SHA256.hash(body))
+        #expect(try await signedPut(backend, key: "ok", body: body, payloadHash: good).status == 200)
+        // The body does not hash to the signed x-amz-content-sha256.
+        let tampered = try await signedPut(
+            backend, key: "k", body: body, payloadHash: S3Signer.hex(SHA256.hash(Array("other".utf8))))
+        #expect(tampered.status == 400 && tampered.code == "XAmzContentSHA256Mismatch", "\(tampered)")
+        // Signed 20 minutes ago: outside S3's 15-minute window.
+        let skewed = try await signedPut(
+            backend, key: "k", body: body, payloadHash: good,
+            now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch - 1_200_000_000_000))
+        #expect(skewed.status == 403 && skewed.code == "RequestTimeTooSkewed", "\(skewed)")
+        // A wrong secret, through the backend: refused upstream, never "not found".
+        var configuration = backend.configuration
+        configuration.secretAccessKey = "wrong"
+        let bad = S3Backend(configuration: configuration, client: S3TestEnvironment.client)
+        do {
+            _ = try await bad.metadata(of: ObjectPath(bucket: bucket, name: "ok"))
+            Issue.record("a bad signature must fail")
+        } catch {
+            guard case .upstreamDenied? = error as? StorageError else { Issue.record("got \(error)"); return }
+        }
+        let unsigned = try await S3TestEnvironment.client.send(
+            UpstreamRequest(method: "GET", url: backend.url("ok"), backend: "test", operation: "test"))
+        _ = try await unsigned.body.collect(limit: 1 << 20)
+        #expect(unsigned.status == 403, "an anonymous read of a private bucket")
     }
 }

@@ -117,7 +117,11 @@ extension S3Backend {
             var all = headers
             all.append(("x-amz-copy-source", sourceHeader))
             all.append(("x-amz-metadata-directive", "REPLACE"))
-            if let sourceETag { all.append(("x-amz-copy-source-if-match", sourceETag)) }
+            if let sourceETag {
+                all.append(("x-amz-copy-source-if-match", sourceETag))
+                // Ceph RGW (16.2) ignores the header above on CopyObject and reads only this spelling.
+                all.append(("x-amz-copy-if-match", sourceETag))
+            }
             let (_, body) = try await exchange("PUT", url(key), headers: all, op: "copy", idempotent: true)
             try Self.checkResult(body)  // CopyObject may fail after its 200 head
             return
