@@ -29,7 +29,7 @@ skipped() { printf '%s\t%s\t0\t\n' "$1" "not run: $2" >>"$steps"; pc_log "$1: no
 
 scripts/deps.sh test || pc_die "installing test dependencies failed"
 
-# Real upstreams (fake-gcs-server, moto, verifying moto, Ceph RGW) for the Swift backend tests and the black-box
+# Real upstreams (fake-gcs-server, moto, Ceph RGW) for the Swift backend tests and the black-box
 # suites; started before `swift test` so the GCS/S3 suites run against them; stopped on any exit.
 stop_upstreams() {
     scripts/emulators.sh stop >/dev/null 2>&1 || true

@@ -7,19 +7,17 @@ import Upstream
 @testable import Storage
 
 /// An S3 server the tests run against, each started by the test script: moto (`PORTCULLIS_TEST_S3_ENDPOINT`, no
-/// signature checks; `scripts/emulators.sh`), moto verifying SigV4 (`PORTCULLIS_TEST_S3_AUTH_ENDPOINT` +
-/// `_ACCESS_KEY`/`_SECRET_KEY`; a real oracle for our signer) and Ceph's RADOS Gateway
-/// (`PORTCULLIS_TEST_RGW_ENDPOINT` + `_ACCESS_KEY`/`_SECRET_KEY`; `scripts/rgw.sh`: a real S3 engine that checks
-/// signatures, payload hashes and clock skew). A server whose variables are unset is left out of the arguments.
+/// signature checks; `scripts/emulators.sh`) and Ceph's RADOS Gateway (`PORTCULLIS_TEST_RGW_ENDPOINT` +
+/// `_ACCESS_KEY`/`_SECRET_KEY`; `scripts/rgw.sh`: a real S3 engine that checks signatures, payload hashes and
+/// clock skew — the oracle for our signer). A server whose variables are unset is left out of the arguments.
 enum S3Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case moto, motoVerifying, rgw
+    case moto, rgw
 
     var testDescription: String { rawValue }
 
     var endpointVariable: String {
         switch self {
         case .moto: "PORTCULLIS_TEST_S3_ENDPOINT"
-        case .motoVerifying: "PORTCULLIS_TEST_S3_AUTH_ENDPOINT"
         case .rgw: "PORTCULLIS_TEST_RGW_ENDPOINT"
         }
     }
@@ -30,11 +28,6 @@ enum S3Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
         guard let endpoint = env[endpointVariable] else { return nil }
         switch self {
         case .moto: return (endpoint, "test", "test")
-        case .motoVerifying:
-            guard let key = env["PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY"],
-                let secret = env["PORTCULLIS_TEST_S3_AUTH_SECRET_KEY"]
-            else { return nil }
-            return (endpoint, key, secret)
         case .rgw:
             guard let key = env["PORTCULLIS_TEST_RGW_ACCESS_KEY"], let secret = env["PORTCULLIS_TEST_RGW_SECRET_KEY"]
             else { return nil }
@@ -52,16 +45,7 @@ enum S3Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
 enum S3TestEnvironment {
     static let env = ProcessInfo.processInfo.environment
     static let plain = env["PORTCULLIS_TEST_S3_ENDPOINT"]
-    static let auth = env["PORTCULLIS_TEST_S3_AUTH_ENDPOINT"]
     static let client = UpstreamClient()
-
-    static func freshBackend(
-        verifying: Bool, partBytes: Int = 8 << 20,
-        maxSingleCopyBytes: Int64 = 5 << 30
-    ) async throws -> (S3Backend, String) {
-        try await freshBackend(
-            on: verifying ? .motoVerifying : .moto, partBytes: partBytes, maxSingleCopyBytes: maxSingleCopyBytes)
-    }
 
     /// A backend on a new, empty bucket of `server`.
     static func freshBackend(
@@ -90,7 +74,7 @@ struct S3ContractTests {
 
     @Test(arguments: BackendContract.Check.allCases.filter { !skipped.contains($0) })
     func contract(_ check: BackendContract.Check) async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: false)
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: .moto)
         try await BackendContract(
             backend: backend, staging: backend, bucket: bucket,
             paginationScale: .upstream
@@ -127,43 +111,6 @@ struct S3ContractTests {
         #expect(S3MetadataKey.decode("caf_c3_a9") == "caf\u{E9}" && S3MetadataKey.decode("_4b") == "K")
         for value in ["plain", "ünïcode", " padded "] {
             #expect(S3MetadataKey.decodeValue(S3MetadataKey.encodeValue(value)) == value)
-        }
-    }
-}
-
-@Suite(
-    .enabled(
-        if: S3TestEnvironment.auth != nil,
-        "PORTCULLIS_TEST_S3_AUTH_ENDPOINT is not set (run scripts/emulators.sh start)"))
-struct S3SignedContractTests {
-    /// The same contract against moto with SigV4 verification on: every request our signer makes is checked.
-    /// Except `listPagination`: 2,500 objects listed page by page take moto ~5 minutes (it scans the bucket per
-    /// request), and its requests (PUT, ListObjectsV2 with `start-after`) are already signed and checked by
-    /// `listCursorResume`, `listDelimiterAndPrefixes` and `S3BackendTests.stagingNamesAreHidden`.
-    static let unsigned: Set<BackendContract.Check> = [.listPagination]
-
-    @Test(
-        arguments: BackendContract.Check.allCases.filter {
-            !S3ContractTests.skipped.contains($0) && !unsigned.contains($0)
-        })
-    func contract(_ check: BackendContract.Check) async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
-        try await BackendContract(
-            backend: backend, staging: backend, bucket: bucket,
-            paginationScale: .upstream
-        ).run(check)
-    }
-
-    @Test func wrongSecretIsUpstreamDenied() async throws {
-        let (backend, bucket) = try await S3TestEnvironment.freshBackend(verifying: true)
-        var configuration = backend.configuration
-        configuration.secretAccessKey = "wrong"
-        let bad = S3Backend(configuration: configuration, client: S3TestEnvironment.client)
-        do {
-            _ = try await bad.metadata(of: ObjectPath(bucket: bucket, name: "x"))
-            Issue.record("a bad signature must fail")
-        } catch {
-            guard case .upstreamDenied? = error as? StorageError else { Issue.record("got \(error)"); return }
         }
     }
 }
