@@ -53,10 +53,12 @@ def backend_env(backend: str) -> dict[str, str]:
     return rgw_env() if backend == "rgw" else {}
 
 
-def signed_s3(backend: str, method: str, url_path: str, *, body: bytes = b"") -> tuple[int, bytes]:
+def signed_s3(backend: str, method: str, url_path: str, *, body: bytes = b"",
+              env: dict[str, str] | None = None) -> tuple[int, bytes]:
     """A request to the S3 server of a signature-checking backend (`rgw`), signed by curl; status and body.
-    `url_path` is `/bucket[/key][?query]`, already encoded."""
-    env = backend_env(backend)
+    `url_path` is `/bucket[/key][?query]`, already encoded; `env` (AWS_* as a gateway reads them) picks another
+    server than the shared one."""
+    env = env or backend_env(backend)
     data = ["--data-binary", "@-", "-H", "Content-Type: application/octet-stream"] if body else []
     out = subprocess.run(["curl", "-sS", "-o", "-", "-w", "\\n%{http_code}", "-X", method, *data,
                           "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
