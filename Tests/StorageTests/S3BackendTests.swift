@@ -216,6 +216,63 @@ struct S3BackendTests {
             ).items.isEmpty)
     }
 
+    /// Two metadata updates of one version at once: exactly one lands, the other sees the new metageneration
+    /// (412 with the same `ifMetagenerationMatch`); no claim key is left behind.
+    @Test(arguments: S3Server.available)
+    func concurrentMetadataUpdatesOfOneVersion(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server)
+        let object = try ObjectPath(bucket: bucket, name: "m/ü.txt")
+        _ = try await backend.write(
+            object, body: BufferByteStream([1, 2, 3]), attributes: ObjectAttributes(), options: WriteOptions())
+        for round in 1...10 {
+            let current = try await backend.metadata(of: object).metageneration
+            var expected = Preconditions()
+            expected.ifMetagenerationMatch = current
+            let preconditions = expected
+            let results = await withTaskGroup(of: Result<ObjectMetadata, StorageError>.self) { group in
+                for who in ["a", "b"] {
+                    group.addTask {
+                        var patch = MetadataPatch()
+                        patch.customMetadata = ["who": "\(who)\(round)"]
+                        do throws(StorageError) {
+                            return .success(
+                                try await backend.updateMetadata(object, patch: patch, preconditions: preconditions))
+                        } catch { return .failure(error) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let won = results.compactMap { try? $0.get() }
+            let refused = results.filter { if case .failure(.preconditionFailed) = $0 { true } else { false } }
+            #expect(won.count == 1 && refused.count == 1, "round \(round): \(results)")
+            let stored = try await backend.metadata(of: object)
+            #expect(stored.metageneration == current + 1 && stored.customMetadata == won.first?.customMetadata)
+        }
+        #expect(try await upstreamState(backend, prefix: S3Backend.stagingPrefix).keys.isEmpty)
+    }
+
+    /// A claim left by an update that died is taken over once its lease has run out; a live one is waited for.
+    @Test(arguments: S3Server.available)
+    func abandonedClaimIsTakenOver(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server)
+        let object = try ObjectPath(bucket: bucket, name: "m")
+        let written = try await backend.write(
+            object, body: BufferByteStream([1]), attributes: ObjectAttributes(), options: WriteOptions())
+        let claim = S3Backend.claimKey(object.name, generation: written.generation, metageneration: 1)
+        // Expired a second ago: as a holder that crashed between its claim and its copy leaves it.
+        _ = try await backend.exchange(
+            "PUT", backend.url(claim),
+            headers: [
+                ("x-amz-meta-portcullis-expires", String(Timestamp.now().nanosecondsSinceEpoch / 1000 - 1_000_000))
+            ],
+            body: [], op: "test")
+        var patch = MetadataPatch()
+        patch.customMetadata = ["k": "v"]
+        let updated = try await backend.updateMetadata(object, patch: patch, preconditions: .none)
+        #expect(updated.metageneration == 2 && updated.customMetadata == ["k": "v"])
+        #expect(try await upstreamState(backend, prefix: S3Backend.stagingPrefix).keys.isEmpty)
+    }
+
     /// Chunks of growing sizes (as the JS SDK sends them), streamed with their lengths, finalized through a
     /// multipart write; a chunk that breaks off midway stores nothing.
     @Test(arguments: S3Server.available)
