@@ -19,6 +19,8 @@ public import PortcullisCore
 ///
 /// A claim whose holder died is taken over once it is older than its lease (stored in the claim, from the
 /// holder's clock: instances' clocks must agree to within seconds): it is deleted and the update starts over.
+/// Known limit: two updates that find the same abandoned claim at once may both take it over (the second delete
+/// can remove the first taker's fresh claim); after a crash, and only then, one of two such updates can be lost.
 /// The copy is also guarded by the ETag read under the claim (`x-amz-copy-source-if-match`, and Ceph RGW's
 /// `x-amz-copy-if-match`, the only spelling RGW 16 reads), so a concurrent overwrite with new bytes is not
 /// undone by a stale metadata copy.
