@@ -32,17 +32,16 @@ region="us-east-1"
 
 stop() {
     [[ -d "$state" ]] || return 0
-    local name pid
-    # radosgw first (it holds watches on the cluster), then the OSD, then the monitor.
+    local name pid pids=()
+    # SIGKILL: the whole cluster and its data go, so nothing needs a clean shutdown (radosgw takes seconds).
     for name in radosgw osd mon; do
         [[ -f "$state/$name.pid" ]] || continue
         pid="$(cat "$state/$name.pid")"
-        if kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" 2>/dev/null || true
-            for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-            kill -9 "$pid" 2>/dev/null || true
-        fi
+        kill -9 "$pid" 2>/dev/null && pids+=("$pid")
         rm -f "$state/$name.pid"
+    done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
     done
     rm -rf "$state"
 }
