@@ -251,6 +251,32 @@ struct S3BackendTests {
         #expect(try await upstreamState(backend, prefix: S3Backend.stagingPrefix).keys.isEmpty)
     }
 
+    /// Two create-only writes (`ifGenerationMatch: 0`) of one new name at once: the engine lets one PUT in.
+    @Test(arguments: S3Server.available)
+    func concurrentCreateOnlyWrites(server: S3Server) async throws {
+        let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: server)
+        for round in 1...10 {
+            let object = try ObjectPath(bucket: bucket, name: "c/\(round)")
+            let results = await withTaskGroup(of: Result<ObjectMetadata, StorageError>.self) { group in
+                for byte: UInt8 in [1, 2] {
+                    group.addTask {
+                        do throws(StorageError) {
+                            return .success(
+                                try await backend.write(
+                                    object, body: BufferByteStream([byte]), attributes: ObjectAttributes(),
+                                    options: WriteOptions(preconditions: Preconditions(ifGenerationMatch: 0))))
+                        } catch { return .failure(error) }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let won = results.compactMap { try? $0.get() }
+            let refused = results.filter { if case .failure(.preconditionFailed) = $0 { true } else { false } }
+            #expect(won.count == 1 && refused.count == 1, "round \(round): \(results)")
+            #expect(try await backend.metadata(of: object).md5Hash == won.first?.md5Hash)
+        }
+    }
+
     /// A claim left by an update that died is taken over once its lease has run out; a live one is waited for.
     @Test(arguments: S3Server.available)
     func abandonedClaimIsTakenOver(server: S3Server) async throws {
