@@ -133,7 +133,7 @@ struct S3RGWContractTests {
     /// A PUT signed by `backend`'s signer with `payloadHash` and `now`, sent as is; the status and S3 error code.
     func signedPut(
         _ backend: S3Backend, key: String, body: [UInt8], payloadHash: String, now: Timestamp = .now()
-    ) async throws -> (status: Int, code: String?) {
+    ) async throws -> (status: Int, code: String?, error: StorageError) {
         let url = backend.url(key)
         let headers = backend.signer.sign(method: "PUT", url: url, headers: [], payloadHash: payloadHash, now: now)
         let response = try await S3TestEnvironment.client.send(
@@ -141,7 +141,10 @@ struct S3RGWContractTests {
                 method: "PUT", url: url, headers: headers, body: .bytes(body), idempotent: true,
                 backend: "test", operation: "test"))
         let answer = try await response.body.collect(limit: 1 << 20)
-        return (response.status, answer.isEmpty ? nil : try S3XMLDocument.parse(answer).errorCode)
+        return (
+            response.status, answer.isEmpty ? nil : try S3XMLDocument.parse(answer).errorCode,
+            S3Backend.map(status: response.status, headers: response.headers, body: answer)
+        )
     }
 
     @Test func signatureFailuresAreRefusedAsOnAWS() async throws {
@@ -153,11 +156,14 @@ struct S3RGWContractTests {
         let tampered = try await signedPut(
             backend, key: "k", body: body, payloadHash: S3Signer.hex(SHA256.hash(Array("other".utf8))))
         #expect(tampered.status == 400 && tampered.code == "XAmzContentSHA256Mismatch", "\(tampered)")
+        // Not the client's fault: a 503 to retry, never a 400.
+        guard case .unavailable = tampered.error else { Issue.record("\(tampered.error)"); return }
         // Signed 20 minutes ago: outside S3's 15-minute window.
         let skewed = try await signedPut(
             backend, key: "k", body: body, payloadHash: good,
             now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch - 1_200_000_000_000))
         #expect(skewed.status == 403 && skewed.code == "RequestTimeTooSkewed", "\(skewed)")
+        guard case .upstreamDenied = skewed.error else { Issue.record("\(skewed.error)"); return }
         // A wrong secret, through the backend: refused upstream, never "not found".
         var configuration = backend.configuration
         configuration.secretAccessKey = "wrong"

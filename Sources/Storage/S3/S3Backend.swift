@@ -22,7 +22,8 @@ public import Upstream
 /// - Names under `.portcullis-staging/` are reserved (`ObjectPath.reservedPrefix`; hidden from every listing).
 /// - Listings ask for `encoding-type=url`, so a key holding a character XML 1.0 cannot carry (most C0
 ///   controls, U+FFFE, U+FFFF) arrives percent-encoded instead of breaking the whole listing (S3Backend+List).
-/// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 → `.upstreamDenied`, SlowDown/503 →
+/// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 (a bad signature or a skewed clock included) →
+/// `.upstreamDenied`, SlowDown/503 and a body altered in transit (XAmzContentSHA256Mismatch, BadDigest) →
 /// `.unavailable(retryAfter:)`.
 public final class S3Backend: StorageBackend {
     let configuration: S3BackendConfiguration
@@ -108,6 +109,9 @@ public final class S3Backend: StorageBackend {
             return .unavailable(
                 reason: "S3 \(code.isEmpty ? String(status) : code): \(message)",
                 retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+        case (_, "XAmzContentSHA256Mismatch"), (_, "BadDigest"):
+            // The gateway hashed what it sent: the bytes were altered on the way. Not the client's fault; retry.
+            return .unavailable(reason: "S3 \(code): the request body arrived altered", retryAfter: 1)
         case (400, _): return .invalidArgument("S3 rejected the request: \(code) \(message)")
         default: return .internalError("S3 answered \(status) \(code): \(message)")
         }
