@@ -1,9 +1,9 @@
-"""Concurrent metadata updates on every backend (file, gs://, s3:// on moto and on the SigV4-checking moto, s3://
-on Ceph RGW): a metadata update is a compare-and-set on the object's metageneration, on both surfaces.
+"""Concurrent metadata updates on every backend (file, gs://, s3:// on moto and on Ceph RGW): a metadata update is
+a compare-and-set on the object's metageneration, on both surfaces.
 
 Two PATCHes sent at once with the same `ifMetagenerationMatch` → exactly one 200 and one 412, round after round
-(on s3:// both used to answer 200: a metadata-only self-copy keeps the ETag, so the copy guard could not tell
-the two versions apart). Two unconditional PATCHes of different keys sent at once → both keys are there.
+(on s3:// a metadata-only self-copy keeps the ETag, so no ETag guard can tell the two versions apart: the backend
+claims the version first). Two unconditional PATCHes of different keys sent at once → both keys are there.
 
 Reuses test_v0_conformance's backend matrix and servers.
 """
