@@ -3,7 +3,7 @@
 header (media upload, resumable start, the resumable upload's final chunk) that does not match the bytes is a
 400 with Cloud Storage's message, and nothing is stored: the name stays absent (or keeps its previous
 generation). Matching digests are accepted and reported back in the resource. Each case runs on the embedded
-backend, gs:// (fake-gcs-server) and s3:// (moto).
+backend, gs:// (fake-gcs-server), s3:// on moto and s3:// on Ceph RGW.
 """
 from __future__ import annotations
 
@@ -108,6 +108,7 @@ def _gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     backend = request.param
     workdir = tmp_path_factory.mktemp(f"integrity-{backend}")
     server = allow_all_server(workdir, f"integrity={backends.bucket_url(backend, workdir)}", f"integrity-{backend}")
+    server.env = {**server.env, **backends.backend_env(backend)}
     server.start()
     yield Gateway(server, "integrity")
     server.stop(timeout=10)
