@@ -52,9 +52,11 @@ enum ServerRunner {
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
             client: upstream, registry: registry, logger: logger)
+        let (bucketRoot, provisioned) = await BackendFactory.bucketRoot(config: config, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
-            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
+            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events,
+            bucketRoot: bucketRoot, provisioned: provisioned)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
         let jsonAPI = JSONAPI(
             service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),

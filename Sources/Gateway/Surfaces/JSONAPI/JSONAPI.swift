@@ -100,6 +100,9 @@ public final class JSONAPI: APISurface {
         switch call.operation {
         case .listBuckets: return try listBuckets(call)
         case .getBucket(let name): return try getBucket(call, name)
+        case .insertBucket: return try await insertBucket(call)
+        case .changeBucket(let name, let replace): return try await changeBucket(call, name, replace: replace)
+        case .deleteBucket(let name): return try await deleteBucket(call, name)
         case .listObjects(let bucket): return try await list(call, bucket: bucket)
         case .getMetadata(let object): return try await getMetadata(call, object)
         case .download(let object): return try await download(call, object)

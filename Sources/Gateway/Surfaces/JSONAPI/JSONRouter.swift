@@ -33,8 +33,8 @@ public struct JSONRouter: Sendable {
 
     /// The routes: one line each.
     static let table: [Route<Decoder>] = [
-        Route([.get], RouteTemplate(static: bucketsTemplate), listBuckets),
-        Route([.get], RouteTemplate(static: bucketTemplate), getBucket),
+        Route([.get, .post], RouteTemplate(static: bucketsTemplate), buckets),
+        Route([.get, .patch, .put, .delete], RouteTemplate(static: bucketTemplate), bucket),
         Route([.get], RouteTemplate(static: objectsTemplate), listObjects),
         Route([.get, .patch, .put, .delete], RouteTemplate(static: "/storage/v1/b/{bucket}/o/{object...}"), object),
         Route([.post], RouteTemplate(static: composeTemplate), compose),
@@ -83,13 +83,21 @@ public struct JSONRouter: Sendable {
         return bucket
     }
 
-    private static func listBuckets(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+    private static func buckets(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
-    { .listBuckets }
+    { request.method == .post ? .insertBucket : .listBuckets }
 
-    private static func getBucket(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+    private static func bucket(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
-    { .getBucket(try bucket(match)) }
+    {
+        let name = try bucket(match)
+        switch request.method {
+        case .patch: return .changeBucket(name, replace: false)
+        case .put: return .changeBucket(name, replace: true)
+        case .delete: return .deleteBucket(name)
+        default: return .getBucket(name)
+        }
+    }
 
     private static func listObjects(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
