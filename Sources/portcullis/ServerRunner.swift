@@ -76,6 +76,8 @@ enum ServerRunner {
         let server = HTTPServer(
             configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
+        // Event bodies link to the objects as the JSON API would (the port is known only now).
+        events?.setLinkBase(config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port)))
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in

@@ -4,7 +4,8 @@ import Service
 
 /// `objects.copy` (copyTo), `objects.rewrite` (rewriteTo, always done in one call) and `objects.compose`.
 extension JSONAPI {
-    /// The body (optional) is an object resource whose fields replace the source's on the destination.
+    /// The body (optional; `null` counts as none) is an object resource whose fields replace the source's on the
+    /// destination.
     func copy(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, rewrite: Bool) async throws
         -> HTTPResponse
     {
@@ -15,7 +16,10 @@ extension JSONAPI {
                 ifGenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceGenerationNotMatch"),
                 ifMetagenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationNotMatch")))
         sourceConditions.selectedGeneration = try RequestConditions.integer(call.query, "sourceGeneration")
-        let overrides = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call), tokens: .replace)
+        // The body is optional, and GCS takes the JSON `null` as none.
+        let body = try await collectJSONBody(call)
+        let overrides =
+            JSONObjectBody.isNull(body) ? MetadataPatch() : try ObjectResourceJSON.decodePatch(body, tokens: .replace)
         let request = CopyRequest(
             source: source, sourceConditions: sourceConditions, destination: destination,
             destinationPreconditions: try RequestConditions.generation(call.query),
