@@ -42,8 +42,9 @@ extension StorageService {
             let path = try Self.objectPath(request.destination.bucket, source.name)
             judged.append((path, try await judgeSource(path, source.conditions, bucket, caller, context)))
         }
-        var attributes = request.attributes
-        if attributes.contentType == nil { attributes.contentType = judged[0].1.contentType }
+        // The destination's attributes are only what the request gives: no content type when it names none, as
+        // Cloud Storage composes.
+        let attributes = request.attributes
         let total = judged.reduce(Int64(0)) { $0 + $1.1.size }
         let parts = judged
         let body = ConcatenatedStream(count: parts.count, length: total) { [self] index throws(ServiceError) in

@@ -1,0 +1,264 @@
+"""The Cloud Storage JSON API as clients beyond Google's Python libraries speak it: Go's google-api-go-client
+(`X-GUploader-No-308`), google-apitools/gsutil (single-quoted multipart boundaries, the `/resumable/upload` alias,
+listing a folder by its name first), rclone (`copyTo`/`rewriteTo` with the body `null`), Google's system tests
+(compose without a content type, entity tags sent bare) — each answered as Cloud Storage answers — and what the
+gateway does not serve answering 501 `notImplemented` in the JSON API's error shape, never a 404."""
+from __future__ import annotations
+
+import http.client
+import json
+import secrets
+import time
+import urllib.parse
+from pathlib import Path
+
+import jwt
+import pytest
+
+from events_receiver import Receiver
+from harness import Server, request, signing_key_file
+from test_events import BUCKET as EVENTS_BUCKET
+from test_events import gateway as events_gateway
+from test_events import write_secret
+
+BUCKET = "test-bucket"
+CHUNK = 256 * 1024
+
+
+def api(server: Server) -> str:
+    return f"{server.url}/storage/v1/b/{BUCKET}/o"
+
+
+def upload(server: Server, name: str, body: bytes, content_type: str = "text/plain") -> dict:
+    resp = request("POST", f"{server.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name="
+                   + urllib.parse.quote(name, safe=""), body, {"Content-Type": content_type})
+    assert resp.status == 200, resp.body
+    return resp.json()
+
+
+def start_resumable(server: Server, name: str, root: str = "/upload") -> str:
+    resp = request("POST", f"{server.url}{root}/storage/v1/b/{BUCKET}/o?uploadType=resumable&name={name}", b"{}",
+                   {"Content-Type": "application/json"})
+    assert resp.status == 200, resp.body
+    return resp.header("Location")
+
+
+def put_with_reason(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str, dict[str, str]]:
+    """A PUT whose status line's reason phrase is kept (harness.request drops it)."""
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        conn.request("PUT", f"{parts.path}?{parts.query}", body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status, resp.reason, {k.lower(): v for k, v in resp.getheaders()}
+    finally:
+        conn.close()
+
+
+def assert_json_error(resp, status: int, reason: str) -> dict:
+    assert resp.status == status, resp.body
+    assert resp.header("Content-Type").startswith("application/json")
+    error = resp.json()["error"]
+    assert error["code"] == status and error["errors"][0]["reason"] == reason, error
+    return error
+
+
+def test_no_308_chunks_answer_200_with_the_override(module_gateway: Server) -> None:
+    data = secrets.token_bytes(3 * CHUNK)
+    session = start_resumable(module_gateway, "go-client.bin")
+    no308 = {"X-GUploader-No-308": "yes"}
+    for first in (0, CHUNK):
+        status, _, headers = put_with_reason(
+            session, data[first:first + CHUNK],
+            {**no308, "Content-Range": f"bytes {first}-{first + CHUNK - 1}/{len(data)}"})
+        assert status == 200
+        assert headers["x-http-status-code-override"] == "308"
+        assert headers["range"] == f"bytes=0-{first + CHUNK - 1}"
+    # A status query with the header gets the same form; without it, a bare 308 "Resume Incomplete".
+    status, _, headers = put_with_reason(session, b"", {**no308, "Content-Range": f"bytes */{len(data)}"})
+    assert (status, headers["x-http-status-code-override"], headers["range"]) == (200, "308", f"bytes=0-{2 * CHUNK - 1}")
+    status, reason, headers = put_with_reason(session, b"", {"Content-Range": f"bytes */{len(data)}"})
+    assert (status, reason, headers["range"]) == (308, "Resume Incomplete", f"bytes=0-{2 * CHUNK - 1}")
+    assert "x-http-status-code-override" not in headers
+    status, _, headers = put_with_reason(session, data[2 * CHUNK:],
+                                         {**no308, "Content-Range": f"bytes {2 * CHUNK}-{len(data) - 1}/{len(data)}"})
+    assert status == 200 and "x-http-status-code-override" not in headers
+    assert request("GET", f"{api(module_gateway)}/go-client.bin?alt=media").body == data
+
+
+def test_single_quoted_multipart_boundary_is_accepted(module_gateway: Server) -> None:
+    boundary = "===============1234567890=="
+    body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
+            + json.dumps({"name": "apitools.txt", "contentType": "text/csv"})
+            + f"\r\n--{boundary}\r\nContent-Type: text/csv\r\n\r\na,b\r\n--{boundary}--\r\n").encode()
+    resp = request("POST", f"{module_gateway.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart", body,
+                   {"Content-Type": f"multipart/related; boundary='{boundary}'"})
+    assert resp.status == 200, resp.body
+    assert resp.json()["contentType"] == "text/csv"
+    assert request("GET", f"{api(module_gateway)}/apitools.txt?alt=media").body == b"a,b"
+
+
+def test_resumable_upload_alias_and_its_session_urls(module_gateway: Server) -> None:
+    session = start_resumable(module_gateway, "gsutil.bin", root="/resumable/upload")
+    assert session.startswith(f"{module_gateway.url}/resumable/upload/storage/v1/b/{BUCKET}/o?")
+    data = secrets.token_bytes(CHUNK + 5)
+    status, _, _ = put_with_reason(session, data[:CHUNK], {"Content-Range": f"bytes 0-{CHUNK - 1}/*"})
+    assert status == 308
+    status, _, _ = put_with_reason(session, data[CHUNK:], {"Content-Range": f"bytes {CHUNK}-{len(data) - 1}/{len(data)}"})
+    assert status == 200
+    assert request("GET", f"{api(module_gateway)}/gsutil.bin?alt=media").body == data
+    # A path under the alias that no route serves answers in the JSON API's shape.
+    assert_json_error(request("GET", f"{module_gateway.url}/resumable/upload/storage/v1/nothing"), 404, "notFound")
+
+
+@pytest.mark.parametrize("verb", ["copyTo", "rewriteTo"])
+def test_copy_and_rewrite_take_a_null_body_as_none(module_gateway: Server, verb: str) -> None:
+    source = upload(module_gateway, f"null-src-{verb}", b"copied", "text/x-source")
+    resp = request("POST", f"{api(module_gateway)}/null-src-{verb}/{verb}/b/{BUCKET}/o/null-dst-{verb}", b"null",
+                   {"Content-Type": "application/json"})
+    assert resp.status == 200, resp.body
+    copied = resp.json()["resource"] if verb == "rewriteTo" else resp.json()
+    assert copied["name"] == f"null-dst-{verb}" and copied["contentType"] == source["contentType"]
+    assert request("GET", f"{api(module_gateway)}/null-dst-{verb}?alt=media").body == b"copied"
+
+
+UNSERVED = [
+    ("GET", "/storage/v1/b/test-bucket/o/exists.txt/acl", "Object ACLs"),
+    ("POST", "/storage/v1/b/test-bucket/o/exists.txt/acl", "Object ACLs"),
+    ("GET", "/storage/v1/b/test-bucket/o/exists.txt/acl/allUsers", "Object ACLs"),
+    ("PUT", "/storage/v1/b/test-bucket/o/exists.txt/acl/allUsers", "Object ACLs"),
+    ("GET", "/storage/v1/b/test-bucket/acl", "Bucket ACLs"),
+    ("GET", "/storage/v1/b/test-bucket/defaultObjectAcl", "Default object ACLs"),
+    ("GET", "/storage/v1/b/test-bucket/iam", "IAM"),
+    ("GET", "/storage/v1/b/test-bucket/iam/testPermissions?permissions=storage.objects.get", "IAM"),
+    ("GET", "/storage/v1/b/test-bucket/notificationConfigs", "notifications"),
+    ("GET", "/storage/v1/projects/p/hmacKeys", "HMAC keys"),
+    ("POST", "/storage/v1/projects/p/hmacKeys?serviceAccountEmail=a@b", "HMAC keys"),
+    ("GET", "/storage/v1/projects/p/serviceAccount", "service accounts"),
+    ("POST", "/storage/v1/b?project=p", "Bucket creation"),
+    ("DELETE", "/storage/v1/b/test-bucket", "Bucket changes"),
+]
+
+
+@pytest.mark.parametrize("method,path,feature", UNSERVED, ids=[f"{m} {p}" for m, p, _ in UNSERVED])
+def test_unserved_features_answer_501_naming_them(module_gateway: Server, method: str, path: str,
+                                                   feature: str) -> None:
+    upload(module_gateway, "exists.txt", b"here")
+    body = b"{}" if method in ("POST", "PUT") else None
+    error = assert_json_error(request(method, module_gateway.url + path, body, {"Content-Type": "application/json"}),
+                              501, "notImplemented")
+    assert feature.lower() in error["message"].lower()
+    # The object is still there, and an object whose name merely ends in /acl is an object.
+    assert request("GET", f"{api(module_gateway)}/exists.txt").status == 200
+
+
+def test_unmatched_json_api_paths_answer_in_its_error_shape(module_gateway: Server) -> None:
+    for path in ("/storage/v1/nothing", "/storage/v1/b/test-bucket/o/a/compose/x", "/download/storage/v1/x"):
+        assert_json_error(request("GET", module_gateway.url + path), 404, "notFound")
+
+
+def test_compose_without_a_content_type_leaves_none(module_gateway: Server) -> None:
+    upload(module_gateway, "part-1", b"AAA\n", "text/plain")
+    upload(module_gateway, "part-2", b"BBB\n", "text/plain")
+    resp = request("POST", f"{api(module_gateway)}/composed/compose",
+                   json.dumps({"sourceObjects": [{"name": "part-1"}, {"name": "part-2"}]}).encode(),
+                   {"Content-Type": "application/json"})
+    assert resp.status == 200, resp.body
+    assert "contentType" not in resp.json()
+    assert "contentType" not in request("GET", f"{api(module_gateway)}/composed").json()
+
+
+def test_media_etag_and_bare_entity_tags(module_gateway: Server) -> None:
+    resource = upload(module_gateway, "tagged.txt", b"tagged")
+    etag = resource["etag"]
+    media = request("GET", f"{api(module_gateway)}/tagged.txt?alt=media")
+    assert media.header("ETag") == f'"{etag}"'
+    for url in (f"{api(module_gateway)}/tagged.txt", f"{api(module_gateway)}/tagged.txt?alt=media"):
+        # The bare `etag` (as google-cloud-storage's if_etag_match / if_etag_not_match send it) and the quoted one.
+        for tag in (etag, f'"{etag}"'):
+            assert request("GET", url, headers={"If-None-Match": tag}).status == 304
+            assert request("GET", url, headers={"If-Match": tag}).status == 200
+        assert request("GET", url, headers={"If-Match": "1/1"}).status == 412
+        assert request("GET", url, headers={"If-None-Match": "1/1"}).status == 200
+
+
+FOLDER_RULES = """rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /shared/{file=**} {
+      allow read, list: if request.auth != null;
+    }
+  }
+}
+"""
+
+
+def test_listing_a_folder_by_its_name_is_judged_as_the_playground_judges_it(tmp_path: Path,
+                                                                            servers: list[Server]) -> None:
+    hmac_secret = secrets.token_hex(32)
+    (tmp_path / "hmac.secret").write_text(hmac_secret)
+    admin = secrets.token_urlsafe(24)
+    (tmp_path / "admin.key").write_text(admin)
+    (tmp_path / "folder.rules").write_text(FOLDER_RULES)
+    signing_key_file(tmp_path / "signing.key", "k1")
+    server = Server(workdir=tmp_path, name="folder", args=[
+        "--bucket", f"{BUCKET}=file:{tmp_path / 'data'}", "--rules", str(tmp_path / "folder.rules"),
+        "--signing-key", str(tmp_path / "signing.key"), "--jwt-hmac-secret", str(tmp_path / "hmac.secret"),
+        "--admin-key", str(tmp_path / "admin.key")])
+    servers.append(server)
+    server.start()
+    as_admin = {"Authorization": f"Bearer {admin}"}
+    for name in ("shared/a.txt", "shared/deep/b.txt", "shared-secret/c.txt", "sharedfile", "top.txt"):
+        resp = request("POST", f"{server.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name="
+                       + urllib.parse.quote(name, safe=""), b"x", {**as_admin, "Content-Type": "text/plain"})
+        assert resp.status == 200, resp.body
+    now = int(time.time())
+    token = jwt.encode({"sub": "alice", "iat": now, "exp": now + 600}, hmac_secret, algorithm="HS256")
+    as_alice = {"Authorization": f"Bearer {token}"}
+
+    def listing(prefix: str) -> tuple[int, dict]:
+        resp = request("GET", f"{api(server)}?delimiter=/&prefix={urllib.parse.quote(prefix, safe='')}",
+                       headers=as_alice)
+        return resp.status, (resp.json() if resp.status == 200 else {})
+
+    def explained(prefix: str) -> dict:
+        body = {"method": "list", "bucket": BUCKET, "prefix": prefix, "delimiter": "/", "auth": {"sub": "alice"}}
+        resp = request("POST", f"{server.url}/admin/v1/rules/explain", json.dumps(body).encode(),
+                       {**as_admin, "Content-Type": "application/json"})
+        assert resp.status == 200, resp.body
+        return resp.json()
+
+    # gsutil ls gs://b/shared/ asks for prefix "shared" first: allowed as a listing of the folder it names, and
+    # it shows only what lies inside that folder (not "shared-secret/" nor "sharedfile" of the root).
+    status, page = listing("shared")
+    assert status == 200 and page.get("prefixes") == ["shared/"] and "items" not in page
+    assert explained("shared")["allowed"] is True
+    assert "'shared'" in explained("shared")["explanation"]
+    status, page = listing("shared/")
+    assert status == 200 and [i["name"] for i in page["items"]] == ["shared/a.txt"]
+    assert page["prefixes"] == ["shared/deep/"]
+    # Folders the rules do not open stay closed, and the playground says so for the same request.
+    for prefix in ("", "top", "shared-secret", "shared-secret/"):
+        assert listing(prefix)[0] == 403, prefix
+        assert explained(prefix)["allowed"] is False, prefix
+
+
+def test_change_events_carry_self_and_media_links(tmp_path: Path, servers: list[Server]) -> None:
+    secret = write_secret(tmp_path / "events.secret")
+    receiver = Receiver(tmp_path / "receiver", secret=secret).start()
+    try:
+        server = events_gateway(tmp_path / "gw", [receiver.url], secret=secret)
+        servers.append(server)
+        server.start()
+        resp = request("POST", f"{server.url}/upload/storage/v1/b/{EVENTS_BUCKET}/o?uploadType=media&name=a%20b.txt",
+                       b"linked", {"Content-Type": "text/plain"})
+        assert resp.status == 200, resp.body
+        resource = resp.json()
+        data = receiver.wait_for(lambda rs: len(rs) >= 1, what="1 event")[0]["data"]
+        assert data["selfLink"] == resource["selfLink"] == f"{server.url}/storage/v1/b/{EVENTS_BUCKET}/o/a%20b.txt"
+        assert data["mediaLink"] == resource["mediaLink"]
+        assert request("GET", data["mediaLink"]).body == b"linked"
+        assert request("GET", data["selfLink"]).json()["name"] == "a b.txt"
+    finally:
+        receiver.stop()
