@@ -27,6 +27,8 @@ public enum JSONOperation: Sendable, Equatable {
     case copy(source: ObjectPath, destination: ObjectPath, rewrite: Bool)
     /// `POST …/o/{destination}/compose`.
     case compose(ObjectPath)
+    /// `POST …/o/{source}/moveTo/o/{destination}` (one bucket).
+    case move(source: ObjectPath, destination: ObjectPath)
 
     public enum UploadKind: String, Sendable, Equatable {
         case media, multipart, resumable
@@ -39,7 +41,7 @@ public enum JSONOperation: Sendable, Equatable {
         case .getBucket(let b), .listObjects(let b), .upload(let b, _), .resumable(let b, _): b
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.bucket
-        case .copy(_, let destination, _): destination.bucket
+        case .copy(_, let destination, _), .move(_, let destination): destination.bucket
         }
     }
 
@@ -48,7 +50,7 @@ public enum JSONOperation: Sendable, Equatable {
         switch self {
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.name
-        case .copy(_, let destination, _): destination.name
+        case .copy(_, let destination, _), .move(_, let destination): destination.name
         case .listBuckets, .getBucket, .listObjects, .upload, .resumable: nil
         }
     }

@@ -6,7 +6,7 @@ public import Service
 /// `JSONOperation` (DESIGN §1).
 ///
 /// Paths: `/storage/v1/b[/{bucket}[/o[/{object...}]]]`, the POST sub-resources `…/o/{object}/compose` and
-/// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and
+/// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `…/o/{object}/moveTo/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and
 /// `/upload/storage/v1/b/{bucket}/o` (also under `/resumable`, as GCS serves it). Segments are percent-decoded exactly once (`+` stays a plus). Google's
 /// clients encode `/` in object names as `%2F`; a name sent with raw slashes is taken whole on GET, PATCH, PUT
 /// and DELETE (only POST has sub-resources: the router prefers the more specific route only where it serves the
@@ -21,6 +21,7 @@ public struct JSONRouter: Sendable {
         "/storage/v1/b/{bucket}/o/{object}/copyTo/b/{destinationBucket}/o/{destinationObject}"
     public static let rewriteTemplate =
         "/storage/v1/b/{bucket}/o/{object}/rewriteTo/b/{destinationBucket}/o/{destinationObject}"
+    public static let moveTemplate = "/storage/v1/b/{bucket}/o/{object}/moveTo/o/{destinationObject}"
     public static let downloadTemplate = "/download/storage/v1/b/{bucket}/o/{object}"
     public static let uploadTemplate = "/upload/storage/v1/b/{bucket}/o"
     /// Where google-apitools (gsutil) starts resumable uploads: an alias GCS serves for the upload path.
@@ -29,6 +30,7 @@ public struct JSONRouter: Sendable {
     /// Where the surface answers unmatched paths (GCS's error shape, "Not Found").
     public static let prefixes = [
         "/storage/v1", "/download/storage/v1", "/upload/storage/v1", "/resumable/upload/storage/v1",
+        "/batch/storage/v1",
     ]
 
     /// Untyped `throws` in the function type (each decoder throws only `ServiceError`): a typed-throws function
@@ -46,6 +48,7 @@ public struct JSONRouter: Sendable {
         Route([.post], RouteTemplate(static: composeTemplate), compose),
         Route([.post], RouteTemplate(static: copyTemplate), copy),
         Route([.post], RouteTemplate(static: rewriteTemplate), rewrite),
+        Route([.post], RouteTemplate(static: moveTemplate), move),
         Route([.get], RouteTemplate(static: "/download/storage/v1/b/{bucket}/o/{object...}"), download),
         Route([.post, .put, .delete], RouteTemplate(static: uploadTemplate), upload),
         Route([.post, .put, .delete], RouteTemplate(static: resumableUploadTemplate), upload),
@@ -113,6 +116,13 @@ public struct JSONRouter: Sendable {
     private static func rewrite(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
     { try copy(match, rewrite: true) }
+
+    private static func move(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    {
+        let bucket = try bucket(match)
+        return .move(source: try object(bucket, match.captures[1]), destination: try object(bucket, match.captures[2]))
+    }
 
     private static func object(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation

@@ -1,0 +1,53 @@
+public import PortcullisCore
+import Storage
+
+/// `objects.move` within one bucket: the rules must allow reading **and** deleting the source and creating the
+/// destination. It is a server-side copy followed by a delete of exactly the generation copied, so the
+/// destination is committed (and announced) as any copy is and the source's delete is guarded: if the source
+/// changed meanwhile, the new destination is removed again and the call fails with 412, leaving the source as
+/// it was.
+extension StorageService {
+    /// Moves `request.source` to `request.destination` (same bucket), returning the destination's metadata.
+    public func move(_ request: CopyRequest, caller: Caller, _ context: RequestContext) async throws(ServiceError)
+        -> ObjectMetadata
+    {
+        guard request.source.bucket.bytesEqual(request.destination.bucket) else {
+            throw .badRequest("A move stays within one bucket.")
+        }
+        guard !request.source.name.bytesEqual(request.destination.name) else {
+            throw .badRequest("The source and destination of a move must differ.")
+        }
+        let bucket = try bucket(request.source.bucket)
+        // Delete on the source is judged before anything is written (the copy judges the read and the create).
+        let source = try await existing(request.source, in: bucket, context)
+        try authorize(
+            .delete, (request.source.bucket, request.source.name), principal: caller.principal, resource: source,
+            context)
+        guard let source else { throw .noSuchObject(bucket: request.source.bucket, name: request.source.name) }
+        // The copy must read the very generation judged for delete.
+        var pinned = request
+        if pinned.sourceConditions.generation.ifGenerationMatch == nil {
+            pinned.sourceConditions.generation.ifGenerationMatch = source.generation
+        }
+        let moved = try await copy(pinned, caller: caller, context)
+        do {
+            try await storage(context) { () async throws(StorageError) in
+                try await commitDelete(
+                    request.source, current: source,
+                    preconditions: Preconditions(ifGenerationMatch: source.generation), in: bucket)
+            }
+        } catch {
+            // The source changed after it was copied: undo the destination (only the generation written here).
+            try? await storage(context) { () async throws(StorageError) in
+                try await commitDelete(
+                    request.destination, current: moved,
+                    preconditions: Preconditions(ifGenerationMatch: moved.generation), in: bucket)
+            }
+            if error.kind == .preconditionFailed || error.kind == .notFound {
+                throw .preconditionFailed("The source object changed during the move; nothing was moved.")
+            }
+            throw error
+        }
+        return moved
+    }
+}
