@@ -262,3 +262,83 @@ def test_change_events_carry_self_and_media_links(tmp_path: Path, servers: list[
         assert request("GET", data["selfLink"]).json()["name"] == "a b.txt"
     finally:
         receiver.stop()
+
+
+def test_move_renames_within_the_bucket(module_gateway: Server) -> None:
+    source = upload(module_gateway, "move/from.txt", b"moving", "text/x-moved")
+    src = urllib.parse.quote("move/from.txt", safe="")
+    dst = urllib.parse.quote("move/to.txt", safe="")
+    # A source condition that fails moves nothing.
+    resp = request("POST", f"{api(module_gateway)}/{src}/moveTo/o/{dst}?ifSourceGenerationMatch=1")
+    assert_json_error(resp, 412, "conditionNotMet")
+    assert request("GET", f"{api(module_gateway)}/{dst}").status == 404
+    resp = request("POST", f"{api(module_gateway)}/{src}/moveTo/o/{dst}"
+                   f"?ifSourceGenerationMatch={source['generation']}&ifGenerationMatch=0")
+    assert resp.status == 200, resp.body
+    moved = resp.json()
+    assert moved["name"] == "move/to.txt" and moved["contentType"] == "text/x-moved"
+    assert request("GET", f"{api(module_gateway)}/{dst}?alt=media").body == b"moving"
+    assert_json_error(request("GET", f"{api(module_gateway)}/{src}"), 404, "notFound")
+    # Moving a missing object is 404; onto an existing name with ifGenerationMatch=0 is 412.
+    assert_json_error(request("POST", f"{api(module_gateway)}/{src}/moveTo/o/{dst}"), 404, "notFound")
+    upload(module_gateway, "move/other.txt", b"other")
+    resp = request("POST", f"{api(module_gateway)}/{urllib.parse.quote('move/other.txt', safe='')}/moveTo/o/{dst}"
+                   "?ifGenerationMatch=0")
+    assert_json_error(resp, 412, "conditionNotMet")
+    assert request("GET", f"{api(module_gateway)}/{dst}?alt=media").body == b"moving"
+
+
+MOVE_RULES = """rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /from/{f} { allow read, delete: if request.auth != null; }
+    match /keep/{f} { allow read: if request.auth != null; }
+    match /to/{f} { allow read, create: if request.auth != null; }
+  }
+}
+"""
+
+
+def test_move_needs_read_and_delete_on_the_source_and_create_on_the_destination(tmp_path: Path,
+                                                                              servers: list[Server]) -> None:
+    hmac_secret = secrets.token_hex(32)
+    (tmp_path / "hmac.secret").write_text(hmac_secret)
+    (tmp_path / "move.rules").write_text(MOVE_RULES)
+    signing_key_file(tmp_path / "signing.key", "k1")
+    admin = secrets.token_urlsafe(24)
+    (tmp_path / "admin.key").write_text(admin)
+    server = Server(workdir=tmp_path, name="move", args=[
+        "--bucket", f"{BUCKET}=file:{tmp_path / 'data'}", "--rules", str(tmp_path / "move.rules"),
+        "--signing-key", str(tmp_path / "signing.key"), "--jwt-hmac-secret", str(tmp_path / "hmac.secret"),
+        "--admin-key", str(tmp_path / "admin.key")])
+    servers.append(server)
+    server.start()
+    for name in ("from/a", "from/c", "keep/b"):
+        resp = request("POST", f"{server.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=media&name={name}", b"x",
+                       {"Authorization": f"Bearer {admin}", "Content-Type": "text/plain"})
+        assert resp.status == 200, resp.body
+    now = int(time.time())
+    alice = {"Authorization": "Bearer " + jwt.encode({"sub": "alice", "iat": now, "exp": now + 600}, hmac_secret,
+                                                     algorithm="HS256")}
+
+    def move(src: str, dst: str):
+        return request("POST", f"{api(server)}/{urllib.parse.quote(src, safe='')}/moveTo/o/"
+                       f"{urllib.parse.quote(dst, safe='')}", headers=alice)
+
+    def exists(name: str) -> bool:
+        return request("GET", f"{api(server)}/{urllib.parse.quote(name, safe='')}", headers=alice).status == 200
+
+    assert_json_error(move("keep/b", "to/b"), 403, "forbidden")  # no delete on the source
+    assert exists("keep/b") and not exists("to/b")
+    assert_json_error(move("from/c", "keep/c"), 403, "forbidden")  # no create on the destination
+    assert exists("from/c") and not exists("keep/c")
+    assert move("from/a", "to/a").status == 200
+    assert exists("to/a") and not exists("from/a")
+
+
+def test_batch_is_not_implemented_rather_than_missing(module_gateway: Server) -> None:
+    body = (b"--b\r\nContent-Type: application/http\r\n\r\nDELETE /storage/v1/b/test-bucket/o/x HTTP/1.1\r\n\r\n"
+            b"--b--\r\n")
+    resp = request("POST", f"{module_gateway.url}/batch/storage/v1", body,
+                   {"Content-Type": "multipart/mixed; boundary=b"})
+    assert "batch" in assert_json_error(resp, 501, "notImplemented")["message"].lower()
