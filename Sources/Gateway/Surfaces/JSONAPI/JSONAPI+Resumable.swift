@@ -43,7 +43,7 @@ extension JSONAPI {
             request, declaredSize: declaredSize, caller: call.caller,
             call.context)
         let location =
-            baseURL(call) + (call.request.path.hasPrefix("/resumable/") ? "/resumable" : "")
+            baseURL(call) + (call.request.path.bytesHasPrefix("/resumable/") ? "/resumable" : "")
             + "/upload/storage/v1/b/" + PercentEncoding.uriComponent.encode(bucket)
             + "/o?uploadType=resumable&name=" + PercentEncoding.uriComponent.encode(object.name) + "&upload_id="
             + uploadID
