@@ -136,6 +136,9 @@ public struct HTTPResponse: Sendable {
         self.body = body
         self.onComplete = onComplete
     }
+
+    /// The standard reason phrase of `status` (what the status line says when `reason` is nil).
+    public static func standardReason(_ status: Int) -> String { ResponseHead.reasonPhrase(status) }
 }
 
 /// The one-method seam between the server and the application.

@@ -30,7 +30,6 @@ public struct JSONRouter: Sendable {
     /// Where the surface answers unmatched paths (GCS's error shape, "Not Found").
     public static let prefixes = [
         "/storage/v1", "/download/storage/v1", "/upload/storage/v1", "/resumable/upload/storage/v1",
-        "/batch/storage/v1",
     ]
 
     /// Untyped `throws` in the function type (each decoder throws only `ServiceError`): a typed-throws function

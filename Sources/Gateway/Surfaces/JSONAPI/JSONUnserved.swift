@@ -61,7 +61,6 @@ enum JSONUnserved {
         Entry(
             methods: all, template: "/storage/v1/projects/{project}/serviceAccount",
             feature: "Project service accounts"),
-        Entry(methods: all, template: "/batch/storage/v1", feature: "Batch requests (send each call on its own)"),
     ]
 
     /// The entries as routes of the JSON API table: each decoder throws the 501.
