@@ -23,16 +23,15 @@ enum RulesExplainRequest {
         }
         var prefix: String?
         if let value = fields["prefix"], !value.isNull {
-            guard let text = value.stringValue, method == .list else {
-                throw .badRequest("prefix must be a string, and is for method list only.")
-            }
-            prefix = text
+            guard let text = value.stringValue else { throw .badRequest("prefix must be a string.") }
+            // Only a listing has a prefix; for the other methods it means nothing.
+            if method == .list { prefix = text }
         }
         let path: String
         if let text = fields["path"]?.stringValue {
             path = text
-        } else if let prefix, fields["path"] == nil {
-            path = prefix
+        } else if fields["path"] == nil, let text = fields["prefix"]?.stringValue {
+            path = text
         } else {
             throw .badRequest("path must be a string.")
         }

@@ -20,6 +20,12 @@ public struct ListScope: Sendable, Equatable {
         self.confinedTo = confinedTo
     }
 
+    /// By bytes (the house rule for names).
+    public static func == (a: ListScope, b: ListScope) -> Bool {
+        a.folder.bytesEqual(b.folder) && (a.confinedTo == nil) == (b.confinedTo == nil)
+            && (a.confinedTo ?? "").bytesEqual(b.confinedTo ?? "")
+    }
+
     /// The scopes to try for `prefix`, in order.
     public static func candidates(prefix: String) -> [ListScope] {
         let parent = ListScope(folder: StorageService.folder(of: prefix))

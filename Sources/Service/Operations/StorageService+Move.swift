@@ -14,10 +14,10 @@ extension StorageService {
         guard request.source.bucket.bytesEqual(request.destination.bucket) else {
             throw .badRequest("A move stays within one bucket.")
         }
-        guard !request.source.name.bytesEqual(request.destination.name) else {
-            throw .badRequest("The source and destination of a move must differ.")
-        }
         let bucket = try bucket(request.source.bucket)
+        if request.source.name.bytesEqual(request.destination.name) {
+            return try await moveOntoItself(request, bucket, caller, context)
+        }
         // Delete on the source is judged before anything is written (the copy judges the read and the create).
         let source = try await existing(request.source, in: bucket, context)
         try authorize(
@@ -49,5 +49,21 @@ extension StorageService {
             throw error
         }
         return moved
+    }
+
+    /// A move of an object onto its own name changes nothing: judged as any move (read and delete of the
+    /// source, its conditions, the destination's preconditions), answered with the object as it is.
+    private func moveOntoItself(
+        _ request: CopyRequest, _ bucket: Bucket, _ caller: Caller, _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
+        let current = try await existing(request.source, in: bucket, context)
+        try authorize(
+            .delete, (request.source.bucket, request.source.name), principal: caller.principal, resource: current,
+            context)
+        _ = try authorizeRead(request.source, caller: Caller(principal: caller.principal), current: current, context)
+        guard let current else { throw .noSuchObject(bucket: request.source.bucket, name: request.source.name) }
+        try request.sourceConditions.checkWrite(current)
+        guard request.destinationPreconditions.isSatisfied(by: current) else { throw .preconditionFailed() }
+        return current
     }
 }

@@ -20,10 +20,6 @@ enum JSONUnserved {
     static let all: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
 
     static let entries: [Entry] = [
-        Entry(methods: [.post], template: "/storage/v1/b", feature: "Bucket creation (buckets.insert)"),
-        Entry(
-            methods: [.put, .patch, .delete], template: "/storage/v1/b/{bucket}",
-            feature: "Bucket changes (buckets.update, buckets.patch, buckets.delete)"),
         Entry(methods: all, template: "/storage/v1/b/{bucket}/acl", feature: "Bucket ACLs (bucketAccessControls)"),
         Entry(
             methods: all, template: "/storage/v1/b/{bucket}/acl/{entity}",
