@@ -34,6 +34,8 @@ public final class StorageService: Sendable {
         let readsAreLocal: Bool
         /// Reads answered in place under an event loop's permit, when the backend offers them.
         let inPlace: (any InPlaceReads)?
+        /// Moves in one transaction, when the backend offers them.
+        let renames: (any AtomicRenames)?
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
         func metadata(of object: ObjectPath, _ permit: (any InPlaceLookupPermit)?) async throws(StorageError)
@@ -63,7 +65,8 @@ public final class StorageService: Sendable {
             table[ExactString(name)] = Bucket(
                 name: name, backend: backend, staging: backend as? any ResumableStaging,
                 outbox: backend as? any ChangeOutbox,
-                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads)
+                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads,
+                renames: backend as? any AtomicRenames)
         }
         self.buckets = table
         self.sealer = sealer

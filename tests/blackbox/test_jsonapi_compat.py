@@ -258,6 +258,14 @@ def test_change_events_carry_self_and_media_links(tmp_path: Path, servers: list[
         assert data["mediaLink"] == resource["mediaLink"]
         assert request("GET", data["mediaLink"]).body == b"linked"
         assert request("GET", data["selfLink"]).json()["name"] == "a b.txt"
+        # A move is announced as Cloud Storage announces it: the source deleted, the destination finalized.
+        resp = request("POST", f"{server.url}/storage/v1/b/{EVENTS_BUCKET}/o/a%20b.txt/moveTo/o/moved.txt")
+        assert resp.status == 200, resp.body
+        records = receiver.wait_for(lambda rs: len(rs) >= 3, what="3 events")
+        kinds = sorted((r["attributes"]["type"].rsplit(".", 1)[1], r["data"]["name"]) for r in records[1:])
+        assert kinds == [("deleted", "a b.txt"), ("finalized", "moved.txt")]
+        finalized = next(r["data"] for r in records[1:] if r["data"]["name"] == "moved.txt")
+        assert request("GET", finalized["mediaLink"]).body == b"linked"
     finally:
         receiver.stop()
 

@@ -58,7 +58,7 @@ extension StorageService {
 
     /// The source's current metadata, after the read is authorized and its conditions hold (a failed
     /// `…NotMatch` is 412 here, not 304: a copy has no cached copy to keep).
-    private func judgeSource(
+    func judgeSource(
         _ source: ObjectPath, _ conditions: Conditions, _ bucket: Bucket, _ caller: Caller,
         _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {

@@ -2,10 +2,11 @@ public import PortcullisCore
 import Storage
 
 /// `objects.move` within one bucket: the rules must allow reading **and** deleting the source and creating the
-/// destination. It is a server-side copy followed by a delete of exactly the generation copied, so the
-/// destination is committed (and announced) as any copy is and the source's delete is guarded: if the source
-/// changed meanwhile, the new destination is removed again and the call fails with 412, leaving the source as
-/// it was.
+/// destination (judged with the source's attributes, size and hashes under the new name). On a backend that
+/// renames atomically (`AtomicRenames`, the embedded one) it is one commit. Elsewhere it is a server-side copy
+/// followed by a delete of exactly the generation copied, so the destination is committed (and announced) as any
+/// copy is and the source's delete is guarded: if the source changed meanwhile, the new destination is removed
+/// again and the call fails with 412, leaving the source as it was.
 extension StorageService {
     /// Moves `request.source` to `request.destination` (same bucket), returning the destination's metadata.
     public func move(_ request: CopyRequest, caller: Caller, _ context: RequestContext) async throws(ServiceError)
@@ -24,6 +25,9 @@ extension StorageService {
             .delete, (request.source.bucket, request.source.name), principal: caller.principal, resource: source,
             context)
         guard let source else { throw .noSuchObject(bucket: request.source.bucket, name: request.source.name) }
+        if let renames = bucket.renames {
+            return try await renameAtomically(request, source, renames, bucket, caller, context)
+        }
         // The copy must read the very generation judged for delete.
         var pinned = request
         if pinned.sourceConditions.generation.ifGenerationMatch == nil {
@@ -65,5 +69,29 @@ extension StorageService {
         try request.sourceConditions.checkWrite(current)
         guard request.destinationPreconditions.isSatisfied(by: current) else { throw .preconditionFailed() }
         return current
+    }
+
+    /// The move as one commit: the source judged for read and its conditions, the destination for `create` with
+    /// the object it would become, then the rename of exactly the judged generation.
+    private func renameAtomically(
+        _ request: CopyRequest, _ current: ObjectMetadata, _ renames: any AtomicRenames, _ bucket: Bucket,
+        _ caller: Caller, _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
+        let source = try await judgeSource(request.source, request.sourceConditions, bucket, caller, context)
+        guard source.generation == current.generation else {
+            throw .preconditionFailed("The source object changed during the move; nothing was moved.")
+        }
+        let replaced = try await existing(request.destination, in: bucket, context)
+        let proposal = Self.proposal(
+            request.destination, Self.attributes(of: source), size: source.size, md5: source.md5Hash,
+            existing: replaced)
+        try authorize(
+            .create, (request.destination.bucket, request.destination.name), principal: caller.principal,
+            resource: replaced, requestResource: proposal, context)
+        return try await storage(context) { () async throws(StorageError) in
+            try await commitRename(
+                request.source, current: source, to: request.destination, replacing: replaced,
+                preconditions: request.destinationPreconditions, with: renames, in: bucket)
+        }
     }
 }
