@@ -22,7 +22,7 @@ enum RulesExplainRequest {
             throw .badRequest("bucket must be a non-empty string.")
         }
         var prefix: String?
-        if let value = fields["prefix"], !value.isNull {
+        if let value = fields["prefix"] {
             guard let text = value.stringValue else { throw .badRequest("prefix must be a string.") }
             // Only a listing has a prefix; for the other methods it means nothing.
             if method == .list { prefix = text }

@@ -89,7 +89,7 @@ enum BatchCodec {
 
     /// One part: its MIME headers, then the HTTP request it carries.
     private static func part(_ bytes: ArraySlice<UInt8>) throws(ServiceError) -> Part {
-        let (mimeHeaders, http) = head(bytes)
+        let (mimeHeaders, http) = head(bytes, skippingBlankLines: false)
         var contentID: String?
         for line in mimeHeaders {
             guard let colon = line.firstIndex(of: ":") else { continue }
@@ -97,7 +97,7 @@ enum BatchCodec {
                 contentID = String(line[line.index(after: colon)...].trimmingSpaces())
             }
         }
-        let (lines, rest) = head(http)
+        let (lines, rest) = head(http, skippingBlankLines: true)
         guard let requestLine = lines.first else { throw .badRequest("A batch part holds no HTTP request.") }
         let words = requestLine.split(separator: " ", omittingEmptySubsequences: true)
         guard words.count == 3, words[2].bytesHasPrefix("HTTP/1.") else {
@@ -133,11 +133,11 @@ enum BatchCodec {
             contentID: contentID, method: String(words[0]), target: target, headers: headers, body: body)
     }
 
-    /// The header lines up to the first empty line (CRLF or LF ends), and what follows it.
-    private static func head(_ bytes: ArraySlice<UInt8>) -> ([Substring], ArraySlice<UInt8>) {
+    /// The header lines up to the first empty line (CRLF or LF ends), and what follows it. A part with no MIME
+    /// headers starts with its empty line; an HTTP request may be preceded by blank lines (`skippingBlankLines`).
+    private static func head(_ bytes: ArraySlice<UInt8>, skippingBlankLines: Bool) -> ([Substring], ArraySlice<UInt8>) {
         var lines: [Substring] = []
         var index = bytes.startIndex
-        // Leading blank lines (between a delimiter and a part's headers) are not the end of the headers.
         while index < bytes.endIndex {
             guard let newline = bytes[index...].firstIndex(of: 0x0A) else {
                 let line = String(decoding: bytes[index...], as: UTF8.self)
@@ -149,7 +149,7 @@ enum BatchCodec {
             let line = bytes[index..<lineEnd]
             index = newline + 1
             if line.isEmpty {
-                if lines.isEmpty { continue }
+                if lines.isEmpty, skippingBlankLines { continue }
                 return (lines, bytes[index...])
             }
             lines.append(Substring(String(decoding: line, as: UTF8.self)))
