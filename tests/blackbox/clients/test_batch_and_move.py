@@ -1,7 +1,7 @@
-"""Cloud Storage's batch endpoint (`POST /batch/storage/v1`) through the clients that use it:
-google-cloud-storage's `client.batch()` (deletes, patches, a missing object among them) and gcsfs's bulk delete
-(`fs.rm([...])`, which gcsfs batches on Google's endpoint). Each part is a request of its own: it is authorized by the rules and gets its own access-log
-line."""
+"""objects.move (`Bucket.move_blob`) and Cloud Storage's batch endpoint (`POST /batch/storage/v1`) through the
+clients that use them: google-cloud-storage's `client.batch()` (deletes, patches, a missing object among them)
+and gcsfs's bulk delete (`fs.rm([...])`, which gcsfs batches on Google's endpoint). Each batch part is a request
+of its own: it is authorized by the rules and gets its own access-log line."""
 from __future__ import annotations
 
 import json
@@ -63,3 +63,17 @@ def test_gcsfs_bulk_delete(emulator_host: str, admin_token: str, gateway: Server
     fs.invalidate_cache()
     assert fs.ls(root, detail=False) == [f"{root}/3.txt"]
     assert gateway.log_path.read_text().count('"route":"/batch/storage/v1"') == batches_before + 1
+
+
+def test_move_blob(client: storage.Client) -> None:
+    """`Bucket.move_blob` (objects.move): one commit on the embedded backend, copy + guarded delete on gs://."""
+    bucket = client.bucket(BUCKET)
+    source = bucket.blob("moves/from.txt")
+    source.upload_from_string(b"moved", content_type="text/x-moved", **CALL)
+    moved = bucket.move_blob(source, "moves/to.txt", if_source_generation_match=source.generation,
+                             if_generation_match=0, **CALL)
+    assert moved.name == "moves/to.txt" and moved.content_type == "text/x-moved"
+    assert moved.download_as_bytes(**CALL) == b"moved"
+    assert not bucket.blob("moves/from.txt").exists(**CALL)
+    with pytest.raises(exceptions.NotFound):
+        bucket.move_blob(bucket.blob("moves/from.txt"), "moves/again.txt", **CALL)
