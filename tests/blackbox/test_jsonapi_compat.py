@@ -221,7 +221,8 @@ def test_listing_a_folder_by_its_name_is_judged_as_the_playground_judges_it(tmp_
         return resp.status, (resp.json() if resp.status == 200 else {})
 
     def explained(prefix: str) -> dict:
-        body = {"method": "list", "bucket": BUCKET, "prefix": prefix, "delimiter": "/", "auth": {"sub": "alice"}}
+        body = {"method": "list", "bucket": BUCKET, "path": "", "prefix": prefix, "delimiter": "/",
+                "auth": {"sub": "alice"}}
         resp = request("POST", f"{server.url}/admin/v1/rules/explain", json.dumps(body).encode(),
                        {**as_admin, "Content-Type": "application/json"})
         assert resp.status == 200, resp.body

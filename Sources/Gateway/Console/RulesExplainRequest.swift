@@ -10,7 +10,7 @@ import Service
 /// drift apart). Unknown keys are ignored.
 enum RulesExplainRequest {
     /// The request, and for `list` the live listing's `prefix` when the body gives one (then the folder judged
-    /// is derived from it as for a live listing, `ListScope`, and `path` may be left out).
+    /// is derived from it as for a live listing, `ListScope`, not from `path`).
     static func decode(_ body: [UInt8]) throws(ServiceError) -> (RulesRequest, prefix: String?) {
         guard let fields = try JSONObjectBody.members(body) else {
             throw .badRequest("The request body must be a JSON object.")
@@ -27,14 +27,7 @@ enum RulesExplainRequest {
             // Only a listing has a prefix; for the other methods it means nothing.
             if method == .list { prefix = text }
         }
-        let path: String
-        if let text = fields["path"]?.stringValue {
-            path = text
-        } else if fields["path"] == nil, let text = fields["prefix"]?.stringValue {
-            path = text
-        } else {
-            throw .badRequest("path must be a string.")
-        }
+        guard let path = fields["path"]?.stringValue else { throw .badRequest("path must be a string.") }
         var time = Timestamp.now()
         if let value = fields["time"], !value.isNull {
             guard let text = value.stringValue, isTime(text), let parsed = Timestamp(rfc3339: text) else {

@@ -10,8 +10,8 @@ public import Service
 /// Body (JSON): `method` (`get|list|create|update|delete`), `bucket`, `path` (the object name; for `list` the
 /// folder without its trailing `/`), and optionally `auth` (token claims, or null for an anonymous caller),
 /// `resource` and `requestResource` (v0 metadata, as in `portcullis rules test` cases), `time` (RFC 3339;
-/// default now), `delimiter`; for `list`, `prefix` instead of `path` asks about a live listing of that prefix,
-/// judged exactly as one is (`ListScope`: the folder of the prefix, else the folder it names). Answer: `{"decision":"allow"|"deny","allowed":bool,"explanation":"…"}`.
+/// default now), `delimiter`; for `list`, `prefix` asks about a live listing of that prefix, judged exactly as
+/// one is (`ListScope`: the folder of the prefix, else the folder it names), instead of `path`. Answer: `{"decision":"allow"|"deny","allowed":bool,"explanation":"…"}`.
 /// The service decides who may ask (admins); a malformed body is a 400 for anyone, since it reveals nothing
 /// but what the caller sent.
 public struct RulesExplainSurface: APISurface {
