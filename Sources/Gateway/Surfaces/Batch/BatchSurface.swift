@@ -72,7 +72,7 @@ public final class BatchSurface: APISurface {
         }
         var headers = HTTPHeaders()
         for (name, value) in part.headers { headers.add(name, value) }
-        for name in ["Authorization", "Host"] where !headers.contains(name) {
+        for name in ["Authorization", "Host"] where !headers.contains(name) {  // identity-ok: header field names
             if let value = outer.headers[name] { headers.add(name, value) }
         }
         let sub = HTTPRequest(
