@@ -401,3 +401,33 @@ def test_batch_runs_each_part_and_answers_multipart_mixed(module_gateway: Server
     assert_json_error(request("POST", f"{module_gateway.url}/batch/storage/v1", batch_body(many),
                               {"Content-Type": "multipart/mixed; boundary=b"}), 400, "invalid")
     assert request("GET", f"{api(module_gateway)}/batch-b").status == 200
+
+
+def test_storage_class_is_stored_and_changed_by_rewrite(module_gateway: Server) -> None:
+    boundary = "sc"
+    body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
+            + json.dumps({"name": "classed.txt", "storageClass": "NEARLINE"})
+            + f"\r\n--{boundary}\r\nContent-Type: text/plain\r\n\r\ncold\r\n--{boundary}--\r\n").encode()
+    resp = request("POST", f"{module_gateway.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart", body,
+                   {"Content-Type": f"multipart/related; boundary={boundary}"})
+    assert resp.status == 200, resp.body
+    assert resp.json()["storageClass"] == "NEARLINE"
+    assert request("GET", f"{api(module_gateway)}/classed.txt").json()["storageClass"] == "NEARLINE"
+    resp = request("POST", f"{api(module_gateway)}/classed.txt/rewriteTo/b/{BUCKET}/o/colder.txt"
+                   "?destinationStorageClass=COLDLINE")
+    assert resp.status == 200, resp.body
+    assert resp.json()["resource"]["storageClass"] == "COLDLINE"
+    assert request("GET", f"{api(module_gateway)}/colder.txt").json()["storageClass"] == "COLDLINE"
+    # A plain copy takes the default class; a move keeps the object's.
+    resp = request("POST", f"{api(module_gateway)}/classed.txt/copyTo/b/{BUCKET}/o/copied-class.txt")
+    assert resp.json()["storageClass"] == "STANDARD"
+    resp = request("POST", f"{api(module_gateway)}/colder.txt/moveTo/o/moved-class.txt")
+    assert resp.status == 200 and resp.json()["storageClass"] == "COLDLINE"
+    # A resumable upload keeps it across its session; an unknown class is 400.
+    resp = request("POST", f"{module_gateway.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=resumable&name=arch.bin",
+                   json.dumps({"storageClass": "ARCHIVE"}).encode(), {"Content-Type": "application/json"})
+    status, _, _ = put_with_reason(resp.header("Location"), b"abc", {"Content-Range": "bytes 0-2/3"})
+    assert status == 200
+    assert request("GET", f"{api(module_gateway)}/arch.bin").json()["storageClass"] == "ARCHIVE"
+    assert_json_error(request("POST", f"{api(module_gateway)}/classed.txt/rewriteTo/b/{BUCKET}/o/x"
+                              "?destinationStorageClass=FROZEN"), 400, "invalid")

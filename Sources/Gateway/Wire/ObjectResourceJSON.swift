@@ -22,6 +22,20 @@ public enum ObjectResourceJSON {
     /// values are stringified as the emulator does (a `null` value is dropped); `firebaseStorageDownloadTokens`
     /// becomes the object's token list. An empty body is no fields; a body that is JSON but not an object
     /// (`null` included) is 400 (`JSONObjectBody`).
+    /// Cloud Storage's storage classes; a resource or parameter naming another is 400, as on GCS.
+    public static let storageClasses = [
+        "STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE", "MULTI_REGIONAL", "REGIONAL", "DURABLE_REDUCED_AVAILABILITY",
+    ]
+
+    /// `text` as a storage class (nil stays nil).
+    public static func storageClass(_ text: String?) throws(ServiceError) -> String? {
+        guard let text else { return nil }
+        guard storageClasses.contains(where: { $0.utf8.elementsEqual(text.utf8) }) else {
+            throw .badRequest("Invalid storage class: \(text).")
+        }
+        return text
+    }
+
     public static func decodeUpload(_ body: [UInt8]) throws(ServiceError) -> UploadFields {
         var fields = UploadFields()
         guard let object = try JSONObjectBody.members(body) else { return fields }
@@ -31,6 +45,7 @@ public enum ObjectResourceJSON {
         fields.attributes.contentDisposition = try headerSafe(object, "contentDisposition")
         fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
         fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
+        fields.attributes.storageClass = try storageClass(try string(object, "storageClass"))
         if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
             guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
             fields.md5Hash = md5

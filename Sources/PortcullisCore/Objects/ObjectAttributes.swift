@@ -8,12 +8,15 @@ public struct ObjectAttributes: Sendable, Equatable {
     public var customMetadata: [String: String]
     /// Tokens to store with the new generation (the Gateway mints one when the caller gave none).
     public var downloadTokens: [String]
+    /// The storage class to record (`STANDARD` when nil); a label kept with the object, as the JSON API shows it.
+    public var storageClass: String?
 
     public init(
         contentType: String? = nil, contentEncoding: String? = nil, contentDisposition: String? = nil,
         contentLanguage: String? = nil, cacheControl: String? = nil, customMetadata: [String: String] = [:],
-        downloadTokens: [String] = []
+        downloadTokens: [String] = [], storageClass: String? = nil
     ) {
+        self.storageClass = storageClass
         self.contentType = contentType
         self.contentEncoding = contentEncoding
         self.contentDisposition = contentDisposition
@@ -29,6 +32,7 @@ public struct ObjectAttributes: Sendable, Equatable {
             && a.contentDisposition.bytesEqual(b.contentDisposition)
             && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
             && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
+            && a.storageClass.bytesEqual(b.storageClass)
     }
 }
 

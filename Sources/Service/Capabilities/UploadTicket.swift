@@ -93,6 +93,7 @@ struct UploadTicket: Equatable {
         if let v = a.contentDisposition { o["cd"] = .string(v) }
         if let v = a.contentLanguage { o["cl"] = .string(v) }
         if let v = a.cacheControl { o["cc"] = .string(v) }
+        if let v = a.storageClass { o["sc"] = .string(v) }
         if !a.customMetadata.isEmpty { o["m"] = .object(a.customMetadata.mapValues(JSONValue.string)) }
         if !a.downloadTokens.isEmpty { o["t"] = .array(a.downloadTokens.map(JSONValue.string)) }
         return .object(o)
@@ -106,6 +107,7 @@ struct UploadTicket: Equatable {
         a.contentDisposition = o["cd"]?.stringValue
         a.contentLanguage = o["cl"]?.stringValue
         a.cacheControl = o["cc"]?.stringValue
+        a.storageClass = o["sc"]?.stringValue
         a.customMetadata = (o["m"]?.objectValue ?? [:]).compactMapValues(\.stringValue)
         a.downloadTokens = (o["t"]?.arrayValue ?? []).compactMap(\.stringValue)
         return a

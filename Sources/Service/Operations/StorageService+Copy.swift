@@ -21,7 +21,8 @@ extension StorageService {
         _ = try bucket(request.destination.bucket)
         let source = try await judgeSource(request.source, request.sourceConditions, sourceBucket, caller, context)
         let body = try await openSource(request.source, generation: source.generation, sourceBucket, context)
-        let attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
+        var attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
+        attributes.storageClass = request.storageClass
         let upload = UploadRequest(
             object: request.destination, attributes: attributes, possibleSizes: [source.size],
             expectedMD5: source.md5Hash, preconditions: request.destinationPreconditions,
@@ -108,11 +109,15 @@ public struct CopyRequest: Sendable {
     /// Applied to the source's attributes (fields it leaves unchanged are copied; download tokens included,
     /// as GCS copies the metadata key that holds them).
     public var overrides: MetadataPatch
+    /// The destination's storage class (`destinationStorageClass`); nil: the default, `STANDARD`.
+    public var storageClass: String?
 
     public init(
         source: ObjectPath, sourceConditions: Conditions = .none, destination: ObjectPath,
-        destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch()
+        destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch(),
+        storageClass: String? = nil
     ) {
+        self.storageClass = storageClass
         self.source = source
         self.sourceConditions = sourceConditions
         self.destination = destination

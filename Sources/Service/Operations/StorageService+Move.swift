@@ -33,6 +33,8 @@ extension StorageService {
         if pinned.sourceConditions.generation.ifGenerationMatch == nil {
             pinned.sourceConditions.generation.ifGenerationMatch = source.generation
         }
+        // A moved object keeps its storage class.
+        pinned.storageClass = source.storageClass
         let moved = try await copy(pinned, caller: caller, context)
         do {
             try await storage(context) { () async throws(StorageError) in
@@ -82,9 +84,10 @@ extension StorageService {
             throw .preconditionFailed("The source object changed during the move; nothing was moved.")
         }
         let replaced = try await existing(request.destination, in: bucket, context)
+        var attributes = Self.attributes(of: source)
+        attributes.storageClass = source.storageClass
         let proposal = Self.proposal(
-            request.destination, Self.attributes(of: source), size: source.size, md5: source.md5Hash,
-            existing: replaced)
+            request.destination, attributes, size: source.size, md5: source.md5Hash, existing: replaced)
         try authorize(
             .create, (request.destination.bucket, request.destination.name), principal: caller.principal,
             resource: replaced, requestResource: proposal, context)

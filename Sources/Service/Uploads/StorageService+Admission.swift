@@ -71,7 +71,8 @@ extension StorageService {
             bucket: object.bucket, name: object.name,
             generation: max(now.nanosecondsSinceEpoch / 1000, (existing?.generation ?? 0) + 1),
             metageneration: 1, size: size, timeCreated: now, updated: now, md5Hash: md5,
-            contentType: a.contentType, contentEncoding: a.contentEncoding, contentDisposition: a.contentDisposition,
+            storageClass: a.storageClass ?? "STANDARD", contentType: a.contentType, contentEncoding: a.contentEncoding,
+            contentDisposition: a.contentDisposition,
             contentLanguage: a.contentLanguage, cacheControl: a.cacheControl, customMetadata: a.customMetadata,
             downloadTokens: a.downloadTokens)
     }

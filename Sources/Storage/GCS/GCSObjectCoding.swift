@@ -37,7 +37,7 @@ enum GCSObjectCoding {
     static func resource(
         name: String?, contentType: String?, contentEncoding: String?, contentDisposition: String?,
         contentLanguage: String?, cacheControl: String?, custom: [String: String],
-        tokens: [String]
+        tokens: [String], storageClass: String? = nil
     ) -> JSONValue {
         var object = [String: JSONValue]()
         if let name { object["name"] = .string(name) }
@@ -46,6 +46,7 @@ enum GCSObjectCoding {
         if let contentDisposition { object["contentDisposition"] = .string(contentDisposition) }
         if let contentLanguage { object["contentLanguage"] = .string(contentLanguage) }
         if let cacheControl { object["cacheControl"] = .string(cacheControl) }
+        if let storageClass { object["storageClass"] = .string(storageClass) }
         var metadata = custom.mapValues { JSONValue.string($0) }
         if !tokens.isEmpty {
             metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ","))
@@ -59,7 +60,7 @@ enum GCSObjectCoding {
             name: name, contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, custom: attributes.customMetadata,
-            tokens: attributes.downloadTokens)
+            tokens: attributes.downloadTokens, storageClass: attributes.storageClass)
     }
 
     static func resource(_ metadata: ObjectMetadata) -> JSONValue {

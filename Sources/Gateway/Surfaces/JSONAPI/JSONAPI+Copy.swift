@@ -6,7 +6,7 @@ import Service
 /// `objects.compose`.
 extension JSONAPI {
     /// The body (optional; `null` counts as none) is an object resource whose fields replace the source's on the
-    /// destination.
+    /// destination; `destinationStorageClass` sets the destination's storage class (default `STANDARD`).
     func copy(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, rewrite: Bool) async throws
         -> HTTPResponse
     {
@@ -14,7 +14,8 @@ extension JSONAPI {
         let body = try await collectJSONBody(call)
         let overrides =
             JSONObjectBody.isNull(body) ? MetadataPatch() : try ObjectResourceJSON.decodePatch(body, tokens: .replace)
-        let request = try Self.copyRequest(call, from: source, to: destination, overrides: overrides)
+        var request = try Self.copyRequest(call, from: source, to: destination, overrides: overrides)
+        request.storageClass = try ObjectResourceJSON.storageClass(call.query["destinationStorageClass"])
         let meta = try await service.copy(request, caller: call.caller, call.context)
         guard rewrite else { return objectResponse(call, meta) }
         return Self.json(JSONResources.rewrite(meta, base: baseURL(call), mask: call.fields))

@@ -61,7 +61,7 @@ public struct JSONRouter: Sendable {
             "generation", "sourceGeneration", "destinationPredefinedAcl", "predefinedAcl", "versions", "project",
             "ifSourceGenerationMatch", "ifSourceGenerationNotMatch", "ifSourceMetagenerationMatch",
             "ifSourceMetagenerationNotMatch", "rewriteToken", "maxBytesRewrittenPerCall", "kmsKeyName",
-            "destinationKmsKeyName",
+            "destinationKmsKeyName", "destinationStorageClass",
         ] + RequestConditions.parameterNames
 
     private static let compiled = CompiledRoutes(static: table)
