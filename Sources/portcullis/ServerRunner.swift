@@ -22,6 +22,12 @@ enum ServerRunner {
         raiseDescriptorLimit(wanted: config.maxConnections, logger: logger)
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
+        DiskSpaceMetrics.register(
+            in: registry,
+            directories: config.buckets.compactMap { binding in
+                guard case .file(let directory) = binding.backend else { return nil }
+                return (binding.name, directory)
+            })
         let httpMetrics = HTTPMetrics(registry: registry)
         let upstreamDeadline =
             Double(config.upstreamTimeout.components.seconds)
@@ -65,7 +71,7 @@ enum ServerRunner {
         var surfaces: [any APISurface] = [v0, jsonAPI, batch, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
 
-        let readiness = Readiness { await service.isReady() }
+        let readiness = Readiness(metrics: registry) { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let ops = OpsEndpoints(readiness: readiness, registry: registry)
         let responder = compile { () throws(RouteTableError) in

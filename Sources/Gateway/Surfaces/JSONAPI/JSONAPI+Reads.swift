@@ -41,6 +41,6 @@ extension JSONAPI {
         headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
-        return content.httpResponse(headers: headers, record: call.record)
+        return content.httpResponse(headers: consume headers, record: call.record)
     }
 }
