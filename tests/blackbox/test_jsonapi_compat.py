@@ -431,3 +431,34 @@ def test_storage_class_is_stored_and_changed_by_rewrite(module_gateway: Server) 
     assert request("GET", f"{api(module_gateway)}/arch.bin").json()["storageClass"] == "ARCHIVE"
     assert_json_error(request("POST", f"{api(module_gateway)}/classed.txt/rewriteTo/b/{BUCKET}/o/x"
                               "?destinationStorageClass=FROZEN"), 400, "invalid")
+
+
+def test_custom_time_is_settable_and_only_moves_forward(module_gateway: Server) -> None:
+    url = f"{api(module_gateway)}/timed.txt"
+    upload(module_gateway, "timed.txt", b"t")
+    assert "customTime" not in request("GET", url).json()
+
+    def patch(value) -> object:
+        return request("PATCH", url, json.dumps({"customTime": value}).encode(), {"Content-Type": "application/json"})
+
+    resp = patch("2030-01-02T03:04:05.678Z")
+    assert resp.status == 200, resp.body
+    assert resp.json()["customTime"] == "2030-01-02T03:04:05.678Z"
+    assert request("GET", url).json()["customTime"] == "2030-01-02T03:04:05.678Z"
+    # Back in time, or away: 400, nothing changed.
+    assert_json_error(patch("2029-12-31T00:00:00Z"), 400, "invalid")
+    assert_json_error(patch(None), 400, "invalid")
+    assert_json_error(patch("yesterday"), 400, "invalid")
+    assert request("GET", url).json()["metageneration"] == "2"
+    resp = patch("2031-01-01T00:00:00Z")
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    # A PUT without it keeps it; an upload's resource sets it.
+    resp = request("PUT", url, json.dumps({"contentType": "text/x-put"}).encode(), {"Content-Type": "application/json"})
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    boundary = "ct"
+    body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
+            + json.dumps({"name": "timed-upload.txt", "customTime": "2024-05-06T07:08:09Z"})
+            + f"\r\n--{boundary}\r\nContent-Type: text/plain\r\n\r\nx\r\n--{boundary}--\r\n").encode()
+    resp = request("POST", f"{module_gateway.url}/upload/storage/v1/b/{BUCKET}/o?uploadType=multipart", body,
+                   {"Content-Type": f"multipart/related; boundary={boundary}"})
+    assert resp.status == 200 and resp.json()["customTime"] == "2024-05-06T07:08:09.000Z"

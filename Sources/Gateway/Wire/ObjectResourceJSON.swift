@@ -27,6 +27,15 @@ public enum ObjectResourceJSON {
         "STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE", "MULTI_REGIONAL", "REGIONAL", "DURABLE_REDUCED_AVAILABILITY",
     ]
 
+    /// `text` as an RFC 3339 timestamp (nil stays nil); anything else is 400.
+    public static func customTime(_ text: String?) throws(ServiceError) -> Timestamp? {
+        guard let text else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw .badRequest("customTime must be an RFC 3339 timestamp: \(text).")
+        }
+        return time
+    }
+
     /// `text` as a storage class (nil stays nil).
     public static func storageClass(_ text: String?) throws(ServiceError) -> String? {
         guard let text else { return nil }
@@ -46,6 +55,7 @@ public enum ObjectResourceJSON {
         fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
         fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
         fields.attributes.storageClass = try storageClass(try string(object, "storageClass"))
+        fields.attributes.customTime = try customTime(try string(object, "customTime"))
         if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
             guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
             fields.md5Hash = md5
@@ -90,6 +100,12 @@ public enum ObjectResourceJSON {
         patch.contentDisposition = try fieldPatch(object, "contentDisposition")
         patch.contentLanguage = try fieldPatch(object, "contentLanguage")
         patch.cacheControl = try fieldPatch(object, "cacheControl")
+        switch object["customTime"] {
+        case nil: break
+        case .null?: patch.customTime = .remove
+        case .string(let text)?: patch.customTime = .set(try customTime(text)!)
+        default: throw .badRequest("customTime must be an RFC 3339 timestamp.")
+        }
         switch object["metadata"] {
         case nil: break
         case .null?: patch.clearCustomMetadata = true

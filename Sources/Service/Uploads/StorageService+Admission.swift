@@ -74,7 +74,7 @@ extension StorageService {
             storageClass: a.storageClass ?? "STANDARD", contentType: a.contentType, contentEncoding: a.contentEncoding,
             contentDisposition: a.contentDisposition,
             contentLanguage: a.contentLanguage, cacheControl: a.cacheControl, customMetadata: a.customMetadata,
-            downloadTokens: a.downloadTokens)
+            downloadTokens: a.downloadTokens, customTime: a.customTime)
     }
 
     /// Write options whose `beforeCommit` runs rules `create` (overwrites included, v0 §5.8) for `principal`

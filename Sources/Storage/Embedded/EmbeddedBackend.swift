@@ -220,7 +220,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
             contentEncoding: attributes.contentEncoding,
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
-            downloadTokens: attributes.downloadTokens)
+            downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
         do throws(StorageError) {
             if let beforeCommit = options.beforeCommit {
                 do {

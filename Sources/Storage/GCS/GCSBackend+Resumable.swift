@@ -97,7 +97,8 @@ extension GCSBackend: ResumableStaging {
                 storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
                 contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
                 contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
-                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
+                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens,
+                customTime: attributes.customTime)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.

@@ -109,7 +109,7 @@ extension GCSBackend {
                 contentEncoding: attributes.contentEncoding,
                 contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
                 cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
-                downloadTokens: attributes.downloadTokens)
+                downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
