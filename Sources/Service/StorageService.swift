@@ -36,6 +36,8 @@ public final class StorageService: Sendable {
         let readsAreLocal: Bool
         /// Reads answered in place under an event loop's permit, when the backend offers them.
         let inPlace: (any InPlaceReads)?
+        /// Moves in one transaction, when the backend offers them.
+        let renames: (any AtomicRenames)?
 
         /// What `backend` can do, found once through the protocols it adopts.
         init(name: String, backend: any StorageBackend) {
@@ -45,6 +47,7 @@ public final class StorageService: Sendable {
             outbox = backend as? any ChangeOutbox
             readsAreLocal = backend is any LocalReads
             inPlace = backend as? any InPlaceReads
+            renames = backend as? any AtomicRenames
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.

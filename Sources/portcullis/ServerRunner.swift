@@ -69,7 +69,8 @@ enum ServerRunner {
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
-        var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
+        let batch = BatchSurface()
+        var surfaces: [any APISurface] = [v0, jsonAPI, batch, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
 
         let readiness = Readiness(metrics: registry) { await service.isReady() }
@@ -81,9 +82,13 @@ enum ServerRunner {
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
         }
 
+        // Each part of a batch goes through the whole pipeline, as a request of its own.
+        batch.connect(responder)
         let server = HTTPServer(
             configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
+        // Event bodies link to the objects as the JSON API would (the port is known only now).
+        events?.setLinkBase(config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port)))
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in

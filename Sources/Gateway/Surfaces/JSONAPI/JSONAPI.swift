@@ -114,6 +114,7 @@ public final class JSONAPI: APISurface {
         case .copy(let source, let destination, let rewrite):
             return try await copy(call, from: source, to: destination, rewrite: rewrite)
         case .compose(let destination): return try await compose(call, destination)
+        case .move(let source, let destination): return try await move(call, from: source, to: destination)
         }
     }
 }

@@ -33,6 +33,8 @@ public enum JSONOperation: Sendable, Equatable {
     case copy(source: ObjectPath, destination: ObjectPath, rewrite: Bool)
     /// `POST …/o/{destination}/compose`.
     case compose(ObjectPath)
+    /// `POST …/o/{source}/moveTo/o/{destination}` (one bucket).
+    case move(source: ObjectPath, destination: ObjectPath)
 
     public enum UploadKind: String, Sendable, Equatable {
         case media, multipart, resumable
@@ -47,7 +49,7 @@ public enum JSONOperation: Sendable, Equatable {
             b
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.bucket
-        case .copy(_, let destination, _): destination.bucket
+        case .copy(_, let destination, _), .move(_, let destination): destination.bucket
         }
     }
 
@@ -56,7 +58,7 @@ public enum JSONOperation: Sendable, Equatable {
         switch self {
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.name
-        case .copy(_, let destination, _): destination.name
+        case .copy(_, let destination, _), .move(_, let destination): destination.name
         case .listBuckets, .getBucket, .insertBucket, .changeBucket, .deleteBucket, .listObjects, .upload,
             .resumable:
             nil
