@@ -1,3 +1,4 @@
+import Auth
 import Dispatch
 import Events
 import Gateway
@@ -63,13 +64,16 @@ enum ServerRunner {
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
         var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
+        let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
+        let requestAuthentication = serviceAccountAuthentication(
+            serviceAccounts, config: config, secrets: secrets, next: authentication, surfaces: &surfaces)
 
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let ops = OpsEndpoints(readiness: readiness, registry: registry)
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
-                ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics,
+                ops: ops, surfaces: surfaces, authentication: requestAuthentication, metrics: httpMetrics,
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
         }
 
@@ -81,7 +85,7 @@ enum ServerRunner {
             let consoleResponder = compile { () throws(RouteTableError) in
                 try GatewayResponder(
                     ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
-                    authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+                    authentication: requestAuthentication, metrics: httpMetrics, accessLog: accessLog,
                     cors: CORSPolicy(origins: corsList(config)))
             }
             let second = HTTPServer(
@@ -100,7 +104,10 @@ enum ServerRunner {
         }
 
         let signals = SignalHandling(logger: logger)
-        signals.onReload = { rules.reload() }
+        signals.onReload = {
+            rules.reload()
+            serviceAccounts?.reload()
+        }
         signals.onShutdown = {
             readiness.markDraining()
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
@@ -141,6 +148,24 @@ enum ServerRunner {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is
+    /// `invalid_grant`) and, with accounts, their credentials checked ahead of `next`. Access tokens are sealed
+    /// with the signing keys, so every instance sharing them accepts them.
+    private static func serviceAccountAuthentication(
+        _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets,
+        next: any RequestAuthenticating, surfaces: inout [any APISurface]
+    ) -> any RequestAuthenticating {
+        var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
+        if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
+        let authority = ServiceAccountAuthority(
+            registry: loader?.registry ?? ServiceAccountRegistry(),
+            keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
+            selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
+        surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL))
+        guard loader != nil else { return next }
+        return ServiceAccountAuthentication(authority: authority, next: next)
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.

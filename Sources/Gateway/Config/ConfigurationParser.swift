@@ -139,6 +139,7 @@ public enum ConfigurationParser {
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
+        config.serviceAccountsFile = single(.serviceAccounts)?.value
 
         try config.validate()
         return config

@@ -44,6 +44,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var eventsSecretFile: String?
     /// The HTTP server's event-loop driver (DESIGN §3).
     public var eventLoop: EventLoopDriver = .platformDefault
+    /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
+    public var serviceAccountsFile: String?
 
     public init() {}
 
