@@ -66,7 +66,8 @@ enum ServerRunner {
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
         let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
         let requestAuthentication = serviceAccountAuthentication(
-            serviceAccounts, config: config, secrets: secrets, next: authentication, surfaces: &surfaces)
+            serviceAccounts, config: config, secrets: secrets, service: service, logger: logger, next: authentication,
+            surfaces: &surfaces)
 
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
@@ -154,8 +155,8 @@ enum ServerRunner {
     /// `invalid_grant`) and, with accounts, their credentials checked ahead of `next`. Access tokens are sealed
     /// with the signing keys, so every instance sharing them accepts them.
     private static func serviceAccountAuthentication(
-        _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets,
-        next: any RequestAuthenticating, surfaces: inout [any APISurface]
+        _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
+        logger: Logger, next: any RequestAuthenticating, surfaces: inout [any APISurface]
     ) -> any RequestAuthenticating {
         var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
         if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
@@ -164,7 +165,13 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL))
-        guard loader != nil else { return next }
+        guard let loader else { return next }
+        if !config.signedURLAccounts.isEmpty {
+            surfaces.append(
+                XMLSignedURLSurface(
+                    service: service, registry: loader.registry, trustedAccounts: config.signedURLAccounts,
+                    logger: logger))
+        }
         return ServiceAccountAuthentication(authority: authority, next: next)
     }
 

@@ -140,6 +140,7 @@ public enum ConfigurationParser {
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
         config.serviceAccountsFile = single(.serviceAccounts)?.value
+        config.signedURLAccounts = raw(.signedURLAccounts)?.values.filter { !$0.isEmpty } ?? []
 
         try config.validate()
         return config

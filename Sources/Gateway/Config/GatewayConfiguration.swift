@@ -46,6 +46,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var eventLoop: EventLoopDriver = .platformDefault
     /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
     public var serviceAccountsFile: String?
+    /// `--signed-url-accounts`: emails of registered service accounts whose signed URLs are honoured.
+    public var signedURLAccounts: [String] = []
 
     public init() {}
 
@@ -107,6 +109,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if !signedURLAccounts.isEmpty, serviceAccountsFile == nil {
+            throw .conflict("--signed-url-accounts names accounts of --service-accounts; give that file too")
         }
         if drainTimeout < .zero {
             throw .invalidValue(option: .drainTimeout, value: "\(drainTimeout)", reason: "must not be negative")

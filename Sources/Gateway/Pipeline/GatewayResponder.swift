@@ -76,7 +76,8 @@ public struct GatewayResponder: HTTPResponder {
 
         var response: HTTPResponse
         let decision =
-            request.method == .options ? router.options(path: path) : router.decide(request.method, path: path)
+            request.method == .options
+            ? router.options(path: path) : router.decide(request.method, path: path, query: request.query)
         let surface: SurfaceTraits?
         let route: String
         switch decision {

@@ -11,19 +11,26 @@ public struct GatewayRouter: Sendable {
     }
 
     private let compiled: CompiledRoutes<Entry>
+    /// The routes of query-gated surfaces (`SurfaceTraits.queryGate`) and their keys as bytes.
+    private let gated: CompiledRoutes<Entry>
+    private let gateKeys: [[UInt8]]
     let traits: [SurfaceTraits]
     /// `(prefix bytes, surface index)`, longest first.
     private let prefixes: [(bytes: [UInt8], surface: Int)]
 
     public init(surfaces: [any APISurface]) throws(RouteTableError) {
         var routes: [Route<Entry>] = []
+        var gatedRoutes: [Route<Entry>] = []
+        var gateKeys: [[UInt8]] = []
         var prefixes: [(bytes: [UInt8], surface: Int)] = []
         for (index, surface) in surfaces.enumerated() {
+            let isGated = !surface.traits.queryGate.isEmpty
+            gateKeys += surface.traits.queryGate.map { Array($0.utf8) }
             for route in surface.routes {
-                routes.append(
-                    Route(
-                        route.methods, route.template, checkTarget: route.checkTarget,
-                        Entry(surface: index, handler: route.handler)))
+                let entry = Route(
+                    route.methods, route.template, checkTarget: route.checkTarget,
+                    Entry(surface: index, handler: route.handler))
+                if isGated { gatedRoutes.append(entry) } else { routes.append(entry) }
             }
             for prefix in surface.traits.prefixes {
                 let bytes = Array(prefix.utf8)
@@ -34,6 +41,8 @@ public struct GatewayRouter: Sendable {
             }
         }
         compiled = try CompiledRoutes(routes)
+        gated = try CompiledRoutes(gatedRoutes)
+        self.gateKeys = gateKeys
         traits = surfaces.map(\.traits)
         self.prefixes = prefixes.sorted { $0.bytes.count > $1.bytes.count }
     }
@@ -48,6 +57,31 @@ public struct GatewayRouter: Sendable {
             label: String, SurfaceTraits, allow: [String], check: (@Sendable () throws -> Void)? = nil)
         /// No route matches; under a surface's prefix, that surface answers (in its shape).
         case notFound(label: String, SurfaceTraits?)
+    }
+
+    /// Where a request goes, given its raw query too: a query naming a gate key goes to the gated surfaces'
+    /// routes first (a path they do not match falls through to the others).
+    public func decide(_ method: HTTPMethod, path: Substring, query: Substring?) -> Decision {
+        if let query, !gateKeys.isEmpty, Self.names(query, anyOf: gateKeys) {
+            switch gated.resolve(method, path: path) {
+            case .matched(let route, let match):
+                return .route(
+                    label: route.template.label, traits[route.handler.surface], route.handler.handler, match)
+            case .methodNotAllowed(let allow):
+                let route = gated.mostSpecific(path: path)!
+                return .methodNotAllowed(label: route.template.label, traits[route.handler.surface], allow: allow)
+            case .notFound: break
+            }
+        }
+        return decide(method, path: path)
+    }
+
+    /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.
+    private static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
+        for piece in QueryPieces(query) where keys.contains(where: { piece.name.utf8.elementsEqual($0) }) {
+            return true
+        }
+        return false
     }
 
     public func decide(_ method: HTTPMethod, path: Substring) -> Decision {

@@ -35,11 +35,17 @@ public struct SurfaceTraits: Sendable {
     public let loggableQueryKeys: [String]
     /// The same keys as bytes, converted once.
     let loggableKeyBytes: [[UInt8]]
+    /// Query keys that gate the surface: when non-empty, its routes answer only requests whose query names one
+    /// of them, and for those they are consulted before every other surface's (a path-style surface such as
+    /// `/{bucket}/{object...}` then shadows nothing: a request without the key never reaches it).
+    public let queryGate: [String]
 
     public init(
         errorShape: any ErrorShape, prefixes: [String] = [], notFoundMessage: String = "Not Found.",
-        corsRequestHeaders: [String] = [], corsExposedHeaders: [String] = [], loggableQueryKeys: [String] = []
+        corsRequestHeaders: [String] = [], corsExposedHeaders: [String] = [], loggableQueryKeys: [String] = [],
+        queryGate: [String] = []
     ) {
+        self.queryGate = queryGate
         self.errorShape = errorShape
         self.prefixes = prefixes
         self.notFoundMessage = notFoundMessage

@@ -1,0 +1,132 @@
+public import Auth
+import Crypto
+import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// Google's signed URLs (V4 `X-Goog-*` and V2 `GoogleAccessId`/`Expires`/`Signature`) on the XML API's
+/// path-style form `/{bucket}/{object}`: what `blob.generate_signed_url()` makes, used with any HTTP client.
+///
+/// The surface is query-gated (`SurfaceTraits.queryGate`): only a request whose query names `X-Goog-Signature`
+/// or `GoogleAccessId` reaches it, so `/{bucket}/{object...}` shadows no other surface's paths, prefixes or 405s.
+/// The signature is checked against the public key of a service account that is both registered
+/// (`--service-accounts`) and trusted for signing (`--signed-url-accounts`); the request then runs as that
+/// account's grant — admin, or its uid and claims under the rules — for GET/HEAD (the bytes), PUT (an upload of
+/// the body) and DELETE. A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
+/// 400).
+public struct XMLSignedURLSurface: APISurface {
+    let service: StorageService
+    let registry: ServiceAccountRegistry
+    /// Emails of accounts whose signatures are honoured.
+    let trusted: Set<ExactString>
+    let clock: @Sendable () -> Timestamp
+    let logger: Logger
+
+    public let traits = SurfaceTraits(
+        errorShape: XMLErrorShape(),
+        corsRequestHeaders: ["Content-Type", "Content-MD5", "X-Request-Id", "traceparent", "x-goog-resumable"],
+        corsExposedHeaders: [
+            "Content-Type", "Content-Length", "ETag", "X-Request-Id", "x-goog-generation", "x-goog-metageneration",
+            "x-goog-hash",
+        ],
+        loggableQueryKeys: ["X-Goog-Algorithm", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders", "Expires"],
+        queryGate: GoogleSignedURL.gateKeys)
+
+    public init(
+        service: StorageService, registry: ServiceAccountRegistry, trustedAccounts: [String], logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp = { .now() }
+    ) {
+        self.logger = logger
+        self.service = service
+        self.registry = registry
+        self.trusted = Set(trustedAccounts.map { ExactString($0) })
+        self.clock = clock
+    }
+
+    public var routes: [Route<RouteHandler>] {
+        [Route([.get, .put, .delete], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in await handle($0) }]
+    }
+
+    func handle(_ matched: MatchedRequest) async -> HTTPResponse {
+        let record = matched.record
+        let request = matched.request
+        do {
+            let query = try QueryParameters(parsing: request.query)
+            let headers = request.headers
+            var names: [String] = []
+            for (name, _) in headers.fields where !names.contains(where: { $0.bytesEqual(name.lowercased()) }) {
+                names.append(name.lowercased())
+            }
+            let signed = SignedURLRequest(
+                method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
+                header: { headers.values($0) })
+            let email: String
+            do {
+                email = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { email in
+                    guard trusted.contains(ExactString(email)) else { return nil }
+                    return registry.account(email: email)?.publicKey
+                }
+            } catch {
+                return XMLErrorShape.response(
+                    status: error.status, code: error.code, message: error.message, requestID: record.requestID)
+            }
+            guard let account = registry.account(email: email) else {
+                throw ServiceError.forbidden("The signing account is not registered.")
+            }
+            let principal = account.grant.principal
+            record.principalUID = principal.uid
+            let caller = Caller(principal: principal)
+            guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
+                let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
+                let name = PercentEncoding.decode(objectText, plusIsSpace: false)
+            else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }
+            let object = try StorageService.objectPath(bucketName, name)
+            record.bucket = object.bucket
+            record.objectName = object.name
+            switch request.method {
+            case .get, .head: return try await read(object, caller, matched)
+            case .put: return try await write(object, caller, matched)
+            default:
+                try await service.delete(object, conditions: Conditions(), caller: caller, matched.context)
+                return HTTPResponse(status: 204, headers: HTTPHeaders(), body: .empty)
+            }
+        } catch {
+            return failureResponse(for: error, record: record, logger: logger)
+        }
+    }
+
+    private func read(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
+        let request = matched.request
+        let options = ReadOptions(
+            conditions: try RequestConditions.parse(QueryParameters(), request.headers),
+            range: RequestConditions.range(request.headers), headOnly: request.isHead, ensureDownloadToken: false,
+            acceptsGzip: AcceptEncoding.acceptsGzip(request.headers["Accept-Encoding"]))
+        let content: ObjectContent
+        switch try await service.read(object, caller: caller, options: options, matched.context) {
+        case .notModified(let meta): return meta.notModifiedResponse(withCacheControl: false)
+        case .content(let c): content = c
+        }
+        let meta = content.metadata
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
+        ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
+        return content.httpResponse(headers: headers, record: matched.record)
+    }
+
+    private func write(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
+        let request = matched.request
+        var attributes = ObjectAttributes()
+        attributes.contentType = request.headers["Content-Type"] ?? "application/octet-stream"
+        let upload = UploadRequest(
+            object: object, attributes: attributes,
+            possibleSizes: request.body.expectedLength.map { [$0] } ?? [], expectedMD5: request.headers["Content-MD5"],
+            mintDownloadToken: false)
+        let meta = try await service.upload(upload, body: request.body, caller: caller, matched.context)
+        var headers = HTTPHeaders()
+        ObjectHeaders.addRepresentation(meta, decompressed: false, to: &headers)
+        headers.remove("Content-Length")
+        headers.remove("Content-Type")
+        return HTTPResponse(status: 200, headers: headers, body: .empty)
+    }
+}

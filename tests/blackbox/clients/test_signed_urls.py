@@ -1,0 +1,149 @@
+"""Google's signed URLs (V4 and V2, RSA) on the XML-style path `/{bucket}/{object}`: URLs made by
+google-cloud-storage's `blob.generate_signed_url()` with a key file from `portcullis service-account create`,
+used with plain `requests` for GET, HEAD, PUT and DELETE. Expired and tampered URLs and a signer not listed in
+`--signed-url-accounts` get GCS's XML errors; the grant is the signer's (a uid account stays under the rules);
+paths of other surfaces are not shadowed."""
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from google.cloud import storage
+
+from clientkit import BUCKET, PROJECT, TIMEOUT, start_gateway
+from harness import Server, free_port, portcullis_bin
+
+CALL = {"retry": None, "timeout": TIMEOUT}
+RULES = """rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /worker/{rest=**} {
+      allow read, write: if request.auth != null && request.auth.uid == 'worker';
+    }
+  }
+}
+"""
+TEN_MINUTES = datetime.timedelta(minutes=10)
+
+
+def email(name: str) -> str:
+    return f"{name}@{PROJECT}.iam.portcullis"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
+    workdir = tmp_path_factory.mktemp("signed-urls")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTCULLIS_")}
+    for name, grant in [("signer", ["--admin"]), ("worker", ["--uid", "worker"]), ("stranger", ["--admin"])]:
+        made = subprocess.run([portcullis_bin(), "service-account", "create", name, *grant, "--accounts",
+                               "accounts.json", "--project", PROJECT, "--public-url", f"http://127.0.0.1:{port}"],
+                              cwd=workdir, capture_output=True, text=True, timeout=60, env=env)
+        assert made.returncode == 0, made.stderr
+    server = start_gateway(workdir, "file", rules=RULES, name="signed", extra=[
+        "--service-accounts", str(workdir / "accounts.json"),
+        "--signed-url-accounts", email("signer"), "--signed-url-accounts", email("worker")])
+    if server.port != port:
+        server.stop(timeout=10)
+        server.start(port=port)
+    yield server, workdir
+    server.stop(timeout=10)
+    server.kill()
+
+
+@pytest.fixture
+def client_for(setup: tuple[Server, Path], monkeypatch: pytest.MonkeyPatch):
+    server, workdir = setup
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.url)
+
+    def make(name: str) -> storage.Client:
+        return storage.Client.from_service_account_json(str(workdir / f"{name}.json"))
+    return make
+
+
+def error_code(response: requests.Response) -> str:
+    assert response.headers["Content-Type"].startswith("application/xml"), response.text
+    return response.text.split("<Code>")[1].split("</Code>")[0]
+
+
+@pytest.mark.parametrize("version", ["v4", "v2"])
+def test_get_put_delete_with_plain_requests(client_for, setup: tuple[Server, Path], version: str) -> None:
+    server, _ = setup
+    blob = client_for("signer").bucket(BUCKET).blob(f"signed/{version}/report one.txt")
+
+    put = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="PUT", content_type="text/plain")
+    assert put.startswith(server.url + f"/{BUCKET}/signed/{version}/report%20one.txt?")
+    uploaded = requests.put(put, data=b"signed bytes", headers={"Content-Type": "text/plain"}, timeout=TIMEOUT)
+    assert uploaded.status_code == 200, uploaded.text
+    assert uploaded.headers["x-goog-generation"]
+
+    get = blob.generate_signed_url(version=version, expiration=TEN_MINUTES)
+    fetched = requests.get(get, timeout=TIMEOUT)
+    assert fetched.status_code == 200, fetched.text
+    assert fetched.content == b"signed bytes" and fetched.headers["Content-Type"] == "text/plain"
+    ranged = requests.get(get, headers={"Range": "bytes=0-5"}, timeout=TIMEOUT)
+    assert ranged.status_code == 206 and ranged.content == b"signed"
+    head = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="HEAD")
+    headed = requests.head(head, timeout=TIMEOUT)
+    assert headed.status_code == 200 and headed.headers["Content-Length"] == "12"
+
+    # A URL signed for GET does not delete.
+    assert requests.delete(get, timeout=TIMEOUT).status_code == 403
+    delete = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="DELETE")
+    assert requests.delete(delete, timeout=TIMEOUT).status_code == 204
+    missing = requests.get(get, timeout=TIMEOUT)
+    assert missing.status_code == 404 and error_code(missing) == "NoSuchKey"
+
+
+@pytest.mark.parametrize("version", ["v4", "v2"])
+def test_expired_tampered_and_untrusted_urls_are_refused(client_for, version: str) -> None:
+    client_for("signer").bucket(BUCKET).blob("signed/kept.txt").upload_from_string(b"kept", **CALL)
+    blob = client_for("signer").bucket(BUCKET).blob("signed/kept.txt")
+    expired = blob.generate_signed_url(version=version, expiration=datetime.timedelta(seconds=1))
+    time.sleep(2.2)
+    response = requests.get(expired, timeout=TIMEOUT)
+    assert response.status_code == 400 and error_code(response) == "ExpiredToken"
+
+    good = blob.generate_signed_url(version=version, expiration=TEN_MINUTES)
+    assert requests.get(good, timeout=TIMEOUT).content == b"kept"
+    other_object = good.replace("/signed/kept.txt?", "/signed/other.txt?")
+    for tampered in [other_object, good[:-6] + ("000000" if not good.endswith("000000") else "111111")]:
+        response = requests.get(tampered, timeout=TIMEOUT)
+        assert response.status_code in (400, 403), response.text
+        assert error_code(response) in ("SignatureDoesNotMatch", "InvalidArgument")
+    response = requests.get(other_object, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+
+    stranger = client_for("stranger").bucket(BUCKET).blob("signed/kept.txt").generate_signed_url(
+        version=version, expiration=TEN_MINUTES)
+    response = requests.get(stranger, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+
+
+def test_grant_is_the_signers(client_for) -> None:
+    client_for("signer").bucket(BUCKET).blob("private/secret.txt").upload_from_string(b"secret", **CALL)
+    worker = client_for("worker").bucket(BUCKET)
+    denied = requests.get(worker.blob("private/secret.txt").generate_signed_url(version="v4", expiration=TEN_MINUTES),
+                          timeout=TIMEOUT)
+    assert denied.status_code == 403 and error_code(denied) == "AccessDenied"
+    put = worker.blob("worker/upload.bin").generate_signed_url(version="v4", expiration=TEN_MINUTES, method="PUT")
+    assert requests.put(put, data=b"w", timeout=TIMEOUT).status_code == 200
+    assert client_for("signer").bucket(BUCKET).blob("worker/upload.bin").download_as_bytes(**CALL) == b"w"
+
+
+def test_other_surfaces_are_not_shadowed(setup: tuple[Server, Path]) -> None:
+    server, _ = setup
+    # Without a signature the path-style form is not served, and other surfaces' paths answer as before.
+    plain = requests.get(f"{server.url}/{BUCKET}/signed/kept.txt", timeout=TIMEOUT)
+    assert plain.status_code == 404 and plain.headers["Content-Type"].startswith("application/json")
+    for method in ["GET", "PUT", "DELETE"]:
+        v0 = requests.request(method, f"{server.url}/v0/b/{BUCKET}/o", timeout=TIMEOUT)
+        assert v0.headers["Content-Type"].startswith("application/json"), (method, v0.status_code)
+        assert "<Error>" not in v0.text
