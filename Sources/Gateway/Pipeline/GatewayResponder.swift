@@ -77,7 +77,8 @@ public struct GatewayResponder: HTTPResponder {
         var response: HTTPResponse
         let decision =
             request.method == .options
-            ? router.options(path: path) : router.decide(request.method, path: path, query: request.query)
+            ? router.options(path: path, query: request.query)
+            : router.decide(request.method, path: path, query: request.query)
         let surface: SurfaceTraits?
         let route: String
         switch decision {

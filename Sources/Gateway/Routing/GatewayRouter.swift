@@ -97,6 +97,18 @@ public struct GatewayRouter: Sendable {
         }
     }
 
+    /// An OPTIONS request whose query may name a gate key (a browser's preflight for a signed URL carries the
+    /// URL's query): the gated surfaces' routes first, as in `decide(_:path:query:)`.
+    public func options(path: Substring, query: Substring?) -> Decision {
+        if let query, !gateKeys.isEmpty, Self.names(query, anyOf: gateKeys),
+            let (route, _) = gated.mostSpecificMatch(path: path)
+        {
+            return .methodNotAllowed(
+                label: route.template.label, traits[route.handler.surface], allow: route.allowed)
+        }
+        return options(path: path)
+    }
+
     /// An OPTIONS request: the most specific matching route's `Allow` list, or where it is unmatched.
     public func options(path: Substring) -> Decision {
         guard let (route, match) = compiled.mostSpecificMatch(path: path) else { return unmatched(path) }

@@ -147,3 +147,14 @@ def test_other_surfaces_are_not_shadowed(setup: tuple[Server, Path]) -> None:
         v0 = requests.request(method, f"{server.url}/v0/b/{BUCKET}/o", timeout=TIMEOUT)
         assert v0.headers["Content-Type"].startswith("application/json"), (method, v0.status_code)
         assert "<Error>" not in v0.text
+
+
+def test_browser_preflight_of_a_signed_put(client_for) -> None:
+    put = client_for("signer").bucket(BUCKET).blob("signed/browser.bin").generate_signed_url(
+        version="v4", expiration=TEN_MINUTES, method="PUT", content_type="application/octet-stream")
+    preflight = requests.options(put, timeout=TIMEOUT, headers={
+        "Origin": "http://app.example", "Access-Control-Request-Method": "PUT",
+        "Access-Control-Request-Headers": "content-type"})
+    assert preflight.status_code in (200, 204), preflight.text
+    assert preflight.headers["Access-Control-Allow-Origin"] in ("*", "http://app.example")
+    assert "PUT" in preflight.headers["Access-Control-Allow-Methods"]
