@@ -170,7 +170,7 @@ enum ServerRunner {
             surfaces.append(
                 XMLSignedURLSurface(
                     service: service, registry: loader.registry, trustedAccounts: config.signedURLAccounts,
-                    logger: logger))
+                    publicURL: config.publicURL, logger: logger))
         }
         return ServiceAccountAuthentication(authority: authority, next: next)
     }

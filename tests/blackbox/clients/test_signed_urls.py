@@ -158,3 +158,25 @@ def test_browser_preflight_of_a_signed_put(client_for) -> None:
     assert preflight.status_code in (200, 204), preflight.text
     assert preflight.headers["Access-Control-Allow-Origin"] in ("*", "http://app.example")
     assert "PUT" in preflight.headers["Access-Control-Allow-Methods"]
+
+
+@pytest.mark.parametrize("version", ["v4", "v2"])
+def test_resumable_upload_started_by_a_signed_url(client_for, version: str) -> None:
+    blob = client_for("signer").bucket(BUCKET).blob(f"signed/resumable-{version}.bin")
+    start = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="RESUMABLE",
+                                     content_type="application/octet-stream")
+    # Without the signed header the signature does not match.
+    unsigned = requests.post(start, headers={"Content-Type": "application/octet-stream"}, timeout=TIMEOUT)
+    assert unsigned.status_code == 403 and error_code(unsigned) == "SignatureDoesNotMatch"
+    started = requests.post(start, timeout=TIMEOUT, headers={
+        "x-goog-resumable": "start", "Content-Type": "application/octet-stream"})
+    assert started.status_code == 201, started.text
+    session = started.headers["Location"]
+    payload = os.urandom(256 * 1024 + 1000)
+    first = requests.put(session, data=payload[:256 * 1024], timeout=TIMEOUT,
+                         headers={"Content-Range": f"bytes 0-{256 * 1024 - 1}/*"})
+    assert first.status_code == 308 and first.headers["Range"] == f"bytes=0-{256 * 1024 - 1}"
+    last = requests.put(session, data=payload[256 * 1024:], timeout=TIMEOUT,
+                        headers={"Content-Range": f"bytes {256 * 1024}-{len(payload) - 1}/{len(payload)}"})
+    assert last.status_code == 200, last.text
+    assert client_for("signer").bucket(BUCKET).blob(blob.name).download_as_bytes(**CALL) == payload

@@ -21,6 +21,8 @@ public struct XMLSignedURLSurface: APISurface {
     let trusted: Set<ExactString>
     let clock: @Sendable () -> Timestamp
     let logger: Logger
+    /// `--public-url`: the base of the session URIs a resumable start hands out.
+    let publicURL: String?
 
     public let traits = SurfaceTraits(
         errorShape: XMLErrorShape(),
@@ -33,9 +35,10 @@ public struct XMLSignedURLSurface: APISurface {
         queryGate: GoogleSignedURL.gateKeys)
 
     public init(
-        service: StorageService, registry: ServiceAccountRegistry, trustedAccounts: [String], logger: Logger,
-        clock: @escaping @Sendable () -> Timestamp = { .now() }
+        service: StorageService, registry: ServiceAccountRegistry, trustedAccounts: [String], publicURL: String?,
+        logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now() }
     ) {
+        self.publicURL = publicURL
         self.logger = logger
         self.service = service
         self.registry = registry
@@ -44,7 +47,11 @@ public struct XMLSignedURLSurface: APISurface {
     }
 
     public var routes: [Route<RouteHandler>] {
-        [Route([.get, .put, .delete], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in await handle($0) }]
+        [
+            Route([.get, .put, .delete, .post], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in
+                await handle($0)
+            }
+        ]
     }
 
     func handle(_ matched: MatchedRequest) async -> HTTPResponse {
@@ -86,6 +93,7 @@ public struct XMLSignedURLSurface: APISurface {
             switch request.method {
             case .get, .head: return try await read(object, caller, matched)
             case .put: return try await write(object, caller, matched)
+            case .post: return try await startResumable(object, caller, matched)
             default:
                 try await service.delete(object, conditions: Conditions(), caller: caller, matched.context)
                 return HTTPResponse(status: 204, headers: HTTPHeaders(), body: .empty)
@@ -128,5 +136,32 @@ public struct XMLSignedURLSurface: APISurface {
         headers.remove("Content-Length")
         headers.remove("Content-Type")
         return HTTPResponse(status: 200, headers: headers, body: .empty)
+    }
+
+    /// The XML API's resumable start: `POST` with `x-goog-resumable: start` (signed, so the signature covers it)
+    /// → `201 Created` with the session URI in `Location`. The session is the JSON API's (a sealed ticket bound to
+    /// the signer's grant): `PUT` chunks with `Content-Range` → 308 with `Range`, the last one 200 — the same
+    /// exchange as the XML API's, without credentials.
+    private func startResumable(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws
+        -> HTTPResponse
+    {
+        let request = matched.request
+        guard request.headers["x-goog-resumable"]?.lowercased() == "start" else {
+            throw ServiceError.badRequest("A POST to a signed URL starts a resumable upload: x-goog-resumable: start.")
+        }
+        if let type = request.headers["Content-Type"] { try ObjectResourceJSON.checkHeaderSafe(type, "Content-Type") }
+        var attributes = ObjectAttributes()
+        attributes.contentType = request.headers["Content-Type"] ?? "application/octet-stream"
+        let uploadID = try await service.startResumable(
+            UploadRequest(object: object, attributes: attributes, mintDownloadToken: false), declaredSize: nil,
+            caller: caller, matched.context)
+        let location =
+            PublicBaseURL.resolve(configured: publicURL, headers: request.headers) + "/upload/storage/v1/b/"
+            + PercentEncoding.uriComponent.encode(object.bucket) + "/o?uploadType=resumable&name="
+            + PercentEncoding.uriComponent.encode(object.name) + "&upload_id=" + uploadID
+        var headers = HTTPHeaders()
+        headers.add("Location", location)
+        headers.add("X-GUploader-UploadID", uploadID)
+        return HTTPResponse(status: 201, headers: headers, body: .empty)
     }
 }
