@@ -152,8 +152,9 @@ enum ServerRunner {
     }
 
     /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is
-    /// `invalid_grant`) and, with accounts, their credentials checked ahead of `next`. Access tokens are sealed
-    /// with the signing keys, so every instance sharing them accepts them.
+    /// `invalid_grant`), the signed-URL surface with `--signed-url-accounts`, and, with accounts, their
+    /// credentials checked ahead of `next`. Access tokens are sealed with the signing keys, so every instance
+    /// sharing them accepts them.
     private static func serviceAccountAuthentication(
         _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
         logger: Logger, next: any RequestAuthenticating, surfaces: inout [any APISurface]
@@ -165,13 +166,11 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL))
-        guard let loader else { return next }
-        if !config.signedURLAccounts.isEmpty {
+        if let trust = SignedURLSigners.load(config, registry: loader?.registry) {
             surfaces.append(
-                XMLSignedURLSurface(
-                    service: service, registry: loader.registry, trustedAccounts: config.signedURLAccounts,
-                    publicURL: config.publicURL, logger: logger))
+                XMLSignedURLSurface(service: service, trust: trust, publicURL: config.publicURL, logger: logger))
         }
+        guard loader != nil else { return next }
         return ServiceAccountAuthentication(authority: authority, next: next)
     }
 

@@ -59,4 +59,23 @@ import Testing
         #expect(Self.label(decision) == "405 /{bucket}/{object} GET,HEAD,PUT,DELETE,OPTIONS")
         #expect(Self.label(Self.router.options(path: "/bucket/a.txt", query: nil)) == "404 unmatched")
     }
+
+    @Test(
+        arguments: [
+            ("ci@demo.iam.portcullis", SignedURLAccountSpec.registered(email: "ci@demo.iam.portcullis")),
+            ("/etc/keys/sa.json", .keyFile(path: "/etc/keys/sa.json")),
+            (
+                "ops@x.iam.gserviceaccount.com=/k/ops.pem",
+                .publicKey(email: "ops@x.iam.gserviceaccount.com", path: "/k/ops.pem")
+            ),
+            ("hmac:GOOG1ABC=/k/hmac", .hmac(accessID: "GOOG1ABC", path: "/k/hmac")),
+        ] as [(String, SignedURLAccountSpec)])
+    func signedURLAccountForms(text: String, expected: SignedURLAccountSpec) {
+        #expect(SignedURLAccountSpec.parse(text) == expected)
+    }
+
+    @Test(arguments: ["", "no-at-sign", "hmac:", "hmac:=x", "hmac:id=", "=x", "a@b="])
+    func signedURLAccountRefusals(text: String) {
+        #expect(SignedURLAccountSpec.parse(text) == nil)
+    }
 }

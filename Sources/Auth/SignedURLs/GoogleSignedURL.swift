@@ -28,6 +28,13 @@ public struct SignedURLRequest: Sendable {
     func first(_ name: String) -> String? { query.first { $0.name.bytesEqual(name) }?.value }
 }
 
+/// What verifies a signer's signatures: an RSA public key (V4 `GOOG4-RSA-SHA256`, V2) or an HMAC secret
+/// (V4 `GOOG4-HMAC-SHA256`, looked up by its access id).
+public enum SignedURLKey: Sendable {
+    case rsa(PublicKey)
+    case hmac([UInt8])
+}
+
 /// A refused signed URL, in the terms of GCS's XML errors: the code and the message it writes.
 public struct SignedURLError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable {
@@ -60,7 +67,7 @@ public struct SignedURLError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-/// Verification of Google's V4 (`X-Goog-Algorithm=GOOG4-RSA-SHA256`) and V2 (`GoogleAccessId`, `Expires`,
+/// Verification of Google's V4 (`X-Goog-Algorithm=GOOG4-RSA-SHA256` or `GOOG4-HMAC-SHA256`) and V2 (`GoogleAccessId`, `Expires`,
 /// `Signature`) signed URLs against the public key of a trusted account, rebuilding the string to sign exactly
 /// as Google documents it ("V4 signing process": canonical request = method, path, canonical query without
 /// `X-Goog-Signature`, canonical headers, signed headers, payload `UNSIGNED-PAYLOAD` or `x-goog-content-sha256`;
@@ -75,24 +82,28 @@ public enum GoogleSignedURL {
     /// Whether the query carries a signed URL's signature (what the XML surface answers for).
     public static let gateKeys = ["X-Goog-Signature", "GoogleAccessId"]
 
-    /// Checks the request's signature; returns the signer's email. `publicKey` gives a trusted signer's key
-    /// (nil: not trusted, refused as a mismatch, as GCS refuses an unknown signer).
+    /// Checks the request's signature; returns the signer's id (an email, or an HMAC key's access id). `key`
+    /// gives a trusted signer's key (nil: not trusted, refused as a mismatch, as GCS refuses an unknown signer).
     public static func verify(
-        _ request: SignedURLRequest, now: Int64, publicKey: (String) -> PublicKey?
+        _ request: SignedURLRequest, now: Int64, key: (String) -> SignedURLKey?
     ) throws(SignedURLError) -> String {
         if request.first("X-Goog-Signature") != nil {
-            return try verifyV4(request, now: now, publicKey: publicKey)
+            return try verifyV4(request, now: now, key: key)
         }
-        return try verifyV2(request, now: now, publicKey: publicKey)
+        return try verifyV2(request, now: now) { id in
+            guard case .rsa(let publicKey)? = key(id) else { return nil }
+            return publicKey
+        }
     }
 
-    static func verifyV4(_ request: SignedURLRequest, now: Int64, publicKey: (String) -> PublicKey?)
+    static func verifyV4(_ request: SignedURLRequest, now: Int64, key: (String) -> SignedURLKey?)
         throws(SignedURLError) -> String
     {
         func invalid(_ text: String) -> SignedURLError { SignedURLError(kind: .invalid, message: text) }
         guard let algorithm = request.first("X-Goog-Algorithm") else { throw invalid("Missing X-Goog-Algorithm.") }
-        guard algorithm.bytesEqual("GOOG4-RSA-SHA256") else {
-            throw invalid("Unsupported X-Goog-Algorithm: only GOOG4-RSA-SHA256 is accepted.")
+        let isHMAC = algorithm.bytesEqual("GOOG4-HMAC-SHA256")
+        guard isHMAC || algorithm.bytesEqual("GOOG4-RSA-SHA256") else {
+            throw invalid("Unsupported X-Goog-Algorithm: GOOG4-RSA-SHA256 or GOOG4-HMAC-SHA256.")
         }
         guard let credential = request.first("X-Goog-Credential"), let date = request.first("X-Goog-Date"),
             let expiresText = request.first("X-Goog-Expires"),
@@ -138,15 +149,24 @@ public enum GoogleSignedURL {
         let scope = scopeParts[1...].joined(separator: "/")
         let stringToSign = [algorithm, date, scope, hex(SHA256.hash(Array(canonicalRequest.utf8)))]
             .joined(separator: "\n")
-        let email = scopeParts[0]
-        guard let key = publicKey(email),
-            key.verify(signature: signature, data: Array(stringToSign.utf8), algorithm: .rs256)
-        else {
+        let signer = scopeParts[0]
+        let verified: Bool
+        switch key(signer) {
+        case .rsa(let publicKey)? where !isHMAC:
+            verified = publicKey.verify(signature: signature, data: Array(stringToSign.utf8), algorithm: .rs256)
+        case .hmac(let secret)? where isHMAC:
+            // Google's key derivation: "GOOG4" + secret, then the scope's date, location, service and type.
+            var derived = Array("GOOG4".utf8) + secret
+            for part in scopeParts[1...] { derived = HMAC.sha256(key: derived, data: Array(part.utf8)) }
+            verified = ConstantTime.equals(HMAC.sha256(key: derived, data: Array(stringToSign.utf8)), signature)
+        default: verified = false
+        }
+        guard verified else {
             throw SignedURLError(
                 kind: .mismatch,
                 message: "The request signature we calculated does not match the signature you provided.")
         }
-        return email
+        return signer
     }
 
     static func verifyV2(_ request: SignedURLRequest, now: Int64, publicKey: (String) -> PublicKey?)

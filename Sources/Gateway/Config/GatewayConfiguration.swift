@@ -46,8 +46,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var eventLoop: EventLoopDriver = .platformDefault
     /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
     public var serviceAccountsFile: String?
-    /// `--signed-url-accounts`: emails of registered service accounts whose signed URLs are honoured.
-    public var signedURLAccounts: [String] = []
+    /// `--signed-url-accounts`: the signers whose signed URLs are honoured.
+    public var signedURLAccounts: [SignedURLAccountSpec] = []
 
     public init() {}
 
@@ -110,7 +110,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
         }
-        if !signedURLAccounts.isEmpty, serviceAccountsFile == nil {
+        if serviceAccountsFile == nil,
+            signedURLAccounts.contains(where: { if case .registered = $0 { true } else { false } })
+        {
             throw .conflict("--signed-url-accounts names accounts of --service-accounts; give that file too")
         }
         if drainTimeout < .zero {

@@ -6,6 +6,9 @@ paths of other surfaces are not shadowed."""
 from __future__ import annotations
 
 import datetime
+import hashlib
+import hmac
+import json
 import os
 import subprocess
 import time
@@ -15,6 +18,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from google.cloud import storage
 
 from clientkit import BUCKET, PROJECT, TIMEOUT, start_gateway
@@ -31,6 +36,19 @@ service firebase.storage {
 }
 """
 TEN_MINUTES = datetime.timedelta(minutes=10)
+HMAC_ID = "GOOG1EPORTCULLISTESTKEY"
+HMAC_SECRET = "bGoa+V7g/yqDXvKRqq+JTFn4uQZbPiQJo4pf9RzJ"
+
+
+def outsider_key_file(path: Path) -> None:
+    """A service-account key file of an account Portcullis did not issue (as Google's would be)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    path.write_text(json.dumps({
+        "type": "service_account", "project_id": PROJECT, "private_key_id": "0" * 40, "private_key": pem,
+        "client_email": f"outsider@{PROJECT}.iam.gserviceaccount.com", "client_id": "1",
+        "token_uri": "https://oauth2.googleapis.com/token"}))
 
 
 def email(name: str) -> str:
@@ -47,9 +65,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Pa
                                "accounts.json", "--project", PROJECT, "--public-url", f"http://127.0.0.1:{port}"],
                               cwd=workdir, capture_output=True, text=True, timeout=60, env=env)
         assert made.returncode == 0, made.stderr
+    outsider_key_file(workdir / "outsider.json")
+    (workdir / "hmac.secret").write_text(HMAC_SECRET + "\n")
     server = start_gateway(workdir, "file", rules=RULES, name="signed", extra=[
         "--service-accounts", str(workdir / "accounts.json"),
-        "--signed-url-accounts", email("signer"), "--signed-url-accounts", email("worker")])
+        "--signed-url-accounts", email("signer"), "--signed-url-accounts", email("worker"),
+        "--signed-url-accounts", str(workdir / "outsider.json"),
+        "--signed-url-accounts", f"hmac:{HMAC_ID}={workdir / 'hmac.secret'}"])
     if server.port != port:
         server.stop(timeout=10)
         server.start(port=port)
@@ -180,3 +202,52 @@ def test_resumable_upload_started_by_a_signed_url(client_for, version: str) -> N
                         headers={"Content-Range": f"bytes {256 * 1024}-{len(payload) - 1}/{len(payload)}"})
     assert last.status_code == 200, last.text
     assert client_for("signer").bucket(BUCKET).blob(blob.name).download_as_bytes(**CALL) == payload
+
+
+def test_key_file_signer_acts_as_admin(client_for, setup: tuple[Server, Path]) -> None:
+    """A key file listed in --signed-url-accounts whose account Portcullis did not issue: its URLs act as admin."""
+    _, workdir = setup
+    client_for("signer").bucket(BUCKET).blob("private/outsider.txt").upload_from_string(b"o", **CALL)
+    outsider = storage.Client.from_service_account_json(str(workdir / "outsider.json"))
+    url = outsider.bucket(BUCKET).blob("private/outsider.txt").generate_signed_url(
+        version="v4", expiration=TEN_MINUTES)
+    response = requests.get(url, timeout=TIMEOUT)
+    assert response.status_code == 200 and response.content == b"o"
+
+
+def hmac_signed_url(base: str, bucket: str, name: str, method: str, expires: int, secret: str = HMAC_SECRET,
+                    now: datetime.datetime | None = None) -> str:
+    """A GOOG4-HMAC-SHA256 signed URL built by Google's documented V4 process (the Python client signs RSA only)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    timestamp, datestamp = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    scope = f"{datestamp}/auto/storage/goog4_request"
+    host = urllib.parse.urlparse(base).netloc
+    path = "/" + bucket + "/" + urllib.parse.quote(name, safe="/~")
+    query = {"X-Goog-Algorithm": "GOOG4-HMAC-SHA256", "X-Goog-Credential": f"{HMAC_ID}/{scope}",
+             "X-Goog-Date": timestamp, "X-Goog-Expires": str(expires), "X-Goog-SignedHeaders": "host"}
+    canonical_query = "&".join(sorted(f"{urllib.parse.quote(k, safe='~')}={urllib.parse.quote(v, safe='~')}"
+                                      for k, v in query.items()))
+    canonical_request = "\n".join([method, path, canonical_query, f"host:{host}\n", "host", "UNSIGNED-PAYLOAD"])
+    string_to_sign = "\n".join(["GOOG4-HMAC-SHA256", timestamp, scope,
+                                hashlib.sha256(canonical_request.encode()).hexdigest()])
+    key = ("GOOG4" + secret).encode()
+    for part in [datestamp, "auto", "storage", "goog4_request"]:
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, string_to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"{base}{path}?{canonical_query}&X-Goog-Signature={signature}"
+
+
+def test_hmac_signed_urls(setup: tuple[Server, Path]) -> None:
+    server, _ = setup
+    put = hmac_signed_url(server.url, BUCKET, "signed/hmac file.txt", "PUT", 600)
+    assert requests.put(put, data=b"hmac", timeout=TIMEOUT).status_code == 200
+    get = hmac_signed_url(server.url, BUCKET, "signed/hmac file.txt", "GET", 600)
+    fetched = requests.get(get, timeout=TIMEOUT)
+    assert fetched.status_code == 200 and fetched.content == b"hmac"
+    wrong = hmac_signed_url(server.url, BUCKET, "signed/hmac file.txt", "GET", 600, secret="not-the-secret-at-all")
+    response = requests.get(wrong, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+    old = hmac_signed_url(server.url, BUCKET, "signed/hmac file.txt", "GET", 60,
+                          now=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5))
+    response = requests.get(old, timeout=TIMEOUT)
+    assert response.status_code == 400 and error_code(response) == "ExpiredToken"

@@ -9,16 +9,14 @@ public import Service
 ///
 /// The surface is query-gated (`SurfaceTraits.queryGate`): only a request whose query names `X-Goog-Signature`
 /// or `GoogleAccessId` reaches it, so `/{bucket}/{object...}` shadows no other surface's paths, prefixes or 405s.
-/// The signature is checked against the public key of a service account that is both registered
-/// (`--service-accounts`) and trusted for signing (`--signed-url-accounts`); the request then runs as that
-/// account's grant — admin, or its uid and claims under the rules — for GET/HEAD (the bytes), PUT (an upload of
-/// the body) and DELETE. A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
+/// The signature is checked against the key of a signer `--signed-url-accounts` trusts (`SignedURLTrust`); the
+/// request then runs as that signer's grant — admin, or a registered account's uid and claims under the rules —
+/// for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and the resumable start. A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
 /// 400).
 public struct XMLSignedURLSurface: APISurface {
     let service: StorageService
-    let registry: ServiceAccountRegistry
-    /// Emails of accounts whose signatures are honoured.
-    let trusted: Set<ExactString>
+    /// Whose signatures are honoured, and as whom.
+    let trust: SignedURLTrust
     let clock: @Sendable () -> Timestamp
     let logger: Logger
     /// `--public-url`: the base of the session URIs a resumable start hands out.
@@ -35,14 +33,13 @@ public struct XMLSignedURLSurface: APISurface {
         queryGate: GoogleSignedURL.gateKeys)
 
     public init(
-        service: StorageService, registry: ServiceAccountRegistry, trustedAccounts: [String], publicURL: String?,
+        service: StorageService, trust: SignedURLTrust, publicURL: String?,
         logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now() }
     ) {
         self.publicURL = publicURL
         self.logger = logger
         self.service = service
-        self.registry = registry
-        self.trusted = Set(trustedAccounts.map { ExactString($0) })
+        self.trust = trust
         self.clock = clock
     }
 
@@ -67,20 +64,17 @@ public struct XMLSignedURLSurface: APISurface {
             let signed = SignedURLRequest(
                 method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
                 header: { headers.values($0) })
-            let email: String
+            let signer: String
             do {
-                email = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { email in
-                    guard trusted.contains(ExactString(email)) else { return nil }
-                    return registry.account(email: email)?.publicKey
-                }
+                signer = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { trust.resolve($0)?.key }
             } catch {
                 return XMLErrorShape.response(
                     status: error.status, code: error.code, message: error.message, requestID: record.requestID)
             }
-            guard let account = registry.account(email: email) else {
-                throw ServiceError.forbidden("The signing account is not registered.")
+            guard let grant = trust.resolve(signer)?.grant else {
+                throw ServiceError.forbidden("The signer is no longer trusted.")
             }
-            let principal = account.grant.principal
+            let principal = grant.principal
             record.principalUID = principal.uid
             let caller = Caller(principal: principal)
             guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
