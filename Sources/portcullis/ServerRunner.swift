@@ -66,8 +66,8 @@ enum ServerRunner {
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
         let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
         let requestAuthentication = serviceAccountAuthentication(
-            serviceAccounts, config: config, secrets: secrets, service: service, logger: logger, next: authentication,
-            surfaces: &surfaces)
+            serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, logger: logger,
+            next: authentication, surfaces: &surfaces)
 
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
@@ -157,7 +157,7 @@ enum ServerRunner {
     /// sharing them accepts them.
     private static func serviceAccountAuthentication(
         _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
-        logger: Logger, next: any RequestAuthenticating, surfaces: inout [any APISurface]
+        registry: MetricsRegistry, logger: Logger, next: any RequestAuthenticating, surfaces: inout [any APISurface]
     ) -> any RequestAuthenticating {
         var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
         if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
@@ -165,13 +165,13 @@ enum ServerRunner {
             registry: loader?.registry ?? ServiceAccountRegistry(),
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
-        surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL))
+        surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
         if let trust = SignedURLSigners.load(config, registry: loader?.registry) {
             surfaces.append(
                 XMLSignedURLSurface(service: service, trust: trust, publicURL: config.publicURL, logger: logger))
         }
         guard loader != nil else { return next }
-        return ServiceAccountAuthentication(authority: authority, next: next)
+        return ServiceAccountAuthentication(authority: authority, next: next, metrics: registry)
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.

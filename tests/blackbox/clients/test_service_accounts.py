@@ -186,6 +186,10 @@ def test_bad_assertions_are_invalid_grant(setup: tuple[Server, Path]) -> None:
         assert response.status_code == 400, response.text
         assert response.json()["error"] == "invalid_grant"
         assert response.json()["error_description"].startswith(description)
+    metrics = requests.get(f"{server.url}/metrics", timeout=TIMEOUT).text
+    for reason in ["badSignature", "wrongAudience", "expired"]:
+        line = next(l for l in metrics.splitlines() if l.startswith(f'portcullis_auth_failures_total{{reason="{reason}"}}'))
+        assert float(line.split()[-1]) >= 1, line
     unsupported = post(assertion(workdir / "ci.json"), grant_type="client_credentials")
     assert unsupported.status_code == 400 and unsupported.json()["error"] == "unsupported_grant_type"
     assert requests.get(token_uri, timeout=TIMEOUT).status_code == 405

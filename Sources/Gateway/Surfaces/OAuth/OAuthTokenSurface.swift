@@ -1,6 +1,6 @@
 public import Auth
 import HTTPServer
-import PortcullisCore
+public import PortcullisCore
 public import Service
 
 /// `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint of Portcullis-issued service accounts — the `token_uri`
@@ -22,14 +22,16 @@ public struct OAuthTokenSurface: APISurface {
     let authority: ServiceAccountAuthority
     /// `--public-url`, without a trailing slash.
     let publicURL: String?
+    let failures: AuthFailureCounters
     public let traits = SurfaceTraits(
         errorShape: OAuthErrorShape(), prefixes: ["/oauth2"], notFoundMessage: "Not Found.",
         corsRequestHeaders: ["Content-Type", "X-Request-Id", "traceparent"],
         corsExposedHeaders: ["Content-Type", "X-Request-Id"])
 
-    public init(authority: ServiceAccountAuthority, publicURL: String?) {
+    public init(authority: ServiceAccountAuthority, publicURL: String?, metrics: MetricsRegistry) {
         self.authority = authority
         self.publicURL = publicURL
+        failures = AuthFailureCounters(metrics)
     }
 
     public var routes: [Route<RouteHandler>] {
@@ -80,6 +82,7 @@ public struct OAuthTokenSurface: APISurface {
             headers.add("Pragma", "no-cache")
             return HTTPResponse(status: 200, headers: headers, body: .bytes(out))
         } catch let error as OAuthGrantError {
+            failures.count(error.reason)
             return refusal(400, error.error, error.errorDescription, record)
         } catch {
             return traits.errorShape.response(for: ServiceError(any: error), requestID: record.requestID)
