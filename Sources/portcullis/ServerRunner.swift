@@ -168,7 +168,8 @@ enum ServerRunner {
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
         if let trust = SignedURLSigners.load(config, registry: loader?.registry) {
             surfaces.append(
-                XMLSignedURLSurface(service: service, trust: trust, publicURL: config.publicURL, logger: logger))
+                XMLSignedURLSurface(
+                    service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
         }
         guard loader != nil else { return next }
         return ServiceAccountAuthentication(authority: authority, next: next, metrics: registry)

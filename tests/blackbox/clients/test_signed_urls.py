@@ -143,6 +143,10 @@ def test_expired_tampered_and_untrusted_urls_are_refused(client_for, version: st
     response = requests.get(other_object, timeout=TIMEOUT)
     assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
 
+    metrics = requests.get(blob.client._connection.API_BASE_URL + "/metrics", timeout=TIMEOUT).text
+    line = next(l for l in metrics.splitlines() if l.startswith('portcullis_auth_failures_total{reason="expired"}'))
+    assert float(line.split()[-1]) >= 1, line
+
     stranger = client_for("stranger").bucket(BUCKET).blob("signed/kept.txt").generate_signed_url(
         version=version, expiration=TEN_MINUTES)
     response = requests.get(stranger, timeout=TIMEOUT)

@@ -21,6 +21,7 @@ public struct XMLSignedURLSurface: APISurface {
     let logger: Logger
     /// `--public-url`: the base of the session URIs a resumable start hands out.
     let publicURL: String?
+    let failures: AuthFailureCounters
 
     public let traits = SurfaceTraits(
         errorShape: XMLErrorShape(),
@@ -33,9 +34,10 @@ public struct XMLSignedURLSurface: APISurface {
         queryGate: GoogleSignedURL.gateKeys)
 
     public init(
-        service: StorageService, trust: SignedURLTrust, publicURL: String?,
+        service: StorageService, trust: SignedURLTrust, publicURL: String?, metrics: MetricsRegistry,
         logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now() }
     ) {
+        failures = AuthFailureCounters(metrics)
         self.publicURL = publicURL
         self.logger = logger
         self.service = service
@@ -68,6 +70,11 @@ public struct XMLSignedURLSurface: APISurface {
             do {
                 signer = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { trust.resolve($0)?.key }
             } catch {
+                switch error.kind {
+                case .invalid: failures.count(.malformed)
+                case .expired: failures.count(.expired)
+                case .mismatch: failures.count(.badSignature)
+                }
                 return XMLErrorShape.response(
                     status: error.status, code: error.code, message: error.message, requestID: record.requestID)
             }
