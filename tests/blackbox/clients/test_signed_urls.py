@@ -100,11 +100,16 @@ def test_get_put_delete_with_plain_requests(client_for, setup: tuple[Server, Pat
     server, _ = setup
     blob = client_for("signer").bucket(BUCKET).blob(f"signed/{version}/report one.txt")
 
-    put = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="PUT", content_type="text/plain")
+    put = blob.generate_signed_url(version=version, expiration=TEN_MINUTES, method="PUT", content_type="text/plain",
+                                   headers={"x-goog-meta-owner": "alice"})
     assert put.startswith(server.url + f"/{BUCKET}/signed/{version}/report%20one.txt?")
-    uploaded = requests.put(put, data=b"signed bytes", headers={"Content-Type": "text/plain"}, timeout=TIMEOUT)
+    uploaded = requests.put(put, data=b"signed bytes", timeout=TIMEOUT, headers={
+        "Content-Type": "text/plain", "x-goog-meta-owner": "alice", "Cache-Control": "no-cache"})
     assert uploaded.status_code == 200, uploaded.text
     assert uploaded.headers["x-goog-generation"]
+    stored = client_for("signer").bucket(BUCKET).get_blob(blob.name, **CALL)
+    assert stored.metadata == {"owner": "alice"} and stored.cache_control == "no-cache"
+    assert stored.content_type == "text/plain"
 
     get = blob.generate_signed_url(version=version, expiration=TEN_MINUTES)
     fetched = requests.get(get, timeout=TIMEOUT)

@@ -125,10 +125,8 @@ public struct XMLSignedURLSurface: APISurface {
 
     private func write(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
         let request = matched.request
-        var attributes = ObjectAttributes()
-        attributes.contentType = request.headers["Content-Type"] ?? "application/octet-stream"
         let upload = UploadRequest(
-            object: object, attributes: attributes,
+            object: object, attributes: try Self.attributes(request.headers),
             possibleSizes: request.body.expectedLength.map { [$0] } ?? [], expectedMD5: request.headers["Content-MD5"],
             mintDownloadToken: false)
         let meta = try await service.upload(upload, body: request.body, caller: caller, matched.context)
@@ -150,11 +148,9 @@ public struct XMLSignedURLSurface: APISurface {
         guard request.headers["x-goog-resumable"]?.lowercased() == "start" else {
             throw ServiceError.badRequest("A POST to a signed URL starts a resumable upload: x-goog-resumable: start.")
         }
-        if let type = request.headers["Content-Type"] { try ObjectResourceJSON.checkHeaderSafe(type, "Content-Type") }
-        var attributes = ObjectAttributes()
-        attributes.contentType = request.headers["Content-Type"] ?? "application/octet-stream"
         let uploadID = try await service.startResumable(
-            UploadRequest(object: object, attributes: attributes, mintDownloadToken: false), declaredSize: nil,
+            UploadRequest(object: object, attributes: try Self.attributes(request.headers), mintDownloadToken: false),
+            declaredSize: nil,
             caller: caller, matched.context)
         let location =
             PublicBaseURL.resolve(configured: publicURL, headers: request.headers) + "/upload/storage/v1/b/"
@@ -164,5 +160,32 @@ public struct XMLSignedURLSurface: APISurface {
         headers.add("Location", location)
         headers.add("X-GUploader-UploadID", uploadID)
         return HTTPResponse(status: 201, headers: headers, body: .empty)
+    }
+
+    /// What an XML API upload's headers say about the object: its representation headers and `x-goog-meta-*`
+    /// custom metadata (each value checked as a header-safe string, as on the JSON API).
+    static func attributes(_ headers: HTTPHeaders) throws(ServiceError) -> ObjectAttributes {
+        var attributes = ObjectAttributes()
+        let type = headers["Content-Type"] ?? "application/octet-stream"
+        try ObjectResourceJSON.checkHeaderSafe(type, "Content-Type")
+        attributes.contentType = type
+        for (name, keyPath) in [
+            ("Content-Disposition", \ObjectAttributes.contentDisposition),
+            ("Content-Encoding", \ObjectAttributes.contentEncoding),
+            ("Content-Language", \ObjectAttributes.contentLanguage),
+            ("Cache-Control", \ObjectAttributes.cacheControl),
+        ] {
+            guard let value = headers[name] else { continue }
+            try ObjectResourceJSON.checkHeaderSafe(value, name)
+            attributes[keyPath: keyPath] = value
+        }
+        let prefix = Array("x-goog-meta-".utf8)
+        for (name, value) in headers.fields {
+            let lowered = Array(name.lowercased().utf8)
+            guard lowered.count > prefix.count, lowered.starts(with: prefix) else { continue }
+            try ObjectResourceJSON.checkHeaderSafe(value, name)
+            attributes.customMetadata[exactly: String(decoding: lowered[prefix.count...], as: UTF8.self)] = value
+        }
+        return attributes
     }
 }
