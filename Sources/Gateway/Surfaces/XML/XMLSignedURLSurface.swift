@@ -45,6 +45,12 @@ public struct XMLSignedURLSurface: APISurface {
         self.clock = clock
     }
 
+    /// Parameters a signature depends on: given twice, a proxy and the gateway could read different values.
+    static let signingParameters = [
+        "X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders",
+        "X-Goog-Signature", "GoogleAccessId", "Expires", "Signature",
+    ]
+
     public var routes: [Route<RouteHandler>] {
         [
             Route([.get, .put, .delete, .post], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in
@@ -57,7 +63,7 @@ public struct XMLSignedURLSurface: APISurface {
         let record = matched.record
         let request = matched.request
         do {
-            let query = try QueryParameters(parsing: request.query)
+            let query = try QueryParameters(parsing: request.query, singleValued: Self.signingParameters)
             let headers = request.headers
             var names: [String] = []
             for (name, _) in headers.fields where !names.contains(where: { $0.bytesEqual(name.lowercased()) }) {
@@ -66,9 +72,13 @@ public struct XMLSignedURLSurface: APISurface {
             let signed = SignedURLRequest(
                 method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
                 header: { headers.values($0) })
-            let signer: String
+            // The signer is resolved once: the key that verified the signature and the grant come together.
+            var resolved: (key: SignedURLKey, grant: ServiceAccountGrant)?
             do {
-                signer = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { trust.resolve($0)?.key }
+                _ = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { id in
+                    resolved = trust.resolve(id)
+                    return resolved?.key
+                }
             } catch {
                 switch error.kind {
                 case .invalid: failures.count(.malformed)
@@ -78,9 +88,7 @@ public struct XMLSignedURLSurface: APISurface {
                 return XMLErrorShape.response(
                     status: error.status, code: error.code, message: error.message, requestID: record.requestID)
             }
-            guard let grant = trust.resolve(signer)?.grant else {
-                throw ServiceError.forbidden("The signer is no longer trusted.")
-            }
+            guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
             let principal = grant.principal
             record.principalUID = principal.uid
             let caller = Caller(principal: principal)
