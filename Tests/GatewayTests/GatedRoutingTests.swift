@@ -24,7 +24,9 @@ import Testing
             traits: SurfaceTraits(errorShape: PlainErrorShape(), prefixes: ["/v0"]))
         let gated = Surface(
             name: "gated", template: "/{bucket}/{object...}", methods: [.get, .put, .delete],
-            traits: SurfaceTraits(errorShape: PlainErrorShape(), queryGate: ["X-Goog-Signature", "GoogleAccessId"]))
+            traits: SurfaceTraits(
+                errorShape: PlainErrorShape(), queryGate: ["X-Goog-Signature", "GoogleAccessId"],
+                answersFormPosts: true))
         do { return try GatewayRouter(surfaces: [plain, gated]) } catch { preconditionFailure("\(error)") }
     }()
 
@@ -51,6 +53,27 @@ import Testing
         ] as [(String, String, String?, String)])
     func routes(method: String, path: String, query: String?, expected: String) {
         let decision = Self.router.decide(HTTPMethod(method), path: Substring(path), query: query.map { Substring($0) })
+        #expect(Self.label(decision) == expected)
+    }
+
+    @Test(
+        arguments: [
+            (
+                "POST", "/bucket/", "multipart/form-data; boundary=x",
+                "405 /{bucket}/{object} GET,HEAD,PUT,DELETE,OPTIONS"
+            ),
+            (
+                "POST", "/bucket/", "Multipart/Form-Data; boundary=x",
+                "405 /{bucket}/{object} GET,HEAD,PUT,DELETE,OPTIONS"
+            ),
+            ("POST", "/bucket/", "multipart/related; boundary=x", "404 unmatched"),
+            ("GET", "/bucket/", "multipart/form-data; boundary=x", "404 unmatched"),
+            ("POST", "/bucket/a/b", "multipart/form-data; boundary=x", "404 unmatched"),
+            ("POST", "/v0/b/bucket/o", "multipart/form-data; boundary=x", "405 /v0/b/{bucket}/o GET,HEAD,OPTIONS"),
+        ] as [(String, String, String, String)])
+    func formUploadsToABucketRootAreGated(method: String, path: String, contentType: String, expected: String) {
+        let decision = Self.router.decide(
+            HTTPMethod(method), path: Substring(path), query: nil, contentType: contentType)
         #expect(Self.label(decision) == expected)
     }
 

@@ -78,7 +78,8 @@ public struct GatewayResponder: HTTPResponder {
         let decision =
             request.method == .options
             ? router.options(path: path, query: request.query)
-            : router.decide(request.method, path: path, query: request.query)
+            : router.decide(
+                request.method, path: path, query: request.query, contentType: request.headers["Content-Type"])
         let surface: SurfaceTraits?
         let route: String
         switch decision {

@@ -14,6 +14,8 @@ public struct GatewayRouter: Sendable {
     /// The routes of query-gated surfaces (`SurfaceTraits.queryGate`) and their keys as bytes.
     private let gated: CompiledRoutes<Entry>
     private let gateKeys: [[UInt8]]
+    /// Whether a gated surface takes form uploads to a bucket's root.
+    private let gatesFormPosts: Bool
     let traits: [SurfaceTraits]
     /// `(prefix bytes, surface index)`, longest first.
     private let prefixes: [(bytes: [UInt8], surface: Int)]
@@ -22,9 +24,11 @@ public struct GatewayRouter: Sendable {
         var routes: [Route<Entry>] = []
         var gatedRoutes: [Route<Entry>] = []
         var gateKeys: [[UInt8]] = []
+        var gatesFormPosts = false
         var prefixes: [(bytes: [UInt8], surface: Int)] = []
         for (index, surface) in surfaces.enumerated() {
-            let isGated = !surface.traits.queryGate.isEmpty
+            let isGated = !surface.traits.queryGate.isEmpty || surface.traits.answersFormPosts
+            gatesFormPosts = gatesFormPosts || surface.traits.answersFormPosts
             gateKeys += surface.traits.queryGate.map { Array($0.utf8) }
             for route in surface.routes {
                 let entry = Route(
@@ -43,6 +47,7 @@ public struct GatewayRouter: Sendable {
         compiled = try CompiledRoutes(routes)
         gated = try CompiledRoutes(gatedRoutes)
         self.gateKeys = gateKeys
+        self.gatesFormPosts = gatesFormPosts
         traits = surfaces.map(\.traits)
         self.prefixes = prefixes.sorted { $0.bytes.count > $1.bytes.count }
     }
@@ -61,8 +66,14 @@ public struct GatewayRouter: Sendable {
 
     /// Where a request goes, given its raw query too: a query naming a gate key goes to the gated surfaces'
     /// routes first (a path they do not match falls through to the others).
-    public func decide(_ method: HTTPMethod, path: Substring, query: Substring?) -> Decision {
-        if let query, !gateKeys.isEmpty, Self.names(query, anyOf: gateKeys) {
+    /// A `POST` of `multipart/form-data` to `/{bucket}` or `/{bucket}/` goes there first too, when a gated surface
+    /// takes form uploads.
+    public func decide(_ method: HTTPMethod, path: Substring, query: Substring?, contentType: String? = nil)
+        -> Decision
+    {
+        let gatedQuery = query.map { !gateKeys.isEmpty && Self.names($0, anyOf: gateKeys) } ?? false
+        if gatedQuery || (gatesFormPosts && method == .post && Self.isFormUpload(path: path, contentType: contentType))
+        {
             switch gated.resolve(method, path: path) {
             case .matched(let route, let match):
                 return .route(
@@ -74,6 +85,17 @@ public struct GatewayRouter: Sendable {
             }
         }
         return decide(method, path: path)
+    }
+
+    /// `multipart/form-data` sent to a path of one segment, with or without a trailing `/`.
+    private static func isFormUpload(path: Substring, contentType: String?) -> Bool {
+        guard let contentType,
+            contentType.utf8.count >= 19,
+            contentType.utf8.prefix(19).elementsEqual("multipart/form-data".utf8, by: { $0 | 0x20 == $1 | 0x20 })
+        else { return false }
+        var segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        if segments.count == 2, segments.last?.isEmpty == true { segments = segments.dropLast() }
+        return segments.count == 1 && segments.first?.isEmpty == false
     }
 
     /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.

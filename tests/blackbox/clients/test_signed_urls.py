@@ -260,3 +260,45 @@ def test_hmac_signed_urls(setup: tuple[Server, Path]) -> None:
                           now=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5))
     response = requests.get(old, timeout=TIMEOUT)
     assert response.status_code == 400 and error_code(response) == "ExpiredToken"
+
+
+def test_post_policy_form_upload(client_for, setup: tuple[Server, Path]) -> None:
+    """A V4 POST policy from `generate_signed_post_policy_v4`, posted as a multipart form (what a browser's
+    <form enctype="multipart/form-data"> sends), with the policy's conditions enforced."""
+    server, _ = setup
+    signer = client_for("signer")
+    expiration = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) + TEN_MINUTES
+
+    def policy(name: str, **extra):
+        return signer.generate_signed_post_policy_v4(
+            BUCKET, name, expiration=expiration, conditions=[["content-length-range", 1, 100]],
+            fields={"x-goog-meta-source": "form", "success_action_status": "201"}, **extra)
+
+    made = policy("forms/upload.txt")
+    assert made["url"] == f"{server.url}/{BUCKET}/"
+    posted = requests.post(made["url"], data=made["fields"], timeout=TIMEOUT,
+                           files={"file": ("upload.txt", b"from a form", "text/plain")})
+    assert posted.status_code == 201, posted.text
+    assert "<Key>forms/upload.txt</Key>" in posted.text
+    stored = signer.bucket(BUCKET).get_blob("forms/upload.txt", **CALL)
+    assert stored.download_as_bytes(**CALL) == b"from a form"
+    assert stored.metadata == {"source": "form"} and stored.content_type == "text/plain"
+
+    too_big = requests.post(made["url"], data=made["fields"], timeout=TIMEOUT,
+                            files={"file": ("big.bin", b"x" * 101, "application/octet-stream")})
+    assert too_big.status_code == 400, too_big.text
+    assert signer.bucket(BUCKET).blob("forms/upload.txt").download_as_bytes(**CALL) == b"from a form"
+    other_key = dict(made["fields"], key="forms/elsewhere.txt")
+    moved = requests.post(made["url"], data=other_key, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
+    assert moved.status_code == 400 and error_code(moved) == "InvalidArgument"
+    tampered = dict(made["fields"], **{"x-goog-signature": "00" * 256})
+    refused = requests.post(made["url"], data=tampered, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
+    assert refused.status_code == 403 and error_code(refused) == "SignatureDoesNotMatch"
+    extra = dict(made["fields"], **{"x-goog-meta-sneaky": "1"})
+    uncovered = requests.post(made["url"], data=extra, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
+    assert uncovered.status_code == 400 and error_code(uncovered) == "InvalidArgument"
+    assert not signer.bucket(BUCKET).blob("forms/elsewhere.txt").exists(**CALL)
+    # A form post to a path of another surface is not taken for a policy upload.
+    elsewhere = requests.post(f"{server.url}/v0/b/{BUCKET}/o", data=made["fields"], timeout=TIMEOUT,
+                              files={"file": ("a", b"a", "text/plain")})
+    assert "<Error>" not in elsewhere.text

@@ -31,7 +31,7 @@ public struct XMLSignedURLSurface: APISurface {
             "x-goog-hash",
         ],
         loggableQueryKeys: ["X-Goog-Algorithm", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders", "Expires"],
-        queryGate: GoogleSignedURL.gateKeys)
+        queryGate: GoogleSignedURL.gateKeys, answersFormPosts: true)
 
     public init(
         service: StorageService, trust: SignedURLTrust, publicURL: String?, metrics: MetricsRegistry,
@@ -55,11 +55,13 @@ public struct XMLSignedURLSurface: APISurface {
         [
             Route([.get, .put, .delete, .post], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in
                 await handle($0)
-            }
+            },
+            Route([.post], RouteTemplate(static: "/{bucket}")) { [self] in await formUpload($0) },
         ]
     }
 
     func handle(_ matched: MatchedRequest) async -> HTTPResponse {
+        if Self.isFormUpload(matched.request) { return await formUpload(matched) }
         let record = matched.record
         let request = matched.request
         do {
