@@ -302,3 +302,21 @@ def test_post_policy_form_upload(client_for, setup: tuple[Server, Path]) -> None
     elsewhere = requests.post(f"{server.url}/v0/b/{BUCKET}/o", data=made["fields"], timeout=TIMEOUT,
                               files={"file": ("a", b"a", "text/plain")})
     assert "<Error>" not in elsewhere.text
+
+
+def test_firebase_admin_signed_url(client_for, setup: tuple[Server, Path]) -> None:
+    """firebase-admin's bucket (a Certificate credential from the same key file) signs URLs the gateway honours."""
+    import firebase_admin
+    from firebase_admin import credentials, storage as fb_storage
+
+    _, workdir = setup
+    client_for("signer").bucket(BUCKET).blob("signed/firebase.txt").upload_from_string(b"fb", **CALL)
+    app = firebase_admin.initialize_app(credentials.Certificate(str(workdir / "signer.json")),
+                                        {"storageBucket": BUCKET}, name=f"signed-{os.urandom(4).hex()}")
+    try:
+        url = fb_storage.bucket(app=app).blob("signed/firebase.txt").generate_signed_url(
+            version="v4", expiration=TEN_MINUTES)
+        response = requests.get(url, timeout=TIMEOUT)
+        assert response.status_code == 200 and response.content == b"fb"
+    finally:
+        firebase_admin.delete_app(app)
