@@ -66,8 +66,8 @@ enum ServerRunner {
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
         let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
         let requestAuthentication = serviceAccountAuthentication(
-            serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, logger: logger,
-            next: authentication, surfaces: &surfaces)
+            serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, client: upstream,
+            logger: logger, next: authentication, surfaces: &surfaces)
 
         let readiness = Readiness { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
@@ -157,7 +157,8 @@ enum ServerRunner {
     /// sharing them accepts them.
     private static func serviceAccountAuthentication(
         _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
-        registry: MetricsRegistry, logger: Logger, next: any RequestAuthenticating, surfaces: inout [any APISurface]
+        registry: MetricsRegistry, client: UpstreamClient, logger: Logger, next: any RequestAuthenticating,
+        surfaces: inout [any APISurface]
     ) -> any RequestAuthenticating {
         var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
         if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
@@ -166,7 +167,7 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
-        if let trust = SignedURLSigners.load(config, registry: loader?.registry) {
+        if let trust = SignedURLSigners.load(config, registry: loader?.registry, client: client, logger: logger) {
             surfaces.append(
                 XMLSignedURLSurface(
                     service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))

@@ -2,12 +2,16 @@ import Auth
 import Crypto
 import Gateway
 import PortcullisCore
+import Upstream
 
 /// Reads the keys `--signed-url-accounts` names (key files, PEM files, HMAC secrets) at start-up into the
 /// `SignedURLTrust` the XML-style surface checks signatures with. A file that cannot be read or holds no usable
 /// key exits with status 2.
 enum SignedURLSigners {
-    static func load(_ config: GatewayConfiguration, registry: ServiceAccountRegistry?) -> SignedURLTrust? {
+    /// Certificate-map URLs start loading in the background (their signers are refused until the first load).
+    static func load(
+        _ config: GatewayConfiguration, registry: ServiceAccountRegistry?, client: UpstreamClient, logger: Logger
+    ) -> SignedURLTrust? {
         guard !config.signedURLAccounts.isEmpty else { return nil }
         var emails: [String] = []
         var signers: [SignedURLTrust.Signer] = []
@@ -26,6 +30,11 @@ enum SignedURLSigners {
                 } catch {
                     Terminal.fail("--signed-url-accounts \(path): \(error)")
                 }
+            case .publicKey(let email, let path)
+            where path.lowercased().hasPrefix("https://") || path.lowercased().hasPrefix("http://"):
+                let source = KeySource.from(spec: path, fetcher: KeyFetcher.make(client: client), logger: logger)
+                Task { await source.start() }
+                signers.append(SignedURLTrust.Signer(id: email, key: .keySource(source)))
             case .publicKey(let email, let path):
                 let text = String(decoding: ServeSecrets.read(path, option: .signedURLAccounts), as: UTF8.self)
                 do {

@@ -32,7 +32,24 @@ public struct SignedURLRequest: Sendable {
 /// (V4 `GOOG4-HMAC-SHA256`, looked up by its access id).
 public enum SignedURLKey: Sendable {
     case rsa(PublicKey)
+    /// The keys a source currently holds (Google's x509 certificate map for an account, fetched and refreshed
+    /// like JWT keys): a signature verifies under any of them (signed URLs name no key id).
+    case keySource(KeySource)
     case hmac([UInt8])
+
+    /// Whether an RSA-SHA256 `signature` over `data` verifies under this key (false for an HMAC key).
+    func verifiesRSA(_ signature: [UInt8], _ data: [UInt8]) -> Bool {
+        switch self {
+        case .rsa(let publicKey): return publicKey.verify(signature: signature, data: data, algorithm: .rs256)
+        case .keySource(let source):
+            for key in (source.current?.keys ?? []).prefix(TokenVerifier.maxAnonymousCandidates) {
+                guard case .publicKey(let publicKey) = key.material else { continue }
+                if publicKey.verify(signature: signature, data: data, algorithm: .rs256) { return true }
+            }
+            return false
+        case .hmac: return false
+        }
+    }
 }
 
 /// A refused signed URL, in the terms of GCS's XML errors: the code and the message it writes.
@@ -90,10 +107,7 @@ public enum GoogleSignedURL {
         if request.first("X-Goog-Signature") != nil {
             return try verifyV4(request, now: now, key: key)
         }
-        return try verifyV2(request, now: now) { id in
-            guard case .rsa(let publicKey)? = key(id) else { return nil }
-            return publicKey
-        }
+        return try verifyV2(request, now: now, key: key)
     }
 
     static func verifyV4(_ request: SignedURLRequest, now: Int64, key: (String) -> SignedURLKey?)
@@ -152,13 +166,12 @@ public enum GoogleSignedURL {
         let signer = scopeParts[0]
         let verified: Bool
         switch key(signer) {
-        case .rsa(let publicKey)? where !isHMAC:
-            verified = publicKey.verify(signature: signature, data: Array(stringToSign.utf8), algorithm: .rs256)
         case .hmac(let secret)? where isHMAC:
             // Google's key derivation: "GOOG4" + secret, then the scope's date, location, service and type.
             var derived = Array("GOOG4".utf8) + secret
             for part in scopeParts[1...] { derived = HMAC.sha256(key: derived, data: Array(part.utf8)) }
             verified = ConstantTime.equals(HMAC.sha256(key: derived, data: Array(stringToSign.utf8)), signature)
+        case let rsa? where !isHMAC: verified = rsa.verifiesRSA(signature, Array(stringToSign.utf8))
         default: verified = false
         }
         guard verified else {
@@ -169,7 +182,7 @@ public enum GoogleSignedURL {
         return signer
     }
 
-    static func verifyV2(_ request: SignedURLRequest, now: Int64, publicKey: (String) -> PublicKey?)
+    static func verifyV2(_ request: SignedURLRequest, now: Int64, key: (String) -> SignedURLKey?)
         throws(SignedURLError) -> String
     {
         func invalid(_ text: String) -> SignedURLError { SignedURLError(kind: .invalid, message: text) }
@@ -192,9 +205,7 @@ public enum GoogleSignedURL {
         elements += extensions.map { "\($0.0):\($0.1)" }
         elements.append(try canonicalPath(request.path))
         let stringToSign = elements.joined(separator: "\n")
-        guard let key = publicKey(email),
-            key.verify(signature: signature, data: Array(stringToSign.utf8), algorithm: .rs256)
-        else {
+        guard let key = key(email), key.verifiesRSA(signature, Array(stringToSign.utf8)) else {
             throw SignedURLError(
                 kind: .mismatch,
                 message: "The request signature we calculated does not match the signature you provided.")

@@ -46,12 +46,11 @@ public enum PostPolicy {
         let signed = Array(policyText.utf8)
         let verified: Bool
         switch key(scope[0]) {
-        case .rsa(let publicKey)? where !isHMAC:
-            verified = publicKey.verify(signature: signature, data: signed, algorithm: .rs256)
         case .hmac(let secret)? where isHMAC:
             var derived = Array("GOOG4".utf8) + secret
             for part in scope[1...] { derived = HMAC.sha256(key: derived, data: Array(part.utf8)) }
             verified = ConstantTime.equals(HMAC.sha256(key: derived, data: signed), signature)
+        case let rsa? where !isHMAC: verified = rsa.verifiesRSA(signature, signed)
         default: verified = false
         }
         guard verified else {

@@ -4,7 +4,8 @@ public import PortcullisCore
 ///
 /// - A registered account named by email: its current key and grant from the registry (removing or re-keying it
 ///   in the accounts file revokes its URLs at the next reload).
-/// - A key given by the operator (a Google key file, or a PEM for an email): when the email is a registered
+/// - A key given by the operator (a Google key file, a PEM for an email, or Google's x509 certificate map URL
+///   for an email): when the email is a registered
 ///   account, the registry decides as above (the file's key is not used, so revocation still works); a
 ///   Portcullis-issued email (`…iam.portcullis`) that is no longer registered is refused; any other signer (a
 ///   Google service account) acts as admin — the operator listed it for exactly this.

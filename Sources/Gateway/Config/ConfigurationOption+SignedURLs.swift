@@ -5,7 +5,7 @@ extension ConfigurationOption {
         flag: "signed-url-accounts", valueName: "SRC", environment: "PORTCULLIS_SIGNED_URL_ACCOUNTS",
         defaultText: nil,
         summary:
-            "Signers whose V2/V4 signed URLs are honoured on `/{bucket}/{object}`: `EMAIL` of an account registered with `--service-accounts` (its grant), a Google key file `FILE.json`, `EMAIL=FILE.pem` (a public key or certificate), or `hmac:ACCESS_ID=FILE` (GOOG4-HMAC-SHA256 secret). Repeatable; env is comma-separated. None: signed URLs are refused.",
+            "Signers whose V2/V4 signed URLs are honoured on `/{bucket}/{object}`: `EMAIL` of an account registered with `--service-accounts` (its grant), a Google key file `FILE.json`, `EMAIL=FILE.pem` (a public key or certificate), `EMAIL=https://…` (Google's x509 certificate map for it), or `hmac:ACCESS_ID=FILE` (GOOG4-HMAC-SHA256 secret). Repeatable; env is comma-separated. None: signed URLs are refused.",
         repeatable: true)
 }
 
@@ -15,7 +15,8 @@ public enum SignedURLAccountSpec: Sendable, Equatable, CustomStringConvertible {
     case registered(email: String)
     /// `FILE.json`: a service-account key file (its `client_email` and the public half of `private_key`).
     case keyFile(path: String)
-    /// `EMAIL=FILE`: a PEM public key or X.509 certificate for that signer.
+    /// `EMAIL=FILE`: a PEM public key or X.509 certificate for that signer; `EMAIL=https://…`: a certificate map
+    /// (Google's `…/metadata/x509/EMAIL`), fetched and refreshed like `--jwt-keys` URLs.
     case publicKey(email: String, path: String)
     /// `hmac:ACCESS_ID=FILE`: an HMAC key's secret (the file's text, surrounding whitespace trimmed).
     case hmac(accessID: String, path: String)

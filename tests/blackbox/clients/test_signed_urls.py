@@ -11,6 +11,8 @@ import hmac
 import json
 import os
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -18,8 +20,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from cryptography.hazmat.primitives import serialization
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 from google.cloud import storage
 
 from clientkit import BUCKET, PROJECT, TIMEOUT, start_gateway
@@ -40,15 +44,52 @@ HMAC_ID = "GOOG1EPORTCULLISTESTKEY"
 HMAC_SECRET = "bGoa+V7g/yqDXvKRqq+JTFn4uQZbPiQJo4pf9RzJ"
 
 
-def outsider_key_file(path: Path) -> None:
+def outsider_key_file(path: Path, name: str = "outsider") -> rsa.RSAPrivateKey:
     """A service-account key file of an account Portcullis did not issue (as Google's would be)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode()
     path.write_text(json.dumps({
         "type": "service_account", "project_id": PROJECT, "private_key_id": "0" * 40, "private_key": pem,
-        "client_email": f"outsider@{PROJECT}.iam.gserviceaccount.com", "client_id": "1",
+        "client_email": f"{name}@{PROJECT}.iam.gserviceaccount.com", "client_id": "1",
         "token_uri": "https://oauth2.googleapis.com/token"}))
+    return key
+
+
+def certificate_map(key: rsa.RSAPrivateKey) -> bytes:
+    """Google's x509 map for an account: `{key id: certificate PEM}` (a self-signed certificate here)."""
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mapped")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    return json.dumps({"k1": cert.public_bytes(serialization.Encoding.PEM).decode()}).encode()
+
+
+class KeyMapServer:
+    """Serves one certificate map over HTTP (what https://www.googleapis.com/service_accounts/v1/metadata/x509/…
+    serves), with Cache-Control as Google sends it."""
+
+    def __init__(self, body: bytes) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Cache-Control", "public, max-age=3600")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/x509/mapped"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def email(name: str) -> str:
@@ -66,18 +107,21 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Pa
                               cwd=workdir, capture_output=True, text=True, timeout=60, env=env)
         assert made.returncode == 0, made.stderr
     outsider_key_file(workdir / "outsider.json")
+    keys = KeyMapServer(certificate_map(outsider_key_file(workdir / "mapped.json", name="mapped")))
     (workdir / "hmac.secret").write_text(HMAC_SECRET + "\n")
     server = start_gateway(workdir, "file", rules=RULES, name="signed", extra=[
         "--service-accounts", str(workdir / "accounts.json"),
         "--signed-url-accounts", email("signer"), "--signed-url-accounts", email("worker"),
         "--signed-url-accounts", str(workdir / "outsider.json"),
-        "--signed-url-accounts", f"hmac:{HMAC_ID}={workdir / 'hmac.secret'}"])
+        "--signed-url-accounts", f"hmac:{HMAC_ID}={workdir / 'hmac.secret'}",
+        "--signed-url-accounts", f"mapped@{PROJECT}.iam.gserviceaccount.com={keys.url}"])
     if server.port != port:
         server.stop(timeout=10)
         server.start(port=port)
     yield server, workdir
     server.stop(timeout=10)
     server.kill()
+    keys.close()
 
 
 @pytest.fixture
@@ -320,3 +364,23 @@ def test_firebase_admin_signed_url(client_for, setup: tuple[Server, Path]) -> No
         assert response.status_code == 200 and response.content == b"fb"
     finally:
         firebase_admin.delete_app(app)
+
+
+def test_signer_from_a_certificate_map_url(client_for, setup: tuple[Server, Path]) -> None:
+    """`EMAIL=URL`: the account's keys come from its x509 certificate map (Google's format), fetched by the gateway."""
+    _, workdir = setup
+    client_for("signer").bucket(BUCKET).blob("signed/mapped.txt").upload_from_string(b"m", **CALL)
+    mapped = storage.Client.from_service_account_json(str(workdir / "mapped.json"))
+    url = mapped.bucket(BUCKET).blob("signed/mapped.txt").generate_signed_url(version="v2", expiration=TEN_MINUTES)
+    deadline = time.monotonic() + 10
+    response = requests.get(url, timeout=TIMEOUT)
+    while response.status_code == 403 and time.monotonic() < deadline:  # the first fetch runs in the background
+        time.sleep(0.1)
+        response = requests.get(url, timeout=TIMEOUT)
+    assert response.status_code == 200 and response.content == b"m"
+    forged = outsider_key_file(workdir / "forger.json", name="mapped")
+    assert forged
+    other = storage.Client.from_service_account_json(str(workdir / "forger.json"))
+    bad = other.bucket(BUCKET).blob("signed/mapped.txt").generate_signed_url(version="v4", expiration=TEN_MINUTES)
+    response = requests.get(bad, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
