@@ -342,6 +342,16 @@ def test_post_policy_form_upload(client_for, setup: tuple[Server, Path]) -> None
     uncovered = requests.post(made["url"], data=extra, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
     assert uncovered.status_code == 400 and error_code(uncovered) == "InvalidArgument"
     assert not signer.bucket(BUCKET).blob("forms/elsewhere.txt").exists(**CALL)
+    redirecting = signer.generate_signed_post_policy_v4(
+        BUCKET, "forms/redirected.txt", expiration=expiration,
+        fields={"success_action_redirect": "http://app.example/done?step=2"})
+    redirected = requests.post(redirecting["url"], data=redirecting["fields"], timeout=TIMEOUT, allow_redirects=False,
+                               files={"file": ("r.txt", b"r", "text/plain")})
+    assert redirected.status_code == 303, redirected.text
+    target = urllib.parse.urlsplit(redirected.headers["Location"])
+    query = urllib.parse.parse_qs(target.query)
+    assert target.netloc == "app.example" and query["step"] == ["2"] and query["key"] == ["forms/redirected.txt"]
+    assert query["bucket"] == [BUCKET] and query["etag"]
     # A form post to a path of another surface is not taken for a policy upload.
     elsewhere = requests.post(f"{server.url}/v0/b/{BUCKET}/o", data=made["fields"], timeout=TIMEOUT,
                               files={"file": ("a", b"a", "text/plain")})

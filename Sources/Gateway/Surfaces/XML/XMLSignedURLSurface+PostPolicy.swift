@@ -7,7 +7,8 @@ import Service
 /// `multipart/form-data` body whose fields — `key`, `policy`, `x-goog-algorithm`, `x-goog-credential`,
 /// `x-goog-date`, `x-goog-signature`, and whatever the policy names — come before the `file` field. The policy
 /// is checked (`PostPolicy`), then the file streams into the object `key` as the signer (bounded by
-/// `content-length-range`, never held in memory). Answer: `success_action_status` 200 or 201 (with GCS's
+/// `content-length-range`, never held in memory). Answer: 303 to `success_action_redirect` (with `bucket`, `key`
+/// and `etag` added to its query) when given, else `success_action_status` 200 or 201 (with GCS's
 /// `<PostResponse>`), else 204.
 extension XMLSignedURLSurface {
     /// Limits on the fields before the file: they are held in memory.
@@ -85,6 +86,16 @@ extension XMLSignedURLSurface {
                 body: body, caller: Caller(principal: principal), matched.context)
             var answer = HTTPHeaders()
             answer.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+            if let redirect = field("success_action_redirect"), Self.isHTTPURL(redirect) {
+                // The policy covers the field (every field must be named by a condition), so the signer chose it.
+                let separator = redirect.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
+                answer.add(
+                    "Location",
+                    redirect + separator + "bucket=" + PercentEncoding.unreserved.encode(object.bucket) + "&key="
+                        + PercentEncoding.unreserved.encode(object.name) + "&etag="
+                        + PercentEncoding.unreserved.encode(meta.etag))
+                return HTTPResponse(status: 303, headers: answer, body: .empty)
+            }
             switch field("success_action_status") {
             case "200"?: return HTTPResponse(status: 200, headers: answer, body: .empty)
             case "201"?:
@@ -99,6 +110,13 @@ extension XMLSignedURLSurface {
         } catch {
             return failureResponse(for: error, record: record, logger: logger)
         }
+    }
+
+    /// An absolute http(s) URL without control characters (a redirect target).
+    static func isHTTPURL(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return (lower.hasPrefix("https://") || lower.hasPrefix("http://"))
+            && !text.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F })
     }
 
     /// The `name` parameter of a part's `Content-Disposition: form-data`, lower-cased (field names are
