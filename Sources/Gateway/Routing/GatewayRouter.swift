@@ -68,11 +68,13 @@ public struct GatewayRouter: Sendable {
     /// routes first (a path they do not match falls through to the others).
     /// A `POST` of `multipart/form-data` to `/{bucket}` or `/{bucket}/` goes there first too, when a gated surface
     /// takes form uploads.
-    public func decide(_ method: HTTPMethod, path: Substring, query: Substring?, contentType: String? = nil)
-        -> Decision
-    {
+    /// `contentType` is read only for a `POST` when a surface takes form uploads (most requests never look it up).
+    public func decide(
+        _ method: HTTPMethod, path: Substring, query: Substring?, contentType: @autoclosure () -> String? = nil
+    ) -> Decision {
         let gatedQuery = query.map { !gateKeys.isEmpty && Self.names($0, anyOf: gateKeys) } ?? false
-        if gatedQuery || (gatesFormPosts && method == .post && Self.isFormUpload(path: path, contentType: contentType))
+        if gatedQuery
+            || (gatesFormPosts && method == .post && Self.isFormUpload(path: path, contentType: contentType()))
         {
             switch gated.resolve(method, path: path) {
             case .matched(let route, let match):
