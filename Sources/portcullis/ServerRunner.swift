@@ -1,3 +1,4 @@
+import Auth
 import Dispatch
 import Events
 import Gateway
@@ -72,13 +73,17 @@ enum ServerRunner {
         let batch = BatchSurface()
         var surfaces: [any APISurface] = [v0, jsonAPI, batch, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
+        let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
+        let requestAuthentication = serviceAccountAuthentication(
+            serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, client: upstream,
+            logger: logger, next: authentication, surfaces: &surfaces)
 
         let readiness = Readiness(metrics: registry) { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let ops = OpsEndpoints(readiness: readiness, registry: registry)
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
-                ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics,
+                ops: ops, surfaces: surfaces, authentication: requestAuthentication, metrics: httpMetrics,
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
         }
 
@@ -94,7 +99,7 @@ enum ServerRunner {
             let consoleResponder = compile { () throws(RouteTableError) in
                 try GatewayResponder(
                     ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
-                    authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+                    authentication: requestAuthentication, metrics: httpMetrics, accessLog: accessLog,
                     cors: CORSPolicy(origins: corsList(config)))
             }
             let second = HTTPServer(
@@ -113,7 +118,10 @@ enum ServerRunner {
         }
 
         let signals = SignalHandling(logger: logger)
-        signals.onReload = { rules.reload() }
+        signals.onReload = {
+            rules.reload()
+            serviceAccounts?.reload()
+        }
         signals.onShutdown = {
             readiness.markDraining()
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
@@ -154,6 +162,31 @@ enum ServerRunner {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is
+    /// `invalid_grant`), the signed-URL surface with `--signed-url-accounts`, and, with accounts, their
+    /// credentials checked ahead of `next`. Access tokens are sealed with the signing keys, so every instance
+    /// sharing them accepts them.
+    private static func serviceAccountAuthentication(
+        _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
+        registry: MetricsRegistry, client: UpstreamClient, logger: Logger, next: any RequestAuthenticating,
+        surfaces: inout [any APISurface]
+    ) -> any RequestAuthenticating {
+        var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
+        if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
+        let authority = ServiceAccountAuthority(
+            registry: loader?.registry ?? ServiceAccountRegistry(),
+            keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
+            selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
+        surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
+        if let trust = SignedURLSigners.load(config, registry: loader?.registry, client: client, logger: logger) {
+            surfaces.append(
+                XMLSignedURLSurface(
+                    service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
+        }
+        guard loader != nil else { return next }
+        return ServiceAccountAuthentication(authority: authority, next: next, metrics: registry)
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.

@@ -140,6 +140,17 @@ public enum ConfigurationParser {
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
+        config.serviceAccountsFile = single(.serviceAccounts)?.value
+        if let (values, source) = raw(.signedURLAccounts) {
+            for value in values where !value.isEmpty {
+                guard let spec = SignedURLAccountSpec.parse(value) else {
+                    throw .invalidValue(
+                        option: .signedURLAccounts, value: value,
+                        reason: "expected EMAIL, FILE.json, EMAIL=FILE or hmac:ACCESS_ID=FILE", source: source)
+                }
+                config.signedURLAccounts.append(spec)
+            }
+        }
 
         try config.validate()
         return config

@@ -46,6 +46,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var eventsSecretFile: String?
     /// The HTTP server's event-loop driver (DESIGN §3).
     public var eventLoop: EventLoopDriver = .platformDefault
+    /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
+    public var serviceAccountsFile: String?
+    /// `--signed-url-accounts`: the signers whose signed URLs are honoured.
+    public var signedURLAccounts: [SignedURLAccountSpec] = []
 
     public init() {}
 
@@ -107,6 +111,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if serviceAccountsFile == nil,
+            signedURLAccounts.contains(where: { if case .registered = $0 { true } else { false } })
+        {
+            throw .conflict("--signed-url-accounts names accounts of --service-accounts; give that file too")
         }
         if drainTimeout < .zero {
             throw .invalidValue(option: .drainTimeout, value: "\(drainTimeout)", reason: "must not be negative")
