@@ -56,7 +56,8 @@ struct CommandSpec: Sendable {
 }
 
 extension CommandSpec {
-    static let recursive = OptionSpec(names: ["--recursive", "-r", "-R"], valueName: nil, help: "every object under the prefix")
+    static let recursive = OptionSpec(
+        names: ["--recursive", "-r", "-R"], valueName: nil, help: "every object under the prefix")
 
     static let list = CommandSpec(
         name: "ls", synopsis: "[-r] [--page-size N] gs://BUCKET/PREFIX/",
@@ -95,7 +96,8 @@ extension CommandSpec {
             OptionSpec(names: ["--recursive", "-r", "-R"], valueName: nil, help: "copy a directory tree or a folder"),
             OptionSpec(
                 names: ["--header", "-H"], valueName: "'NAME: VALUE'",
-                help: "upload metadata: Content-Type, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, x-goog-meta-KEY (repeatable)",
+                help:
+                    "upload metadata: Content-Type, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, x-goog-meta-KEY (repeatable)",
                 repeatable: true),
         ],
         operands: .files)

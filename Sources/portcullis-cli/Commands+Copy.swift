@@ -85,7 +85,8 @@ extension Commands {
         for object in objects {
             let relative = relativeName(object, under: folder)
             guard isSafeRelativePath(relative) else {
-                CLIExit.failure("refusing to write \(object.description) outside \(directory): its name has . or .. parts")
+                CLIExit.failure(
+                    "refusing to write \(object.description) outside \(directory): its name has . or .. parts")
             }
             let file = base.appendingPathComponent(relative)
             try FileManager.default.createDirectory(
@@ -99,7 +100,7 @@ extension Commands {
     /// `..` (an object named `../../etc/x` must not escape it).
     static func isSafeRelativePath(_ name: String) -> Bool {
         let segments = name.split(separator: "/", omittingEmptySubsequences: false)
-        return !segments.contains { $0.isEmpty || $0 == "." || $0 == ".." }
+        return !segments.contains { $0.isEmpty || $0.utf8.elementsEqual(".".utf8) || $0.utf8.elementsEqual("..".utf8) }
     }
 
     /// Downloads `ref` to `file` (resumable, with a progress line on a terminal); returns the size written.

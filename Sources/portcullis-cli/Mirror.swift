@@ -91,7 +91,7 @@ enum Mirror {
     static func existingMetadata(_ target: StorageReference) async throws -> StorageMetadata? {
         do {
             return try await target.getMetadata()
-        } catch where error.httpStatus == 404 && !FailureWording.isBucketMissing(error) {
+        } catch  where error.httpStatus == 404 && !FailureWording.isBucketMissing(error) {
             return nil
         } catch {
             throw TargetedFailure(target: target.description, error: error)

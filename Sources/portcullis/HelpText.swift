@@ -1,6 +1,11 @@
 import Gateway
 
-/// `--help` output, generated from `ConfigurationOption.all` so it always lists every option.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `portcullis --help` (one line per command) and the long help of `serve` (generated from
+/// `ConfigurationOption.all`, so it always lists every option); other commands keep theirs beside their code.
 enum HelpText {
     static let usage = """
         portcullis — a self-hosted gateway speaking the Cloud Storage for Firebase REST protocol
@@ -14,13 +19,23 @@ enum HelpText {
                                                           mint a development JWT
           portcullis events list --dir DIR [--dead]       change events waiting in an embedded outbox
           portcullis events redeliver --dir DIR ID...     retry dead-lettered events
-          portcullis --help | --version
+          portcullis help [COMMAND] | --help | --version
 
+        `portcullis help COMMAND` (or `portcullis COMMAND --help`) prints a command's options in full.
         Exit status: 0 success, 1 failed check or test, 2 usage or configuration error.
         """
 
-    static var full: String {
-        usage + "\n\n" + serve + "\n" + TokenCommand.help + "\n" + EventsCommand.help
+    /// `portcullis help [COMMAND]`: the overview, or one command's long help; an unknown topic exits 2.
+    static func printTopic(_ topic: String?) -> Never {
+        switch topic {
+        case nil: Terminal.print(usage)
+        case "serve"?: Terminal.print(serve)
+        case "rules"?: Terminal.print(RulesCommand.help)
+        case "token"?: Terminal.print(TokenCommand.help)
+        case "events"?: Terminal.print(EventsCommand.help)
+        case let other?: Terminal.fail("help: unknown command \"\(other)\" (commands: serve, rules, token, events)")
+        }
+        exit(0)
     }
 
     static var serve: String {

@@ -25,9 +25,11 @@ struct PortcullisMain {
             TokenCommand.run(rest)
         case "events":
             EventsCommand.run(rest)
-        case "--help", "-h", "help":
-            Terminal.print(HelpText.full)
+        case "--help", "-h":
+            Terminal.print(HelpText.usage)
             exit(0)
+        case "help":
+            HelpText.printTopic(rest.first)
         case "--version", "-V", "version":
             Terminal.print("portcullis \(PortcullisVersion.current)")
             exit(0)
