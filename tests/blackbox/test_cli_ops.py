@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import backends
-from harness import Server, object_url, portcullis_bin, request
+from harness import ROOT, Server, object_url, portcullis_bin, request
 
 RULES = """rules_version = '2';
 service firebase.storage {
@@ -28,10 +29,14 @@ service firebase.storage {
 
 
 def cli_bin() -> str:
-    """portcullis-cli sits next to the server binary in the same build directory."""
-    path = Path(portcullis_bin()).with_name("portcullis-cli")
-    assert path.exists(), f"{path} missing: swift build --product portcullis-cli"
-    return str(path)
+    """$PORTCULLIS_CLI_BIN, else portcullis-cli next to the server binary, else the debug build's (`make test`
+    builds the server alone in release mode and everything in debug mode)."""
+    candidates = [os.environ.get("PORTCULLIS_CLI_BIN", ""), str(Path(portcullis_bin()).with_name("portcullis-cli")),
+                  str(ROOT / ".build" / "debug" / "portcullis-cli")]
+    for candidate in filter(None, candidates):
+        if Path(candidate).exists():
+            return candidate
+    raise AssertionError("no portcullis-cli binary: swift build --product portcullis-cli")
 
 
 def run(*args: str, stdin: bytes | None = None, server: Server | None = None,
@@ -211,3 +216,26 @@ def test_mirror_gs_bucket_into_embedded_keeps_metadata_and_tokens(
     request("POST", f"{server.url}/v0/b/firebase/o?name=top.txt", body=b"changed", headers=auth)
     third = ok(run("mirror", "gs://firebase", "gs://local/copy", server=server, key=key_path)).splitlines()
     assert third[-1].startswith("mirror: 1 copied, 2 skipped, 0 failed, 7 bytes, ")
+
+    # On a terminal (stderr a pty): a progress bar redrawn in place, no per-object lines, the same summary.
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTCULLIS_")}
+    with subprocess.Popen([cli_bin(), "--server", server.url, "--admin-key", str(key_path), "mirror",
+                           "gs://firebase/photos", "gs://local/tty"], stdout=subprocess.PIPE, stderr=slave,
+                          env=env) as process:
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        stdout = process.stdout.read() if process.stdout else b""
+        assert process.wait(timeout=60) == 0
+    os.close(master)
+    assert b"\r[" in drawn and b"] 100% 2/2 objects" in drawn, drawn
+    lines = stdout.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mirror: 2 copied, 0 skipped, 0 failed, "), lines
