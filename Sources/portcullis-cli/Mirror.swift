@@ -5,11 +5,11 @@ import StorageClient
 /// `portcullis-cli mirror SRC DST`: copies every object under one `gs://` bucket or prefix to another, through
 /// the gateway, so it works between any two buckets the gateway serves whatever their backends.
 ///
-/// Each object is downloaded to a private temporary file and uploaded with the source's metadata (content
-/// headers, custom metadata and, for an admin caller, its download tokens, so links already handed out keep
-/// working). An object whose copy already exists with the same MD5 is skipped: a second run after an
-/// interruption copies only what is missing or changed. One object at a time, so memory and temporary disk stay
-/// bounded by one object.
+/// Each object is copied on the server (`StorageReference.copy(to:)`, the JSON API's rewrite): its bytes as
+/// stored (a gzip-encoded object stays compressed), its content headers and custom metadata and, for an admin
+/// caller, its download tokens, so links already handed out keep working. An object whose copy already exists
+/// with the same MD5 is skipped: a second run after an interruption copies only what is missing or changed. One
+/// object at a time; the copy's MD5 is checked against the source's.
 enum Mirror {
     struct Totals {
         var copied = 0
@@ -74,11 +74,7 @@ enum Mirror {
         {
             return .skipped
         }
-        let spool = Commands.temporaryFile()
-        defer { try? FileManager.default.removeItem(at: spool) }
-        _ = try await Commands.download(object, to: spool, progress: ProgressLine(enabled: false))
-        let task = target.putFile(from: spool, metadata: uploadMetadata(from: metadata))
-        let stored = try await on(target.description) { try await task.result() }
+        let stored = try await on(target.description) { try await object.copy(to: target) }
         if let want = metadata.md5Hash, let got = stored.md5Hash, !got.utf8.elementsEqual(want.utf8) {
             throw TargetedFailure(
                 target: target.description,
@@ -96,20 +92,6 @@ enum Mirror {
         } catch {
             throw TargetedFailure(target: target.description, error: error)
         }
-    }
-
-    /// What the copy is uploaded with: the source's content headers and custom metadata, and its download
-    /// tokens under `firebaseStorageDownloadTokens` (the server keeps them only for an admin caller).
-    static func uploadMetadata(from source: StorageMetadata) -> StorageMetadata {
-        var metadata = StorageMetadata(contentType: source.contentType, customMetadata: source.customMetadata)
-        metadata.cacheControl = source.cacheControl
-        metadata.contentDisposition = source.contentDisposition
-        metadata.contentEncoding = source.contentEncoding
-        metadata.contentLanguage = source.contentLanguage
-        if !source.downloadTokens.isEmpty {
-            metadata.customMetadata["firebaseStorageDownloadTokens"] = source.downloadTokens.joined(separator: ",")
-        }
-        return metadata
     }
 
     /// Whether one location contains the other (same bucket, one prefix a folder of the other).

@@ -6,6 +6,7 @@ long help, and `mirror` between a gs:// bucket on fake-gcs-server and an embedde
 download tokens kept and a second run skipping everything."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pty
@@ -239,3 +240,22 @@ def test_mirror_gs_bucket_into_embedded_keeps_metadata_and_tokens(
     assert b"\r[" in drawn and b"] 100% 2/2 objects" in drawn, drawn
     lines = stdout.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mirror: 2 copied, 0 skipped, 0 failed, "), lines
+
+
+def test_mirror_copies_bytes_as_stored_and_refuses_overlap(start_server, tmp_path: Path,
+                                                          admin_key: tuple[Path, str]) -> None:
+    """A gzip-encoded object is copied compressed (same MD5), not decompressed on the way as a download is."""
+    key_path, key = admin_key
+    server = start_server(bucket="src", extra=["--admin-key", str(key_path), "--bucket",
+                                               f"dst=file:{tmp_path / 'dst-data'}"])
+    plain = "\n".join(str(i) for i in range(5000)).encode()
+    (tmp_path / "log.txt").write_bytes(gzip.compress(plain))
+    ok(run("cp", str(tmp_path / "log.txt"), "gs://src/logs/log.txt", "-H", "Content-Encoding: gzip",
+           server=server, key=key_path))
+    out = ok(run("mirror", "gs://src/logs", "gs://dst", server=server, key=key_path)).splitlines()
+    assert out[-1].startswith("mirror: 1 copied, 0 skipped, 0 failed, "), out
+    source, copy = metadata(server, key, "src", "logs/log.txt"), metadata(server, key, "dst", "log.txt")
+    assert (copy["md5Hash"], copy["contentEncoding"], copy["size"]) == (
+        source["md5Hash"], "gzip", source["size"])
+    overlap = run("mirror", "gs://src", "gs://src/logs/again", server=server, key=key_path)
+    assert overlap.returncode == 2 and b"overlap" in overlap.stderr
