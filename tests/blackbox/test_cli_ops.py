@@ -176,14 +176,18 @@ def test_rules_check_hints_double_equals(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(backends.unavailable("gcs") is not None, reason=str(backends.unavailable("gcs")))
-def test_mirror_gs_bucket_into_embedded_keeps_metadata_and_tokens(
-        start_server, tmp_path: Path, admin_key: tuple[Path, str]) -> None:
+@pytest.mark.parametrize("target", backends.params(("file", "s3")))
+def test_mirror_gs_bucket_keeps_metadata_and_tokens(
+        start_server, tmp_path: Path, admin_key: tuple[Path, str], target: str) -> None:
+    """From a gs:// bucket on fake-gcs-server into an embedded bucket and into an s3:// bucket on moto."""
     key_path, key = admin_key
     rules = tmp_path / "signed-in.rules"
     rules.write_text(RULES)
     source_bucket = backends.bucket_url("gcs", tmp_path)
-    server = start_server(bucket="local", rules=rules,
-                          extra=["--admin-key", str(key_path), "--bucket", f"firebase={source_bucket}"])
+    target_bucket = backends.bucket_url(target, tmp_path)
+    server = start_server(bucket="scratch", rules=rules,
+                          extra=["--admin-key", str(key_path), "--bucket", f"firebase={source_bucket}",
+                                 "--bucket", f"local={target_bucket}"])
     auth = {"Authorization": f"Bearer {key}"}
     objects = {"top.txt": b"top", "photos/cat.png": os.urandom(70_000), "photos/2024/dog.json": b"{\"d\":1}"}
     for name, body in objects.items():
