@@ -52,9 +52,11 @@ enum ServerRunner {
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
             client: upstream, registry: registry, logger: logger)
+        let (bucketRoot, provisioned) = await BackendFactory.bucketRoot(config: config, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
-            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
+            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events,
+            bucketRoot: bucketRoot, provisioned: provisioned)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
         let jsonAPI = JSONAPI(
             service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
@@ -67,7 +69,8 @@ enum ServerRunner {
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
-        var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
+        let batch = BatchSurface()
+        var surfaces: [any APISurface] = [v0, jsonAPI, batch, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
 
         let readiness = Readiness(metrics: registry) { await service.isReady() }
@@ -79,9 +82,13 @@ enum ServerRunner {
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
         }
 
+        // Each part of a batch goes through the whole pipeline, as a request of its own.
+        batch.connect(responder)
         let server = HTTPServer(
             configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
+        // Event bodies link to the objects as the JSON API would (the port is known only now).
+        events?.setLinkBase(config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port)))
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in

@@ -122,6 +122,7 @@ public enum ConfigurationParser {
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let value = try convert(.console, parseOnOff) { config.console = value }
         config.consoleListen = try convert(.consoleListen, parseListen)
+        config.bucketRoot = try convert(.bucketRoot, parseBucketRoot)
         if let (values, source) = raw(.eventsWebhook) {
             for value in values {
                 switch Webhook.parse(value) {

@@ -39,6 +39,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var console: Bool = true
     /// The console's own listener (`--console-listen`): when set, the console is served there only.
     public var consoleListen: ListenAddress?
+    /// Where buckets created through the API live (`--bucket-root file:DIR`); nil: buckets are configuration.
+    public var bucketRoot: String?
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?

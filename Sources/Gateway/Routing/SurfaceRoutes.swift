@@ -67,7 +67,8 @@ extension APISurface {
     /// failures (5xx) are also logged with the request id, so the client's error and the log line meet.
     public func failureResponse(for error: any Error, record: AccessRecord, logger: Logger) -> HTTPResponse {
         let failure = ServiceError(any: error)
-        if failure.status >= 500 {
+        // 501 is a feature the gateway does not serve, not a fault: no error line.
+        if failure.status >= 500, failure.kind != .notImplemented {
             logger.error(
                 "request failed",
                 [
