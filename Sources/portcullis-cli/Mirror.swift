@@ -66,7 +66,8 @@ enum Mirror {
         if totals.failed > 0 { exit(1) }
     }
 
-    /// Copies one object unless `target` already holds the same bytes (equal MD5).
+    /// Copies one object unless `target` already holds the same bytes (equal MD5). The copy is pinned to the
+    /// generation whose MD5 was compared: a source replaced meanwhile fails (412) and is copied on the next run.
     static func copy(_ object: StorageReference, to target: StorageReference) async throws -> Outcome {
         let metadata = try await on(object.description) { try await object.getMetadata() }
         if let existing = try await existingMetadata(target), let have = existing.md5Hash,
@@ -74,7 +75,9 @@ enum Mirror {
         {
             return .skipped
         }
-        let stored = try await on(target.description) { try await object.copy(to: target) }
+        let stored = try await on(target.description) {
+            try await object.copy(to: target, ifSourceGeneration: metadata.generation)
+        }
         if let want = metadata.md5Hash, let got = stored.md5Hash, !got.utf8.elementsEqual(want.utf8) {
             throw TargetedFailure(
                 target: target.description,

@@ -75,6 +75,12 @@ import FoundationNetworking
         await #expect(throws: StorageError.self) {
             try await storage.reference(withPath: "ok/copy/missing.txt").copy(to: destination)
         }
+        let stale = await #expect(throws: StorageError.self) {
+            try await source.copy(to: destination, ifSourceGeneration: uploaded.generation + 1)
+        }
+        #expect(stale?.httpStatus == 412)
+        let pinned = try await source.copy(to: destination, ifSourceGeneration: uploaded.generation)
+        #expect(pinned.md5Hash == uploaded.md5Hash)
     }
 
     @Test func listsWithPagination() async throws {
