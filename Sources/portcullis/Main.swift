@@ -27,9 +27,11 @@ struct PortcullisMain {
             EventsCommand.run(rest)
         case "service-account":
             ServiceAccountCommand.run(rest)
-        case "--help", "-h", "help":
-            Terminal.print(HelpText.full)
+        case "--help", "-h":
+            Terminal.print(HelpText.usage)
             exit(0)
+        case "help":
+            HelpText.printTopic(rest.first)
         case "--version", "-V", "version":
             Terminal.print("portcullis \(PortcullisVersion.current)")
             exit(0)
