@@ -1,6 +1,6 @@
 public import HTTPServer
 import PortcullisCore
-public import Service
+import Service
 
 /// The gateway's `HTTPResponder`: ops routes, then the one router compiled from every surface's route table
 /// (after authenticating the caller), then 404 (DESIGN §1). It names no surface: it reads what the matched
