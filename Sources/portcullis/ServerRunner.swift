@@ -1,3 +1,4 @@
+import Crypto
 import Dispatch
 import Events
 import Gateway
@@ -79,8 +80,10 @@ enum ServerRunner {
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
         }
 
+        let tls = TLSIdentity.load(config: config)
         let server = HTTPServer(
-            configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
+            configuration: serverConfiguration(config, listen: config.listen, tls: tls), responder: responder,
+            logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
@@ -91,7 +94,8 @@ enum ServerRunner {
                     cors: CORSPolicy(origins: corsList(config)))
             }
             let second = HTTPServer(
-                configuration: serverConfiguration(config, listen: consoleListen), responder: consoleResponder,
+                configuration: serverConfiguration(config, listen: consoleListen, tls: tls),
+                responder: consoleResponder,
                 logger: logger)
             return (second, start(second, flag: "console-listen", address: consoleListen))
         }
@@ -106,7 +110,10 @@ enum ServerRunner {
         }
 
         let signals = SignalHandling(logger: logger)
-        signals.onReload = { rules.reload() }
+        signals.onReload = {
+            rules.reload()
+            if let tls { TLSIdentity.reload(tls, config: config, logger: logger) }
+        }
         signals.onShutdown = {
             readiness.markDraining()
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
@@ -129,7 +136,7 @@ enum ServerRunner {
             readiness.markServing()
         }
         let bound = ListenAddress(host: config.listen.host, port: port)
-        let url = shownURL(bound)
+        let url = shownURL(bound, secure: tls != nil)
         logger.info(
             "portcullis ready",
             [
@@ -141,7 +148,7 @@ enum ServerRunner {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
         }
         if let consoleListen = config.consoleListen, let console {
-            let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port))
+            let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port), secure: tls != nil)
             logger.info("console: \(consoleURL)\(ConsoleSurface.pageTemplate)")
         } else if config.console {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
@@ -150,13 +157,13 @@ enum ServerRunner {
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.
-    private static func serverConfiguration(_ config: GatewayConfiguration, listen: ListenAddress)
-        -> HTTPServerConfiguration
-    {
+    private static func serverConfiguration(
+        _ config: GatewayConfiguration, listen: ListenAddress, tls: TLSServerContext?
+    ) -> HTTPServerConfiguration {
         HTTPServerConfiguration(
             host: listen.host, port: listen.port,
             timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
-            maxConnections: config.maxConnections, eventLoop: config.eventLoop)
+            maxConnections: config.maxConnections, eventLoop: config.eventLoop, tls: tls)
     }
 
     /// Binds and starts `server` on `address` (given as `--flag`), exiting with a one-line message on failure;
@@ -177,13 +184,13 @@ enum ServerRunner {
     }
 
     /// A URL a person on this machine can open for a bound address (a wildcard address shown as loopback).
-    private static func shownURL(_ bound: ListenAddress) -> String {
+    private static func shownURL(_ bound: ListenAddress, secure: Bool) -> String {
         let host =
             ["0.0.0.0", "::"].contains(bound.host)
             ? "127.0.0.1"
             : bound.description
                 .dropLast(String(bound.port).count + 1)
-        return "http://\(host):\(bound.port)"
+        return "\(secure ? "https" : "http")://\(host):\(bound.port)"
     }
 
     /// Raises the soft open-file limit to the hard limit (as Go's runtime does): each connection is a

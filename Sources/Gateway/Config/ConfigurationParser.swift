@@ -139,6 +139,8 @@ public enum ConfigurationParser {
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
+        config.tlsCertFile = single(.tlsCert)?.value
+        config.tlsKeyFile = single(.tlsKey)?.value
 
         try config.validate()
         return config

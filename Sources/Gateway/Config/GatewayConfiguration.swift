@@ -44,6 +44,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var eventsSecretFile: String?
     /// The HTTP server's event-loop driver (DESIGN §3).
     public var eventLoop: EventLoopDriver = .platformDefault
+    /// The PEM certificate chain and key files for TLS on the listeners (`--tls-cert`/`--tls-key`); both or
+    /// neither. Read by the executable, at start and on SIGHUP.
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
 
     public init() {}
 
@@ -105,6 +109,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
+            throw .conflict("--tls-cert and --tls-key go together: give both or neither")
         }
         if drainTimeout < .zero {
             throw .invalidValue(option: .drainTimeout, value: "\(drainTimeout)", reason: "must not be negative")
