@@ -139,7 +139,12 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         }
         if held != nil { return }
         var interest = state.interest(endOfInput: input.endOfInput)
-        if let tls, state.kind != .closed { interest.formUnion(tls.retry) }
+        if let tls, !tls.retry.isEmpty, state.kind != .closed {
+            // Only the direction the waiting call needs: its own would be reported ready at once (level-triggered)
+            // and the call would fail the same way, a spin until the peer acts.
+            interest.subtract(tls.retry == .read ? .write : .read)
+            interest.formUnion(tls.retry)
+        }
         if interest != registration.applied, state.kind != .closed { loop.setInterest(interest, for: self) }
         let deadline = state.nextDeadline
         if deadline != .max { loop.deadlineChanged(deadline) }
