@@ -89,7 +89,11 @@ enum ServerRunner {
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in
                 try GatewayResponder(
-                    ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
+                    ops: ops,
+                    surfaces: [
+                        ConsoleSurface(
+                            api: .separate(publicURL: config.publicURL, port: port, secure: tls != nil))
+                    ],
                     authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
                     cors: CORSPolicy(origins: corsList(config)))
             }
@@ -211,14 +215,15 @@ enum ServerRunner {
     }
 
     /// `--cors-origins`, plus the console's own origin when it has a listener of its own on a named host and a
-    /// fixed port (`http://HOST:PORT`; any other origin the console is reached by must be listed).
+    /// fixed port (`http://HOST:PORT`, `https://` with TLS; any other origin the console is reached by must be
+    /// listed).
     private static func corsList(_ config: GatewayConfiguration) -> [String] {
         switch config.corsOrigins {
         case .any: return ["*"]
         case .only(let list):
             guard let console = config.consoleListen, console.port != 0, !["0.0.0.0", "::"].contains(console.host)
             else { return list }
-            return list + ["http://\(console.description)"]
+            return list + ["\(config.tlsCertFile == nil ? "http" : "https")://\(console.description)"]
         }
     }
 }
