@@ -326,7 +326,8 @@ static inline SSL *pc_tls_session_new(SSL_CTX *ctx, int fd) {
 }
 
 /// Outcome codes of pc_tls_read/pc_tls_write: >0 bytes; these otherwise.
-enum { PC_TLS_WANT_READ = -1, PC_TLS_WANT_WRITE = -2, PC_TLS_CLOSED = -3, PC_TLS_FAILED = -4 };
+/// PC_TLS_PLAIN_HTTP: the peer sent a plain HTTP request line where a TLS record belongs.
+enum { PC_TLS_WANT_READ = -1, PC_TLS_WANT_WRITE = -2, PC_TLS_CLOSED = -3, PC_TLS_FAILED = -4, PC_TLS_PLAIN_HTTP = -5 };
 
 static inline int pc_tls_outcome(SSL *ssl, int n, char *err, size_t errlen) {
     if (n > 0) return n;
@@ -337,6 +338,10 @@ static inline int pc_tls_outcome(SSL *ssl, int n, char *err, size_t errlen) {
     case SSL_ERROR_ZERO_RETURN: ERR_clear_error(); return PC_TLS_CLOSED;
     default: {
         unsigned long e = ERR_get_error();
+        if (e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST) {
+            ERR_clear_error();
+            return PC_TLS_PLAIN_HTTP;
+        }
         if (e != 0) ERR_error_string_n(e, err, errlen);
         else if (code == SSL_ERROR_SYSCALL) snprintf(err, errlen, "socket error (errno %d)", errno);
         else snprintf(err, errlen, "TLS error %d", code);

@@ -119,6 +119,24 @@ import Glibc
         #expect(!embedded.output().contains("HTTP/1.1"), "nothing is answered in plaintext through a failed session")
     }
 
+    /// A client speaking plain HTTP gets a plaintext 400 (not a hang, not a TLS alert it cannot read).
+    @Test func plainHTTPGetsAPlaintext400() {
+        let session = SessionSlot()
+        let embedded = EmbeddedConnection(
+            responder: Self.ok,
+            tls: {
+                let made = session.make($0)
+                made.plainHTTPDetected = true
+                return made
+            })
+        embedded.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let output = embedded.output()
+        #expect(output.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(output.contains("this port speaks HTTPS"))
+        #expect(!output.contains("CLOSE_NOTIFY"), "no TLS record on a plaintext answer")
+        #expect(embedded.kind == .lingering || embedded.kind == .closed)
+    }
+
     /// No `sendfile` under TLS: a file body is read in `responseChunkBytes` pieces, one at a time.
     @Test func fileBodiesAreReadInBoundedPieces() throws {
         let path = "/tmp/pc-tls-file-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
@@ -171,6 +189,8 @@ final class ScriptedTLSSession: TLSSession {
     var piece = Int.max
     /// Times the server's handshake flight meets a "full socket" (`wantWrite` from a read).
     var blockedFlights = 0
+    /// The first bytes are a plain HTTP request line (what OpenSSL reports as `SSL_R_HTTP_REQUEST`).
+    var plainHTTPDetected = false
     /// Writes wait for one byte from the peer (`wantRead` from a write), as a key update would.
     var writesWaitForPeerByte = false
     private(set) var writeAttempts = 0
@@ -182,6 +202,11 @@ final class ScriptedTLSSession: TLSSession {
     init(fd: Int32) { self.fd = fd }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> TLSIOResult {
+        if plainHTTPDetected {
+            var head = [UInt8](repeating: 0, count: 5)
+            _ = head.withUnsafeMutableBytes { recv(fd, $0.baseAddress, 5, Int32(MSG_DONTWAIT)) }
+            return .plainHTTP
+        }
         if !established {
             while handshake.count < 6 {
                 var byte: UInt8 = 0

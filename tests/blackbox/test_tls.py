@@ -17,7 +17,7 @@ import pytest
 import requests
 import urllib3
 
-from harness import allow_all_server, free_port, object_url, portcullis_bin, upload_url
+from harness import allow_all_server, free_port, object_url, portcullis_bin, request, upload_url
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
@@ -124,16 +124,13 @@ def test_keep_alive_reuses_one_tls_connection(tls_server):
                 reader.read(length)
 
 
-def test_plain_http_to_tls_port_fails_fast(tls_server):
-    with socket.create_connection(("127.0.0.1", tls_server.port), timeout=10) as raw:
-        raw.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        started = time.monotonic()
-        try:
-            data = raw.recv(4096)
-        except ConnectionResetError:
-            data = b""
-        assert not data.startswith(b"HTTP/1.1 200")
-        assert time.monotonic() - started < 5
+def test_plain_http_to_tls_port_gets_a_plain_400(tls_server):
+    started = time.monotonic()
+    plain = request("GET", f"http://127.0.0.1:{tls_server.port}/healthz", timeout=10)
+    assert time.monotonic() - started < 5
+    assert plain.status == 400
+    assert plain.header("connection") == "close"
+    assert "https" in plain.json()["error"]["message"]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the old versions are the point

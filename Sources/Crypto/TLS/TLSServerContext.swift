@@ -90,6 +90,7 @@ final class OpenSSLSession: TLSSession {
         case Int32(PC_TLS_WANT_READ): return .wantRead
         case Int32(PC_TLS_WANT_WRITE): return .wantWrite
         case Int32(PC_TLS_CLOSED): return .closed
+        case Int32(PC_TLS_PLAIN_HTTP): return .plainHTTP
         default:
             failureReason = TLSText.string(reason)
             return .failed

@@ -26,7 +26,7 @@ extension HTTPConnection {
         var progressed = false
         while !output.isEmpty {
             let offset = output.offset
-            if let tls {
+            if let tls = activeTLS {
                 let result = output.bytes.withUnsafeBytes { buffer in
                     tls.session.write(UnsafeRawBufferPointer(rebasing: buffer[offset...]))
                 }
@@ -43,7 +43,7 @@ extension HTTPConnection {
                     if result == .wantRead { tls.retry = .read }
                     if !output.isStalled || progressed { output.stallDeadline = loop.now() &+ timeouts.write }
                     return .blocked
-                case .closed, .failed:
+                case .closed, .failed, .plainHTTP:
                     return .failed
                 }
             }

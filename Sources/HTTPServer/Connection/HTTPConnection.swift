@@ -186,7 +186,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         case .lingering: minimum = 16 * 1024
         default: minimum = 4096
         }
-        if let tls { return readTLSInput(tls, minimum: minimum) }
+        if let tls = activeTLS { return readTLSInput(tls, minimum: minimum) }
         let n = Posix.read(descriptor, input.writable(minimum: minimum))
         if n > 0 {
             input.didWrite(n)

@@ -12,11 +12,21 @@ import PortcullisCore
 final class TLSChannel {
     let session: any TLSSession
     var retry: IOInterest = []
+    /// The client spoke plain HTTP: the session is given up and the connection answers it in plaintext
+    /// (a 400 saying the port speaks HTTPS), then closes.
+    var abandoned = false
 
     init(_ session: any TLSSession) { self.session = session }
 }
 
 extension HTTPConnection {
+    /// The TLS session the socket's bytes pass through now: nil for plain HTTP, or once the session is
+    /// abandoned for a client that spoke plain HTTP.
+    var activeTLS: TLSChannel? {
+        guard let tls, !tls.abandoned else { return nil }
+        return tls
+    }
+
     /// `readInput` for a TLS connection: reads plaintext until the session holds none, so no decrypted byte
     /// waits inside OpenSSL for a readiness that will not come (the socket is drained already).
     func readTLSInput(_ tls: TLSChannel, minimum: Int) -> Bool {
@@ -38,6 +48,15 @@ extension HTTPConnection {
                 return progressed
             case .closed:
                 input.endOfInput = true
+                return true
+            case .plainHTTP:
+                // Only a first record can be a request line; anywhere else it is a failed session.
+                guard case .readingHead = state else {
+                    input.endOfInput = true
+                    return true
+                }
+                tls.abandoned = true
+                respondWithError(HTTPParseError(status: 400, message: "this port speaks HTTPS; use an https:// URL"))
                 return true
             case .failed:
                 if !progressed, case .readingHead(let reading) = state, reading.wait == .firstHead {

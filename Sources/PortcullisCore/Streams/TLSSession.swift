@@ -17,6 +17,9 @@ public enum TLSIOResult: Sendable, Equatable {
     case closed
     /// The session failed (handshake refused, bad record, reset); the connection is over.
     case failed
+    /// The peer sent a plain HTTP request where the handshake belongs: the session is over, and the socket may
+    /// carry one plaintext answer saying so.
+    case plainHTTP
 }
 
 /// One TLS session over one accepted socket, confined to the connection's event loop.
