@@ -8,6 +8,6 @@ extension ConfigurationOption {
     )
     public static let tlsKey = ConfigurationOption(
         flag: "tls-key", valueName: "FILE", environment: "PORTCULLIS_TLS_KEY", defaultText: nil,
-        summary: "PEM private key of `--tls-cert` (unencrypted PKCS#8, RSA or EC); needs `--tls-cert`."
+        summary: "PEM private key of `--tls-cert` (unencrypted PKCS#8 or traditional, RSA or EC); needs `--tls-cert`."
     )
 }
