@@ -279,3 +279,25 @@ def test_console_listener_shares_the_certificate(tmp_path):
         assert session.get(f"{server.url}/console/", verify=str(cert), timeout=30).status_code == 404
     finally:
         server.stop()
+
+
+def test_unfinished_handshake_ends_at_the_header_timeout(tmp_path):
+    cert, key = make_cert(tmp_path / "certs", 11)
+    (tmp_path / "data").mkdir()
+    server = allow_all_server(tmp_path, f"b=file:{tmp_path / 'data'}", "tls-timeout")
+    server.args += ["--tls-cert", str(cert), "--tls-key", str(key), "--header-timeout", "1"]
+    server.scheme = "https"
+    server.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+            raw.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))  # the start of a ClientHello, never finished
+            started = time.monotonic()
+            try:
+                data = raw.recv(4096)
+            except ConnectionResetError:
+                data = b""
+            waited = time.monotonic() - started
+        assert data == b""
+        assert 0.5 < waited < 5, f"closed after {waited:.2f} s with --header-timeout 1"
+    finally:
+        server.stop()
