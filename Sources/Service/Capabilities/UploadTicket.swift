@@ -95,6 +95,8 @@ struct UploadTicket: Equatable {
         if let v = a.contentDisposition { o["cd"] = .string(v) }
         if let v = a.contentLanguage { o["cl"] = .string(v) }
         if let v = a.cacheControl { o["cc"] = .string(v) }
+        if let v = a.storageClass { o["sc"] = .string(v) }
+        if let v = a.customTime { o["ct"] = .string(String(v.nanosecondsSinceEpoch)) }
         if !a.customMetadata.isEmpty { o["m"] = .object(a.customMetadata.mapValues(JSONValue.string)) }
         if !a.downloadTokens.isEmpty { o["t"] = .array(a.downloadTokens.map(JSONValue.string)) }
         return .object(o)
@@ -108,6 +110,8 @@ struct UploadTicket: Equatable {
         a.contentDisposition = o["cd"]?.stringValue
         a.contentLanguage = o["cl"]?.stringValue
         a.cacheControl = o["cc"]?.stringValue
+        a.storageClass = o["sc"]?.stringValue
+        a.customTime = o["ct"]?.stringValue.flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0) }
         a.customMetadata = (o["m"]?.objectValue ?? [:]).compactMapValues(\.stringValue)
         a.downloadTokens = (o["t"]?.arrayValue ?? []).compactMap(\.stringValue)
         return a

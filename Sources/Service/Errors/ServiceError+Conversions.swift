@@ -40,6 +40,8 @@ extension ServiceError {
             self.init(.badGateway, "The storage upstream refused the gateway's credentials: \(what)")
         case .invalidArgument(let what):
             self = .badRequest(what)
+        case .conflict(let what):
+            self.init(.conflict, what)
         case .internalError:
             self = .internalError()
         }

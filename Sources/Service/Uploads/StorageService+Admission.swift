@@ -72,9 +72,10 @@ extension StorageService {
             bucket: object.bucket, name: object.name,
             generation: max(now.nanosecondsSinceEpoch / 1000, (existing?.generation ?? 0) + 1),
             metageneration: 1, size: size, timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c,
-            contentType: a.contentType, contentEncoding: a.contentEncoding, contentDisposition: a.contentDisposition,
+            storageClass: a.storageClass ?? "STANDARD", contentType: a.contentType, contentEncoding: a.contentEncoding,
+            contentDisposition: a.contentDisposition,
             contentLanguage: a.contentLanguage, cacheControl: a.cacheControl, customMetadata: a.customMetadata,
-            downloadTokens: a.downloadTokens)
+            downloadTokens: a.downloadTokens, customTime: a.customTime)
     }
 
     /// Write options whose `beforeCommit` runs rules `create` (overwrites included, v0 §5.8) for `principal`

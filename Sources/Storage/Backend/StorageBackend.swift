@@ -311,6 +311,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// The upstream refused our credentials (a configuration problem, not the caller's).
     case upstreamDenied(String)
     case invalidArgument(String)
+    /// The request conflicts with what exists (a bucket created twice, a bucket deleted while not empty).
+    case conflict(String)
     case internalError(String)
 
     public var description: String {
@@ -327,7 +329,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         case .unavailable(let reason, _): "storage unavailable: \(reason)"
         case .timedOut(let what): "storage timed out: \(what)"
         case .upstreamDenied(let what): "upstream denied access: \(what)"
-        case .invalidArgument(let what): what
+        case .invalidArgument(let what), .conflict(let what): what
         case .internalError(let what): "internal storage error: \(what)"
         }
     }

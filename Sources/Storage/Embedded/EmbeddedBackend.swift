@@ -216,10 +216,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         let proposed = ObjectMetadata(
             bucket: object.bucket, name: object.name, generation: blobID, metageneration: 1, size: checksums.size,
             timeCreated: now, updated: now, md5Hash: checksums.md5Base64, crc32c: checksums.crc32cBase64,
-            contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
+            storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
+            contentEncoding: attributes.contentEncoding,
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
-            downloadTokens: attributes.downloadTokens)
+            downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
         do throws(StorageError) {
             if let beforeCommit = options.beforeCommit {
                 do {

@@ -88,10 +88,12 @@ extension GCSBackend: ResumableStaging {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
                 bucket: object.bucket, name: object.name, generation: now.nanosecondsSinceEpoch / 1000, size: total,
-                timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c, contentType: attributes.contentType,
+                timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c,
+                storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
                 contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
                 contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
-                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
+                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens,
+                customTime: attributes.customTime)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.
