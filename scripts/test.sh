@@ -96,7 +96,7 @@ if ((have_release)); then
         step blackbox-dispatch "$results/blackbox-dispatch.xml" -- \
             env PC_EVENT_LOOP=dispatch .venv-tools/bin/pytest "${pytest_common[@]}" \
             tests/blackbox/test_malformed_http.py tests/blackbox/test_connection_churn.py \
-            tests/blackbox/test_v0_conformance.py tests/blackbox/test_scaleout.py \
+            tests/blackbox/test_v0_conformance.py tests/blackbox/test_scaleout.py tests/blackbox/test_tls.py \
             --junitxml="$results/blackbox-dispatch.xml"
     fi
 else

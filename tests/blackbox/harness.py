@@ -113,7 +113,12 @@ def request(method: str, url: str, body: bytes | None = None, headers: dict[str,
             timeout: float = 30) -> Response:
     """One HTTP/1.1 exchange on a fresh connection (http.client, so nothing is retried behind our back)."""
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    if parts.scheme == "https":
+        import ssl  # a test's own self-signed certificate: not verified here (tests/blackbox/test_tls.py checks it)
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=timeout, context=ssl._create_unverified_context())
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         conn.request(method, target, body=body, headers=headers or {})
@@ -146,10 +151,12 @@ class Server:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    #: "https" for a server started with --tls-cert/--tls-key.
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     @property
     def log_path(self) -> Path:

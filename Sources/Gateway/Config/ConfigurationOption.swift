@@ -143,5 +143,6 @@ extension ConfigurationOption {
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
         .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .bucketRoot, .eventsWebhook, .eventsSecret,
         .eventLoop, .serviceAccounts, .signedURLAccounts,
+        .tlsCert, .tlsKey,
     ]
 }

@@ -151,6 +151,8 @@ public enum ConfigurationParser {
                 config.signedURLAccounts.append(spec)
             }
         }
+        config.tlsCertFile = single(.tlsCert)?.value
+        config.tlsKeyFile = single(.tlsKey)?.value
 
         try config.validate()
         return config

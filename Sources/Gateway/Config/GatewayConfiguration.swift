@@ -50,6 +50,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var serviceAccountsFile: String?
     /// `--signed-url-accounts`: the signers whose signed URLs are honoured.
     public var signedURLAccounts: [SignedURLAccountSpec] = []
+    /// The PEM certificate chain and key files for TLS on the listeners (`--tls-cert`/`--tls-key`); both or
+    /// neither. Read by the executable, at start and on SIGHUP.
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
 
     public init() {}
 
@@ -111,6 +115,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
+            throw .conflict("--tls-cert and --tls-key go together: give both or neither")
         }
         if serviceAccountsFile == nil,
             signedURLAccounts.contains(where: { if case .registered = $0 { true } else { false } })
