@@ -34,6 +34,19 @@ public final class StorageService: Sendable {
         let readsAreLocal: Bool
         /// Reads answered in place under an event loop's permit, when the backend offers them.
         let inPlace: (any InPlaceReads)?
+        /// The backend as one that can carry a request's trace upstream, when it calls an upstream.
+        let traceable: (any UpstreamTraced)?
+
+        /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
+        /// no trace): every upstream call the operation makes then carries the request's trace.
+        func bound(to trace: Trace?) -> Bucket {
+            guard let trace, let traceable else { return self }
+            let backend = traceable.traced(by: trace)
+            return Bucket(
+                name: name, backend: backend, staging: backend as? any ResumableStaging,
+                outbox: backend as? any ChangeOutbox, readsAreLocal: readsAreLocal,
+                inPlace: backend as? any InPlaceReads, traceable: nil)
+        }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
         func metadata(of object: ObjectPath, _ permit: (any InPlaceLookupPermit)?) async throws(StorageError)
@@ -63,7 +76,8 @@ public final class StorageService: Sendable {
             table[ExactString(name)] = Bucket(
                 name: name, backend: backend, staging: backend as? any ResumableStaging,
                 outbox: backend as? any ChangeOutbox,
-                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads)
+                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads,
+                traceable: backend as? any UpstreamTraced)
         }
         self.buckets = table
         self.sealer = sealer
@@ -91,18 +105,31 @@ public final class StorageService: Sendable {
         return bucket
     }
 
+    /// The bucket, with its backend bound to the request's trace (`Bucket.bound(to:)`).
+    func bucket(_ name: String, _ context: RequestContext) throws(ServiceError) -> Bucket {
+        try bucket(name).bound(to: context.trace)
+    }
+
     /// Validates a name against the object-name policy (`ObjectPath`) before any backend sees it.
     public static func objectPath(_ bucket: String, _ name: String) throws(ServiceError) -> ObjectPath {
         do { return try ObjectPath(bucket: bucket, name: name) } catch { throw ServiceError(error) }
     }
 
-    /// Runs a storage call, adding its duration to the request's upstream time and converting its error.
-    func storage<T>(_ context: RequestContext, _ body: () async throws(StorageError) -> T) async throws(ServiceError)
-        -> T
+    /// Runs a storage call, adding its duration to the request's upstream time and converting its error. On a
+    /// recorded trace the call is a span named `span` (`storage.read`, `storage.commit`, …).
+    func storage<T>(_ context: RequestContext, _ span: String, _ body: () async throws(StorageError) -> T)
+        async throws(ServiceError) -> T
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
-        do { return try await body() } catch { throw ServiceError(error) }
+        var traced = context.trace?.startSpan(span)
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            traced?.end()
+        }
+        do { return try await body() } catch {
+            traced?.setError(error.description)
+            throw ServiceError(error)
+        }
     }
 
     /// The current metadata, or nil when the object does not exist (any other failure is thrown).
@@ -110,7 +137,11 @@ public final class StorageService: Sendable {
         -> ObjectMetadata?
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        let span = context.trace?.startSpan("storage.lookup")
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            span?.end()
+        }
         do {
             return try await bucket.metadata(of: object, context.inPlacePermit)
         } catch .notFound {

@@ -29,6 +29,8 @@ enum ServerRunner {
         let upstream = UpstreamClient(
             configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
             metrics: registry, logger: logger)
+        let (tracer, spanExporter) = TracingWiring.make(
+            config: config, client: upstream, registry: registry, logger: logger)
 
         let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
@@ -45,7 +47,7 @@ enum ServerRunner {
         let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
-            client: upstream, registry: registry, logger: logger)
+            client: upstream, registry: registry, logger: logger, traces: tracer)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
             backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
@@ -57,7 +59,7 @@ enum ServerRunner {
         let authentication = AuthenticationFactory.make(
             config: config, secrets: secrets, client: upstream,
             registry: registry, logger: logger,
-            keysAttempted: keysAttempted)
+            keysAttempted: keysAttempted, traces: tracer)
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
@@ -70,7 +72,7 @@ enum ServerRunner {
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
                 ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics,
-                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
+                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
         }
 
         let server = HTTPServer(
@@ -82,7 +84,7 @@ enum ServerRunner {
                 try GatewayResponder(
                     ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
                     authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
-                    cors: CORSPolicy(origins: corsList(config)))
+                    cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
             }
             let second = HTTPServer(
                 configuration: serverConfiguration(config, listen: consoleListen), responder: consoleResponder,
@@ -109,6 +111,7 @@ enum ServerRunner {
                 await server.drain(deadline: config.drainTimeout)
                 _ = await consoleDrained
                 accessLog.flush()
+                await spanExporter?.shutdown()
                 logger.info("drained; exiting")
                 exit(0)
             }

@@ -142,5 +142,6 @@ extension ConfigurationOption {
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
         .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .eventsWebhook, .eventsSecret, .eventLoop,
+        .otlpEndpoint, .traceSampleRatio,
     ]
 }

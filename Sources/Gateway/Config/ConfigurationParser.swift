@@ -139,6 +139,8 @@ public enum ConfigurationParser {
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
+        config.otlpEndpoint = try convert(.otlpEndpoint, parseOTLPEndpoint)
+        config.traceSampleRatio = try convert(.traceSampleRatio, parseRatio)
 
         try config.validate()
         return config

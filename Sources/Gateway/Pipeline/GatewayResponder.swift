@@ -22,16 +22,20 @@ public struct GatewayResponder: HTTPResponder {
     public let metrics: HTTPMetrics
     public let accessLog: AccessLog
     public let cors: CORSPolicy
+    /// How requests join or start traces and whether their spans are recorded (`Tracer.off`: ids only).
+    public let tracer: Tracer
     private let healthCounter: Counter
 
     /// Compiles the surfaces' route tables into one router; a table that does not compile is an error here, at
     /// start-up, never a surprise at run time.
     public init(
         ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
-        metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])
+        metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"]),
+        tracer: Tracer = .off
     ) throws(RouteTableError) {
         self.ops = ops
         self.cors = cors
+        self.tracer = tracer
         self.router = try GatewayRouter(surfaces: surfaces)
         self.authentication = authentication
         self.metrics = metrics
@@ -59,19 +63,25 @@ public struct GatewayResponder: HTTPResponder {
         }
 
         let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
+        let (trace, remoteParent) = tracer.beginRequest(
+            traceparent: request.headers["traceparent"], tracestate: request.headers["tracestate"])
         return await respond(
             to: request,
-            record: AccessRecord(
-                requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]),
-                inPlacePermit: request.loop?.inPlacePermit))
+            record: AccessRecord(requestID: requestID, trace: trace, inPlacePermit: request.loop?.inPlacePermit),
+            remoteParent: remoteParent)
     }
 
     /// `respond(to:)` for a non-ops request, recorded in `record` (which the caller may keep, to see what the
-    /// exchange decided).
-    public func respond(to request: HTTPRequest, record: AccessRecord) async -> HTTPResponse {
+    /// exchange decided). When `record.trace` is recorded, the exchange is a server span whose id is the
+    /// trace's `spanID`, under `remoteParent` (the caller's span; 0 for a trace started here), ended with the
+    /// access-log line.
+    public func respond(to request: HTTPRequest, record: AccessRecord, remoteParent: UInt64 = 0) async
+        -> HTTPResponse
+    {
         let path = request.path
         let requestID = record.requestID
         let startedAt = Timestamp.now()
+        let requestSpan = RequestSpan(record.trace, remoteParent: remoteParent, startedAt: startedAt)
         metrics.inflight.increment(on: request.loop?.currentShard)
 
         var response: HTTPResponse
@@ -116,6 +126,7 @@ public struct GatewayResponder: HTTPResponder {
                 on: shard)
             accessLog.write(
                 facts.entry(route: route, record: record, summary: summary, status: status), loop: summary.loop)
+            requestSpan?.end(method: facts.method, route: route, status: status, summary: summary, record: record)
         }
         return response
     }
@@ -139,9 +150,20 @@ public struct GatewayResponder: HTTPResponder {
                     for: .notFound(surface.notFoundMessage), requestID: record.requestID)
             }
         } else {
-            do {
-                let principal = try await authentication.authenticate(
-                    authorizationBytes: request.headers.valueBytes("Authorization"))
+            do throws(ServiceError) {
+                var authSpan = record.trace.startSpan("authenticate")
+                let principal: Principal?
+                do throws(ServiceError) {
+                    principal = try await authentication.authenticate(
+                        authorizationBytes: request.headers.valueBytes("Authorization"))
+                    authSpan?.setAttribute("portcullis.auth.result", principal == nil ? "anonymous" : "authenticated")
+                    authSpan?.end()
+                } catch {
+                    authSpan?.setAttribute("portcullis.auth.result", "rejected")
+                    authSpan?.setError("authentication failed")
+                    authSpan?.end()
+                    throw error
+                }
                 record.principalUID = principal?.uid
                 switch decision {
                 case .route(_, _, let handler, let match):

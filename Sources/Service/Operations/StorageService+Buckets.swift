@@ -7,7 +7,7 @@ extension StorageService {
     public func bucketInfo(_ name: String, caller: Caller, _ context: RequestContext) throws(ServiceError)
         -> BucketInfo
     {
-        let bucket = try bucket(name)
+        let bucket = try bucket(name, context)
         if caller.isAdmin { context.record.decision = .admin }
         return BucketInfo(name: bucket.name)
     }
