@@ -6,7 +6,8 @@ public import Service
 /// (after authenticating the caller), then 404 (DESIGN §1). It names no surface: it reads what the matched
 /// route's surface declared (error shape, CORS lists, loggable query keys), writes the route's template on the
 /// context once, answers OPTIONS and 405 from the table, and adds what every exchange gets — request ids,
-/// CORS, HEAD handling, the access-log line and the HTTP metrics.
+/// its trace (the caller's `traceparent` joined, or a trace started: `Tracer`; a server span with
+/// `authenticate` under it when recorded), CORS, HEAD handling, the access-log line and the HTTP metrics.
 ///
 /// Every response carries `X-Request-Id` (the caller's if sane, else a generated one; `/healthz` only echoes a
 /// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
