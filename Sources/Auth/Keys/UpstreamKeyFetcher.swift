@@ -25,16 +25,14 @@ public struct UpstreamKeyFetcher: KeyDocumentFetcher {
     }
 
     public func fetch(_ url: String) async throws -> (body: [UInt8], maxAgeSeconds: Int?) {
-        let request = UpstreamRequest(
-            method: "GET", url: url, headers: [("Accept", "application/json, application/x-pem-file, */*")],
-            timeouts: timeouts, backend: "jwks", operation: "jwks", trace: nil)
         let trace = traces?.newTrace()
         var span = trace?.startRootSpan("jwks fetch")
-        var traced = request
-        traced.trace = span?.trace ?? trace
+        let request = UpstreamRequest(
+            method: "GET", url: url, headers: [("Accept", "application/json, application/x-pem-file, */*")],
+            timeouts: timeouts, backend: "jwks", operation: "jwks", trace: span?.trace ?? trace)
         let status: Int, headers: [(String, String)], body: [UInt8]
         do {
-            (status, headers, body) = try await client.fetch(traced, maxBytes: maxBytes)
+            (status, headers, body) = try await client.fetch(request, maxBytes: maxBytes)
         } catch {
             span?.setError(error.description)
             span?.end()
