@@ -3,7 +3,7 @@
 #
 #   make run           install what is missing, build release, serve ./data on http://127.0.0.1:$(PORT)
 #   make test          everything CI runs: swift test, lint, black-box suites; ends with "N passed, N failed"
-#   make lint          swift format lint, hadolint, openapi-spec-validator, kubernetes-validate (part of make test)
+#   make lint          swift format lint, hadolint, openapi-spec-validator, kubernetes-validate, promtool (part of make test)
 #   make coverage      swift test with code coverage: line coverage per target, HTML under .build/coverage/
 #   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
 #   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes

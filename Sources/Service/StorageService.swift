@@ -14,6 +14,8 @@ public import Storage
 public final class StorageService: Sendable {
     public let configuration: ServiceConfiguration
     let buckets: [ExactString: Bucket]
+    /// Buckets created through the API (`--bucket-root`), nil when none may be.
+    let created: CreatedBuckets?
     let sealer: CapabilitySealer
     let rules: RulesStore
     let decisions: DecisionCounters
@@ -34,18 +36,28 @@ public final class StorageService: Sendable {
         let readsAreLocal: Bool
         /// Reads answered in place under an event loop's permit, when the backend offers them.
         let inPlace: (any InPlaceReads)?
+        /// Moves in one transaction, when the backend offers them.
+        let renames: (any AtomicRenames)?
         /// The backend as one that can carry a request's trace upstream, when it calls an upstream.
         let traceable: (any UpstreamTraced)?
+
+        /// What `backend` can do, found once through the protocols it adopts.
+        init(name: String, backend: any StorageBackend) {
+            self.name = name
+            self.backend = backend
+            staging = backend as? any ResumableStaging
+            outbox = backend as? any ChangeOutbox
+            readsAreLocal = backend is any LocalReads
+            inPlace = backend as? any InPlaceReads
+            renames = backend as? any AtomicRenames
+            traceable = backend as? any UpstreamTraced
+        }
 
         /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
         /// no trace): every upstream call the operation makes then carries the request's trace.
         func bound(to trace: Trace?) -> Bucket {
             guard let trace, let traceable else { return self }
-            let backend = traceable.traced(by: trace)
-            return Bucket(
-                name: name, backend: backend, staging: backend as? any ResumableStaging,
-                outbox: backend as? any ChangeOutbox, readsAreLocal: readsAreLocal,
-                inPlace: backend as? any InPlaceReads, traceable: nil)
+            return Bucket(name: name, backend: traceable.traced(by: trace))
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
@@ -68,18 +80,14 @@ public final class StorageService: Sendable {
     public init(
         configuration: ServiceConfiguration, backends: [String: any StorageBackend],
         sealer: CapabilitySealer, rules: RulesStore, metrics: MetricsRegistry, logger: Logger,
-        events: (any ChangeEventSink)? = nil
+        events: (any ChangeEventSink)? = nil, bucketRoot: (any BucketProvisioning)? = nil,
+        provisioned: [ProvisionedBucket] = []
     ) {
         self.configuration = configuration
         var table: [ExactString: Bucket] = [:]
-        for (name, backend) in backends {
-            table[ExactString(name)] = Bucket(
-                name: name, backend: backend, staging: backend as? any ResumableStaging,
-                outbox: backend as? any ChangeOutbox,
-                readsAreLocal: backend is any LocalReads, inPlace: backend as? any InPlaceReads,
-                traceable: backend as? any UpstreamTraced)
-        }
+        for (name, backend) in backends { table[ExactString(name)] = Bucket(name: name, backend: backend) }
         self.buckets = table
+        self.created = bucketRoot.map { CreatedBuckets(root: $0, existing: provisioned) }
         self.sealer = sealer
         self.rules = rules
         self.decisions = DecisionCounters(registry: metrics)
@@ -89,25 +97,31 @@ public final class StorageService: Sendable {
 
     /// The configured bucket names, in byte order.
     // identity-ok: ExactString orders by bytes
-    public var bucketNames: [String] { buckets.keys.sorted().map(\.string) }
+    public var bucketNames: [String] { (Array(buckets.keys) + (created?.names ?? [])).sorted().map(\.string) }
 
-    /// Whether `name` is a configured bucket (compared by bytes).
-    public func hasBucket(_ name: String) -> Bool { buckets[ExactString(name)] != nil }
+    /// Whether `name` is a bucket this gateway serves, configured or created (compared by bytes).
+    public func hasBucket(_ name: String) -> Bool { lookup(ExactString(name)) != nil }
 
-    /// Whether every bucket's backend can serve requests now (`/readyz`).
+    /// Whether every configured bucket's backend can serve requests now (`/readyz`).
     public func isReady() async -> Bool {
         for bucket in buckets.values where await !bucket.backend.isReady() { return false }
         return true
     }
 
     func bucket(_ name: String) throws(ServiceError) -> Bucket {
-        guard let bucket = buckets[ExactString(name)] else { throw .notFound("Bucket \(name) not found.") }
+        guard let bucket = lookup(ExactString(name)) else { throw .notFound("Bucket \(name) not found.") }
         return bucket
     }
 
     /// The bucket, with its backend bound to the request's trace (`Bucket.bound(to:)`).
     func bucket(_ name: String, _ context: RequestContext) throws(ServiceError) -> Bucket {
         try bucket(name).bound(to: context.trace)
+    }
+
+    /// Configured buckets first (no lock on that path), then the created ones.
+    private func lookup(_ name: ExactString) -> Bucket? {
+        if let bucket = buckets[name] { return bucket }
+        return created?.bucket(name)?.bucket
     }
 
     /// Validates a name against the object-name policy (`ObjectPath`) before any backend sees it.

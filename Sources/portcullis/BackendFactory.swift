@@ -54,4 +54,24 @@ enum BackendFactory {
         }
         return backends
     }
+
+    /// The bucket root (`--bucket-root`) and the buckets created there before; failures exit with status 2.
+    static func bucketRoot(config: GatewayConfiguration, logger: Logger) async
+        -> ((any BucketProvisioning)?, [ProvisionedBucket])
+    {
+        guard let directory = config.bucketRoot else { return (nil, []) }
+        let options = EmbeddedOptions(
+            stagingIdleExpirySeconds: Int64(config.uploadIdleTimeout.components.seconds), logger: logger)
+        do {
+            let root = try EmbeddedBucketRoot(directory: directory, options: options)
+            let existing = try await root.existingBuckets()
+            for bucket in existing
+            where config.buckets.contains(where: { $0.name.utf8.elementsEqual(bucket.name.utf8) }) {
+                Terminal.fail("--bucket-root \(directory): bucket \(bucket.name) is also configured with --bucket")
+            }
+            return (root, existing)
+        } catch {
+            Terminal.fail("--bucket-root file:\(directory): cannot open the embedded store: \(error)")
+        }
+    }
 }

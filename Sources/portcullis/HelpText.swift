@@ -14,13 +14,16 @@ enum HelpText {
                                                           mint a development JWT
           portcullis events list --dir DIR [--dead]       change events waiting in an embedded outbox
           portcullis events redeliver --dir DIR ID...     retry dead-lettered events
+          portcullis service-account create NAME (--admin | --uid U [--claims JSON]) [OPTIONS]
+                                                          issue a service-account key file
           portcullis --help | --version
 
         Exit status: 0 success, 1 failed check or test, 2 usage or configuration error.
         """
 
     static var full: String {
-        usage + "\n\n" + serve + "\n" + TokenCommand.help + "\n" + EventsCommand.help
+        usage + "\n\n" + serve + "\n" + TokenCommand.help + "\n" + EventsCommand.help + "\n"
+            + ServiceAccountCommand.help
     }
 
     static var serve: String {

@@ -25,6 +25,8 @@ struct PortcullisMain {
             TokenCommand.run(rest)
         case "events":
             EventsCommand.run(rest)
+        case "service-account":
+            ServiceAccountCommand.run(rest)
         case "--help", "-h", "help":
             Terminal.print(HelpText.full)
             exit(0)

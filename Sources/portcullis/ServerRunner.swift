@@ -1,3 +1,4 @@
+import Auth
 import Dispatch
 import Events
 import Gateway
@@ -22,6 +23,12 @@ enum ServerRunner {
         raiseDescriptorLimit(wanted: config.maxConnections, logger: logger)
         let registry = MetricsRegistry()
         ProcessMetrics.register(in: registry)
+        DiskSpaceMetrics.register(
+            in: registry,
+            directories: config.buckets.compactMap { binding in
+                guard case .file(let directory) = binding.backend else { return nil }
+                return (binding.name, directory)
+            })
         let httpMetrics = HTTPMetrics(registry: registry)
         let upstreamDeadline =
             Double(config.upstreamTimeout.components.seconds)
@@ -48,9 +55,11 @@ enum ServerRunner {
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
             client: upstream, registry: registry, logger: logger, traces: tracer)
+        let (bucketRoot, provisioned) = await BackendFactory.bucketRoot(config: config, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
-            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events)
+            backends: backends, sealer: sealer, rules: rules.store, metrics: registry, logger: logger, events: events,
+            bucketRoot: bucketRoot, provisioned: provisioned)
         let v0 = V0API(service: service, configuration: V0Configuration(publicURL: config.publicURL), logger: logger)
         let jsonAPI = JSONAPI(
             service: service, configuration: JSONAPIConfiguration(publicURL: config.publicURL),
@@ -63,27 +72,36 @@ enum ServerRunner {
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
-        var surfaces: [any APISurface] = [v0, jsonAPI, RulesExplainSurface(service: service)]
+        let batch = BatchSurface()
+        var surfaces: [any APISurface] = [v0, jsonAPI, batch, RulesExplainSurface(service: service)]
         if config.console, config.consoleListen == nil { surfaces.append(ConsoleSurface()) }
+        let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
+        let requestAuthentication = serviceAccountAuthentication(
+            serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, client: upstream,
+            logger: logger, next: authentication, surfaces: &surfaces, traces: tracer)
 
-        let readiness = Readiness { await service.isReady() }
+        let readiness = Readiness(metrics: registry) { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
         let ops = OpsEndpoints(readiness: readiness, registry: registry)
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
-                ops: ops, surfaces: surfaces, authentication: authentication, metrics: httpMetrics,
+                ops: ops, surfaces: surfaces, authentication: requestAuthentication, metrics: httpMetrics,
                 accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
         }
 
+        // Each part of a batch goes through the whole pipeline, as a request of its own.
+        batch.connect(responder)
         let server = HTTPServer(
             configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
+        // Event bodies link to the objects as the JSON API would (the port is known only now).
+        events?.setLinkBase(config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port)))
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in
                 try GatewayResponder(
                     ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
-                    authentication: authentication, metrics: httpMetrics, accessLog: accessLog,
+                    authentication: requestAuthentication, metrics: httpMetrics, accessLog: accessLog,
                     cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
             }
             let second = HTTPServer(
@@ -102,7 +120,10 @@ enum ServerRunner {
         }
 
         let signals = SignalHandling(logger: logger)
-        signals.onReload = { rules.reload() }
+        signals.onReload = {
+            rules.reload()
+            serviceAccounts?.reload()
+        }
         signals.onShutdown = {
             readiness.markDraining()
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
@@ -144,6 +165,33 @@ enum ServerRunner {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is
+    /// `invalid_grant`), the signed-URL surface with `--signed-url-accounts`, and, with accounts, their
+    /// credentials checked ahead of `next`. Access tokens are sealed with the signing keys, so every instance
+    /// sharing them accepts them.
+    private static func serviceAccountAuthentication(
+        _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
+        registry: MetricsRegistry, client: UpstreamClient, logger: Logger, next: any RequestAuthenticating,
+        surfaces: inout [any APISurface], traces: any TraceRoots
+    ) -> any RequestAuthenticating {
+        var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
+        if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
+        let authority = ServiceAccountAuthority(
+            registry: loader?.registry ?? ServiceAccountRegistry(),
+            keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
+            selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
+        surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
+        if let trust = SignedURLSigners.load(
+            config, registry: loader?.registry, client: client, logger: logger, traces: traces)
+        {
+            surfaces.append(
+                XMLSignedURLSurface(
+                    service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
+        }
+        guard loader != nil else { return next }
+        return ServiceAccountAuthentication(authority: authority, next: next, metrics: registry)
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.

@@ -140,7 +140,7 @@ import Testing
             sealer: CapabilitySealer(keys: [SigningKey(id: "k1", secret: Array("secret-1".utf8))]),
             rules: RulesStore(fixed: ruleset), metrics: MetricsRegistry(), logger: .disabled)
         func verdict(_ time: String) async throws -> String? {
-            let request = try RulesExplainRequest.decode(
+            let (request, _) = try RulesExplainRequest.decode(
                 Array(#"{"method":"get","bucket":"b","path":"f","time":"\#(time)"}"#.utf8))
             return try service.explain(request, caller: Caller(principal: .admin)).allowed ? "allow" : "deny"
         }

@@ -42,7 +42,7 @@ final class CoreOnlyBackend: StorageBackend {
         (.bucketNotFound("x"), 404, nil),
         (.preconditionFailed, 412, nil),
         (.rangeNotSatisfiable(size: 9), 416, "Content-Range: bytes */9"),
-        (.checksumMismatch(expected: "a", actual: "b"), 400, nil),
+        (.checksumMismatch(.md5, expected: "a", actual: "b"), 400, nil),
         (.sizeMismatch(expected: 1, actual: 2), 400, nil),
         (.offsetMismatch(current: 5), 400, nil),
         (.bodyFailed(ByteStreamError.limitExceeded(limit: 10)), 413, nil),

@@ -26,8 +26,7 @@ import Testing
             """)
         #expect(document.keys == ["d%2Fa%01b", "d%2Fc+d%26e", "d%2F%EF%BF%BF"])
         #expect(document.sizes == [7, 0, 12_345_678_901])
-        #expect(
-            document.isTruncated && document.nextContinuationToken == "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=")
+        #expect(document.isTruncated)
         #expect(document.uploadID == nil && document.resultETag == nil && document.errorCode == nil)
         let names = document.keys.map { PercentEncoding.decode($0, plusIsSpace: true) }
         #expect(names == ["d/a\u{1}b", "d/c d&e", "d/\u{FFFF}"])
@@ -42,9 +41,29 @@ import Testing
                 + "</ListBucketResult>"
         }
         let document = try parse(listing("a&amp;b&lt;c&gt;&#x9;&quot;\u{E9}"))
-        #expect(document.keys == ["a&b<c>\t\"\u{E9}"] && !document.isTruncated && document.nextContinuationToken == nil)
+        #expect(document.keys == ["a&b<c>\t\"\u{E9}"] && !document.isTruncated)
         for key in ["a\u{1}b", "a&#1;b", "a&#x1F;b", "\u{FFFE}"] {
             #expect(throws: StorageError.self, "\(key)") { try parse(listing(key)) }
+        }
+    }
+
+    /// Ceph RGW (16.2) answers a truncated `encoding-type=url` listing with the raw last key as
+    /// `NextContinuationToken` (a control character there as a character reference XML 1.0 forbids), and moto
+    /// echoes `StartAfter` raw: the echo elements are cut out before parsing, the keys stay.
+    @Test func echoElementsAreCutBeforeParsing() throws {
+        let body = Array(
+            ("<ListBucketResult><Prefix>p&#1;</Prefix><StartAfter>a\u{1}</StartAfter>"
+                + "<ContinuationToken>&#x1F;</ContinuationToken><IsTruncated>true</IsTruncated>"
+                + "<Contents><Key>a%01b</Key><Size>1</Size></Contents>"
+                + "<NextContinuationToken>a&#1;b</NextContinuationToken></ListBucketResult>").utf8)
+        #expect(throws: StorageError.self) { try S3XMLDocument.parse(body) }
+        let document = try S3XMLDocument.parse(S3XMLDocument.withoutEchoes(body))
+        #expect(document.keys == ["a%01b"] && document.sizes == [1] && document.isTruncated)
+        // Nothing else is touched; an unclosed element is left for the parser to refuse.
+        let plain = Array("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>".utf8)
+        #expect(S3XMLDocument.withoutEchoes(plain) == plain)
+        #expect(throws: StorageError.self) {
+            try S3XMLDocument.parse(S3XMLDocument.withoutEchoes(Array("<A><Prefix>\u{1}</A>".utf8)))
         }
     }
 
@@ -63,6 +82,8 @@ import Testing
             #expect(document.resultETag == "\"3858f62230ac3c915f300c664312c11f-9\"", "\(result)")
         }
         #expect(try parse("<Other><ETag>x</ETag></Other>").resultETag == nil)
+        // Ceph RGW sends copy and completion ETags unquoted; they are passed back as they came.
+        #expect(try parse("<CopyPartResult><ETag>3858f6</ETag></CopyPartResult>").resultETag == "3858f6")
     }
 
     @Test func errorDocuments() throws {

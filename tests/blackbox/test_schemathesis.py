@@ -50,7 +50,9 @@ def test_schemathesis_json_api_all_checks(start_server, admin_key, tmp_path: Pat
     Python's `ast` (a race between its threads, reported as a runtime error, not a finding)."""
     assert JSON_API_SPEC.exists(), "openapi/gcs-json.yaml is missing"
     key_path, key = admin_key
-    server = start_server(bucket="default-bucket", extra=["--admin-key", str(key_path)])
+    # A bucket root, so the bucket calls are served (generated names create buckets there).
+    server = start_server(bucket="default-bucket",
+                          extra=["--admin-key", str(key_path), "--bucket-root", f"file:{tmp_path / 'root'}"])
     result = run_schemathesis(server.url, tmp_path / "st.xml", "--header", f"Authorization: Bearer {key}",
                               spec=JSON_API_SPEC, workers=1)
     output = result.stdout + result.stderr

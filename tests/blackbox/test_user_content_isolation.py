@@ -50,7 +50,7 @@ def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     (workdir / "admin.key").write_text(admin_key + "\n")
     server = Server(workdir=workdir, name=f"isolation-{backend}", args=[
         "--bucket", f"{BUCKET}={backends.bucket_url(backend, workdir)}", "--rules", "storage.rules",
-        "--signing-key", "signing.key", "--admin-key", "admin.key"]).start()
+        "--signing-key", "signing.key", "--admin-key", "admin.key"], env=backends.backend_env(backend)).start()
     admin = {"Authorization": f"Bearer {admin_key}"}
     tokens = {}
     for name, (body, content_type) in OBJECTS.items():

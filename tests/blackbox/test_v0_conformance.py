@@ -6,8 +6,8 @@ names' docstrings). Hashes are computed here, independently of the server. Stdli
 
 Every server-backed test runs once per backend (issue 6): `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
 when PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST is set), `s3` (`s3://` on moto, when PC_MOTO_URL / AWS_ENDPOINT_URL
-is set) and `s3v4` (`s3://` on the moto that verifies SigV4 with an IAM user's key, when
-PORTCULLIS_TEST_S3_AUTH_* is set: every request shape below, odd names included, checked by a real verifier).
+is set) and `rgw` (`s3://` on Ceph's RADOS Gateway, a real S3 engine, when PC_RGW_* is set by `scripts/rgw.sh`:
+every request shape below, odd names included, checked by a real SigV4 verifier).
 `make test` starts the emulators (scripts/emulators.sh), so there all of them run; a local run without them
 skips the upstream parameters with the reason. One server per backend per module (a fresh upstream bucket
 each). The expectations are the same for every backend; the few differences are listed, with their reasons, in
@@ -79,7 +79,7 @@ def test_crc32c_reference_value() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Backends and servers
 
-BACKENDS = ("file", "gcs", "s3", "s3v4")
+BACKENDS = ("file", "gcs", "s3", "rgw")
 
 FAKE_GCS_METAGENERATION = ("fake-gcs-server quirk: PATCH does not bump metageneration (real GCS does; the gateway "
                            "answers the PATCH with metageneration+1, a later GET shows the emulator's unchanged value)")
@@ -144,7 +144,7 @@ def _start(tmp: Path, rules: str, extra: list[str], backend: str = "file") -> Se
     signing_key_file(key, "k1")
     args = ["--bucket", f"{BUCKET}={backends.bucket_url(backend, tmp)}", "--rules", str(tmp / "storage.rules"),
             "--signing-key", str(key), *extra]
-    env = backends.s3v4_env() if backend == "s3v4" else {}
+    env = backends.backend_env(backend)
     return Server(workdir=tmp, args=args, env=env, name=f"conformance-{backend}").start()
 
 

@@ -22,7 +22,9 @@ private let table = CompiledRoutes(static: JSONRouter.table)
 
 /// The path after one of the roots' `/b/`, cut at `/` bytes: what the names must decode from.
 private func referenceSegments(_ path: [UInt8]) -> (root: String, segments: [ArraySlice<UInt8>])? {
-    for root in ["/storage/v1/b/", "/download/storage/v1/b/", "/upload/storage/v1/b/"] {
+    for root in [
+        "/storage/v1/b/", "/download/storage/v1/b/", "/upload/storage/v1/b/", "/resumable/upload/storage/v1/b/",
+    ] {
         let prefix = Array(root.utf8)
         guard path.starts(with: prefix) else { continue }
         return (root, path[prefix.count...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false))
@@ -64,7 +66,10 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
     case .listBuckets: expected = JSONRouter.bucketsTemplate
     case .getBucket: expected = JSONRouter.bucketTemplate
     case .listObjects: expected = JSONRouter.objectsTemplate
-    case .upload, .resumable: expected = JSONRouter.uploadTemplate
+    case .upload, .resumable:
+        expected =
+            request.path.bytesHasPrefix("/resumable/") ? JSONRouter.resumableUploadTemplate : JSONRouter.uploadTemplate
+    case .move: expected = JSONRouter.moveTemplate
     case .compose: expected = JSONRouter.composeTemplate
     case .copy(_, _, let rewrite): expected = rewrite ? JSONRouter.rewriteTemplate : JSONRouter.copyTemplate
     case .download:
@@ -90,6 +95,11 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
         case .compose(let object):
             expectName(object.bucket, s[0], "bucket")
             checkObject(object, s[2])
+        case .move(let source, let destination):
+            expectName(source.bucket, s[0], "bucket")
+            expectName(destination.bucket, s[0], "bucket")
+            checkObject(source, s[2])
+            checkObject(destination, s[5])
         case .getMetadata(let object), .download(let object), .patch(let object), .update(let object),
             .delete(let object):
             expectName(object.bucket, s[0], "bucket")

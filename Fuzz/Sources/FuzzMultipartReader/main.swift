@@ -67,7 +67,9 @@ private func read(
 ) async -> Transcript {
     var reads = reads
     let reader = MultipartReader(body: stream, boundary: boundary)
-    let delimiter = Array("\r\n--\(boundary)".utf8)
+    // The reader's delimiter: `LF--boundary`, with the CR before it (RFC 2046's CRLF) belonging to it when
+    // present — a bare LF is accepted too (clients that write LF line ends).
+    let delimiter = Array("\n--\(boundary)".utf8)
     let view: [UInt8] = [0x0D, 0x0A] + stream.bytes  // the reader pretends the first delimiter had a CRLF
     var transcript = Transcript()
     var consumed = reader.consumedBytes
@@ -92,13 +94,18 @@ private func read(
         precondition(media <= stream.fed, "\(media) media bytes from \(stream.fed) bytes fed")
     }
 
-    /// A finished part: its content, then its delimiter (then `--` when `closed`), end where the reader is.
+    /// A finished part: its content, then its delimiter (then `--` when `closed`), end where the reader is. The
+    /// content is followed by the delimiter's CR when there is one, and never ends with a CR of its own.
     func checkEnd(_ content: [UInt8], closed: Bool) {
         let end = Int(reader.consumedBytes) + 2 - (closed ? 2 : 0)
-        let start = end - delimiter.count - content.count
-        precondition(start >= 0 && end <= view.count, "part outside the body")
-        precondition(view[start..<(end - delimiter.count)].elementsEqual(content), "part is not the body")
-        precondition(view[(end - delimiter.count)..<end].elementsEqual(delimiter), "part not ended by its delimiter")
+        let delimiterStart = end - delimiter.count
+        precondition(delimiterStart >= content.count && end <= view.count, "part outside the body")
+        precondition(view[delimiterStart..<end].elementsEqual(delimiter), "part not ended by its delimiter")
+        let bare = view[(delimiterStart - content.count)..<delimiterStart].elementsEqual(content)
+        let afterCR =
+            delimiterStart > content.count && view[delimiterStart - 1] == 0x0D
+            && view[(delimiterStart - 1 - content.count)..<(delimiterStart - 1)].elementsEqual(content)
+        precondition(afterCR || (bare && content.last != 0x0D), "part is not the body")
         precondition(!contains(content, delimiter), "part content holds its delimiter")
         precondition(reader.consumedBytes <= Int64(stream.fed), "consumed more than fed")
     }

@@ -141,7 +141,8 @@ extension ConfigurationOption {
         .listen, .bucket, .rules, .jwtKeys, .jwtIssuer, .jwtAudience, .firebaseProject, .jwtHMACSecret, .jwtLeeway,
         .signingKey, .adminKey, .publicURL, .corsOrigins, .maxObjectBytes, .logFormat, .logLevel, .drainTimeout,
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
-        .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .eventsWebhook, .eventsSecret, .eventLoop,
+        .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .bucketRoot, .eventsWebhook, .eventsSecret,
+        .eventLoop, .serviceAccounts, .signedURLAccounts,
         .otlpEndpoint, .traceSampleRatio,
     ]
 }

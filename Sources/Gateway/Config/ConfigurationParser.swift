@@ -122,6 +122,7 @@ public enum ConfigurationParser {
         if let value = try convert(.devTrustEmulatorOwner, parseSwitch) { config.devTrustEmulatorOwner = value }
         if let value = try convert(.console, parseOnOff) { config.console = value }
         config.consoleListen = try convert(.consoleListen, parseListen)
+        config.bucketRoot = try convert(.bucketRoot, parseBucketRoot)
         if let (values, source) = raw(.eventsWebhook) {
             for value in values {
                 switch Webhook.parse(value) {
@@ -139,6 +140,17 @@ public enum ConfigurationParser {
         }
         config.eventsSecretFile = single(.eventsSecret)?.value
         if let value = try convert(.eventLoop, parseEventLoop) { config.eventLoop = value }
+        config.serviceAccountsFile = single(.serviceAccounts)?.value
+        if let (values, source) = raw(.signedURLAccounts) {
+            for value in values where !value.isEmpty {
+                guard let spec = SignedURLAccountSpec.parse(value) else {
+                    throw .invalidValue(
+                        option: .signedURLAccounts, value: value,
+                        reason: "expected EMAIL, FILE.json, EMAIL=FILE or hmac:ACCESS_ID=FILE", source: source)
+                }
+                config.signedURLAccounts.append(spec)
+            }
+        }
         config.otlpEndpoint = try convert(.otlpEndpoint, parseOTLPEndpoint)
         config.traceSampleRatio = try convert(.traceSampleRatio, parseRatio)
 

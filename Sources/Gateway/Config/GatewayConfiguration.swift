@@ -39,11 +39,17 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var console: Bool = true
     /// The console's own listener (`--console-listen`): when set, the console is served there only.
     public var consoleListen: ListenAddress?
+    /// Where buckets created through the API live (`--bucket-root file:DIR`); nil: buckets are configuration.
+    public var bucketRoot: String?
     /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
     /// The HTTP server's event-loop driver (DESIGN §3).
     public var eventLoop: EventLoopDriver = .platformDefault
+    /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
+    public var serviceAccountsFile: String?
+    /// `--signed-url-accounts`: the signers whose signed URLs are honoured.
+    public var signedURLAccounts: [SignedURLAccountSpec] = []
     /// Where spans are exported (`--otlp-endpoint`); nil: no spans.
     public var otlpEndpoint: String?
     /// Share of traces started here that are recorded (`--trace-sample-ratio`; nil: 1 when exporting).
@@ -112,6 +118,11 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if serviceAccountsFile == nil,
+            signedURLAccounts.contains(where: { if case .registered = $0 { true } else { false } })
+        {
+            throw .conflict("--signed-url-accounts names accounts of --service-accounts; give that file too")
         }
         if drainTimeout < .zero {
             throw .invalidValue(option: .drainTimeout, value: "\(drainTimeout)", reason: "must not be negative")

@@ -9,7 +9,9 @@ import Service
 /// converted as a live request's is (`RulesTestFile` does both, so the playground and the test runner cannot
 /// drift apart). Unknown keys are ignored.
 enum RulesExplainRequest {
-    static func decode(_ body: [UInt8]) throws(ServiceError) -> RulesRequest {
+    /// The request, and for `list` the live listing's `prefix` when the body gives one (then the folder judged
+    /// is derived from it as for a live listing, `ListScope`, not from `path`).
+    static func decode(_ body: [UInt8]) throws(ServiceError) -> (RulesRequest, prefix: String?) {
         guard let fields = try JSONObjectBody.members(body) else {
             throw .badRequest("The request body must be a JSON object.")
         }
@@ -18,6 +20,12 @@ enum RulesExplainRequest {
         }
         guard let bucket = fields["bucket"]?.stringValue, !bucket.isEmpty else {
             throw .badRequest("bucket must be a non-empty string.")
+        }
+        var prefix: String?
+        if let value = fields["prefix"] {
+            guard let text = value.stringValue else { throw .badRequest("prefix must be a string.") }
+            // Only a listing has a prefix; for the other methods it means nothing.
+            if method == .list { prefix = text }
         }
         guard let path = fields["path"]?.stringValue else { throw .badRequest("path must be a string.") }
         var time = Timestamp.now()
@@ -37,11 +45,12 @@ enum RulesExplainRequest {
             guard let text = value.stringValue else { throw .badRequest("delimiter must be a string.") }
             delimiter = text
         }
-        return RulesRequest(
+        let request = RulesRequest(
             method: method, bucket: bucket, path: path, auth: auth, time: time,
             resource: try metadata(fields["resource"], "resource", bucket, path),
             requestResource: try metadata(fields["requestResource"], "requestResource", bucket, path),
             delimiter: delimiter)
+        return (request, prefix)
     }
 
     private static func metadata(_ value: JSONValue?, _ key: String, _ bucket: String, _ path: String)

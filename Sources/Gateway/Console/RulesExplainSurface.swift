@@ -10,7 +10,8 @@ public import Service
 /// Body (JSON): `method` (`get|list|create|update|delete`), `bucket`, `path` (the object name; for `list` the
 /// folder without its trailing `/`), and optionally `auth` (token claims, or null for an anonymous caller),
 /// `resource` and `requestResource` (v0 metadata, as in `portcullis rules test` cases), `time` (RFC 3339;
-/// default now), `delimiter`. Answer: `{"decision":"allow"|"deny","allowed":bool,"explanation":"…"}`.
+/// default now), `delimiter`; for `list`, `prefix` asks about a live listing of that prefix, judged exactly as
+/// one is (`ListScope`: the folder of the prefix, else the folder it names), instead of `path`. Answer: `{"decision":"allow"|"deny","allowed":bool,"explanation":"…"}`.
 /// The service decides who may ask (admins); a malformed body is a 400 for anyone, since it reveals nothing
 /// but what the caller sent.
 public struct RulesExplainSurface: APISurface {
@@ -35,10 +36,17 @@ public struct RulesExplainSurface: APISurface {
         do {
             let caller = Caller(principal: matched.principal)
             let body = try await matched.request.collectDocument(limit: service.configuration.maxJSONBodyBytes)
-            let rulesRequest = try RulesExplainRequest.decode(body)
+            let (rulesRequest, prefix) = try RulesExplainRequest.decode(body)
             record.bucket = rulesRequest.bucket
-            record.objectName = rulesRequest.path
-            let decision = try service.explain(rulesRequest, caller: caller)
+            record.objectName = prefix ?? rulesRequest.path
+            let decision =
+                if let prefix {
+                    try service.explainList(
+                        bucket: rulesRequest.bucket, prefix: prefix, delimiter: rulesRequest.delimiter,
+                        auth: rulesRequest.auth, time: rulesRequest.time, caller: caller)
+                } else {
+                    try service.explain(rulesRequest, caller: caller)
+                }
             return Self.render(decision)
         } catch {
             return traits.errorShape.response(for: ServiceError(any: error), requestID: record.requestID)

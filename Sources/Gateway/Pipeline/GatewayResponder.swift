@@ -87,7 +87,10 @@ public struct GatewayResponder: HTTPResponder {
 
         var response: HTTPResponse
         let decision =
-            request.method == .options ? router.options(path: path) : router.decide(request.method, path: path)
+            request.method == .options
+            ? router.options(path: path, query: request.query)
+            : router.decide(
+                request.method, path: path, query: request.query, contentType: request.headers["Content-Type"])
         let surface: SurfaceTraits?
         let route: String
         switch decision {

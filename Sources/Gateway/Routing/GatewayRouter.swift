@@ -11,19 +11,30 @@ public struct GatewayRouter: Sendable {
     }
 
     private let compiled: CompiledRoutes<Entry>
+    /// The routes of query-gated surfaces (`SurfaceTraits.queryGate`) and their keys as bytes.
+    private let gated: CompiledRoutes<Entry>
+    private let gateKeys: [[UInt8]]
+    /// Whether a gated surface takes form uploads to a bucket's root.
+    private let gatesFormPosts: Bool
     let traits: [SurfaceTraits]
     /// `(prefix bytes, surface index)`, longest first.
     private let prefixes: [(bytes: [UInt8], surface: Int)]
 
     public init(surfaces: [any APISurface]) throws(RouteTableError) {
         var routes: [Route<Entry>] = []
+        var gatedRoutes: [Route<Entry>] = []
+        var gateKeys: [[UInt8]] = []
+        var gatesFormPosts = false
         var prefixes: [(bytes: [UInt8], surface: Int)] = []
         for (index, surface) in surfaces.enumerated() {
+            let isGated = !surface.traits.queryGate.isEmpty || surface.traits.answersFormPosts
+            gatesFormPosts = gatesFormPosts || surface.traits.answersFormPosts
+            gateKeys += surface.traits.queryGate.map { Array($0.utf8) }
             for route in surface.routes {
-                routes.append(
-                    Route(
-                        route.methods, route.template, checkTarget: route.checkTarget,
-                        Entry(surface: index, handler: route.handler)))
+                let entry = Route(
+                    route.methods, route.template, checkTarget: route.checkTarget,
+                    Entry(surface: index, handler: route.handler))
+                if isGated { gatedRoutes.append(entry) } else { routes.append(entry) }
             }
             for prefix in surface.traits.prefixes {
                 let bytes = Array(prefix.utf8)
@@ -34,6 +45,9 @@ public struct GatewayRouter: Sendable {
             }
         }
         compiled = try CompiledRoutes(routes)
+        gated = try CompiledRoutes(gatedRoutes)
+        self.gateKeys = gateKeys
+        self.gatesFormPosts = gatesFormPosts
         traits = surfaces.map(\.traits)
         self.prefixes = prefixes.sorted { $0.bytes.count > $1.bytes.count }
     }
@@ -50,6 +64,50 @@ public struct GatewayRouter: Sendable {
         case notFound(label: String, SurfaceTraits?)
     }
 
+    /// Where a request goes, given its raw query too: a query naming a gate key goes to the gated surfaces'
+    /// routes first (a path they do not match falls through to the others).
+    /// A `POST` of `multipart/form-data` to `/{bucket}` or `/{bucket}/` goes there first too, when a gated surface
+    /// takes form uploads.
+    /// `contentType` is read only for a `POST` when a surface takes form uploads (most requests never look it up).
+    public func decide(
+        _ method: HTTPMethod, path: Substring, query: Substring?, contentType: @autoclosure () -> String? = nil
+    ) -> Decision {
+        let gatedQuery = query.map { !gateKeys.isEmpty && Self.names($0, anyOf: gateKeys) } ?? false
+        if gatedQuery
+            || (gatesFormPosts && method == .post && Self.isFormUpload(path: path, contentType: contentType()))
+        {
+            switch gated.resolve(method, path: path) {
+            case .matched(let route, let match):
+                return .route(
+                    label: route.template.label, traits[route.handler.surface], route.handler.handler, match)
+            case .methodNotAllowed(let allow):
+                let route = gated.mostSpecific(path: path)!
+                return .methodNotAllowed(label: route.template.label, traits[route.handler.surface], allow: allow)
+            case .notFound: break
+            }
+        }
+        return decide(method, path: path)
+    }
+
+    /// `multipart/form-data` sent to a path of one segment, with or without a trailing `/`.
+    private static func isFormUpload(path: Substring, contentType: String?) -> Bool {
+        guard let contentType,
+            contentType.utf8.count >= 19,
+            contentType.utf8.prefix(19).elementsEqual("multipart/form-data".utf8, by: { $0 | 0x20 == $1 | 0x20 })
+        else { return false }
+        var segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        if segments.count == 2, segments.last?.isEmpty == true { segments = segments.dropLast() }
+        return segments.count == 1 && segments.first?.isEmpty == false
+    }
+
+    /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.
+    private static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
+        for piece in QueryPieces(query) where keys.contains(where: { piece.name.utf8.elementsEqual($0) }) {
+            return true
+        }
+        return false
+    }
+
     public func decide(_ method: HTTPMethod, path: Substring) -> Decision {
         switch compiled.resolve(method, path: path) {
         case .matched(let route, let match):
@@ -61,6 +119,18 @@ public struct GatewayRouter: Sendable {
         case .notFound:
             return unmatched(path)
         }
+    }
+
+    /// An OPTIONS request whose query may name a gate key (a browser's preflight for a signed URL carries the
+    /// URL's query): the gated surfaces' routes first, as in `decide(_:path:query:)`.
+    public func options(path: Substring, query: Substring?) -> Decision {
+        if let query, !gateKeys.isEmpty, Self.names(query, anyOf: gateKeys),
+            let (route, _) = gated.mostSpecificMatch(path: path)
+        {
+            return .methodNotAllowed(
+                label: route.template.label, traits[route.handler.surface], allow: route.allowed)
+        }
+        return options(path: path)
     }
 
     /// An OPTIONS request: the most specific matching route's `Allow` list, or where it is unmatched.

@@ -1,7 +1,8 @@
 public import HTTPServer
 
-/// One route: the methods it serves, its path template, and what its surface does with a match.
-public struct Route<Handler: Sendable>: Sendable {
+/// One route: the methods it serves, its path template, and what its surface does with a match. A reference:
+/// the router hands a matched route to the pipeline on every request, and that hand-off is one retain.
+public final class Route<Handler: Sendable>: Sendable {
     /// Checks what a route's captures address before a preflight is answered (an unknown bucket, an invalid
     /// object name): the error it throws is the preflight's answer, in the surface's shape.
     public typealias TargetCheck = @Sendable (RouteMatch) throws -> Void
@@ -38,14 +39,18 @@ public struct Route<Handler: Sendable>: Sendable {
 /// The captures of a matched route, in the order of its template (the raw bytes of the path: decoding is the
 /// route's decoder's job).
 public struct RouteMatch: Sendable {
-    public let template: RouteTemplate
+    /// The template's capture names, by position.
+    let names: [String]
     public let captures: [Substring]
+
+    public init(template: RouteTemplate, captures: [Substring]) {
+        self.names = template.captureNames
+        self.captures = captures
+    }
 
     /// The capture named `name` in the template.
     public subscript(_ name: String) -> Substring? {
-        guard let index = template.captureNames.firstIndex(where: { $0.utf8.elementsEqual(name.utf8) }) else {
-            return nil
-        }
+        guard let index = names.firstIndex(where: { $0.utf8.elementsEqual(name.utf8) }) else { return nil }
         return captures[index]
     }
 }
@@ -58,17 +63,31 @@ public struct RouteMatch: Sendable {
 /// sorting. Templates of the same shape that serve a common method cannot both exist: building refuses them
 /// (`RouteTableError.overlap`), so no answer depends on registration order.
 public struct CompiledRoutes<Handler: Sendable>: Sendable {
-    private struct Node: Sendable {
-        var literals: [(bytes: [UInt8], child: Int)] = []
+    /// A trie node while the table is built.
+    private struct BuildNode {
+        var literals: [(start: Int, end: Int, child: Int)] = []
         var capture: Int?
-        /// Routes whose template ends at this node.
         var ends: [Int] = []
-        /// Routes whose `{rest...}` capture starts at this node.
         var rests: [Int] = []
+    }
+
+    /// A trie node as walked: ranges into the flat arrays below, all trivial values, so a walk compares path
+    /// segments without retaining anything per node or per child.
+    private struct Node: Sendable {
+        var literals: Range<Int>
+        var capture: Int
+        var ends: Range<Int>
+        var rests: Range<Int>
     }
 
     public let routes: [Route<Handler>]
     private let nodes: [Node]
+    /// Literal children of every node, each a byte range of `literalBytes` and the child node.
+    private let edges: [(start: Int, end: Int, child: Int)]
+    /// Every literal segment of every template, back to back.
+    private let literalBytes: [UInt8]
+    /// Route indexes the nodes' `ends` and `rests` ranges point into.
+    private let routeIndexes: [Int]
 
     /// A table written in the code: a table that does not compile is a programming error.
     public init(static routes: [Route<Handler>]) {
@@ -83,37 +102,53 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
                 }
             }
         }
-        var nodes = [Node()]
+        var built = [BuildNode()]
+        var pool: [UInt8] = []
         for (index, route) in routes.enumerated() {
             var current = 0
             for segment in route.template.segments {
                 switch segment {
                 case .literal(let bytes):
-                    if let child = nodes[current].literals.first(where: { $0.bytes == bytes })?.child {
+                    let existing = built[current].literals.first { pool[$0.start..<$0.end].elementsEqual(bytes) }
+                    if let child = existing?.child {
                         current = child
                     } else {
-                        nodes.append(Node())
-                        nodes[current].literals.append((bytes, nodes.count - 1))
-                        current = nodes.count - 1
+                        built.append(BuildNode())
+                        built[current].literals.append((pool.count, pool.count + bytes.count, built.count - 1))
+                        pool.append(contentsOf: bytes)
+                        current = built.count - 1
                     }
                 case .capture:
-                    if let child = nodes[current].capture {
+                    if let child = built[current].capture {
                         current = child
                     } else {
-                        nodes.append(Node())
-                        nodes[current].capture = nodes.count - 1
-                        current = nodes.count - 1
+                        built.append(BuildNode())
+                        built[current].capture = built.count - 1
+                        current = built.count - 1
                     }
                 case .rest:
-                    nodes[current].rests.append(index)
+                    built[current].rests.append(index)
                     current = -1
                 }
                 if current < 0 { break }
             }
-            if current >= 0 { nodes[current].ends.append(index) }
+            if current >= 0 { built[current].ends.append(index) }
+        }
+        var edges: [(start: Int, end: Int, child: Int)] = []
+        var routeIndexes: [Int] = []
+        self.nodes = built.map { node in
+            let literals = edges.count..<(edges.count + node.literals.count)
+            edges.append(contentsOf: node.literals)
+            let ends = routeIndexes.count..<(routeIndexes.count + node.ends.count)
+            routeIndexes.append(contentsOf: node.ends)
+            let rests = routeIndexes.count..<(routeIndexes.count + node.rests.count)
+            routeIndexes.append(contentsOf: node.rests)
+            return Node(literals: literals, capture: node.capture ?? -1, ends: ends, rests: rests)
         }
         self.routes = routes
-        self.nodes = nodes
+        self.edges = edges
+        self.literalBytes = pool
+        self.routeIndexes = routeIndexes
     }
 
     /// How a request's method and path resolve.
@@ -159,47 +194,69 @@ public struct CompiledRoutes<Handler: Sendable>: Sendable {
     private func walk(_ path: Substring, _ visit: (Int, [Substring]) -> Bool) {
         let utf8 = path.utf8
         guard utf8.first == UInt8(ascii: "/") else { return }
-        var captures: [Substring] = []
-        _ = descend(0, from: utf8.index(after: utf8.startIndex), in: path, &captures, visit)
+        withoutActuallyEscaping(visit) { visit in
+            nodes.withUnsafeBufferPointer { nodes in
+                edges.withUnsafeBufferPointer { edges in
+                    literalBytes.withUnsafeBufferPointer { pool in
+                        routeIndexes.withUnsafeBufferPointer { routeIndexes in
+                            var walk = Walk(
+                                nodes: nodes, edges: edges, pool: pool, routeIndexes: routeIndexes, path: path,
+                                captures: [], visit: visit)
+                            walk.captures.reserveCapacity(4)  // a few captures: one allocation, no regrowth
+                            _ = walk.descend(0, from: utf8.index(after: utf8.startIndex))
+                        }
+                    }
+                }
+            }
+        }
     }
 
-    /// Matches the segment starting at `start` (just after a `/`) against `node`'s children.
-    private func descend(
-        _ node: Int, from start: String.Index, in path: Substring, _ captures: inout [Substring],
-        _ visit: (Int, [Substring]) -> Bool
-    ) -> Bool {
-        let utf8 = path.utf8
-        var end = start
-        while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
-        let atLast = end == utf8.endIndex
-        let segment = utf8[start..<end]
-        let here = nodes[node]
-        for (bytes, child) in here.literals where segment.elementsEqual(bytes) {
-            if step(child, atLast: atLast, after: end, in: path, &captures, visit) { return true }
-        }
-        if let child = here.capture {
-            captures.append(path[start..<end])
-            if step(child, atLast: atLast, after: end, in: path, &captures, visit) { return true }
-            captures.removeLast()
-        }
-        for route in here.rests {
-            captures.append(path[start...])
-            if visit(route, captures) { return true }
-            captures.removeLast()
-        }
-        return false
-    }
+    /// One walk's state: the trie's flat arrays as buffers.
+    private struct Walk {
+        let nodes: UnsafeBufferPointer<Node>
+        let edges: UnsafeBufferPointer<(start: Int, end: Int, child: Int)>
+        let pool: UnsafeBufferPointer<UInt8>
+        let routeIndexes: UnsafeBufferPointer<Int>
+        let path: Substring
+        var captures: [Substring]
+        let visit: (Int, [Substring]) -> Bool
 
-    private func step(
-        _ child: Int, atLast: Bool, after end: String.Index, in path: Substring, _ captures: inout [Substring],
-        _ visit: (Int, [Substring]) -> Bool
-    ) -> Bool {
-        if atLast {
-            // The path ends here: only templates ending here match (`/o` is not `/o/{object...}`, whose rest
-            // starts after a `/` this path lacks).
-            for route in nodes[child].ends where visit(route, captures) { return true }
+        /// Matches the segment starting at `start` (just after a `/`) against `node`'s children.
+        mutating func descend(_ node: Int, from start: String.Index) -> Bool {
+            let utf8 = path.utf8
+            var end = start
+            while end != utf8.endIndex, utf8[end] != UInt8(ascii: "/") { end = utf8.index(after: end) }
+            let atLast = end == utf8.endIndex
+            let segment = utf8[start..<end]
+            let here = nodes[node]
+            for edge in here.literals {
+                let literal = edges[edge]
+                guard segment.elementsEqual(UnsafeBufferPointer(rebasing: pool[literal.start..<literal.end])) else {
+                    continue
+                }
+                if step(literal.child, atLast: atLast, after: end) { return true }
+            }
+            if here.capture >= 0 {
+                captures.append(path[start..<end])
+                if step(here.capture, atLast: atLast, after: end) { return true }
+                captures.removeLast()
+            }
+            for i in here.rests {
+                captures.append(path[start...])
+                if visit(routeIndexes[i], captures) { return true }
+                captures.removeLast()
+            }
             return false
         }
-        return descend(child, from: path.utf8.index(after: end), in: path, &captures, visit)
+
+        private mutating func step(_ child: Int, atLast: Bool, after end: String.Index) -> Bool {
+            if atLast {
+                // The path ends here: only templates ending here match (`/o` is not `/o/{object...}`, whose rest
+                // starts after a `/` this path lacks).
+                for i in nodes[child].ends where visit(routeIndexes[i], captures) { return true }
+                return false
+            }
+            return descend(child, from: path.utf8.index(after: end))
+        }
     }
 }

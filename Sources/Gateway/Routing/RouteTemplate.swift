@@ -17,6 +17,8 @@ public struct RouteTemplate: Sendable, Hashable, CustomStringConvertible {
     /// The template as metrics and the access log label it: `{name...}` is written `{name}`, so labels name the
     /// route, never a path.
     public let label: String
+    /// The names of the captures, in path order (what `RouteMatch` holds, by position).
+    public let captureNames: [String]
 
     public init(_ text: String) throws(RouteTableError) {
         let bytes = Array(text.utf8)
@@ -56,22 +58,18 @@ public struct RouteTemplate: Sendable, Hashable, CustomStringConvertible {
         }
         self.segments = segments
         self.label = label
+        self.captureNames = segments.compactMap {
+            switch $0 {
+            case .literal: nil
+            case .capture(let name), .rest(let name): name
+            }
+        }
     }
 
     /// A template written in the code (a surface's table): an invalid one is a programming error, caught by the
     /// first test that builds the table.
     public init(static text: String) {
         do { self = try RouteTemplate(text) } catch { preconditionFailure("\(error)") }
-    }
-
-    /// The names of the captures, in path order (what `RouteMatch` holds, by position).
-    public var captureNames: [String] {
-        segments.compactMap {
-            switch $0 {
-            case .literal: nil
-            case .capture(let name), .rest(let name): name
-            }
-        }
     }
 
     /// Two templates of the same shape match exactly the same paths (capture names aside).

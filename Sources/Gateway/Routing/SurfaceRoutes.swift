@@ -17,8 +17,9 @@ public struct MatchedRequest: Sendable {
 /// shape (`APISurface.failureResponse`).
 public typealias RouteHandler = @Sendable (MatchedRequest) async -> HTTPResponse
 
-/// What a surface declares once for all its routes; the pipeline reads it and never names the surface.
-public struct SurfaceTraits: Sendable {
+/// What a surface declares once for all its routes; the pipeline reads it and never names the surface. A
+/// reference, made once per surface: every request's routing decision carries it.
+public final class SurfaceTraits: Sendable {
     /// How the surface's errors look — also for requests under its prefixes that match no route.
     public let errorShape: any ErrorShape
     /// Path prefixes the surface answers for (a request under one that matches no route gets the surface's 404
@@ -35,11 +36,21 @@ public struct SurfaceTraits: Sendable {
     public let loggableQueryKeys: [String]
     /// The same keys as bytes, converted once.
     let loggableKeyBytes: [[UInt8]]
+    /// Query keys that gate the surface: when non-empty, its routes answer only requests whose query names one
+    /// of them, and for those they are consulted before every other surface's (a path-style surface such as
+    /// `/{bucket}/{object...}` then shadows nothing: a request without the key never reaches it).
+    public let queryGate: [String]
+    /// Also gated: `POST` with a `multipart/form-data` body to a bucket's root (`/{bucket}` or `/{bucket}/`) — a
+    /// browser form upload, whose credentials are form fields, not query parameters.
+    public let answersFormPosts: Bool
 
     public init(
         errorShape: any ErrorShape, prefixes: [String] = [], notFoundMessage: String = "Not Found.",
-        corsRequestHeaders: [String] = [], corsExposedHeaders: [String] = [], loggableQueryKeys: [String] = []
+        corsRequestHeaders: [String] = [], corsExposedHeaders: [String] = [], loggableQueryKeys: [String] = [],
+        queryGate: [String] = [], answersFormPosts: Bool = false
     ) {
+        self.queryGate = queryGate
+        self.answersFormPosts = answersFormPosts
         self.errorShape = errorShape
         self.prefixes = prefixes
         self.notFoundMessage = notFoundMessage
@@ -66,7 +77,8 @@ extension APISurface {
     /// failures (5xx) are also logged with the request id, so the client's error and the log line meet.
     public func failureResponse(for error: any Error, record: AccessRecord, logger: Logger) -> HTTPResponse {
         let failure = ServiceError(any: error)
-        if failure.status >= 500 {
+        // 501 is a feature the gateway does not serve, not a fault: no error line.
+        if failure.status >= 500, failure.kind != .notImplemented {
             logger.error(
                 "request failed",
                 [

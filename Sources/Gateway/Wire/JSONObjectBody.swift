@@ -16,4 +16,13 @@ enum JSONObjectBody {
         guard case .object(let members) = value else { throw .badRequest("The request body must be a JSON object.") }
         return members
     }
+
+    /// Whether the body is the JSON literal `null` (with optional whitespace): Cloud Storage reads it as no
+    /// body where the body is optional (copyTo, rewriteTo; rclone's server-side copy sends it).
+    static func isNull(_ body: [UInt8]) -> Bool {
+        let isSpace = { (b: UInt8) in b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+        guard let start = body.firstIndex(where: { !isSpace($0) }), let end = body.lastIndex(where: { !isSpace($0) })
+        else { return false }
+        return body[start...end].elementsEqual("null".utf8)
+    }
 }

@@ -51,15 +51,23 @@ public final class MultipartReader: @unchecked Sendable {
         self.buffer = [0x0D, 0x0A]
     }
 
-    /// The `boundary` parameter of a `multipart/related` Content-Type (quotes removed), or nil.
+    /// The `boundary` parameter of a `multipart/related` Content-Type (quotes removed), or nil. Single quotes
+    /// count as quotes too: google-apitools (gsutil) writes `boundary='…'`, and Cloud Storage accepts it.
     public static func boundary(contentType: String) -> String? {
+        boundary(contentType: contentType, of: "multipart/related")
+    }
+
+    /// The `boundary` parameter of a Content-Type of the media type `mediaType` (lower case), or nil.
+    public static func boundary(contentType: String, of mediaType: String) -> String? {
         let parts = contentType.split(separator: ";")
-        guard let type = parts.first, type.trimmingSpaces().lowercased() == "multipart/related" else { return nil }
+        guard let type = parts.first, type.trimmingSpaces().lowercased() == mediaType else { return nil }
         for parameter in parts.dropFirst() {
             let p = parameter.trimmingSpaces()
             guard let eq = p.firstIndex(of: "="), p[..<eq].lowercased() == "boundary" else { continue }
             var value = p[p.index(after: eq)...]
-            if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
+            if value.count >= 2, let quote = value.first, quote == "\"" || quote == "'", value.last == quote {
+                value = value.dropFirst().dropLast()
+            }
             guard (1...70).contains(value.utf8.count),
                 !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
             else { return nil }

@@ -9,9 +9,11 @@ extension ObjectContent {
     /// Every surface builds its object-bytes responses here, so this is where `UserContentIsolation` is
     /// applied: user content must never run script on the gateway's origin, whatever surface or URL (token,
     /// signature, credential) served it.
-    public func httpResponse(headers: HTTPHeaders, record: AccessRecord) -> HTTPResponse {
-        var response = HTTPResponse(status: 200, headers: headers)
-        UserContentIsolation.apply(to: &response.headers)
+    ///
+    /// `headers` is consumed: the isolation fields are added to the caller's own buffer, not to a copy of it.
+    public func httpResponse(headers: consuming HTTPHeaders, record: AccessRecord) -> HTTPResponse {
+        UserContentIsolation.apply(to: &headers)
+        var response = HTTPResponse(status: 200, headers: consume headers)
         if let range {
             response.status = 206
             response.headers.add("Content-Range", "bytes \(range.offset)-\(range.last)/\(metadata.size)")

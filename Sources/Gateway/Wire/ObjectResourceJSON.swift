@@ -11,6 +11,8 @@ public enum ObjectResourceJSON {
         public var attributes = ObjectAttributes()
         /// A client-declared base64 MD5, checked against the bytes (mismatch → 400, nothing stored).
         public var md5Hash: String?
+        /// The declared CRC32C (base64 of the big-endian value), checked against the bytes.
+        public var crc32c: String?
         public init() {}
     }
 
@@ -22,6 +24,29 @@ public enum ObjectResourceJSON {
     /// values are stringified as the emulator does (a `null` value is dropped); `firebaseStorageDownloadTokens`
     /// becomes the object's token list. An empty body is no fields; a body that is JSON but not an object
     /// (`null` included) is 400 (`JSONObjectBody`).
+    /// Cloud Storage's storage classes; a resource or parameter naming another is 400, as on GCS.
+    public static let storageClasses = [
+        "STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE", "MULTI_REGIONAL", "REGIONAL", "DURABLE_REDUCED_AVAILABILITY",
+    ]
+
+    /// `text` as an RFC 3339 timestamp (nil stays nil); anything else is 400.
+    public static func customTime(_ text: String?) throws(ServiceError) -> Timestamp? {
+        guard let text else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw .badRequest("customTime must be an RFC 3339 timestamp: \(text).")
+        }
+        return time
+    }
+
+    /// `text` as a storage class (nil stays nil).
+    public static func storageClass(_ text: String?) throws(ServiceError) -> String? {
+        guard let text else { return nil }
+        guard storageClasses.contains(where: { $0.utf8.elementsEqual(text.utf8) }) else {
+            throw .badRequest("Invalid storage class: \(text).")
+        }
+        return text
+    }
+
     public static func decodeUpload(_ body: [UInt8]) throws(ServiceError) -> UploadFields {
         var fields = UploadFields()
         guard let object = try JSONObjectBody.members(body) else { return fields }
@@ -31,9 +56,19 @@ public enum ObjectResourceJSON {
         fields.attributes.contentDisposition = try headerSafe(object, "contentDisposition")
         fields.attributes.contentLanguage = try headerSafe(object, "contentLanguage")
         fields.attributes.cacheControl = try headerSafe(object, "cacheControl")
+        fields.attributes.storageClass = try storageClass(try string(object, "storageClass"))
+        fields.attributes.customTime = try customTime(try string(object, "customTime"))
         if let md5 = try string(object, "md5Hash"), !md5.isEmpty {
-            guard isBase64MD5(md5) else { throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.") }
+            guard isBase64Digest(md5, byteCount: 16) else {
+                throw .badRequest("md5Hash must be the base64 encoding of 16 bytes.")
+            }
             fields.md5Hash = md5
+        }
+        if let crc = try string(object, "crc32c"), !crc.isEmpty {
+            guard isBase64Digest(crc, byteCount: 4) else {
+                throw .badRequest("crc32c must be the base64 encoding of 4 bytes.")
+            }
+            fields.crc32c = crc
         }
         if case .object(let custom)? = object["metadata"] {
             for (key, value) in custom {
@@ -75,6 +110,12 @@ public enum ObjectResourceJSON {
         patch.contentDisposition = try fieldPatch(object, "contentDisposition")
         patch.contentLanguage = try fieldPatch(object, "contentLanguage")
         patch.cacheControl = try fieldPatch(object, "cacheControl")
+        switch object["customTime"] {
+        case nil: break
+        case .null?: patch.customTime = .remove
+        case .string(let text)?: patch.customTime = .set(try customTime(text)!)
+        default: throw .badRequest("customTime must be an RFC 3339 timestamp.")
+        }
         switch object["metadata"] {
         case nil: break
         case .null?: patch.clearCustomMetadata = true
@@ -163,10 +204,15 @@ public enum ObjectResourceJSON {
         return tokens
     }
 
-    static func isBase64MD5(_ s: String) -> Bool {
+    /// Whether `s` is the padded base64 of a digest of `byteCount` bytes (16: MD5, 4: CRC32C — both end `==`).
+    static func isBase64Digest(_ s: String, byteCount: Int) -> Bool {
         let b = Array(s.utf8)
-        guard b.count == 24, b[22] == UInt8(ascii: "="), b[23] == UInt8(ascii: "=") else { return false }
-        return b[..<22].allSatisfy { c in
+        let length = (byteCount + 2) / 3 * 4
+        let padding = (3 - byteCount % 3) % 3
+        guard b.count == length, b[(length - padding)...].allSatisfy({ $0 == UInt8(ascii: "=") }) else {
+            return false
+        }
+        return b[..<(length - padding)].allSatisfy { c in
             (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47
         }
     }

@@ -12,7 +12,7 @@ public import HTTPServer
 /// render (as static documents), so clients see what Cloud Storage serves them.
 ///
 /// Every response that carries object bytes or stands for them (200, 206, HEAD, 304) gets these headers, on
-/// every surface: `ObjectContent.httpResponse(headers:context:)` adds them, and so does each surface's 304.
+/// every surface: `ObjectContent.httpResponse(headers:record:)` adds them, and so does each surface's 304.
 public enum UserContentIsolation {
     /// The document gets an opaque origin and runs nothing.
     public static let contentSecurityPolicy = "sandbox"

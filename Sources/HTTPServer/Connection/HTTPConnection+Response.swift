@@ -90,7 +90,11 @@ extension HTTPConnection {
         into output: inout [UInt8], exchange: Exchange, response: HTTPResponse,
         length: Int64?, bodyAllowed: Bool, chunked: Bool
     ) {
-        output.append(contentsOf: ResponseHead.statusLine(response.status))
+        if let reason = response.reason {
+            output.append(contentsOf: ResponseHead.statusLine(response.status, reason: reason))
+        } else {
+            output.append(contentsOf: ResponseHead.statusLine(response.status))
+        }
         output.append(contentsOf: context.dateHeader.current())
         response.headers.forEachField { name, value in
             if Self.isFramingField(name) { return }

@@ -12,6 +12,15 @@ enum ResponseHead {
         (100..<600).contains(status) ? statusLines[status] : Array("HTTP/1.1 \(status) Unknown\r\n".utf8)
     }
 
+    /// `HTTP/1.1 <code> <reason>\r\n` with a reason of the responder's; one that could break the line (a control
+    /// character) is replaced by the standard one.
+    static func statusLine(_ status: Int, reason: String) -> [UInt8] {
+        guard (100..<600).contains(status), !reason.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            return statusLine(status)
+        }
+        return Array("HTTP/1.1 \(status) \(reason)\r\n".utf8)
+    }
+
     static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
     static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
     static let chunked: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)

@@ -84,10 +84,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     public mutating func remove(_ name: String) {
-        guard ranges.contains(where: { nameMatches($0, name) }) else { return }
+        guard firstRange(name) != nil else { return }
         var kept = HTTPHeaders(reservingBytes: storage.count, fields: ranges.count)
-        for range in ranges where !nameMatches(range, name) {
-            kept.appendField(from: self, range)
+        withNameKey(name) { key, buffer in
+            for range in ranges where !Self.nameMatches(range, key, buffer) { kept.appendField(from: self, range) }
         }
         self = kept
     }
@@ -107,7 +107,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Every value of the field, in order.
     public func values(_ name: String) -> [String] {
-        ranges.filter { nameMatches($0, name) }.map { value(of: $0) }
+        withNameKey(name) { key, buffer in ranges.filter { Self.nameMatches($0, key, buffer) } }.map { value(of: $0) }
     }
 
     public func contains(_ name: String) -> Bool { firstRange(name) != nil }
@@ -152,8 +152,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     private func firstRange(_ name: String) -> FieldRange? {
-        for range in ranges where nameMatches(range, name) { return range }
-        return nil
+        withNameKey(name) { key, buffer in
+            for range in ranges where Self.nameMatches(range, key, buffer) { return range }
+            return nil
+        }
     }
 
     private mutating func appendField(from other: HTTPHeaders, _ range: FieldRange) {
@@ -167,16 +169,22 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
                 valueStart: UInt32(valueStart), valueEnd: UInt32(storage.count)))
     }
 
-    private func nameMatches(_ range: FieldRange, _ name: String) -> Bool {
-        let start = Int(range.nameStart), end = Int(range.nameEnd)
+    /// Runs `body` with `name`'s bytes and the field buffer, each opened once for a whole scan of the fields
+    /// (not once per field: a lookup then costs no reference counting per field).
+    private func withNameKey<T>(
+        _ name: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> T
+    ) -> T {
         var name = name
-        return name.withUTF8 { key in
-            guard key.count == end - start else { return false }
-            return storage.withUnsafeBufferPointer { buffer in
-                for i in 0..<key.count where !Self.asciiFoldedEqual(buffer[start + i], key[i]) { return false }
-                return true
-            }
-        }
+        return name.withUTF8 { key in storage.withUnsafeBufferPointer { buffer in body(key, buffer) } }
+    }
+
+    private static func nameMatches(
+        _ range: FieldRange, _ key: UnsafeBufferPointer<UInt8>, _ buffer: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
+        let start = Int(range.nameStart)
+        guard key.count == Int(range.nameEnd) - start else { return false }
+        for i in 0..<key.count where !asciiFoldedEqual(buffer[start + i], key[i]) { return false }
+        return true
     }
 
     @inline(__always)

@@ -120,18 +120,25 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: ResponseBody
+    /// The status line's reason phrase when not the standard one (nil): a protocol may give a code its own
+    /// meaning, as Google's resumable uploads do with `308 Resume Incomplete`.
+    public var reason: String?
     /// Called exactly once, on the connection's event loop, when the exchange ends either way (access log, metrics).
     public var onComplete: (@Sendable (ExchangeSummary) -> Void)?
 
     public init(
-        status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty,
+        status: Int, headers: HTTPHeaders = [:], body: ResponseBody = .empty, reason: String? = nil,
         onComplete: (@Sendable (ExchangeSummary) -> Void)? = nil
     ) {
         self.status = status
+        self.reason = reason
         self.headers = headers
         self.body = body
         self.onComplete = onComplete
     }
+
+    /// The standard reason phrase of `status` (what the status line says when `reason` is nil).
+    public static func standardReason(_ status: Int) -> String { ResponseHead.reasonPhrase(status) }
 }
 
 /// The one-method seam between the server and the application.

@@ -8,12 +8,18 @@ public struct ObjectAttributes: Sendable, Equatable {
     public var customMetadata: [String: String]
     /// Tokens to store with the new generation (the Gateway mints one when the caller gave none).
     public var downloadTokens: [String]
+    /// The storage class to record (`STANDARD` when nil); a label kept with the object, as the JSON API shows it.
+    public var storageClass: String?
+    /// Cloud Storage's `customTime`.
+    public var customTime: Timestamp?
 
     public init(
         contentType: String? = nil, contentEncoding: String? = nil, contentDisposition: String? = nil,
         contentLanguage: String? = nil, cacheControl: String? = nil, customMetadata: [String: String] = [:],
-        downloadTokens: [String] = []
+        downloadTokens: [String] = [], storageClass: String? = nil, customTime: Timestamp? = nil
     ) {
+        self.customTime = customTime
+        self.storageClass = storageClass
         self.contentType = contentType
         self.contentEncoding = contentEncoding
         self.contentDisposition = contentDisposition
@@ -29,6 +35,7 @@ public struct ObjectAttributes: Sendable, Equatable {
             && a.contentDisposition.bytesEqual(b.contentDisposition)
             && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
             && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
+            && a.storageClass.bytesEqual(b.storageClass) && a.customTime == b.customTime
     }
 }
 
@@ -65,6 +72,8 @@ public struct MetadataPatch: Sendable, Equatable {
     /// A new token list replacing the current one before `add`/`remove` apply (the JSON API sets
     /// `metadata.firebaseStorageDownloadTokens` like any key; `[]` removes every token).
     public var replaceDownloadTokens: [String]?
+    /// `customTime`: set or remove (the service refuses moving it back or removing it, as Cloud Storage does).
+    public var customTime: FieldPatch<Timestamp> = .unchanged
 
     public init() {}
 
@@ -77,6 +86,7 @@ public struct MetadataPatch: Sendable, Equatable {
         result.contentDisposition = contentDisposition.applied(to: current.contentDisposition)
         result.contentLanguage = contentLanguage.applied(to: current.contentLanguage)
         result.cacheControl = cacheControl.applied(to: current.cacheControl)
+        result.customTime = customTime.applied(to: current.customTime)
         if clearCustomMetadata { result.customMetadata = [:] }
         for (key, value) in customMetadata {
             // Keys are byte strings: the patch's key replaces an equivalent stored spelling, and removing a key

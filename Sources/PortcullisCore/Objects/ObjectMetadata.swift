@@ -26,14 +26,17 @@ public struct ObjectMetadata: Sendable, Equatable {
     /// User custom metadata (never contains `firebaseStorageDownloadTokens`: those are in `downloadTokens`).
     public var customMetadata: [String: String]
     public var downloadTokens: [String]
+    /// Cloud Storage's user-settable `customTime`: set by a write or a patch, only ever moved forward.
+    public var customTime: Timestamp?
 
     public init(
         bucket: String, name: String, generation: Int64, metageneration: Int64 = 1, size: Int64,
         timeCreated: Timestamp, updated: Timestamp, md5Hash: String? = nil, crc32c: String? = nil,
         storageClass: String = "STANDARD", contentType: String? = nil, contentEncoding: String? = nil,
         contentDisposition: String? = nil, contentLanguage: String? = nil, cacheControl: String? = nil,
-        customMetadata: [String: String] = [:], downloadTokens: [String] = []
+        customMetadata: [String: String] = [:], downloadTokens: [String] = [], customTime: Timestamp? = nil
     ) {
+        self.customTime = customTime
         self.bucket = bucket
         self.name = name
         self.generation = generation
@@ -68,5 +71,6 @@ public struct ObjectMetadata: Sendable, Equatable {
             && a.contentEncoding.bytesEqual(b.contentEncoding) && a.contentDisposition.bytesEqual(b.contentDisposition)
             && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
             && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
+            && a.customTime == b.customTime
     }
 }

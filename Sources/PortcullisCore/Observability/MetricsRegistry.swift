@@ -27,6 +27,16 @@ public final class MetricsRegistry: Sendable {
         _ = register(name) { CallbackGauge(name: name, help: help, sample: sample) }
     }
 
+    /// A labelled gauge whose series are computed at scrape time (free disk space per bucket). `samples`
+    /// returns one value per label set, in the order of `labels`; its label values must be bounded (configuration,
+    /// never request input).
+    public func gauge(
+        _ name: String, help: String, labels: [String],
+        samples: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
+        _ = register(name) { LabelledCallbackGauge(name: name, help: help, labelNames: labels, samples: samples) }
+    }
+
     /// Registering a name twice returns the first family (so modules may ask idempotently); a different kind
     /// under the same name is a programming error.
     private func register<F: MetricFamily>(_ name: String, make: () -> F) -> F {
@@ -282,5 +292,27 @@ final class CallbackGauge: MetricFamily {
     }
     func render(into out: inout String) {
         out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(formatValue(sample()))\n"
+    }
+}
+
+final class LabelledCallbackGauge: MetricFamily {
+    let name: String
+    let help: String
+    let labelNames: [String]
+    let samples: @Sendable () -> [(labels: [String], value: Double)]
+    init(
+        name: String, help: String, labelNames: [String],
+        samples: @escaping @Sendable () -> [(labels: [String], value: Double)]
+    ) {
+        self.name = name
+        self.help = help
+        self.labelNames = labelNames
+        self.samples = samples
+    }
+    func render(into out: inout String) {
+        out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        for sample in samples() {
+            out += "\(name)\(labelText(labelNames, sample.labels)) \(formatValue(sample.value))\n"
+        }
     }
 }

@@ -20,6 +20,7 @@ struct UploadTicket: Equatable {
     /// The attributes the object is committed with (download tokens only when the client declared them).
     var attributes: ObjectAttributes
     var expectedMD5: String?
+    var expectedCRC32C: String?
     var preconditions: Preconditions
     /// When the upload was started (ms since the epoch); used to recognise the object it produced.
     var issuedAtMillis: Int64
@@ -37,6 +38,7 @@ struct UploadTicket: Equatable {
         ]
         if let declaredSize { p["s"] = .int(declaredSize) }
         if let expectedMD5 { p["m"] = .string(expectedMD5) }
+        if let expectedCRC32C { p["c"] = .string(expectedCRC32C) }
         if let g = preconditions.ifGenerationMatch { p["g"] = .int(g) }
         if let g = preconditions.ifGenerationNotMatch { p["gn"] = .int(g) }
         if let mg = preconditions.ifMetagenerationMatch { p["mg"] = .int(mg) }
@@ -70,7 +72,7 @@ struct UploadTicket: Equatable {
         }
         return UploadTicket(
             bucket: bucket, name: name, handle: handle, declaredSize: p["s"]?.int64Value, principal: principal,
-            attributes: attributes, expectedMD5: p["m"]?.stringValue,
+            attributes: attributes, expectedMD5: p["m"]?.stringValue, expectedCRC32C: p["c"]?.stringValue,
             preconditions: Preconditions(
                 ifGenerationMatch: p["g"]?.int64Value,
                 ifMetagenerationMatch: p["mg"]?.int64Value,
@@ -93,6 +95,8 @@ struct UploadTicket: Equatable {
         if let v = a.contentDisposition { o["cd"] = .string(v) }
         if let v = a.contentLanguage { o["cl"] = .string(v) }
         if let v = a.cacheControl { o["cc"] = .string(v) }
+        if let v = a.storageClass { o["sc"] = .string(v) }
+        if let v = a.customTime { o["ct"] = .string(String(v.nanosecondsSinceEpoch)) }
         if !a.customMetadata.isEmpty { o["m"] = .object(a.customMetadata.mapValues(JSONValue.string)) }
         if !a.downloadTokens.isEmpty { o["t"] = .array(a.downloadTokens.map(JSONValue.string)) }
         return .object(o)
@@ -106,6 +110,8 @@ struct UploadTicket: Equatable {
         a.contentDisposition = o["cd"]?.stringValue
         a.contentLanguage = o["cl"]?.stringValue
         a.cacheControl = o["cc"]?.stringValue
+        a.storageClass = o["sc"]?.stringValue
+        a.customTime = o["ct"]?.stringValue.flatMap { Int64($0) }.map { Timestamp(nanosecondsSinceEpoch: $0) }
         a.customMetadata = (o["m"]?.objectValue ?? [:]).compactMapValues(\.stringValue)
         a.downloadTokens = (o["t"]?.arrayValue ?? []).compactMap(\.stringValue)
         return a

@@ -93,6 +93,17 @@ public struct EntityTagList: Sendable, Equatable {
         }
     }
 
+    /// The list with each bare tag (no double quotes) quoted: Cloud Storage's JSON API takes the resource's
+    /// `etag` as sent (`If-Match: 123/1`, as google-cloud-storage's `if_etag_match` sends it) as well as the
+    /// quoted form of the `ETag` header.
+    public func quotingBareTags() -> EntityTagList {
+        var list = self
+        list.tags = tags.map { entry in
+            entry.tag.utf8.first == UInt8(ascii: "\"") ? entry : ("\"" + entry.tag + "\"", entry.weak)
+        }
+        return list
+    }
+
     /// Whether the list names `current` (`*` names any existing object). `weak` accepts `W/` tags (If-None-Match
     /// compares weakly, RFC 9110 §13.1.2); otherwise they never match.
     func matches(_ current: ObjectMetadata, weak: Bool) -> Bool {

@@ -16,9 +16,10 @@ extension ServiceError {
             var details = Details()
             details.objectSize = size
             self.init(.rangeNotSatisfiable, "Requested range not satisfiable.", details: details)
-        case .checksumMismatch(let expected, let actual):
-            self = .badRequest(
-                "The MD5 hash of the data (\(actual)) does not match the declared md5Hash (\(expected)).")
+        case .checksumMismatch(let kind, let expected, let actual):
+            // Cloud Storage's words for it.
+            let what = kind == .md5 ? "MD5 hash" : "CRC32C"
+            self = .badRequest("Provided \(what) \"\(expected)\" doesn't match calculated \(what) \"\(actual)\".")
         case .sizeMismatch(let expected, let actual):
             self = .badRequest("The upload has \(actual) bytes; \(expected) were declared.")
         case .offsetMismatch(let current):
@@ -39,6 +40,8 @@ extension ServiceError {
             self.init(.badGateway, "The storage upstream refused the gateway's credentials: \(what)")
         case .invalidArgument(let what):
             self = .badRequest(what)
+        case .conflict(let what):
+            self.init(.conflict, what)
         case .internalError:
             self = .internalError()
         }

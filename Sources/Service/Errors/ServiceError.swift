@@ -23,6 +23,8 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         case requestTimeout
         /// 412: a precondition does not hold.
         case preconditionFailed
+        /// The request conflicts with what exists (a bucket that exists already, or is not empty).
+        case conflict
         /// 413: the body is larger than allowed.
         case payloadTooLarge
         /// 416: the range lies outside the object.
@@ -50,6 +52,7 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
             case .methodNotAllowed: 405
             case .requestTimeout: 408
             case .preconditionFailed: 412
+            case .conflict: 409
             case .payloadTooLarge: 413
             case .rangeNotSatisfiable: 416
             case .clientClosed: 499

@@ -46,6 +46,23 @@ extension StorageService {
         return updated
     }
 
+    /// An atomic move of generation `source.generation` to `destination`, recorded with its commit (the
+    /// source's `deleted`, a replaced destination's `deleted`, the destination's `finalized`).
+    func commitRename(
+        _ path: ObjectPath, current source: ObjectMetadata, to destination: ObjectPath,
+        replacing replaced: ObjectMetadata?,
+        preconditions: Preconditions, with renames: any AtomicRenames, in bucket: Bucket
+    ) async throws(StorageError) -> ObjectMetadata {
+        let recorder = bucket.outbox != nil ? events.map(Self.eventRecorder) : nil
+        let moved = try await renames.rename(
+            path, generation: source.generation, to: destination,
+            preconditions: preconditions, recording: recorder)
+        publish(
+            [ObjectChange(kind: .deleted, object: source, time: moved.updated)]
+                + ObjectChange.write(committed: moved, replaced: replaced), in: bucket)
+        return moved
+    }
+
     /// A delete of `current` (the generation the preconditions pin), recorded with its commit.
     func commitDelete(
         _ object: ObjectPath, current: ObjectMetadata, preconditions: Preconditions,

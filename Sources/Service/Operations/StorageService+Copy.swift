@@ -21,7 +21,8 @@ extension StorageService {
         _ = try bucket(request.destination.bucket, context)
         let source = try await judgeSource(request.source, request.sourceConditions, sourceBucket, caller, context)
         let body = try await openSource(request.source, generation: source.generation, sourceBucket, context)
-        let attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
+        var attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
+        attributes.storageClass = request.storageClass
         let upload = UploadRequest(
             object: request.destination, attributes: attributes, possibleSizes: [source.size],
             expectedMD5: source.md5Hash, preconditions: request.destinationPreconditions,
@@ -42,8 +43,9 @@ extension StorageService {
             let path = try Self.objectPath(request.destination.bucket, source.name)
             judged.append((path, try await judgeSource(path, source.conditions, bucket, caller, context)))
         }
-        var attributes = request.attributes
-        if attributes.contentType == nil { attributes.contentType = judged[0].1.contentType }
+        // The destination's attributes are only what the request gives: no content type when it names none, as
+        // Cloud Storage composes.
+        let attributes = request.attributes
         let total = judged.reduce(Int64(0)) { $0 + $1.1.size }
         let parts = judged
         let body = ConcatenatedStream(count: parts.count, length: total) { [self] index throws(ServiceError) in
@@ -57,7 +59,7 @@ extension StorageService {
 
     /// The source's current metadata, after the read is authorized and its conditions hold (a failed
     /// `…NotMatch` is 412 here, not 304: a copy has no cached copy to keep).
-    private func judgeSource(
+    func judgeSource(
         _ source: ObjectPath, _ conditions: Conditions, _ bucket: Bucket, _ caller: Caller,
         _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
@@ -107,11 +109,15 @@ public struct CopyRequest: Sendable {
     /// Applied to the source's attributes (fields it leaves unchanged are copied; download tokens included,
     /// as GCS copies the metadata key that holds them).
     public var overrides: MetadataPatch
+    /// The destination's storage class (`destinationStorageClass`); nil: the default, `STANDARD`.
+    public var storageClass: String?
 
     public init(
         source: ObjectPath, sourceConditions: Conditions = .none, destination: ObjectPath,
-        destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch()
+        destinationPreconditions: Preconditions = .none, overrides: MetadataPatch = MetadataPatch(),
+        storageClass: String? = nil
     ) {
+        self.storageClass = storageClass
         self.source = source
         self.sourceConditions = sourceConditions
         self.destination = destination

@@ -9,9 +9,10 @@ extension StorageService {
 
     /// One page of `query.bucket` under `query.prefix`.
     ///
-    /// The rules judge `list` on the folder being listed: the prefix up to its last `/` (without it), `""` for
-    /// the bucket root — so a prefix that ends mid-name (`photos/ca`) lists a subset of what `list` on
-    /// `photos` allows. The page token is sealed and bound to the listing's shape (bucket, prefix, delimiter
+    /// The rules judge `list` as `ListScope` defines: on the folder being listed, the prefix up to its last `/`
+    /// (without it), `""` for the bucket root — so a prefix that ends mid-name (`photos/ca`) lists a subset of
+    /// what `list` on `photos` allows — or else on the folder the prefix names, showing only what lies inside
+    /// it. The page token is sealed and bound to the listing's shape (bucket, prefix, delimiter
     /// and every other option that changes which entries it holds).
     ///
     /// With `includeMetadata`, each item's metadata is returned only when the caller may read that object
@@ -27,9 +28,7 @@ extension StorageService {
         }
         let glob: NameGlob?
         do { glob = try query.matchGlob.map(NameGlob.init) } catch { throw .badRequest("Invalid matchGlob: \(error)") }
-        try authorize(
-            .list, (query.bucket, Self.folder(of: query.prefix)), principal: caller.principal,
-            resource: nil, delimiter: query.delimiter, context)
+        let scope = try authorizeList(query, principal: caller.principal, context)
         let binding = query.cursorBinding
         var cursor: String?
         if let token = query.pageToken, !token.isEmpty {
@@ -48,7 +47,7 @@ extension StorageService {
         var page = try await storage(context, "storage.list") { () async throws(StorageError) in
             try await bucket.backend.list(request)
         }
-        if !caller.isAdmin { page = listable(page, query, principal: caller.principal) }
+        if !caller.isAdmin { page = listable(page, query, scope: scope, principal: caller.principal) }
         var objects: [ObjectMetadata?] = []
         if query.includeMetadata {
             let now = Timestamp.now()
@@ -74,11 +73,20 @@ extension StorageService {
     /// next page token still continues the scan. A Firebase listing (`/` as delimiter) holds only entries of
     /// the folder already judged, and costs nothing more. These judgments are not counted as decisions: the
     /// request's decision is its first `list`.
-    func listable(_ page: ListPage, _ query: ListQuery, principal: Principal?) -> ListPage {
+    func listable(_ page: ListPage, _ query: ListQuery, scope: ListScope, principal: Principal?) -> ListPage {
+        var page = page
+        if scope.confinedTo != nil {
+            let kept = page.items.indices.filter { scope.shows(page.items[$0]) }
+            if kept.count != page.items.count {
+                if !page.objects.isEmpty { page.objects = kept.map { page.objects[$0] } }
+                page.items = kept.map { page.items[$0] }
+            }
+            page.prefixes = page.prefixes.filter { scope.shows($0) }
+        }
         // With `/` as the delimiter an item's name has no `/` past the prefix and a prefix entry ends at its first
         // one, so every entry's folder is the prefix's: nothing to judge, no folder to compute per entry.
         if query.delimiter?.bytesEqual("/") == true { return page }
-        let judged = ExactString(Self.folder(of: query.prefix))
+        let judged = ExactString(scope.folder)
         var verdicts: [ExactString: Bool] = [judged: true]
         let now = Timestamp.now()
         func allowed(_ folder: String) -> Bool {

@@ -39,7 +39,8 @@ extension StorageService {
             commitOptions(
                 object, principal: caller.principal, existing: existing,
                 preconditions: request.preconditions,
-                expectedMD5: request.expectedMD5, expectedSize: nil, context),
+                expectedMD5: request.expectedMD5, expectedCRC32C: request.expectedCRC32C, expectedSize: nil,
+                context),
             in: bucket)
         let committed = try await storage(context, "storage.commit") { () async throws(StorageError) in
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
@@ -63,8 +64,11 @@ extension StorageService {
             try authorize(
                 .update, (object.bucket, object.name), principal: caller.principal, resource: current,
                 requestResource: proposed, context)
-            guard let current, let patch else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
+            guard let current, let patch, let proposed else {
+                throw .noSuchObject(bucket: object.bucket, name: object.name)
+            }
             try conditions.checkWrite(current)
+            try Self.checkCustomTime(from: current, to: proposed)
             let pinned = Preconditions(
                 ifGenerationMatch: current.generation,
                 ifMetagenerationMatch: current.metageneration)
@@ -78,6 +82,16 @@ extension StorageService {
             }
         }
         throw .unavailable("The object is being modified concurrently; retry.", retryAfter: 1)
+    }
+
+    /// Cloud Storage's rule for `customTime`: once set it can only move forward, never back and never away
+    /// (400 otherwise).
+    static func checkCustomTime(from current: ObjectMetadata, to proposed: ObjectMetadata) throws(ServiceError) {
+        guard let before = current.customTime else { return }
+        guard let after = proposed.customTime else {
+            throw .badRequest("customTime cannot be removed once set.")
+        }
+        guard after >= before else { throw .badRequest("customTime can only move forward.") }
     }
 
     /// Deletes `object`, by rules `delete` or a signed URL granting it.
@@ -189,6 +203,8 @@ public enum MetadataUpdate: Sendable, Equatable {
             patch.cacheControl = field(a.cacheControl)
             patch.clearCustomMetadata = true
             patch.customMetadata = a.customMetadata.mapValues { Optional($0) }
+            // `customTime` cannot be removed: a replacement without one keeps it.
+            if let customTime = a.customTime { patch.customTime = .set(customTime) }
             if !a.downloadTokens.isEmpty {
                 patch.removeDownloadTokens = current.downloadTokens.filter { !a.downloadTokens.containsBytes($0) }
                 patch.addDownloadTokens = a.downloadTokens

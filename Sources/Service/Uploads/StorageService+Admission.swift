@@ -31,8 +31,9 @@ extension StorageService {
             return .allowed
         }
         let object = request.object
-        var unknown: UnknownFields = [.crc32c]
+        var unknown: UnknownFields = []
         if request.expectedMD5 == nil { unknown.insert(.md5Hash) }
+        if request.expectedCRC32C == nil { unknown.insert(.crc32c) }
         let sizes: [Int64?] = request.possibleSizes.isEmpty ? [nil] : request.possibleSizes
         let now = Timestamp.now()
         var allowedForCertain = true
@@ -43,7 +44,7 @@ extension StorageService {
                 resource: existing,
                 requestResource: Self.proposal(
                     object, request.attributes, size: size ?? 0, md5: request.expectedMD5,
-                    existing: existing))
+                    crc32c: request.expectedCRC32C, existing: existing))
             judged.unknownFields = size == nil ? unknown.union(.size) : unknown
             let decision = judge(judged)
             if !decision.allowed { allowedForCertain = false }
@@ -63,24 +64,25 @@ extension StorageService {
 
     /// The object an upload would create, from what is declared before the bytes arrive.
     static func proposal(
-        _ object: ObjectPath, _ a: ObjectAttributes, size: Int64, md5: String?,
+        _ object: ObjectPath, _ a: ObjectAttributes, size: Int64, md5: String?, crc32c: String?,
         existing: ObjectMetadata?
     ) -> ObjectMetadata {
         let now = Timestamp.now()
         return ObjectMetadata(
             bucket: object.bucket, name: object.name,
             generation: max(now.nanosecondsSinceEpoch / 1000, (existing?.generation ?? 0) + 1),
-            metageneration: 1, size: size, timeCreated: now, updated: now, md5Hash: md5,
-            contentType: a.contentType, contentEncoding: a.contentEncoding, contentDisposition: a.contentDisposition,
+            metageneration: 1, size: size, timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c,
+            storageClass: a.storageClass ?? "STANDARD", contentType: a.contentType, contentEncoding: a.contentEncoding,
+            contentDisposition: a.contentDisposition,
             contentLanguage: a.contentLanguage, cacheControl: a.cacheControl, customMetadata: a.customMetadata,
-            downloadTokens: a.downloadTokens)
+            downloadTokens: a.downloadTokens, customTime: a.customTime)
     }
 
     /// Write options whose `beforeCommit` runs rules `create` (overwrites included, v0 §5.8) for `principal`
     /// against the metadata the backend is about to commit; the backend checks the preconditions after it.
     func commitOptions(
         _ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,
-        preconditions: Preconditions, expectedMD5: String?, expectedSize: Int64?,
+        preconditions: Preconditions, expectedMD5: String?, expectedCRC32C: String?, expectedSize: Int64?,
         _ context: RequestContext
     ) -> WriteOptions {
         let check: @Sendable (ObjectMetadata) async throws -> Void = { [self] proposed in
@@ -89,7 +91,8 @@ extension StorageService {
                 requestResource: proposed, context)
         }
         return WriteOptions(
-            preconditions: preconditions, expectedMD5: expectedMD5, expectedSize: expectedSize,
+            preconditions: preconditions, expectedMD5: expectedMD5, expectedCRC32C: expectedCRC32C,
+            expectedSize: expectedSize,
             beforeCommit: check)
     }
 

@@ -47,6 +47,7 @@ extension StorageService {
         let ticket = UploadTicket(
             bucket: object.bucket, name: object.name, handle: handle, declaredSize: declaredSize,
             principal: caller.principal, attributes: admitted.attributes, expectedMD5: request.expectedMD5,
+            expectedCRC32C: request.expectedCRC32C,
             preconditions: request.preconditions, issuedAtMillis: issued.millisecondsSinceEpoch,
             expiresAtSeconds: issued.secondsSinceEpoch + UploadTicket.lifetimeSeconds, derivesDownloadToken: derives)
         return ticket.seal(sealer)
@@ -218,18 +219,22 @@ public struct ResumableUpload: Sendable {
         }
     }
 
-    /// Commits the staged bytes: size and MD5 checked, rules `create` judged for the starter's identity, then
-    /// the preconditions. A repeated finalize replays the object's metadata. `stagedSize` is what the caller
-    /// already knows was staged (nil: ask the backend).
-    public func finalize(stagedSize known: Int64?) async throws(ResumableFailure) -> ObjectMetadata {
+    /// Commits the staged bytes: size and declared digests checked, rules `create` judged for the starter's
+    /// identity, then the preconditions. A repeated finalize replays the object's metadata. `stagedSize` is
+    /// what the caller already knows was staged (nil: ask the backend). `md5`/`crc32c` are digests the final
+    /// request declares (Cloud Storage takes them on the last chunk); those declared at the start win.
+    public func finalize(stagedSize known: Int64?, md5: String? = nil, crc32c: String? = nil)
+        async throws(ResumableFailure) -> ObjectMetadata
+    {
         do {
-            return try await commit(stagedSize: known)
+            return try await commit(
+                stagedSize: known, md5: ticket.expectedMD5 ?? md5, crc32c: ticket.expectedCRC32C ?? crc32c)
         } catch {
             throw ResumableFailure(caught: error)
         }
     }
 
-    private func commit(stagedSize known: Int64?) async throws -> ObjectMetadata {
+    private func commit(stagedSize known: Int64?, md5: String?, crc32c: String?) async throws -> ObjectMetadata {
         let size: Int64
         if let known {
             size = known
@@ -254,7 +259,7 @@ public struct ResumableUpload: Sendable {
         let options = service.recordingChanges(
             service.commitOptions(
                 object, principal: ticket.principal, existing: existing,
-                preconditions: ticket.preconditions, expectedMD5: ticket.expectedMD5,
+                preconditions: ticket.preconditions, expectedMD5: md5, expectedCRC32C: crc32c,
                 expectedSize: ticket.declaredSize, context),
             in: bucket)
         var attributes = ticket.attributes

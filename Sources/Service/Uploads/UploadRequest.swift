@@ -11,6 +11,8 @@ public struct UploadRequest: Sendable {
     public var possibleSizes: [Int64]
     /// A client-declared MD5 (base64); a mismatch is 400 and nothing is committed.
     public var expectedMD5: String?
+    /// A client-declared CRC32C (base64 of the big-endian value); same contract.
+    public var expectedCRC32C: String?
     public var preconditions: Preconditions
     /// Mint a download token when the attributes carry none (Firebase semantics: every object uploaded through
     /// a Firebase surface has one).
@@ -18,12 +20,14 @@ public struct UploadRequest: Sendable {
 
     public init(
         object: ObjectPath, attributes: ObjectAttributes, possibleSizes: [Int64] = [],
-        expectedMD5: String? = nil, preconditions: Preconditions = .none, mintDownloadToken: Bool
+        expectedMD5: String? = nil, expectedCRC32C: String? = nil, preconditions: Preconditions = .none,
+        mintDownloadToken: Bool
     ) {
         self.object = object
         self.attributes = attributes
         self.possibleSizes = possibleSizes
         self.expectedMD5 = expectedMD5
+        self.expectedCRC32C = expectedCRC32C
         self.preconditions = preconditions
         self.mintDownloadToken = mintDownloadToken
     }

@@ -246,6 +246,8 @@ public struct WriteOptions: Sendable {
     public var preconditions: Preconditions
     /// A client-declared MD5 (base64); a mismatch is `.checksumMismatch` and nothing is committed.
     public var expectedMD5: String?
+    /// A client-declared CRC32C (base64 of the big-endian value, as Cloud Storage writes it); same contract.
+    public var expectedCRC32C: String?
     /// The declared total size; a different byte count is `.sizeMismatch` and nothing is committed.
     public var expectedSize: Int64?
     /// Called exactly once after every byte is in and checksummed, before the new generation becomes visible,
@@ -258,16 +260,35 @@ public struct WriteOptions: Sendable {
     public var changes: ChangeRecorder?
 
     public init(
-        preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedSize: Int64? = nil,
-        beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil,
+        preconditions: Preconditions = .none, expectedMD5: String? = nil, expectedCRC32C: String? = nil,
+        expectedSize: Int64? = nil, beforeCommit: (@Sendable (ObjectMetadata) async throws -> Void)? = nil,
         changes: ChangeRecorder? = nil
     ) {
         self.preconditions = preconditions
         self.expectedMD5 = expectedMD5
+        self.expectedCRC32C = expectedCRC32C
         self.expectedSize = expectedSize
         self.beforeCommit = beforeCommit
         self.changes = changes
     }
+
+    /// Checks what the client declared against what the bytes turned out to be — every backend calls this once
+    /// all bytes are in, before anything becomes visible. Digests are compared as bytes of their base64 text.
+    public func verify(size: Int64, md5Base64: String, crc32cBase64: String) throws(StorageError) {
+        if let expected = expectedSize, expected != size { throw .sizeMismatch(expected: expected, actual: size) }
+        if let expected = expectedMD5, !expected.utf8.elementsEqual(md5Base64.utf8) {
+            throw .checksumMismatch(.md5, expected: expected, actual: md5Base64)
+        }
+        if let expected = expectedCRC32C, !expected.utf8.elementsEqual(crc32cBase64.utf8) {
+            throw .checksumMismatch(.crc32c, expected: expected, actual: crc32cBase64)
+        }
+    }
+}
+
+/// Which declared digest of an upload did not match its bytes.
+public enum DeclaredChecksum: String, Sendable {
+    case md5 = "MD5"
+    case crc32c = "CRC32C"
 }
 
 /// Every way a backend call fails. The Gateway maps these to v0 errors in one place.
@@ -276,7 +297,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     case bucketNotFound(String)
     case preconditionFailed
     case rangeNotSatisfiable(size: Int64)
-    case checksumMismatch(expected: String, actual: String)
+    case checksumMismatch(DeclaredChecksum, expected: String, actual: String)
     case sizeMismatch(expected: Int64, actual: Int64)
     /// A resumable chunk did not start at the staged size.
     case offsetMismatch(current: Int64)
@@ -290,6 +311,8 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
     /// The upstream refused our credentials (a configuration problem, not the caller's).
     case upstreamDenied(String)
     case invalidArgument(String)
+    /// The request conflicts with what exists (a bucket created twice, a bucket deleted while not empty).
+    case conflict(String)
     case internalError(String)
 
     public var description: String {
@@ -298,7 +321,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         case .bucketNotFound(let b): "bucket \(b) not found"
         case .preconditionFailed: "precondition failed"
         case .rangeNotSatisfiable(let size): "range not satisfiable for an object of \(size) bytes"
-        case .checksumMismatch(let e, let a): "MD5 mismatch: declared \(e), computed \(a)"
+        case .checksumMismatch(let kind, let e, let a): "\(kind.rawValue) mismatch: declared \(e), computed \(a)"
         case .sizeMismatch(let e, let a): "size mismatch: declared \(e) bytes, received \(a)"
         case .offsetMismatch(let current): "upload offset mismatch; \(current) bytes are staged"
         case .bodyFailed(let error): "request body failed: \(error)"
@@ -306,7 +329,7 @@ public enum StorageError: Error, Sendable, CustomStringConvertible {
         case .unavailable(let reason, _): "storage unavailable: \(reason)"
         case .timedOut(let what): "storage timed out: \(what)"
         case .upstreamDenied(let what): "upstream denied access: \(what)"
-        case .invalidArgument(let what): what
+        case .invalidArgument(let what), .conflict(let what): what
         case .internalError(let what): "internal storage error: \(what)"
         }
     }

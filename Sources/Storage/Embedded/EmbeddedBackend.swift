@@ -216,10 +216,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         let proposed = ObjectMetadata(
             bucket: object.bucket, name: object.name, generation: blobID, metageneration: 1, size: checksums.size,
             timeCreated: now, updated: now, md5Hash: checksums.md5Base64, crc32c: checksums.crc32cBase64,
-            contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
+            storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
+            contentEncoding: attributes.contentEncoding,
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
-            downloadTokens: attributes.downloadTokens)
+            downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
         do throws(StorageError) {
             if let beforeCommit = options.beforeCommit {
                 do {
@@ -310,11 +311,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     }
 
     func verify(_ checksums: ObjectChecksums, options: WriteOptions) throws(StorageError) {
-        if let expected = options.expectedSize, expected != checksums.size {
-            throw .sizeMismatch(expected: expected, actual: checksums.size)
-        }
-        if let expected = options.expectedMD5, expected != checksums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: checksums.md5Base64)
-        }
+        try options.verify(
+            size: checksums.size, md5Base64: checksums.md5Base64, crc32cBase64: checksums.crc32cBase64)
     }
 }

@@ -71,6 +71,7 @@ final class EmbeddedStore: Sendable {
             let writerConnection = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: timeout)
             try writerConnection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
             try writerConnection.execute(ObjectIndex.schema + StagingArea.schema + EventOutboxSQL.schema)
+            try ObjectIndex.migrate(writerConnection)
             if soleOwner {
                 // Leases of a process that died (kill -9) would hold its deliveries back until they end.
                 try writerConnection.transaction(immediate: true) { () throws(StorageError) in

@@ -144,6 +144,12 @@ enum FileSystem {
         if posixLink(from, to) != 0 { throw failure("link", from) }
     }
 
+    /// Removes the empty directory `path`; a missing or non-empty one is left as it is.
+    @discardableResult
+    static func removeDirectory(_ path: String) -> Bool {
+        rmdir(path) == 0
+    }
+
     /// Removes `path`; a missing file is not an error. Returns whether a file was removed.
     @discardableResult
     static func remove(_ path: String) -> Bool {

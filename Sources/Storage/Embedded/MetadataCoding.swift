@@ -74,7 +74,8 @@ enum MetadataCoding {
         let fields: [(String, String?)] = [
             ("contentType", attributes.contentType), ("contentEncoding", attributes.contentEncoding),
             ("contentDisposition", attributes.contentDisposition), ("contentLanguage", attributes.contentLanguage),
-            ("cacheControl", attributes.cacheControl),
+            ("cacheControl", attributes.cacheControl), ("storageClass", attributes.storageClass),
+            ("customTime", attributes.customTime.map { String($0.nanosecondsSinceEpoch) }),
         ]
         for (key, value) in fields { if let value { object[key] = .string(value) } }
         return JSONValue.object(object).encoded()
@@ -87,6 +88,10 @@ enum MetadataCoding {
             contentDisposition: json["contentDisposition"]?.stringValue,
             contentLanguage: json["contentLanguage"]?.stringValue, cacheControl: json["cacheControl"]?.stringValue,
             customMetadata: (json["customMetadata"]?.objectValue ?? [:]).compactMapValues { $0.stringValue },
-            downloadTokens: (json["downloadTokens"]?.arrayValue ?? []).compactMap { $0.stringValue })
+            downloadTokens: (json["downloadTokens"]?.arrayValue ?? []).compactMap { $0.stringValue },
+            storageClass: json["storageClass"]?.stringValue,
+            customTime: json["customTime"]?.stringValue.flatMap { Int64($0) }.map {
+                Timestamp(nanosecondsSinceEpoch: $0)
+            })
     }
 }

@@ -37,6 +37,7 @@ enum ObjectIndex {
             time_created INTEGER NOT NULL,
             updated INTEGER NOT NULL,
             blob_id INTEGER NOT NULL,
+            custom_time INTEGER,
             PRIMARY KEY (bucket, name)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS objects_by_blob ON objects (blob_id);
@@ -45,8 +46,22 @@ enum ObjectIndex {
     private static let columns = """
         generation, metageneration, size, md5, crc32c, storage_class, content_type, content_encoding, \
         content_disposition, content_language, cache_control, custom_metadata, download_tokens, time_created, \
-        updated, blob_id
+        updated, blob_id, custom_time
         """
+
+    /// Brings an index written by an earlier version to this schema: the `custom_time` column (absent: no
+    /// object has a custom time). Idempotent; run in one immediate transaction so processes sharing the
+    /// directory cannot both add it.
+    static func migrate(_ db: SQLiteDatabase) throws(StorageError) {
+        try db.transaction(immediate: true) { () throws(StorageError) in
+            let columns = try db.statement("SELECT name FROM pragma_table_info('objects')")
+            var present = false
+            while try columns.step() {
+                if columns.text(0)?.utf8.elementsEqual("custom_time".utf8) == true { present = true }
+            }
+            if !present { try db.execute("ALTER TABLE objects ADD COLUMN custom_time INTEGER") }
+        }
+    }
 
     /// Built once and found by identity (`StatementText`): this runs on every metadata read.
     private static let fetchSQL = StatementText("SELECT \(columns) FROM objects WHERE bucket = ?1 AND name = ?2")
@@ -68,7 +83,8 @@ enum ObjectIndex {
             contentDisposition: statement.text(8), contentLanguage: statement.text(9),
             cacheControl: statement.text(10),
             customMetadata: statement.withTextBytes(11) { MetadataCoding.decodeMap(bytes: $0) },
-            downloadTokens: statement.withTextBytes(12) { MetadataCoding.decodeList(bytes: $0) })
+            downloadTokens: statement.withTextBytes(12) { MetadataCoding.decodeList(bytes: $0) },
+            customTime: statement.isNull(16) ? nil : Timestamp(nanosecondsSinceEpoch: statement.int64(16)))
         return StoredObject(metadata: metadata, blobID: statement.int64(15))
     }
 
@@ -77,7 +93,7 @@ enum ObjectIndex {
         let statement = try db.statement(
             """
             INSERT OR REPLACE INTO objects (bucket, name, \(columns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
             """)
         let m = object.metadata
         try statement.bind(1, m.bucket)
@@ -98,6 +114,7 @@ enum ObjectIndex {
         try statement.bind(16, m.timeCreated.nanosecondsSinceEpoch)
         try statement.bind(17, m.updated.nanosecondsSinceEpoch)
         try statement.bind(18, object.blobID)
+        try statement.bind(19, m.customTime?.nanosecondsSinceEpoch)
         try statement.run()
     }
 

@@ -82,21 +82,18 @@ extension GCSBackend: ResumableStaging {
         if let declared = upload.declaredSize, declared != total {
             throw .sizeMismatch(expected: declared, actual: total)
         }
-        if let expected = options.expectedSize, expected != total {
-            throw .sizeMismatch(expected: expected, actual: total)
-        }
         let (md5, crc32c) = checksum.digests
-        if let expected = options.expectedMD5, expected != md5 {
-            throw .checksumMismatch(expected: expected, actual: md5)
-        }
+        try options.verify(size: total, md5Base64: md5, crc32cBase64: crc32c)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
                 bucket: object.bucket, name: object.name, generation: now.nanosecondsSinceEpoch / 1000, size: total,
-                timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c, contentType: attributes.contentType,
+                timeCreated: now, updated: now, md5Hash: md5, crc32c: crc32c,
+                storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
                 contentEncoding: attributes.contentEncoding, contentDisposition: attributes.contentDisposition,
                 contentLanguage: attributes.contentLanguage, cacheControl: attributes.cacheControl,
-                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens)
+                customMetadata: attributes.customMetadata, downloadTokens: attributes.downloadTokens,
+                customTime: attributes.customTime)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.

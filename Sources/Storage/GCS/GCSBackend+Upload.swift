@@ -94,21 +94,17 @@ extension GCSBackend {
             }
         }
         let sums = checksum.finish()
-        if let expected = options.expectedSize, expected != sums.size {
-            throw .sizeMismatch(expected: expected, actual: sums.size)
-        }
-        if let expected = options.expectedMD5, expected != sums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
-        }
+        try options.verify(size: sums.size, md5Base64: sums.md5Base64, crc32cBase64: sums.crc32cBase64)
         if let beforeCommit = options.beforeCommit {
             let now = Timestamp.now()
             let preview = ObjectMetadata(
                 bucket: object.bucket, name: object.name, generation: now.nanosecondsSinceEpoch / 1000,
                 size: sums.size, timeCreated: now, updated: now, md5Hash: sums.md5Base64, crc32c: sums.crc32cBase64,
-                contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
+                storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
+                contentEncoding: attributes.contentEncoding,
                 contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
                 cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
-                downloadTokens: attributes.downloadTokens)
+                downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
             do { try await beforeCommit(preview) } catch { throw .rejected(error) }
         }
         // After `beforeCommit`: a caller it refuses never learns whether the preconditions held.

@@ -264,6 +264,7 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         field("contentDisposition", current.contentDisposition, next.contentDisposition)
         field("contentLanguage", current.contentLanguage, next.contentLanguage)
         field("cacheControl", current.cacheControl, next.cacheControl)
+        field("customTime", current.customTime?.rfc3339Milliseconds, next.customTime?.rfc3339Milliseconds)
         // Custom keys by their bytes, as a list: a key replaced by a canonically equivalent spelling must be
         // removed and the new one set in one object, which a String-keyed dictionary cannot hold.
         var metadata = [(String, JSONValue)]()

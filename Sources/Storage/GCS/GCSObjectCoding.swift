@@ -30,14 +30,15 @@ enum GCSObjectCoding {
             md5Hash: text("md5Hash"), crc32c: text("crc32c"), storageClass: text("storageClass") ?? "STANDARD",
             contentType: text("contentType"), contentEncoding: text("contentEncoding"),
             contentDisposition: text("contentDisposition"), contentLanguage: text("contentLanguage"),
-            cacheControl: text("cacheControl"), customMetadata: custom, downloadTokens: tokens)
+            cacheControl: text("cacheControl"), customMetadata: custom, downloadTokens: tokens,
+            customTime: time("customTime"))
     }
 
     /// The writable part of a resource: what an upload or a full update (`PUT`) sends.
     static func resource(
         name: String?, contentType: String?, contentEncoding: String?, contentDisposition: String?,
         contentLanguage: String?, cacheControl: String?, custom: [String: String],
-        tokens: [String]
+        tokens: [String], storageClass: String? = nil, customTime: Timestamp? = nil
     ) -> JSONValue {
         var object = [String: JSONValue]()
         if let name { object["name"] = .string(name) }
@@ -46,6 +47,8 @@ enum GCSObjectCoding {
         if let contentDisposition { object["contentDisposition"] = .string(contentDisposition) }
         if let contentLanguage { object["contentLanguage"] = .string(contentLanguage) }
         if let cacheControl { object["cacheControl"] = .string(cacheControl) }
+        if let storageClass { object["storageClass"] = .string(storageClass) }
+        if let customTime { object["customTime"] = .string(customTime.rfc3339Milliseconds) }
         var metadata = custom.mapValues { JSONValue.string($0) }
         if !tokens.isEmpty {
             metadata[exactly: ObjectMetadata.downloadTokensKey] = .string(tokens.joined(separator: ","))
@@ -59,7 +62,8 @@ enum GCSObjectCoding {
             name: name, contentType: attributes.contentType, contentEncoding: attributes.contentEncoding,
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, custom: attributes.customMetadata,
-            tokens: attributes.downloadTokens)
+            tokens: attributes.downloadTokens, storageClass: attributes.storageClass,
+            customTime: attributes.customTime)
     }
 
     static func resource(_ metadata: ObjectMetadata) -> JSONValue {
@@ -67,6 +71,6 @@ enum GCSObjectCoding {
             name: nil, contentType: metadata.contentType, contentEncoding: metadata.contentEncoding,
             contentDisposition: metadata.contentDisposition, contentLanguage: metadata.contentLanguage,
             cacheControl: metadata.cacheControl, custom: metadata.customMetadata,
-            tokens: metadata.downloadTokens)
+            tokens: metadata.downloadTokens, customTime: metadata.customTime)
     }
 }

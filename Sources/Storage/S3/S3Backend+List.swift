@@ -4,9 +4,11 @@ import PortcullisCore
 ///
 /// Keys are requested with `encoding-type=url` and percent-decoded: S3 otherwise returns them raw in XML, and a
 /// single key holding a character XML 1.0 cannot carry (C0 controls other than tab, U+FFFE, U+FFFF) makes the
-/// whole document unparsable — one writer could deny listing of the bucket to everyone. `start-after` values
-/// are kept free of such characters as well, because some S3-compatible servers (moto) echo `StartAfter` into
-/// the document unencoded.
+/// whole document unparsable — one writer could deny listing of the bucket to everyone. Servers also echo
+/// what they were sent, or the last key, unencoded: moto's `StartAfter`, and Ceph RGW's `NextContinuationToken`
+/// (the raw last key, even with `encoding-type=url`). So pages are walked with `start-after` set to the last key
+/// listed (never with the continuation token), and the echo elements, which the listing never reads, are cut
+/// out of the document before it is parsed (`S3XMLDocument.withoutEchoes`).
 extension S3Backend {
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
         let bucket = request.bucket
@@ -47,25 +49,23 @@ extension S3Backend {
         var query = [("encoding-type", "url"), ("list-type", "2"), ("max-keys", String(limit)), ("prefix", prefix)]
         let startAfter = Self.startAfter(below: from)
         if !startAfter.isEmpty { query.append(("start-after", startAfter)) }
-        var continuation: String?
         var names = [String]()
         while true {
-            var request = query
-            if let continuation { request.append(("continuation-token", continuation)) }
-            let page = try await listObjects(request, op: "list")
+            let page = try await listObjects(query, op: "list")
             names += page.keys.map(\.name).filter { !$0.bytesLess(than: from) }
             if names.count >= limit || !page.isTruncated { return (names, page.isTruncated) }
-            guard let token = page.nextContinuationToken else {
-                throw .internalError("S3 listing is truncated but has no continuation token")
+            guard let last = page.keys.last?.name else {
+                throw .internalError("S3 listing is truncated but lists no key")
             }
-            continuation = token
+            query.removeAll { $0.0.bytesEqual("start-after") }
+            query.append(("start-after", last))
         }
     }
 
     /// One ListObjectsV2 call whose query asked for `encoding-type=url`: keys decoded, with their sizes.
     func listObjects(_ query: [(String, String)], op: String) async throws(StorageError) -> S3ListPage {
         let (_, body) = try await exchange("GET", url(nil, query: query), op: op, idempotent: true)
-        let document = try S3XMLDocument.parse(body)
+        let document = try S3XMLDocument.parse(S3XMLDocument.withoutEchoes(body))
         guard document.keys.count == document.sizes.count else { throw .internalError("S3 listing without sizes") }
         var keys = [(name: String, size: Int64)]()
         keys.reserveCapacity(document.keys.count)
@@ -75,9 +75,7 @@ extension S3Backend {
             }
             keys.append((name, size))
         }
-        return S3ListPage(
-            keys: keys, isTruncated: document.isTruncated,
-            nextContinuationToken: document.nextContinuationToken)
+        return S3ListPage(keys: keys, isTruncated: document.isTruncated)
     }
 
     /// A `start-after` value below `name`: its predecessor, cut before the first character XML 1.0 forbids.
@@ -93,5 +91,4 @@ extension S3Backend {
 struct S3ListPage {
     var keys: [(name: String, size: Int64)]
     var isTruncated: Bool
-    var nextContinuationToken: String?
 }

@@ -296,16 +296,16 @@ extension S3Backend: ResumableStaging {
         }
         let folder = Self.uploadFolder(handle)
         var entries = [(name: String, size: Int64)]()
-        var continuation: String?
+        var after: String?
         while true {
             var query = [("encoding-type", "url"), ("list-type", "2"), ("max-keys", "1000"), ("prefix", folder)]
-            if let continuation { query.append(("continuation-token", continuation)) }
+            if let after { query.append(("start-after", after)) }
             let page = try await listObjects(query, op: "upload_state")
             for (key, size) in page.keys where key.bytesHasPrefix(folder) {
                 entries.append((String(decoding: key.utf8.dropFirst(folder.utf8.count), as: UTF8.self), size))
             }
-            guard page.isTruncated, let token = page.nextContinuationToken else { break }
-            continuation = token
+            guard page.isTruncated, let last = page.keys.last?.name else { break }
+            after = last  // not the continuation token: see S3Backend+List
         }
         let expected = "a-" + Self.objectHash(object) + "-"
         guard let marker = entries.first(where: { $0.name.bytesHasPrefix("a-") }), marker.name.bytesHasPrefix(expected)

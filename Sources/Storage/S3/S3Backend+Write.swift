@@ -30,8 +30,13 @@ extension S3Backend {
                 object, sums: sums, attributes: attributes, options: options, current: current)
             var headers = headers(for: metadata)
             headers.append(("Content-MD5", sums.md5Base64))
+            // Create-only: the engine refuses the PUT if the key appeared since the check (412), so two racing
+            // creators cannot both succeed. Multipart writes commit with CopyObject, which has no such condition.
+            // Not retried then: a retry of a PUT that did land would be refused by its own object.
+            let createOnly = options.preconditions.ifGenerationMatch == 0
+            if createOnly { headers.append(("If-None-Match", "*")) }
             _ = try await exchange(
-                "PUT", url(object.name), headers: headers, body: first.bytes, op: "put", idempotent: true)
+                "PUT", url(object.name), headers: headers, body: first.bytes, op: "put", idempotent: !createOnly)
             return metadata
         }
         let staging = Self.stagingPrefix + "w/" + Self.randomID()
@@ -58,12 +63,7 @@ extension S3Backend {
         _ object: ObjectPath, sums: ObjectChecksums, attributes: ObjectAttributes, options: WriteOptions,
         current: ObjectMetadata?
     ) async throws(StorageError) -> ObjectMetadata {
-        if let expected = options.expectedSize, expected != sums.size {
-            throw .sizeMismatch(expected: expected, actual: sums.size)
-        }
-        if let expected = options.expectedMD5, expected != sums.md5Base64 {
-            throw .checksumMismatch(expected: expected, actual: sums.md5Base64)
-        }
+        try options.verify(size: sums.size, md5Base64: sums.md5Base64, crc32cBase64: sums.crc32cBase64)
         var current = current
         if options.preconditions != .none {
             do { current = try await metadata(of: object) } catch .notFound { current = nil }
@@ -117,7 +117,11 @@ extension S3Backend {
             var all = headers
             all.append(("x-amz-copy-source", sourceHeader))
             all.append(("x-amz-metadata-directive", "REPLACE"))
-            if let sourceETag { all.append(("x-amz-copy-source-if-match", sourceETag)) }
+            if let sourceETag {
+                all.append(("x-amz-copy-source-if-match", sourceETag))
+                // Ceph RGW (16.2) ignores the header above on CopyObject and reads only this spelling.
+                all.append(("x-amz-copy-if-match", sourceETag))
+            }
             let (_, body) = try await exchange("PUT", url(key), headers: all, op: "copy", idempotent: true)
             try Self.checkResult(body)  // CopyObject may fail after its 200 head
             return

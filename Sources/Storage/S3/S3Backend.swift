@@ -11,8 +11,8 @@ public import Upstream
 ///   `x-amz-meta-portcullis-metageneration` (1 on write, +1 on each metadata update), `timeCreated` =
 ///   `x-amz-meta-portcullis-created`; `md5Hash`/`crc32c` = `x-amz-meta-portcullis-md5`/`-crc32c`, computed as the
 ///   bytes pass.
-/// - Metadata updates are a self-copy with `x-amz-metadata-directive: REPLACE`, guarded by
-///   `x-amz-copy-source-if-match` on the ETag we merged against.
+/// - Metadata updates are a self-copy with `x-amz-metadata-directive: REPLACE`, one at a time per object
+///   version through a claim key created with `If-None-Match: *` (S3Backend+MetadataUpdate).
 /// - Writes up to `partBytes` are buffered and sent as one PutObject after the checks and `beforeCommit`
 ///   (with `Content-MD5`, verified by S3); larger ones stream as a multipart upload (see `S3Backend+Write`).
 ///   Preconditions are checked against HEAD first. Multipart objects carry the same `portcullis-md5`/`-crc32c`
@@ -22,7 +22,8 @@ public import Upstream
 /// - Names under `.portcullis-staging/` are reserved (`ObjectPath.reservedPrefix`; hidden from every listing).
 /// - Listings ask for `encoding-type=url`, so a key holding a character XML 1.0 cannot carry (most C0
 ///   controls, U+FFFE, U+FFFF) arrives percent-encoded instead of breaking the whole listing (S3Backend+List).
-/// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 → `.upstreamDenied`, SlowDown/503 →
+/// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 (a bad signature or a skewed clock included) →
+/// `.upstreamDenied`, SlowDown/503 and a body altered in transit (XAmzContentSHA256Mismatch, BadDigest) →
 /// `.unavailable(retryAfter:)`.
 public final class S3Backend: StorageBackend, UpstreamTraced {
     let configuration: S3BackendConfiguration
@@ -122,6 +123,9 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
             return .unavailable(
                 reason: "S3 \(code.isEmpty ? String(status) : code): \(message)",
                 retryAfter: headers.first(ignoringCase: "retry-after").flatMap { Int($0) } ?? 1)
+        case (_, "XAmzContentSHA256Mismatch"), (_, "BadDigest"):
+            // The gateway hashed what it sent: the bytes were altered on the way. Not the client's fault; retry.
+            return .unavailable(reason: "S3 \(code): the request body arrived altered", retryAfter: 1)
         case (400, _): return .invalidArgument("S3 rejected the request: \(code) \(message)")
         default: return .internalError("S3 answered \(status) \(code): \(message)")
         }
@@ -229,20 +233,6 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
 
     static func isHidden(_ name: String) -> Bool { name.bytesHasPrefix(stagingPrefix) }
 
-    public func updateMetadata(
-        _ object: ObjectPath, patch: MetadataPatch,
-        preconditions: Preconditions
-    ) async throws(StorageError) -> ObjectMetadata {
-        let (current, etag) = try await head(object)
-        guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
-        let next = patch.applied(
-            to: current, now: Timestamp(nanosecondsSinceEpoch: Timestamp.now().nanosecondsSinceEpoch / 1000 * 1000))
-        try await copy(
-            from: object.name, to: object.name, size: current.size, headers: headers(for: next),
-            sourceETag: etag)
-        return try await metadata(of: object)
-    }
-
     public func delete(_ object: ObjectPath, preconditions: Preconditions) async throws(StorageError) {
         guard !Self.isHidden(object.name) else { throw .notFound }
         let current = try await metadata(of: object)
@@ -271,25 +261,48 @@ extension String {
     }
 }
 
-/// S3 metadata keys are case-insensitive ASCII header names: keys outside `[a-z0-9-]` are stored
-/// percent-encoded (`%XX`, with `_` for `%`), values outside printable ASCII as RFC 2047-like `=?UTF-8?B?..?=`.
+/// S3 metadata keys are case-insensitive ASCII header names, and Ceph RGW stores `_` in one as `-`: a key made
+/// only of `[a-z0-9-]` (and not starting `--`) is stored as is, any other as `--` + the lower-case hex of its
+/// UTF-8 bytes; values outside printable ASCII as RFC 2047-like `=?UTF-8?B?..?=`. Keys stored by earlier
+/// versions as `_XX` escapes (on engines that keep `_`) still decode.
 enum S3MetadataKey {
+    static let hexMarker = "--"
+
+    static func isPlain(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            || byte == UInt8(ascii: "-")
+    }
+
     static func encode(_ key: String) -> String {
-        var out = ""
-        for byte in key.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "_" + String(format2: byte)
-            }
-        }
-        return out
+        if !key.isEmpty, key.utf8.allSatisfy(isPlain), !key.bytesHasPrefix(hexMarker) { return key }
+        return hexMarker + key.utf8.map { String(format2: $0) }.joined()
     }
 
     static func decode(_ key: String) -> String {
+        let utf8 = Array(key.utf8)
+        if key.bytesHasPrefix(hexMarker), let bytes = hexBytes(utf8.dropFirst(2)) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return decodeUnderscoreEscapes(utf8[...])
+    }
+
+    /// `hex` as bytes, or nil unless it is an even number of hex digits.
+    static func hexBytes(_ hex: ArraySlice<UInt8>) -> [UInt8]? {
+        guard hex.count % 2 == 0 else { return nil }
         var bytes = [UInt8]()
-        var utf8 = Array(key.utf8)[...]
+        var rest = hex
+        while !rest.isEmpty {
+            guard let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+            rest = rest.dropFirst(2)
+        }
+        return bytes
+    }
+
+    /// The earlier form: every byte outside `[a-z0-9-]` as `_` + two hex digits.
+    static func decodeUnderscoreEscapes(_ key: ArraySlice<UInt8>) -> String {
+        var bytes = [UInt8]()
+        var utf8 = key
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "_"), utf8.count >= 2,
                 let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)

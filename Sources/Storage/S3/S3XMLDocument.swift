@@ -15,8 +15,6 @@ struct S3XMLDocument {
     /// The `ETag` of a CopyObject, UploadPartCopy or CompleteMultipartUpload result.
     private(set) var resultETag: String?
     private(set) var isTruncated = false
-    /// `ListBucketResult/NextContinuationToken` (opaque, never URL-encoded).
-    private(set) var nextContinuationToken: String?
     private(set) var errorCode: String?
     private(set) var errorMessage: String?
 
@@ -26,6 +24,46 @@ struct S3XMLDocument {
         var document = S3XMLDocument()
         document.read(root)
         return document
+    }
+
+    /// Elements of a ListObjectsV2 answer that echo a request value or a key without `encoding-type=url`
+    /// applied (moto's `StartAfter`, Ceph RGW's `NextContinuationToken`), which may hold characters XML 1.0
+    /// forbids. The listing reads none of them.
+    static let echoElements = ["StartAfter", "ContinuationToken", "NextContinuationToken", "Prefix"]
+
+    /// `body` with every echo element (`echoElements`) removed, start tag to end tag, before parsing. An escaped
+    /// text cannot hold `<`, so the first end tag after a start tag closes it.
+    static func withoutEchoes(_ body: [UInt8]) -> [UInt8] {
+        var out = body
+        for name in echoElements {
+            let open = Array("<\(name)>".utf8)
+            let close = Array("</\(name)>".utf8)
+            var result = [UInt8]()
+            result.reserveCapacity(out.count)
+            var index = 0
+            while index < out.count {
+                if out[index] == UInt8(ascii: "<"), out[index...].starts(with: open),
+                    let end = firstIndex(of: close, in: out, from: index + open.count)
+                {
+                    index = end + close.count
+                } else {
+                    result.append(out[index])
+                    index += 1
+                }
+            }
+            out = result
+        }
+        return out
+    }
+
+    private static func firstIndex(of needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        var index = start
+        while index + needle.count <= bytes.count {
+            if bytes[index] == needle[0], bytes[index...].starts(with: needle) { return index }
+            index += 1
+        }
+        return nil
     }
 
     /// Records the fields under `element`, each child after its own children (the order of their end tags).
@@ -45,7 +83,6 @@ struct S3XMLDocument {
         case ("CopyObjectResult", "ETag"), ("CopyPartResult", "ETag"), ("CompleteMultipartUploadResult", "ETag"):
             resultETag = text
         case ("ListBucketResult", "IsTruncated"): isTruncated = text == "true"
-        case ("ListBucketResult", "NextContinuationToken"): nextContinuationToken = text
         case ("Error", "Code"): errorCode = text
         case ("Error", "Message"): errorMessage = text
         default: break

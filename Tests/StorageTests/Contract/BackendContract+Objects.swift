@@ -247,7 +247,7 @@ extension BackendContract {
             try await put("md5", Array("new".utf8), options: WriteOptions(expectedMD5: "XrY7u+Ae7tCTyyK7j1rNww=="))
             Issue.record("a wrong MD5 must fail")
         } catch let error as StorageError {
-            guard case .checksumMismatch(let expected, let actual)? = asStorageError(error) else {
+            guard case .checksumMismatch(.md5, let expected, let actual)? = asStorageError(error) else {
                 Issue.record("got \(error)"); return
             }
             #expect(expected == "XrY7u+Ae7tCTyyK7j1rNww==")

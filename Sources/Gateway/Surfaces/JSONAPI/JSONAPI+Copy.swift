@@ -2,12 +2,36 @@ import HTTPServer
 import PortcullisCore
 import Service
 
-/// `objects.copy` (copyTo), `objects.rewrite` (rewriteTo, always done in one call) and `objects.compose`.
+/// `objects.copy` (copyTo), `objects.rewrite` (rewriteTo, always done in one call), `objects.move` and
+/// `objects.compose`.
 extension JSONAPI {
-    /// The body (optional) is an object resource whose fields replace the source's on the destination.
+    /// The body (optional; `null` counts as none) is an object resource whose fields replace the source's on the
+    /// destination; `destinationStorageClass` sets the destination's storage class (default `STANDARD`).
     func copy(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, rewrite: Bool) async throws
         -> HTTPResponse
     {
+        // The body is optional, and GCS takes the JSON `null` as none.
+        let body = try await collectJSONBody(call)
+        let overrides =
+            JSONObjectBody.isNull(body) ? MetadataPatch() : try ObjectResourceJSON.decodePatch(body, tokens: .replace)
+        var request = try Self.copyRequest(call, from: source, to: destination, overrides: overrides)
+        request.storageClass = try ObjectResourceJSON.storageClass(call.query["destinationStorageClass"])
+        let meta = try await service.copy(request, caller: call.caller, call.context)
+        guard rewrite else { return objectResponse(call, meta) }
+        return Self.json(JSONResources.rewrite(meta, base: baseURL(call), mask: call.fields))
+    }
+
+    /// `objects.move` (`…/o/{src}/moveTo/o/{dst}`, same bucket): the source's `ifSource…` conditions, the
+    /// destination's preconditions; answers the destination's resource.
+    func move(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath) async throws -> HTTPResponse {
+        let request = try Self.copyRequest(call, from: source, to: destination, overrides: MetadataPatch())
+        return objectResponse(call, try await service.move(request, caller: call.caller, call.context))
+    }
+
+    /// The source's conditions (`ifSource…`, `sourceGeneration`) and the destination's preconditions.
+    static func copyRequest(
+        _ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, overrides: MetadataPatch
+    ) throws(ServiceError) -> CopyRequest {
         var sourceConditions = Conditions(
             generation: Preconditions(
                 ifGenerationMatch: try RequestConditions.integer(call.query, "ifSourceGenerationMatch"),
@@ -15,14 +39,9 @@ extension JSONAPI {
                 ifGenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceGenerationNotMatch"),
                 ifMetagenerationNotMatch: try RequestConditions.integer(call.query, "ifSourceMetagenerationNotMatch")))
         sourceConditions.selectedGeneration = try RequestConditions.integer(call.query, "sourceGeneration")
-        let overrides = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call), tokens: .replace)
-        let request = CopyRequest(
+        return CopyRequest(
             source: source, sourceConditions: sourceConditions, destination: destination,
-            destinationPreconditions: try RequestConditions.generation(call.query),
-            overrides: overrides)
-        let meta = try await service.copy(request, caller: call.caller, call.context)
-        guard rewrite else { return objectResponse(call, meta) }
-        return Self.json(JSONResources.rewrite(meta, base: baseURL(call), mask: call.fields))
+            destinationPreconditions: try RequestConditions.generation(call.query), overrides: overrides)
     }
 
     /// `{"sourceObjects":[{"name","generation","objectPreconditions":{"ifGenerationMatch"}}],"destination":{…}}`.

@@ -7,9 +7,11 @@ import Storage
 /// conditions.
 extension JSONAPI {
     /// The conditions a JSON API call carries: generation preconditions (query), HTTP validators (headers), and
-    /// the `generation` it names.
+    /// the `generation` it names. Entity tags may be sent bare, as the resource's `etag` reads.
     static func conditions(_ call: JSONCall) throws(ServiceError) -> Conditions {
         var conditions = try RequestConditions.parse(call.query, call.headers)
+        conditions.ifMatch = conditions.ifMatch?.quotingBareTags()
+        conditions.ifNoneMatch = conditions.ifNoneMatch?.quotingBareTags()
         conditions.selectedGeneration = try RequestConditions.integer(call.query, "generation")
         return conditions
     }
@@ -39,6 +41,6 @@ extension JSONAPI {
         headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
-        return content.httpResponse(headers: headers, record: call.record)
+        return content.httpResponse(headers: consume headers, record: call.record)
     }
 }

@@ -7,7 +7,7 @@ import Storage
 /// service's sealed ticket, so any instance continues a session, and chunks need no `Authorization`.
 ///
 /// - start: `POST …/o?uploadType=resumable` (resource JSON; `X-Upload-Content-Type`/`-Length`) → 200 with
-///   `Location: {session URI}`;
+///   `Location: {session URI}` (under `/resumable/upload/…` when the start came there, as GCS answers);
 /// - chunk: `PUT {session}` with `Content-Range: bytes FIRST-LAST/TOTAL|*` → 308 with `Range: bytes=0-N` while
 ///   the total is not reached, 200 with the object resource on the last one (a `PUT` without `Content-Range`
 ///   is the whole object);
@@ -16,6 +16,8 @@ import Storage
 ///   also how an empty object is uploaded);
 /// - cancel: `DELETE {session}` → 499.
 /// A chunk at the wrong offset stores nothing and is answered 308 with what is stored, so clients resync.
+/// A request with `X-GUploader-No-308: yes` (Go's google-api-go-client sends it on every chunk) gets each 308
+/// as GCS answers it: `200` with `X-HTTP-Status-Code-Override: 308` and the same `Range`.
 extension JSONAPI {
     /// Longest session URI handed out: below the HTTP server's 8 KiB request line.
     static let maxSessionURIBytes = 7 * 1024
@@ -35,13 +37,15 @@ extension JSONAPI {
             attributes: try Self.completeAttributes(
                 call, fields.attributes,
                 contentType: call.headers["X-Upload-Content-Type"]),
-            expectedMD5: fields.md5Hash ?? Self.declaredMD5(call),
+            expectedMD5: fields.md5Hash ?? Self.declaredHash(call, "md5"),
+            expectedCRC32C: fields.crc32c ?? Self.declaredHash(call, "crc32c"),
             preconditions: try RequestConditions.generation(call.query), mintDownloadToken: false)
         let uploadID = try await service.startResumable(
             request, declaredSize: declaredSize, caller: call.caller,
             call.context)
         let location =
-            baseURL(call) + "/upload/storage/v1/b/" + PercentEncoding.uriComponent.encode(bucket)
+            baseURL(call) + (call.request.path.bytesHasPrefix("/resumable/") ? "/resumable" : "")
+            + "/upload/storage/v1/b/" + PercentEncoding.uriComponent.encode(bucket)
             + "/o?uploadType=resumable&name=" + PercentEncoding.uriComponent.encode(object.name) + "&upload_id="
             + uploadID
         guard location.utf8.count <= Self.maxSessionURIBytes else {
@@ -70,23 +74,27 @@ extension JSONAPI {
             switch try await upload.append(at: first, body: call.request.body) {
             case .stored(let size): stored = size
             // The wrong offset: nothing stored; tell the client where the upload stands.
-            case .offsetMismatch(let persisted): return Self.incomplete(stored: persisted)
+            case .offsetMismatch(let persisted): return Self.incomplete(call, stored: persisted)
             }
             if let last = range.last, stored != last + 1 {
                 throw ServiceError.badRequest(
                     "The chunk holds \(stored - first) bytes; Content-Range declared \(last + 1 - first).")
             }
             if let total = range.total, stored == total {
-                return objectResponse(call, try await upload.finalize(stagedSize: stored))
+                return objectResponse(
+                    call,
+                    try await upload.finalize(
+                        stagedSize: stored, md5: Self.declaredHash(call, "md5"),
+                        crc32c: Self.declaredHash(call, "crc32c")))
             }
             if let total = range.total, stored > total {
                 throw ServiceError.badRequest("The upload has more bytes than the declared total of \(total).")
             }
-            return Self.incomplete(stored: stored)
+            return Self.incomplete(call, stored: stored)
         } catch let failure as ResumableFailure {
             // A finalize that disagreed with what is staged: tell the client where the upload stands.
             guard failure.standing == .open, let persisted = failure.persisted else { throw failure }
-            return Self.incomplete(stored: persisted)
+            return Self.incomplete(call, stored: persisted)
         }
     }
 
@@ -95,8 +103,14 @@ extension JSONAPI {
     private func status(_ call: JSONCall, _ upload: ResumableUpload, total: Int64?) async throws -> HTTPResponse {
         switch try await upload.state() {
         case .active(let size)?:
-            if let total, total == size { return objectResponse(call, try await upload.finalize(stagedSize: size)) }
-            return Self.incomplete(stored: size)
+            if let total, total == size {
+                return objectResponse(
+                    call,
+                    try await upload.finalize(
+                        stagedSize: size, md5: Self.declaredHash(call, "md5"),
+                        crc32c: Self.declaredHash(call, "crc32c")))
+            }
+            return Self.incomplete(call, stored: size)
         case .finalized(_, let generation)?:
             guard let meta = try await upload.committedObject(generation: generation) else {
                 throw ServiceError.notFound("The uploaded object was replaced or deleted since.")
@@ -109,12 +123,17 @@ extension JSONAPI {
         }
     }
 
-    /// `308 Resume Incomplete` with `Range: bytes=0-N` (no `Range` while nothing is stored).
-    static func incomplete(stored: Int64) -> HTTPResponse {
+    /// `308 Resume Incomplete` with `Range: bytes=0-N` (no `Range` while nothing is stored), or its
+    /// `X-GUploader-No-308` form: 200 with `X-HTTP-Status-Code-Override: 308`.
+    static func incomplete(_ call: JSONCall, stored: Int64) -> HTTPResponse {
         var headers = HTTPHeaders()
         if stored > 0 { headers.add("Range", "bytes=0-\(stored - 1)") }
         headers.add("Content-Length", "0")
-        return HTTPResponse(status: 308, headers: headers, body: .empty)
+        if let no308 = call.headers["X-GUploader-No-308"], no308.trimmingSpaces().lowercased() == "yes" {
+            headers.add("X-HTTP-Status-Code-Override", "308")
+            return HTTPResponse(status: 200, headers: headers, body: .empty)
+        }
+        return HTTPResponse(status: 308, headers: headers, body: .empty, reason: "Resume Incomplete")
     }
 
     static func nonNegative(_ text: String?, _ name: String) throws(ServiceError) -> Int64? {

@@ -44,12 +44,14 @@ extension JSONAPI {
         return name
     }
 
-    /// What the request declares about the bytes: `X-Goog-Hash: md5=…` (the resource's `md5Hash` wins).
-    static func declaredMD5(_ call: JSONCall) -> String? {
+    /// What the request declares about the bytes in `X-Goog-Hash: md5=…, crc32c=…` (a digest in the resource
+    /// wins over the header's).
+    static func declaredHash(_ call: JSONCall, _ algorithm: String) -> String? {
         guard let header = call.headers["X-Goog-Hash"] else { return nil }
         for part in header.split(separator: ",") {
             let text = part.trimmingSpaces()
-            if text.hasPrefix("md5=") { return String(text.dropFirst(4)) }
+            guard let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            if text[..<equals].utf8.elementsEqual(algorithm.utf8) { return String(text[text.index(after: equals)...]) }
         }
         return nil
     }
@@ -82,7 +84,8 @@ extension JSONAPI {
             object: object,
             attributes: try Self.completeAttributes(
                 call, ObjectAttributes(), contentType: call.headers["Content-Type"]),
-            possibleSizes: call.request.body.expectedLength.map { [$0] } ?? [], expectedMD5: Self.declaredMD5(call),
+            possibleSizes: call.request.body.expectedLength.map { [$0] } ?? [],
+            expectedMD5: Self.declaredHash(call, "md5"), expectedCRC32C: Self.declaredHash(call, "crc32c"),
             preconditions: try RequestConditions.generation(call.query), mintDownloadToken: false)
         return objectResponse(
             call,
@@ -106,7 +109,8 @@ extension JSONAPI {
         let request = UploadRequest(
             object: object,
             attributes: try Self.completeAttributes(call, fields.attributes, contentType: upload.mediaContentType),
-            possibleSizes: upload.possibleSizes, expectedMD5: fields.md5Hash ?? Self.declaredMD5(call),
+            possibleSizes: upload.possibleSizes, expectedMD5: fields.md5Hash ?? Self.declaredHash(call, "md5"),
+            expectedCRC32C: fields.crc32c ?? Self.declaredHash(call, "crc32c"),
             preconditions: preconditions, mintDownloadToken: false)
         return objectResponse(
             call,

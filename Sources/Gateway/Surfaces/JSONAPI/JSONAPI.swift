@@ -100,6 +100,9 @@ public final class JSONAPI: APISurface {
         switch call.operation {
         case .listBuckets: return try listBuckets(call)
         case .getBucket(let name): return try getBucket(call, name)
+        case .insertBucket: return try await insertBucket(call)
+        case .changeBucket(let name, let replace): return try await changeBucket(call, name, replace: replace)
+        case .deleteBucket(let name): return try await deleteBucket(call, name)
         case .listObjects(let bucket): return try await list(call, bucket: bucket)
         case .getMetadata(let object): return try await getMetadata(call, object)
         case .download(let object): return try await download(call, object)
@@ -111,6 +114,7 @@ public final class JSONAPI: APISurface {
         case .copy(let source, let destination, let rewrite):
             return try await copy(call, from: source, to: destination, rewrite: rewrite)
         case .compose(let destination): return try await compose(call, destination)
+        case .move(let source, let destination): return try await move(call, from: source, to: destination)
         }
     }
 }

@@ -45,6 +45,7 @@ public struct JSONErrorShape: ErrorShape {
         case .methodNotAllowed: "methodNotAllowed"
         case .requestTimeout: "requestTimeout"
         case .preconditionFailed: "conditionNotMet"
+        case .conflict: "conflict"
         case .payloadTooLarge: "uploadTooLarge"
         case .rangeNotSatisfiable: "requestedRangeNotSatisfiable"
         case .clientClosed: "clientClosedRequest"

@@ -6,6 +6,12 @@ public enum JSONOperation: Sendable, Equatable {
     case listBuckets
     /// `GET /storage/v1/b/{bucket}`.
     case getBucket(String)
+    /// `POST /storage/v1/b?project=`: create a bucket (its name is in the body).
+    case insertBucket
+    /// `PATCH /storage/v1/b/{bucket}` (merge) or `PUT` (`replace: true`): change a created bucket's settings.
+    case changeBucket(String, replace: Bool)
+    /// `DELETE /storage/v1/b/{bucket}`.
+    case deleteBucket(String)
     /// `GET /storage/v1/b/{bucket}/o`.
     case listObjects(bucket: String)
     /// `GET /storage/v1/b/{bucket}/o/{object}` (`alt=json`).
@@ -27,6 +33,8 @@ public enum JSONOperation: Sendable, Equatable {
     case copy(source: ObjectPath, destination: ObjectPath, rewrite: Bool)
     /// `POST …/o/{destination}/compose`.
     case compose(ObjectPath)
+    /// `POST …/o/{source}/moveTo/o/{destination}` (one bucket).
+    case move(source: ObjectPath, destination: ObjectPath)
 
     public enum UploadKind: String, Sendable, Equatable {
         case media, multipart, resumable
@@ -35,11 +43,13 @@ public enum JSONOperation: Sendable, Equatable {
     /// The bucket the operation addresses (the destination's, for a copy).
     public var bucket: String? {
         switch self {
-        case .listBuckets: nil
-        case .getBucket(let b), .listObjects(let b), .upload(let b, _), .resumable(let b, _): b
+        case .listBuckets, .insertBucket: nil
+        case .getBucket(let b), .changeBucket(let b, _), .deleteBucket(let b), .listObjects(let b), .upload(let b, _),
+            .resumable(let b, _):
+            b
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.bucket
-        case .copy(_, let destination, _): destination.bucket
+        case .copy(_, let destination, _), .move(_, let destination): destination.bucket
         }
     }
 
@@ -48,8 +58,10 @@ public enum JSONOperation: Sendable, Equatable {
         switch self {
         case .getMetadata(let p), .download(let p), .patch(let p), .update(let p), .delete(let p), .compose(let p):
             p.name
-        case .copy(_, let destination, _): destination.name
-        case .listBuckets, .getBucket, .listObjects, .upload, .resumable: nil
+        case .copy(_, let destination, _), .move(_, let destination): destination.name
+        case .listBuckets, .getBucket, .insertBucket, .changeBucket, .deleteBucket, .listObjects, .upload,
+            .resumable:
+            nil
         }
     }
 }

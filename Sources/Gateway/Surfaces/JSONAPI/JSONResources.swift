@@ -1,4 +1,5 @@
 import CloudStorageWire
+import Crypto
 import PortcullisCore
 import Service
 
@@ -83,12 +84,29 @@ enum JSONResources {
         w.decimal("projectNumber", 0)
         w.string("name", b.name)
         w.timestamp("timeCreated", b.timeCreated)
-        w.timestamp("updated", b.timeCreated)
-        w.decimal("metageneration", 1)
+        w.timestamp("updated", b.updated ?? b.timeCreated)
+        w.decimal("metageneration", b.metageneration)
         w.string("location", b.location)
         w.string("locationType", b.locationType)
         w.string("storageClass", storageClassDefault)
-        w.string("etag", "CAE=")
+        w.nested("versioning") { out, _ in
+            out.append(contentsOf: (b.versioningEnabled ? #"{"enabled":true}"# : #"{"enabled":false}"#).utf8)
+        }
+        w.stringMap("labels", b.labels)
+        w.string("etag", Base64.encode(etagBytes(metageneration: b.metageneration)))
+    }
+
+    /// A bucket's etag changes with its metageneration, as on Cloud Storage (`CAE=` for metageneration 1).
+    static func etagBytes(metageneration: Int64) -> [UInt8] {
+        // Protocol-buffer varint of field 1: tag byte 0x08, then the metageneration in 7-bit groups.
+        var out: [UInt8] = [0x08]
+        var value = UInt64(bitPattern: metageneration)
+        repeat {
+            let low = UInt8(value & 0x7F)
+            value >>= 7
+            out.append(value == 0 ? low : low | 0x80)
+        } while value != 0
+        return out
     }
 
     static func bucketList(_ buckets: [BucketInfo], base: String, mask: FieldMask?) -> [UInt8] {

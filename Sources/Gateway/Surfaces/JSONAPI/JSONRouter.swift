@@ -6,8 +6,8 @@ public import Service
 /// `JSONOperation` (DESIGN §1).
 ///
 /// Paths: `/storage/v1/b[/{bucket}[/o[/{object...}]]]`, the POST sub-resources `…/o/{object}/compose` and
-/// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and
-/// `/upload/storage/v1/b/{bucket}/o`. Segments are percent-decoded exactly once (`+` stays a plus). Google's
+/// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `…/o/{object}/moveTo/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and
+/// `/upload/storage/v1/b/{bucket}/o` (also under `/resumable`, as GCS serves it). Segments are percent-decoded exactly once (`+` stays a plus). Google's
 /// clients encode `/` in object names as `%2F`; a name sent with raw slashes is taken whole on GET, PATCH, PUT
 /// and DELETE (only POST has sub-resources: the router prefers the more specific route only where it serves the
 /// method). Bucket existence is the service's to answer.
@@ -21,27 +21,36 @@ public struct JSONRouter: Sendable {
         "/storage/v1/b/{bucket}/o/{object}/copyTo/b/{destinationBucket}/o/{destinationObject}"
     public static let rewriteTemplate =
         "/storage/v1/b/{bucket}/o/{object}/rewriteTo/b/{destinationBucket}/o/{destinationObject}"
+    public static let moveTemplate = "/storage/v1/b/{bucket}/o/{object}/moveTo/o/{destinationObject}"
     public static let downloadTemplate = "/download/storage/v1/b/{bucket}/o/{object}"
     public static let uploadTemplate = "/upload/storage/v1/b/{bucket}/o"
+    /// Where google-apitools (gsutil) starts resumable uploads: an alias GCS serves for the upload path.
+    public static let resumableUploadTemplate = "/resumable/upload/storage/v1/b/{bucket}/o"
 
     /// Where the surface answers unmatched paths (GCS's error shape, "Not Found").
-    public static let prefixes = ["/storage/v1", "/download/storage/v1", "/upload/storage/v1"]
+    public static let prefixes = [
+        "/storage/v1", "/download/storage/v1", "/upload/storage/v1", "/resumable/upload/storage/v1",
+    ]
 
     /// Untyped `throws` in the function type (each decoder throws only `ServiceError`): a typed-throws function
     /// type stored in a static table crashes the 6.3 compiler's SIL generation.
     typealias Decoder = @Sendable (HTTPRequest, RouteMatch, QueryParameters) throws -> JSONOperation
 
-    /// The routes: one line each.
-    static let table: [Route<Decoder>] = [
-        Route([.get], RouteTemplate(static: bucketsTemplate), listBuckets),
-        Route([.get], RouteTemplate(static: bucketTemplate), getBucket),
+    /// The routes: one line each; then what is not served, answering 501 (`JSONUnserved`).
+    static let table: [Route<Decoder>] = served + JSONUnserved.routes
+
+    private static let served: [Route<Decoder>] = [
+        Route([.get, .post], RouteTemplate(static: bucketsTemplate), buckets),
+        Route([.get, .patch, .put, .delete], RouteTemplate(static: bucketTemplate), bucket),
         Route([.get], RouteTemplate(static: objectsTemplate), listObjects),
         Route([.get, .patch, .put, .delete], RouteTemplate(static: "/storage/v1/b/{bucket}/o/{object...}"), object),
         Route([.post], RouteTemplate(static: composeTemplate), compose),
         Route([.post], RouteTemplate(static: copyTemplate), copy),
         Route([.post], RouteTemplate(static: rewriteTemplate), rewrite),
+        Route([.post], RouteTemplate(static: moveTemplate), move),
         Route([.get], RouteTemplate(static: "/download/storage/v1/b/{bucket}/o/{object...}"), download),
         Route([.post, .put, .delete], RouteTemplate(static: uploadTemplate), upload),
+        Route([.post, .put, .delete], RouteTemplate(static: resumableUploadTemplate), upload),
     ]
 
     /// Query parameters that must appear at most once (a repeated one is ambiguous → 400).
@@ -52,7 +61,7 @@ public struct JSONRouter: Sendable {
             "generation", "sourceGeneration", "destinationPredefinedAcl", "predefinedAcl", "versions", "project",
             "ifSourceGenerationMatch", "ifSourceGenerationNotMatch", "ifSourceMetagenerationMatch",
             "ifSourceMetagenerationNotMatch", "rewriteToken", "maxBytesRewrittenPerCall", "kmsKeyName",
-            "destinationKmsKeyName",
+            "destinationKmsKeyName", "destinationStorageClass",
         ] + RequestConditions.parameterNames
 
     private static let compiled = CompiledRoutes(static: table)
@@ -83,13 +92,21 @@ public struct JSONRouter: Sendable {
         return bucket
     }
 
-    private static func listBuckets(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+    private static func buckets(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
-    { .listBuckets }
+    { request.method == .post ? .insertBucket : .listBuckets }
 
-    private static func getBucket(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+    private static func bucket(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
-    { .getBucket(try bucket(match)) }
+    {
+        let name = try bucket(match)
+        switch request.method {
+        case .patch: return .changeBucket(name, replace: false)
+        case .put: return .changeBucket(name, replace: true)
+        case .delete: return .deleteBucket(name)
+        default: return .getBucket(name)
+        }
+    }
 
     private static func listObjects(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
@@ -106,6 +123,13 @@ public struct JSONRouter: Sendable {
     private static func rewrite(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
     { try copy(match, rewrite: true) }
+
+    private static func move(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
+        throws(ServiceError) -> JSONOperation
+    {
+        let bucket = try bucket(match)
+        return .move(source: try object(bucket, match.captures[1]), destination: try object(bucket, match.captures[2]))
+    }
 
     private static func object(_ request: HTTPRequest, _ match: RouteMatch, _ query: QueryParameters)
         throws(ServiceError) -> JSONOperation
@@ -146,7 +170,7 @@ public struct JSONRouter: Sendable {
     {
         let bucket = try bucket(match)
         if let uploadID = query["upload_id"] { return .resumable(bucket: bucket, uploadID: uploadID) }
-        guard request.method == .post else { throw .methodNotAllowed(allow: table[8].allowed) }
+        guard request.method == .post else { throw .methodNotAllowed(allow: ["POST", "PUT", "DELETE", "OPTIONS"]) }
         let type = query["uploadType"] ?? (request.headers["X-Upload-Content-Type"] != nil ? "resumable" : "media")
         guard let kind = JSONOperation.UploadKind(rawValue: type) else {
             throw .badRequest("Unsupported uploadType \(type); use media, multipart or resumable.")

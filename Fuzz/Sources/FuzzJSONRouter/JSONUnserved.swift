@@ -1,0 +1,1 @@
+../../../Sources/Gateway/Surfaces/JSONAPI/JSONUnserved.swift

@@ -1,0 +1,1 @@
+../../../Sources/Storage/S3/XML/XMLReader.swift

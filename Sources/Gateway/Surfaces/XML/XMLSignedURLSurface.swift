@@ -1,0 +1,201 @@
+public import Auth
+import Crypto
+import HTTPServer
+public import PortcullisCore
+public import Service
+
+/// Google's signed URLs (V4 `X-Goog-*` and V2 `GoogleAccessId`/`Expires`/`Signature`) on the XML API's
+/// path-style form `/{bucket}/{object}`: what `blob.generate_signed_url()` makes, used with any HTTP client.
+///
+/// The surface is query-gated (`SurfaceTraits.queryGate`): only a request whose query names `X-Goog-Signature`
+/// or `GoogleAccessId` reaches it, so `/{bucket}/{object...}` shadows no other surface's paths, prefixes or 405s.
+/// The signature is checked against the key of a signer `--signed-url-accounts` trusts (`SignedURLTrust`); the
+/// request then runs as that signer's grant — admin, or a registered account's uid and claims under the rules —
+/// for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and the resumable start. A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
+/// 400).
+public struct XMLSignedURLSurface: APISurface {
+    let service: StorageService
+    /// Whose signatures are honoured, and as whom.
+    let trust: SignedURLTrust
+    let clock: @Sendable () -> Timestamp
+    let logger: Logger
+    /// `--public-url`: the base of the session URIs a resumable start hands out.
+    let publicURL: String?
+    let failures: AuthFailureCounters
+
+    public let traits = SurfaceTraits(
+        errorShape: XMLErrorShape(),
+        corsRequestHeaders: ["Content-Type", "Content-MD5", "X-Request-Id", "traceparent", "x-goog-resumable"],
+        corsExposedHeaders: [
+            "Content-Type", "Content-Length", "ETag", "X-Request-Id", "x-goog-generation", "x-goog-metageneration",
+            "x-goog-hash",
+        ],
+        loggableQueryKeys: ["X-Goog-Algorithm", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders", "Expires"],
+        queryGate: GoogleSignedURL.gateKeys, answersFormPosts: true)
+
+    public init(
+        service: StorageService, trust: SignedURLTrust, publicURL: String?, metrics: MetricsRegistry,
+        logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now() }
+    ) {
+        failures = AuthFailureCounters(metrics)
+        self.publicURL = publicURL
+        self.logger = logger
+        self.service = service
+        self.trust = trust
+        self.clock = clock
+    }
+
+    /// Parameters a signature depends on: given twice, a proxy and the gateway could read different values.
+    static let signingParameters = [
+        "X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders",
+        "X-Goog-Signature", "GoogleAccessId", "Expires", "Signature",
+    ]
+
+    public var routes: [Route<RouteHandler>] {
+        [
+            Route([.get, .put, .delete, .post], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in
+                await handle($0)
+            },
+            Route([.post], RouteTemplate(static: "/{bucket}")) { [self] in await formUpload($0) },
+        ]
+    }
+
+    func handle(_ matched: MatchedRequest) async -> HTTPResponse {
+        if Self.isFormUpload(matched.request) { return await formUpload(matched) }
+        let record = matched.record
+        let request = matched.request
+        do {
+            let query = try QueryParameters(parsing: request.query, singleValued: Self.signingParameters)
+            let headers = request.headers
+            var names: [String] = []
+            for (name, _) in headers.fields where !names.contains(where: { $0.bytesEqual(name.lowercased()) }) {
+                names.append(name.lowercased())
+            }
+            let signed = SignedURLRequest(
+                method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
+                header: { headers.values($0) })
+            // The signer is resolved once: the key that verified the signature and the grant come together.
+            var resolved: (key: SignedURLKey, grant: ServiceAccountGrant)?
+            do {
+                _ = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { id in
+                    resolved = trust.resolve(id)
+                    return resolved?.key
+                }
+            } catch {
+                switch error.kind {
+                case .invalid: failures.count(.malformed)
+                case .expired: failures.count(.expired)
+                case .mismatch: failures.count(.badSignature)
+                }
+                return XMLErrorShape.response(
+                    status: error.status, code: error.code, message: error.message, requestID: record.requestID)
+            }
+            guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
+            let principal = grant.principal
+            record.principalUID = principal.uid
+            let caller = Caller(principal: principal)
+            guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
+                let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
+                let name = PercentEncoding.decode(objectText, plusIsSpace: false)
+            else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }
+            let object = try StorageService.objectPath(bucketName, name)
+            record.bucket = object.bucket
+            record.objectName = object.name
+            switch request.method {
+            case .get, .head: return try await read(object, caller, matched)
+            case .put: return try await write(object, caller, matched)
+            case .post: return try await startResumable(object, caller, matched)
+            default:
+                try await service.delete(object, conditions: Conditions(), caller: caller, matched.context)
+                return HTTPResponse(status: 204, headers: HTTPHeaders(), body: .empty)
+            }
+        } catch {
+            return failureResponse(for: error, record: record, logger: logger)
+        }
+    }
+
+    private func read(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
+        let request = matched.request
+        let options = ReadOptions(
+            conditions: try RequestConditions.parse(QueryParameters(), request.headers),
+            range: RequestConditions.range(request.headers), headOnly: request.isHead, ensureDownloadToken: false,
+            acceptsGzip: AcceptEncoding.acceptsGzip(request.headers["Accept-Encoding"]))
+        let content: ObjectContent
+        switch try await service.read(object, caller: caller, options: options, matched.context) {
+        case .notModified(let meta): return meta.notModifiedResponse(withCacheControl: false)
+        case .content(let c): content = c
+        }
+        let meta = content.metadata
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
+        ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
+        return content.httpResponse(headers: headers, record: matched.record)
+    }
+
+    private func write(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
+        let request = matched.request
+        let upload = UploadRequest(
+            object: object, attributes: try Self.attributes(request.headers),
+            possibleSizes: request.body.expectedLength.map { [$0] } ?? [], expectedMD5: request.headers["Content-MD5"],
+            mintDownloadToken: false)
+        let meta = try await service.upload(upload, body: request.body, caller: caller, matched.context)
+        var headers = HTTPHeaders()
+        ObjectHeaders.addRepresentation(meta, decompressed: false, to: &headers)
+        headers.remove("Content-Length")
+        headers.remove("Content-Type")
+        return HTTPResponse(status: 200, headers: headers, body: .empty)
+    }
+
+    /// The XML API's resumable start: `POST` with `x-goog-resumable: start` (signed, so the signature covers it)
+    /// → `201 Created` with the session URI in `Location`. The session is the JSON API's (a sealed ticket bound to
+    /// the signer's grant): `PUT` chunks with `Content-Range` → 308 with `Range`, the last one 200 — the same
+    /// exchange as the XML API's, without credentials.
+    private func startResumable(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws
+        -> HTTPResponse
+    {
+        let request = matched.request
+        guard request.headers["x-goog-resumable"]?.lowercased() == "start" else {
+            throw ServiceError.badRequest("A POST to a signed URL starts a resumable upload: x-goog-resumable: start.")
+        }
+        let uploadID = try await service.startResumable(
+            UploadRequest(object: object, attributes: try Self.attributes(request.headers), mintDownloadToken: false),
+            declaredSize: nil,
+            caller: caller, matched.context)
+        let location =
+            PublicBaseURL.resolve(configured: publicURL, headers: request.headers) + "/upload/storage/v1/b/"
+            + PercentEncoding.uriComponent.encode(object.bucket) + "/o?uploadType=resumable&name="
+            + PercentEncoding.uriComponent.encode(object.name) + "&upload_id=" + uploadID
+        var headers = HTTPHeaders()
+        headers.add("Location", location)
+        headers.add("X-GUploader-UploadID", uploadID)
+        return HTTPResponse(status: 201, headers: headers, body: .empty)
+    }
+
+    /// What an XML API upload's headers say about the object: its representation headers and `x-goog-meta-*`
+    /// custom metadata (each value checked as a header-safe string, as on the JSON API).
+    static func attributes(_ headers: HTTPHeaders) throws(ServiceError) -> ObjectAttributes {
+        var attributes = ObjectAttributes()
+        let type = headers["Content-Type"] ?? "application/octet-stream"
+        try ObjectResourceJSON.checkHeaderSafe(type, "Content-Type")
+        attributes.contentType = type
+        for (name, keyPath) in [
+            ("Content-Disposition", \ObjectAttributes.contentDisposition),
+            ("Content-Encoding", \ObjectAttributes.contentEncoding),
+            ("Content-Language", \ObjectAttributes.contentLanguage),
+            ("Cache-Control", \ObjectAttributes.cacheControl),
+        ] {
+            guard let value = headers[name] else { continue }
+            try ObjectResourceJSON.checkHeaderSafe(value, name)
+            attributes[keyPath: keyPath] = value
+        }
+        let prefix = Array("x-goog-meta-".utf8)
+        for (name, value) in headers.fields {
+            let lowered = Array(name.lowercased().utf8)
+            guard lowered.count > prefix.count, lowered.starts(with: prefix) else { continue }
+            try ObjectResourceJSON.checkHeaderSafe(value, name)
+            attributes.customMetadata[exactly: String(decoding: lowered[prefix.count...], as: UTF8.self)] = value
+        }
+        return attributes
+    }
+}
