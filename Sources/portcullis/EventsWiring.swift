@@ -10,7 +10,7 @@ import Upstream
 enum EventsWiring {
     static func make(
         config: GatewayConfiguration, secret: [UInt8]?, backends: [String: any StorageBackend],
-        client: UpstreamClient, registry: MetricsRegistry, logger: Logger
+        client: UpstreamClient, registry: MetricsRegistry, logger: Logger, traces: any TraceRoots
     ) -> EventDelivery? {
         guard !config.eventWebhooks.isEmpty else { return nil }
         if secret == nil {
@@ -39,6 +39,6 @@ enum EventsWiring {
         return EventDelivery(
             webhooks: config.eventWebhooks, outboxes: outboxes,
             transport: UpstreamWebhookTransport(client: client),
-            signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger)
+            signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger, traces: traces)
     }
 }

@@ -37,6 +37,8 @@ enum ServerRunner {
         let upstream = UpstreamClient(
             configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
             metrics: registry, logger: logger)
+        let (tracer, spanExporter) = TracingWiring.make(
+            config: config, client: upstream, registry: registry, logger: logger)
 
         let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
@@ -53,7 +55,7 @@ enum ServerRunner {
         let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
-            client: upstream, registry: registry, logger: logger)
+            client: upstream, registry: registry, logger: logger, traces: tracer)
         let (bucketRoot, provisioned) = await BackendFactory.bucketRoot(config: config, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
@@ -67,7 +69,7 @@ enum ServerRunner {
         let authentication = AuthenticationFactory.make(
             config: config, secrets: secrets, client: upstream,
             registry: registry, logger: logger,
-            keysAttempted: keysAttempted)
+            keysAttempted: keysAttempted, traces: tracer)
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
@@ -77,7 +79,7 @@ enum ServerRunner {
         let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
         let requestAuthentication = serviceAccountAuthentication(
             serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, client: upstream,
-            logger: logger, next: authentication, surfaces: &surfaces)
+            logger: logger, next: authentication, surfaces: &surfaces, traces: tracer)
 
         let readiness = Readiness(metrics: registry) { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
@@ -85,7 +87,7 @@ enum ServerRunner {
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
                 ops: ops, surfaces: surfaces, authentication: requestAuthentication, metrics: httpMetrics,
-                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
+                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
         }
 
         // Each part of a batch goes through the whole pipeline, as a request of its own.
@@ -108,7 +110,7 @@ enum ServerRunner {
                             api: .separate(publicURL: config.publicURL, port: port, secure: tls != nil))
                     ],
                     authentication: requestAuthentication, metrics: httpMetrics, accessLog: accessLog,
-                    cors: CORSPolicy(origins: corsList(config)))
+                    cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
             }
             let second = HTTPServer(
                 configuration: serverConfiguration(config, listen: consoleListen, tls: tls),
@@ -140,6 +142,7 @@ enum ServerRunner {
                 await server.drain(deadline: config.drainTimeout)
                 _ = await consoleDrained
                 accessLog.flush()
+                await spanExporter?.shutdown()
                 logger.info("drained; exiting")
                 exit(0)
             }
@@ -181,7 +184,7 @@ enum ServerRunner {
     private static func serviceAccountAuthentication(
         _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
         registry: MetricsRegistry, client: UpstreamClient, logger: Logger, next: any RequestAuthenticating,
-        surfaces: inout [any APISurface]
+        surfaces: inout [any APISurface], traces: any TraceRoots
     ) -> any RequestAuthenticating {
         var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
         if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
@@ -190,7 +193,9 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
-        if let trust = SignedURLSigners.load(config, registry: loader?.registry, client: client, logger: logger) {
+        if let trust = SignedURLSigners.load(
+            config, registry: loader?.registry, client: client, logger: logger, traces: traces)
+        {
             surfaces.append(
                 XMLSignedURLSurface(
                     service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))

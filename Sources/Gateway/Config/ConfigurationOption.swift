@@ -144,5 +144,6 @@ extension ConfigurationOption {
         .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .bucketRoot, .eventsWebhook, .eventsSecret,
         .eventLoop, .serviceAccounts, .signedURLAccounts,
         .tlsCert, .tlsKey,
+        .otlpEndpoint, .traceSampleRatio,
     ]
 }

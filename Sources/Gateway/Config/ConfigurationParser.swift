@@ -153,6 +153,8 @@ public enum ConfigurationParser {
         }
         config.tlsCertFile = single(.tlsCert)?.value
         config.tlsKeyFile = single(.tlsKey)?.value
+        config.otlpEndpoint = try convert(.otlpEndpoint, parseOTLPEndpoint)
+        config.traceSampleRatio = try convert(.traceSampleRatio, parseRatio)
 
         try config.validate()
         return config

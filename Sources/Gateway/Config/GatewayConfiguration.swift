@@ -54,6 +54,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// neither. Read by the executable, at start and on SIGHUP.
     public var tlsCertFile: String?
     public var tlsKeyFile: String?
+    /// Where spans are exported (`--otlp-endpoint`); nil: no spans.
+    public var otlpEndpoint: String?
+    /// Share of traces started here that are recorded (`--trace-sample-ratio`; nil: 1 when exporting).
+    public var traceSampleRatio: Double?
 
     public init() {}
 
@@ -105,6 +109,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         ]
         where value <= .zero {
             throw .invalidValue(option: option, value: "\(value)", reason: "must be positive")
+        }
+        if traceSampleRatio != nil, otlpEndpoint == nil {
+            throw .conflict("--trace-sample-ratio samples exported traces; set --otlp-endpoint too")
         }
         if let consoleListen {
             guard console else { throw .conflict("--console-listen serves the console; drop --console off") }

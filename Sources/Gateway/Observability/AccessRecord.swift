@@ -18,20 +18,28 @@ public final class AccessRecord: RequestRecording {
     }
 
     public let requestID: String
-    /// W3C trace id from `traceparent`, when the caller sent a valid one.
-    public let traceID: String?
+    /// The request's place in its trace: the caller's `traceparent` when valid, else a trace started here
+    /// (`Tracer.beginRequest`). Its `spanID` is the request span's when the trace is recorded.
+    public let trace: Trace
     /// The permit of the event loop the request arrived on, passed on to the service (`RequestContext`).
     public let inPlacePermit: (any InPlaceLookupPermit)?
     private let fields = Mutex(Fields())
 
-    public init(requestID: String, traceID: String? = nil, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
+    /// A record; without `trace` the request starts an unrecorded trace of its own (tests, tools).
+    public init(requestID: String, trace: Trace? = nil, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
         self.requestID = requestID
-        self.traceID = traceID
+        self.trace = trace ?? Trace(context: TraceIDs.newTrace(sampled: false), recorder: nil)
         self.inPlacePermit = inPlacePermit
     }
 
-    /// What the service is handed with each call this request makes: this record, and the loop's permit.
-    public var serviceContext: RequestContext { RequestContext(record: self, inPlacePermit: inPlacePermit) }
+    /// The W3C trace id (32 hex digits) the access-log line carries.
+    public var traceID: String { trace.context.traceIDHex }
+
+    /// What the service is handed with each call this request makes: this record, the loop's permit and the
+    /// trace.
+    public var serviceContext: RequestContext {
+        RequestContext(record: self, inPlacePermit: inPlacePermit, trace: trace)
+    }
 
     /// The route template the router matched (the metrics label, e.g. `/v0/b/{bucket}/o/{object}`); nil until
     /// the request is routed.
