@@ -69,6 +69,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), computed here independently of the gateway."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC32C_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def crc32c_b64(data: bytes) -> str:
+    """CRC32C as Cloud Storage writes it: base64 of the big-endian value."""
+    return base64.b64encode(crc32c(data).to_bytes(4, "big")).decode()
+
+
 def md5_b64(data: bytes) -> str:
     return base64.b64encode(hashlib.md5(data).digest()).decode()
 
