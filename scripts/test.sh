@@ -90,7 +90,7 @@ if ((have_release)); then
     # The web console in headless Chromium (Selenium: its own venv).
     step console "$results/console.xml" -- \
         .venv-browser/bin/pytest "${pytest_common[@]}" tests/blackbox/console --junitxml="$results/console.xml"
-    # Both event-loop drivers pass the same tests (DESIGN §3): the suites above ran on the platform's default
+    # Both event-loop drivers pass the same tests (docs/architecture.md): the suites above ran on the platform's default
     # (epoll on Linux); the ones that exercise the connection layer from outside run again on Dispatch.
     if [[ "$(uname -s)" == Linux ]]; then
         step blackbox-dispatch "$results/blackbox-dispatch.xml" -- \

@@ -2,7 +2,7 @@ import CloudStorageWire
 public import PortcullisCore
 import Synchronization
 
-/// Change-event delivery for one process (DESIGN §11): one dispatcher per embedded outbox (events the
+/// Change-event delivery for one process (docs/events.md): one dispatcher per embedded outbox (events the
 /// backends recorded in their commit transactions) and one over an in-memory ledger (events of upstream
 /// buckets, published by the service after their commits). It is the service's `ChangeEventSink`.
 public final class EventDelivery: ChangeEventSink {

@@ -2,7 +2,7 @@ public import PortcullisCore
 import Rules
 public import Storage
 
-/// The wire-neutral storage service (DESIGN §1): everything between decoding a request and encoding its
+/// The wire-neutral storage service (docs/architecture.md): everything between decoding a request and encoding its
 /// response, once, for every API surface.
 ///
 /// It works on typed values — object paths, conditions, attribute sets, byte streams, sealed capabilities as
@@ -166,7 +166,7 @@ public final class StorageService: Sendable {
     }
 }
 
-/// The service's settings, from the configuration contract (DESIGN §6). Built by the executable.
+/// The service's settings, from the configuration contract (docs/configuration.md). Built by the executable.
 public struct ServiceConfiguration: Sendable {
     /// Upload size ceiling (`--max-object-bytes`).
     public var maxObjectBytes: Int64

@@ -4,7 +4,7 @@ import PortcullisCore
 import Storage
 import Upstream
 
-/// Builds change-event delivery for `serve` from the configuration (DESIGN §11): one dispatcher per embedded
+/// Builds change-event delivery for `serve` from the configuration (docs/events.md): one dispatcher per embedded
 /// directory's outbox (buckets sharing a directory share it) and an in-memory queue for gs:// and s3://
 /// buckets. Nil when no webhook is configured: then nothing is recorded at all.
 enum EventsWiring {

@@ -4,7 +4,7 @@ import PortcullisCore
 import Glibc
 #endif
 
-/// `portcullis` — the one place that reads flags, env vars and files (DESIGN §2). Each subcommand lives in its
+/// `portcullis` — the one place that reads flags, env vars and files (docs/architecture.md). Each subcommand lives in its
 /// own file; this type only dispatches. Exit codes: 0 success, 1 a failed check/test, 2 a usage or configuration
 /// error (one line on stderr).
 @main

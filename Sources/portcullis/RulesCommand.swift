@@ -6,7 +6,7 @@ import Rules
 import Glibc
 #endif
 
-/// `portcullis rules check FILE` and `portcullis rules test FILE CASES.json [--explain]` (DESIGN §9).
+/// `portcullis rules check FILE` and `portcullis rules test FILE CASES.json [--explain]` (docs/testing.md).
 ///
 /// check: exit 0 when the file compiles (warnings are printed), else one `file:line:col: message` line per error
 /// and exit 1. test: one line per failing case (every case with `--explain`, each with the deciding `match`/

@@ -1,4 +1,4 @@
-"""User content never runs with the gateway's authority (DESIGN §7a), on every backend.
+"""User content never runs with the gateway's authority (docs/security.md), on every backend.
 
 Every response that carries an object's bytes — v0 `alt=media` with a download token, with a credential or with
 a signature (`?signedUrl`), the JSON API's `alt=media` and `/download/storage/v1/…` — must make the browser

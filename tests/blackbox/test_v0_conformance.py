@@ -60,7 +60,7 @@ BACKENDS = ("file", "gcs", "s3", "rgw")
 FAKE_GCS_METAGENERATION = ("fake-gcs-server quirk: PATCH does not bump metageneration (real GCS does; the gateway "
                            "answers the PATCH with metageneration+1, a later GET shows the emulator's unchanged value)")
 FAKE_GCS_NULL_METADATA = ("fake-gcs-server quirk: PATCH metadata {\"k\": null} stores \"\" instead of removing the key "
-                          "(real GCS removes it; stack-notes.md)")
+                          "(real GCS removes it)")
 
 # (test, backend) → why that backend cannot meet the shared expectation. `test` is a test function's name, or
 # `name[param]` for one value of a test's own parameter. Applied as xfail(strict=True) by `_backend_quirk`:

@@ -1,7 +1,7 @@
 public import PortcullisCore
 import Synchronization
 
-/// Delivers one ledger's events to the webhooks (DESIGN §11): claims what is due, POSTs each claim beside
+/// Delivers one ledger's events to the webhooks (docs/events.md): claims what is due, POSTs each claim beside
 /// serving (at most `maxInFlight` at once, so memory stays bounded whatever the receivers do), runs each
 /// attempt through a `DeliveryLifecycle`, and records the decision in the ledger.
 ///

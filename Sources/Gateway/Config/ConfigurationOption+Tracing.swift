@@ -1,4 +1,4 @@
-/// `--otlp-endpoint URL` and `--trace-sample-ratio R`: span export over OTLP/HTTP and its sampling (DESIGN §6,
+/// `--otlp-endpoint URL` and `--trace-sample-ratio R`: span export over OTLP/HTTP and its sampling (docs/configuration.md,
 /// docs/configuration.md "Tracing"). Kept in their own file so the shared option lists stay small to merge.
 extension ConfigurationOption {
     public static let otlpEndpoint = ConfigurationOption(

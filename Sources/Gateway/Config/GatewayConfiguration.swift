@@ -2,7 +2,7 @@ public import Events
 public import HTTPServer
 public import PortcullisCore
 
-/// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
+/// Everything `portcullis serve` is configured with (docs/configuration.md), as an immutable value.
 ///
 /// Built by `ConfigurationParser` from flags and environment (flags win); file options hold paths only — the
 /// executable reads the files. `validate()` is the single place that rejects bad values, with a one-line message.
@@ -41,10 +41,10 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var consoleListen: ListenAddress?
     /// Where buckets created through the API live (`--bucket-root file:DIR`); nil: buckets are configuration.
     public var bucketRoot: String?
-    /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
+    /// Change-event receivers, validated, in the order given (docs/events.md); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
-    /// The HTTP server's event-loop driver (DESIGN §3).
+    /// The HTTP server's event-loop driver (docs/architecture.md).
     public var eventLoop: EventLoopDriver = .platformDefault
     /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
     public var serviceAccountsFile: String?
@@ -183,7 +183,7 @@ public struct BucketBinding: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Where a bucket's bytes live, chosen by URL scheme (DESIGN §4).
+/// Where a bucket's bytes live, chosen by URL scheme (docs/configuration.md).
 public enum BackendLocation: Sendable, Equatable, CustomStringConvertible {
     /// `file:DIR` — the embedded backend.
     case file(directory: String)

@@ -3,7 +3,7 @@ import PortcullisCore
 import Service
 
 /// The gateway's `HTTPResponder`: ops routes, then the one router compiled from every surface's route table
-/// (after authenticating the caller), then 404 (DESIGN §1). It names no surface: it reads what the matched
+/// (after authenticating the caller), then 404 (docs/architecture.md). It names no surface: it reads what the matched
 /// route's surface declared (error shape, CORS lists, loggable query keys), writes the route's template on the
 /// context once, answers OPTIONS and 405 from the table, and adds what every exchange gets — request ids,
 /// its trace (the caller's `traceparent` joined, or a trace started: `Tracer`; a server span with

@@ -4,7 +4,7 @@ public import Upstream
 /// A bucket served from Google Cloud Storage through its JSON API (`gs://BUCKET`), over the shared
 /// `UpstreamClient`.
 ///
-/// Mapping (DESIGN §4): GCS generations and metagenerations are ours; custom metadata maps 1:1, download tokens
+/// Mapping (docs/configuration.md): GCS generations and metagenerations are ours; custom metadata maps 1:1, download tokens
 /// live in `metadata.firebaseStorageDownloadTokens`. Reads pin the generation they resolved the range against
 /// and stream the upstream body (206 passed through, never re-buffered). Writes go through a GCS resumable
 /// session: chunks of `uploadChunkBytes` are sent as they fill, the last one is held until every byte is in

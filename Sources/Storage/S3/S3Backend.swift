@@ -4,7 +4,7 @@ public import Upstream
 
 /// A bucket served from S3 or an S3-compatible store (`s3://BUCKET`), signed with SigV4 by `S3Signer`.
 ///
-/// Mapping (DESIGN §4), documented because S3 has no generations:
+/// Mapping (docs/configuration.md), documented because S3 has no generations:
 /// - custom metadata ↔ `x-amz-meta-<key>`; download tokens ↔ `x-amz-meta-firebasestoragedownloadtokens`;
 /// - `generation` = `x-amz-meta-portcullis-generation` (microseconds since the epoch at write time; for
 ///   objects written by other tools, `Last-Modified` in microseconds), `metageneration` =

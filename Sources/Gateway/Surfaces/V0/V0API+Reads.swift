@@ -3,7 +3,7 @@ import PortcullisCore
 import Service
 import Storage
 
-/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (DESIGN §7).
+/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (README.md).
 extension V0API {
     func getMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let conditions = try RequestConditions.parse(call.query, call.headers)
