@@ -186,7 +186,9 @@ def test_traffic_is_visible_per_route_and_outcome(stack: Stack) -> None:
 
 
 def count_series(prom: Prometheus) -> int:
-    result = prom.query('count({job="portcullis",__name__=~"portcullis_.+"})')
+    # The span exporter's own upstream series (backend "otlp") come and go with its export timing towards the
+    # absent collector, not with what the requests name: they are left out of this count.
+    result = prom.query('count({job="portcullis",__name__=~"portcullis_.+",backend!="otlp"})')
     return int(result[0]["value"][1])
 
 
