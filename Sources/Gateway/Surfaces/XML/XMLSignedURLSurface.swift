@@ -82,13 +82,7 @@ public struct XMLSignedURLSurface: APISurface {
                     return resolved?.key
                 }
             } catch {
-                switch error.kind {
-                case .invalid: failures.count(.malformed)
-                case .expired: failures.count(.expired)
-                case .mismatch: failures.count(.badSignature)
-                }
-                return XMLErrorShape.response(
-                    status: error.status, code: error.code, message: error.message, requestID: record.requestID)
+                return refused(error, requestID: record.requestID)
             }
             guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
             let principal = grant.principal
@@ -112,6 +106,18 @@ public struct XMLSignedURLSurface: APISurface {
         } catch {
             return failureResponse(for: error, record: record, logger: logger)
         }
+    }
+
+    /// A signature or policy that did not verify: counted by reason, answered in GCS's XML error shape. Both
+    /// signed URLs and POST policies end here.
+    func refused(_ error: SignedURLError, requestID: String) -> HTTPResponse {
+        switch error.kind {
+        case .invalid: failures.count(.malformed)
+        case .expired: failures.count(.expired)
+        case .mismatch: failures.count(.badSignature)
+        }
+        return XMLErrorShape.response(
+            status: error.status, code: error.code, message: error.message, requestID: requestID)
     }
 
     private func read(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
