@@ -35,7 +35,7 @@ extension V0API {
     /// The representation headers of an object's bytes (§5.2).
     func downloadHeaders(_ meta: ObjectMetadata, decompressed: Bool = false) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Type", ServedContentType.of(meta))
         headers.add("Content-Disposition", Self.contentDisposition(meta))
         ObjectHeaders.addRepresentation(meta, decompressed: decompressed, to: &headers)
         return headers

@@ -133,7 +133,7 @@ public struct XMLSignedURLSurface: APISurface {
         }
         let meta = content.metadata
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Type", ServedContentType.of(meta))
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
         return content.httpResponse(headers: headers, record: matched.record)
