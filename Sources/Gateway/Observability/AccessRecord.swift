@@ -7,14 +7,15 @@ import Synchronization
 /// what the wire named (bucket, object, range); the service reports its decisions through `RequestRecording`.
 /// Writers may run on different tasks of one request, so the fields sit behind one lock.
 public final class AccessRecord: RequestRecording {
-    private struct Fields {
-        var routeTemplate: String?
-        var bucket: String?
-        var objectName: String?
-        var principalUID: String?
-        var decision: AccessDecision?
-        var range: String?
-        var upstreamNanos: UInt64 = 0
+    /// The fields as one consistent value: what the log line is written from, read under one lock.
+    public struct Fields: Sendable {
+        public var routeTemplate: String?
+        public var bucket: String?
+        public var objectName: String?
+        public var principalUID: String?
+        public var decision: AccessDecision?
+        public var range: String?
+        public var upstreamNanos: UInt64 = 0
     }
 
     public let requestID: String
@@ -68,6 +69,8 @@ public final class AccessRecord: RequestRecording {
         get { fields.withLock { $0.range } }
         set { fields.withLock { $0.range = newValue } }
     }
+    /// Every field at once, for the completion that writes the log line (one lock, not one per field).
+    public var snapshot: Fields { fields.withLock { $0 } }
     public func addUpstreamTime(nanos: UInt64) { fields.withLock { $0.upstreamNanos += nanos } }
     /// Time spent waiting on upstream storage, summed.
     public var upstreamNanos: UInt64 { fields.withLock { $0.upstreamNanos } }

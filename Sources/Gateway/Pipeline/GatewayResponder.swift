@@ -274,12 +274,13 @@ private struct RequestFacts: Sendable {
     let userAgent: String?
 
     func entry(route: String, record: AccessRecord, summary: ExchangeSummary, status: Int) -> AccessLogEntry {
-        AccessLogEntry(
+        let fields = record.snapshot
+        return AccessLogEntry(
             time: time, requestID: record.requestID, remoteAddress: remoteAddress, method: method,
-            route: route, target: target, bucket: record.bucket, object: record.objectName,
+            route: route, target: target, bucket: fields.bucket, object: fields.objectName,
             status: status, bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
-            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: record.upstreamNanos,
-            principalUID: record.principalUID, decision: record.decision?.rawValue, range: record.range,
+            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: fields.upstreamNanos,
+            principalUID: fields.principalUID, decision: fields.decision?.rawValue, range: fields.range,
             userAgent: userAgent, traceID: record.traceID)
     }
 }
