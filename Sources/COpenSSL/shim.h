@@ -37,10 +37,10 @@ static inline void pc_err_clear(void) { ERR_clear_error(); }
 
 // MARK: - Digests and MACs
 
-/// 0 = SHA-256, 1 = MD5, 2 = SHA-384, 3 = SHA-512. Fetched by the caller once and kept for the process.
+/// 0 = SHA-256, 1 = MD5, 2 = SHA-384, 3 = SHA-512, 4 = SHA-1 (only for HMAC-SHA1, which V2 signed URLs use). Fetched by the caller once and kept for the process.
 static inline EVP_MD *pc_md_fetch(int which) {
-    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512" };
-    if (which < 0 || which > 3) return NULL;
+    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512", "SHA1" };
+    if (which < 0 || which > 4) return NULL;
     return EVP_MD_fetch(NULL, names[which], NULL);
 }
 
@@ -62,8 +62,8 @@ static inline EVP_MAC *pc_mac_fetch_hmac(void) { return EVP_MAC_fetch(NULL, "HMA
 
 /// Initialises an HMAC context for digest `which` (see pc_md_fetch) with `key`. Returns 1 on success.
 static inline int pc_hmac_init(EVP_MAC_CTX *ctx, int which, const unsigned char *key, size_t keylen) {
-    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512" };
-    if (which < 0 || which > 3) return 0;
+    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512", "SHA1" };
+    if (which < 0 || which > 4) return 0;
     static const unsigned char empty = 0;
     OSSL_PARAM params[2];
     params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)names[which], 0);
