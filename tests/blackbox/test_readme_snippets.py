@@ -12,9 +12,11 @@ one) and absolute paths for the files a snippet names; nothing else in a snippet
   snippets are NOT executed: the test reads their host, port, bucket and path, checks those match the gateway
   block, and sends the requests those SDKs build from them (the JS SDK's multipart upload, the mobile SDKs'
   resumable upload, `alt=media` reads, `Authorization: Firebase <ID token>`);
-- rclone and gsutil are not run either: their config files are parsed, and the endpoint, key file and token
-  endpoint they name are checked against the gateway (the JSON API answers at the rclone endpoint with a token
-  the key file obtains; gsutil's host and port are the TLS listener the README describes).
+- rclone's remote and gsutil's boto file are parsed, and the endpoint, key file and token endpoint they name are
+  checked against the gateway (the JSON API answers at the rclone endpoint with a token the key file obtains;
+  gsutil's host, port and token endpoint are the TLS listener the README describes). Where `rclone` and
+  `gsutil` are installed they also run with those files (`rclone sync`/`ls`; `gsutil cp`/`ls` over TLS); where
+  not, those two tests skip, naming the missing program.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import os
 import re
 import secrets
 import shlex
+import shutil
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
@@ -335,3 +338,61 @@ def test_gsutil_boto_file_names_the_gateway(gateway: Gateway) -> None:
         ("https", host, port, "/oauth2/v4/token"), "gsutil takes its token endpoint from here, not the key file"
     assert boto["Boto"]["ca_certificates_file"].endswith("cert.pem")
     assert boto["GSUtil"]["default_project_id"] == json.loads(Path(key_file).read_text())["project_id"]
+
+
+# rclone and gsutil themselves, where they are installed (the suites of real ops tools install them; here they
+# are optional, and a missing one is reported as a skip naming it)
+
+def test_rclone_runs_with_the_remote(gateway: Gateway) -> None:
+    rclone = shutil.which("rclone")
+    if not rclone:
+        pytest.skip("rclone is not installed: the remote was only parsed and its endpoint checked")
+    conf = gateway.workdir / "rclone.conf"
+    conf.write_text(gateway.substitute(SNIPPET["rclone"][1]))
+    site = gateway.workdir / "site"
+    (site / "a").mkdir(parents=True)
+    (site / "a" / "one.txt").write_text("one")
+    (site / "two.txt").write_text("two")
+    bucket = served_bucket()
+    synced = gateway.run([rclone, "--config", str(conf), "sync", str(site), f"portcullis:{bucket}/site"], timeout=120)
+    assert synced.returncode == 0, synced.stderr
+    listed = gateway.run([rclone, "--config", str(conf), "ls", f"portcullis:{bucket}/site"], timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(line.split()[-1] for line in listed.stdout.splitlines()) == ["a/one.txt", "two.txt"]
+    assert gateway.read(bucket, "site/a/one.txt").text == "one"
+
+
+def test_gsutil_runs_with_the_boto_file(gateway: Gateway, tmp_path: Path) -> None:
+    gsutil = shutil.which("gsutil")
+    if not gsutil:
+        pytest.skip("gsutil is not installed: the boto file was only parsed")
+    cert, key = gateway.workdir / "cert.pem", gateway.workdir / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    # The TLS listener the README describes: the gateway block's options plus the certificate pair.
+    tls_port = free_port()
+    boto = gateway.workdir / "portcullis.boto"
+    boto.write_text(gateway.substitute(SNIPPET["gsutil"][1]).replace("8443", str(tls_port)))
+    _, serve = gateway_block()
+    serve = [gateway.substitute(arg) for arg in serve]
+    listen = serve.index("--listen")
+    tls = Server(workdir=gateway.workdir, args=serve[:listen] + serve[listen + 2:] + [
+        "--tls-cert", str(cert), "--tls-key", str(key)], name="readme-tls", scheme="https")
+    tls.start(port=tls_port)
+    try:
+        env = {**gateway.env(), "BOTO_CONFIG": str(boto), "HOME": str(tmp_path),
+               "CLOUDSDK_CONFIG": str(tmp_path / "gcloud")}
+        (gateway.workdir / "gsutil.txt").write_text("hello from gsutil")
+        # The Cloud SDK's wrapper passes its own CA bundle on the command line; the README says to add this.
+        base = [gsutil, "-o", f"Boto:ca_certificates_file={cert}", "-o", "Boto:num_retries=0"]
+        bucket = served_bucket()
+        for args in (["cp", "gsutil.txt", f"gs://{bucket}/gsutil/hello.txt"], ["ls", f"gs://{bucket}/gsutil/"]):
+            done = subprocess.run(base + args, cwd=gateway.workdir, env=env, capture_output=True, text=True,
+                                  timeout=120)
+            assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.split() == [f"gs://{bucket}/gsutil/hello.txt"]
+        assert gateway.read(bucket, "gsutil/hello.txt").text == "hello from gsutil"
+    finally:
+        tls.stop(timeout=10)
+        tls.kill()
