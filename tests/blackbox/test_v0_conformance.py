@@ -4,7 +4,7 @@ Each test sends the exact request shape a client sends (JS multipart, iOS resuma
 to a real `portcullis serve` and checks the reply against the protocol the README ("What it serves") and openapi/portcullis.yaml
 describe. Hashes are computed here, independently of the server. Stdlib + `requests`.
 
-Every server-backed test runs once per backend (issue 6): `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
+Every server-backed test runs once per backend: `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
 when PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST is set), `s3` (`s3://` on moto, when PC_MOTO_URL / AWS_ENDPOINT_URL
 is set) and `rgw` (`s3://` on Ceph's RADOS Gateway, a real S3 engine, when PC_RGW_* is set by `scripts/rgw.sh`:
 every request shape below, odd names included, checked by a real SigV4 verifier).

@@ -23,6 +23,9 @@ FORBIDDEN: list[tuple[str, re.Pattern[str]]] = [
     ("rules.md", re.compile(r"\brules\.md\b")),
     ("conventions", re.compile(r"\bconventions\.md\b|\bconventions\s*§|\(conventions\)")),
     ("requirement tag", re.compile(r"\[REC\]|\bDOC-(?:LANG|STRUCT|COND)\b")),
+    # The project's issue tracker is not in the repository either; a public project's issue (owner/repo#N,
+    # firebase-tools#3533) is a public document and stays citable.
+    ("issue tracker", re.compile(r"\b[Ii]ssues? #?\d+\b")),
 ]
 
 _SECTION = r"§\s*\d+(?:\.\d+)*(?:\s*\([a-z]\))?(?:\s*[–-]\s*\d+(?:\.\d+)*)?"

@@ -31,6 +31,8 @@ def test_the_lint_reads_the_tree() -> None:
     "the granularity (v0.md §5.9 [REC])",
     "(docs/configuration.md, §11)",
     "# §5.6 list",
+    "Crash safety of the embedded backend (issue 3 item 5)",
+    "# Issue 19 item 5 — every request",
 ])
 def test_outside_citations_are_found(line: str) -> None:
     assert lint_text(line), line
@@ -44,6 +46,7 @@ def test_outside_citations_are_found(line: str) -> None:
     "/// what the CloudEvents HTTP binding (§3.1.3.2) requires",
     "(RFC 9112 §3.2, RFC 3986 §3.2.2; no comma)",
     "Design notes live in docs/architecture.md; conventions of the code in docs/style.md.",
+    "listing wildcards: firebase-tools#3533 is a public issue",
 ])
 def test_standards_and_own_documents_pass(line: str) -> None:
     assert not lint_text(line), line
