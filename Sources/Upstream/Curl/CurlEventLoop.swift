@@ -37,6 +37,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var flushArmed = false
     /// A "time-out now" run is queued (see `updateTimer`).
     private var runNowPending = false
+    /// When `timer` fires (`DispatchTime` uptime nanoseconds), given what curl asks for.
+    private var timerSchedule = CurlTimerSchedule()
     static let flushDelayNanoseconds: UInt64 = 1_000_000
 
     /// Transfers added to the multi handle and not yet finished (leak checks, `/metrics`).
@@ -57,7 +59,14 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = pc_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxIdleConnections)
-        timer.setEventHandler { [weak self] in self?.socketAction(pc_curl_socket_timeout(), 0) }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            timerSchedule.firing()
+            socketAction(pc_curl_socket_timeout(), 0)
+            if let deadline = timerSchedule.afterRun(now: DispatchTime.now().uptimeNanoseconds) {
+                timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+            }
+        }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
         flushTimer.setEventHandler { [weak self] in self?.flushDue() }
@@ -169,14 +178,12 @@ final class CurlEventLoop: @unchecked Sendable {
         if what == CURL_POLL_REMOVE { watches[fd] = nil }
     }
 
+    /// curl's timer callback: the timer moves only when `CurlTimerSchedule` says so (it explains why).
     fileprivate func updateTimer(milliseconds: Int) {
-        if milliseconds < 0 {
-            timer.schedule(deadline: .distantFuture)
-        } else if milliseconds == 0 {
+        let deadline = timerSchedule.curlAsked(milliseconds: milliseconds, now: DispatchTime.now().uptimeNanoseconds)
+        if milliseconds == 0 {
             // "As soon as possible" (an un-paused transfer, a new one): run on this queue right after the current
-            // block instead of through a timer, which would cost a timerfd update and two thread wake-ups.
-            // Not from inside the callback itself, which curl forbids.
-            timer.schedule(deadline: .distantFuture)
+            // block instead of through a timer. Not from inside the callback itself, which curl forbids.
             guard !runNowPending else { return }
             runNowPending = true
             queue.async { [weak self] in
@@ -184,8 +191,8 @@ final class CurlEventLoop: @unchecked Sendable {
                 runNowPending = false
                 socketAction(pc_curl_socket_timeout(), 0)
             }
-        } else {
-            timer.schedule(deadline: .now() + .milliseconds(milliseconds))
+        } else if let deadline {
+            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
         }
     }
 }
