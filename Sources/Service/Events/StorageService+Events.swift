@@ -76,6 +76,21 @@ extension StorageService {
         publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
     }
 
+    /// Removes generation `current.generation` of `object` for good (a versioned backend), pinned to the
+    /// metageneration judged. Only removing the live generation is a change event: noncurrent generations are
+    /// not objects a listener was told about.
+    func commitGenerationDelete(
+        _ object: ObjectPath, current: ObjectMetadata, _ versioned: any VersionedStorage, in bucket: Bucket
+    ) async throws(StorageError) {
+        let recorder = bucket.outbox == nil ? nil : events.map(Self.eventRecorder)
+        try await versioned.deleteGeneration(
+            object, generation: current.generation,
+            preconditions: Preconditions(ifMetagenerationMatch: current.metageneration), recording: recorder)
+        if current.timeDeleted == nil {
+            publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
+        }
+    }
+
     /// Tells the sink about committed changes: "look at the outbox" when the backend recorded them, else the
     /// rendered events themselves (rendered only here, after the commit, so a failed call publishes nothing).
     private func publish(_ changes: @autoclosure () -> [ObjectChange], in bucket: Bucket) {

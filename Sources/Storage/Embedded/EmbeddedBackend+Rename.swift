@@ -25,6 +25,12 @@ extension EmbeddedBackend: AtomicRenames {
                 moved.metageneration = 1
                 moved.timeCreated = now
                 moved.updated = now
+                // A versioned bucket keeps the replaced destination as noncurrent, with its blob.
+                var replacedBlob = replaced?.blobID
+                if replaced != nil, try ObjectIndex.isVersioned(db, bucket: destination.bucket) {
+                    try ObjectIndex.archive(db, bucket: destination.bucket, name: destination.name, timeDeleted: now)
+                    replacedBlob = nil
+                }
                 try ObjectIndex.remove(db, bucket: source.bucket, name: source.name)
                 try ObjectIndex.upsert(db, StoredObject(metadata: moved, blobID: current.blobID))
                 if let changes {
@@ -34,7 +40,7 @@ extension EmbeddedBackend: AtomicRenames {
                         try EventOutboxSQL.insert(db, changes.render(change))
                     }
                 }
-                return (moved, replaced?.blobID)
+                return (moved, replacedBlob)
             }
         }
         if let replacedBlob { await blobs.removeBlob(bucket: bucket, blobID: replacedBlob) }
