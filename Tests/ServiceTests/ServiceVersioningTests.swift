@@ -12,16 +12,18 @@ import Testing
 @Suite struct ServiceVersioningTests {
     struct Setup {
         let service: StorageService
+        let embedded: EmbeddedBackend
         let context = RequestContext.recorded().0
         let admin = Caller(principal: .admin)
         let user = Caller(principal: Principal(uid: "u", claims: ["sub": .string("u")]))
 
         /// Users may read an object of at most 3 bytes, and delete anything.
-        init() async throws {
+        init(events: (any ChangeEventSink)? = nil) async throws {
             let dir = NSTemporaryDirectory() + "service-versions-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let root = try EmbeddedBucketRoot(directory: dir)
             let created = try await root.createBucket("v", settings: BucketSettings(versioningEnabled: true))
+            embedded = try #require(created.backend as? EmbeddedBackend)
             let rules = RulesStore(logger: .disabled)
             _ = try rules.load(
                 source: """
@@ -37,7 +39,7 @@ import Testing
             service = StorageService(
                 configuration: ServiceConfiguration(), backends: [:],
                 sealer: CapabilitySealer(keys: [SigningKey(id: "k", secret: Array("secret".utf8))]),
-                rules: rules, metrics: MetricsRegistry(), logger: .disabled, bucketRoot: root,
+                rules: rules, metrics: MetricsRegistry(), logger: .disabled, events: events, bucketRoot: root,
                 provisioned: [created])
         }
 
@@ -106,5 +108,32 @@ import Testing
             ListQuery(bucket: "v", firebaseView: false, includeMetadata: true, versions: true), caller: s.admin,
             s.context)
         #expect(after.objects.map { $0?.generation } == [second.generation, restored.generation])
+    }
+
+    /// As Cloud Storage reports them: a live generation kept as noncurrent is `archived`, a generation removed
+    /// for good (live or noncurrent, by number) is `deleted`.
+    @Test func keptGenerationsAreArchivedAndRemovedOnesDeleted() async throws {
+        let s = try await Setup(events: ServiceEventsTests.RecordingSink())
+        let first = try await s.put("a", "one")
+        let second = try await s.put("a", "two")
+        let object = try ObjectPath(bucket: "v", name: "a")
+        try await s.service.delete(object, conditions: .none, caller: s.admin, s.context)
+        var named = Conditions()
+        named.selectedGeneration = first.generation
+        try await s.service.delete(object, conditions: named, caller: s.admin, s.context)
+        var kinds: [String] = []
+        let ledger = s.embedded.eventLedger
+        while true {
+            let now = Timestamp.now()
+            let claims = try await ledger.claim(
+                webhooks: ["w"], now: now, limit: 100, leaseUntil: now.adding(.seconds(60)))
+            if claims.isEmpty { break }
+            for claim in claims {
+                kinds.append(claim.event.kind.rawValue)
+                try await ledger.acknowledge(claim)
+            }
+        }
+        #expect(kinds == ["finalized", "archived", "finalized", "archived", "deleted"])
+        _ = second
     }
 }

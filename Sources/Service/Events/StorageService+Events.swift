@@ -77,8 +77,7 @@ extension StorageService {
     }
 
     /// Removes generation `current.generation` of `object` for good (a versioned backend), pinned to the
-    /// metageneration judged. Only removing the live generation is a change event: noncurrent generations are
-    /// not objects a listener was told about.
+    /// metageneration judged. Either is a `deleted` change event (removed for good), as Cloud Storage sends it.
     func commitGenerationDelete(
         _ object: ObjectPath, current: ObjectMetadata, _ versioned: any VersionedStorage, in bucket: Bucket
     ) async throws(StorageError) {
@@ -86,9 +85,7 @@ extension StorageService {
         try await versioned.deleteGeneration(
             object, generation: current.generation,
             preconditions: Preconditions(ifMetagenerationMatch: current.metageneration), recording: recorder)
-        if current.timeDeleted == nil {
-            publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
-        }
+        publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
     }
 
     /// Tells the sink about committed changes: "look at the outbox" when the backend recorded them, else the

@@ -7,7 +7,7 @@ import Storage
 extension StorageService {
     /// Deletes `object` at `generation` for good, live or noncurrent. The rules judge `delete` on the object's
     /// path with `resource` = that generation (as for a generation-addressed read); a signed URL deletes only
-    /// the generation it was issued for. A noncurrent generation's removal is no change event.
+    /// the generation it was issued for. Its change event is `deleted`, live or noncurrent.
     func deleteGeneration(
         _ object: ObjectPath, _ generation: Int64, _ versioned: any VersionedStorage, conditions: Conditions,
         caller: Caller, signed: SignedURLGrant?, _ bucket: Bucket, _ context: RequestContext

@@ -6,7 +6,8 @@ public import PortcullisCore
 ///
 /// Which buckets keep noncurrent generations is the backend's own state (the embedded backend reads the
 /// bucket's `versioning.enabled` in each commit): with it on, `write` and `delete` move the replaced live
-/// generation to noncurrent with `timeDeleted` set, in the same commit; with it off they discard it, and
+/// generation to noncurrent with `timeDeleted` set, in the same commit (its change event is `archived`, not
+/// `deleted`); with it off they discard it, and
 /// generations kept earlier stay until deleted by number.
 public protocol VersionedStorage: StorageBackend {
     /// Metadata of `object` at `generation`, live or noncurrent (a noncurrent one has `timeDeleted`).
@@ -20,7 +21,7 @@ public protocol VersionedStorage: StorageBackend {
 
     /// Removes `object` at `generation` for good, live or noncurrent (deleting the live generation by number
     /// keeps no noncurrent copy of it, as Cloud Storage does). `preconditions` are checked against that
-    /// generation. Change events are recorded as `delete(_:preconditions:recording:)` records them.
+    /// generation. Its change event is `deleted`, live or noncurrent (removed for good).
     /// Throws `.notFound` when no such generation is kept.
     func deleteGeneration(
         _ object: ObjectPath, generation: Int64, preconditions: Preconditions, recording: ChangeRecorder?

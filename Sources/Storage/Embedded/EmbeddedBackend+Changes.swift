@@ -43,8 +43,11 @@ extension EmbeddedBackend {
                 guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
                 // A versioned bucket keeps the deleted generation as noncurrent, with its blob.
                 let versioned = try ObjectIndex.isVersioned(db, bucket: object.bucket)
+                let now = Timestamp.now()
+                var gone = current.metadata
                 if versioned {
-                    try ObjectIndex.archive(db, bucket: object.bucket, name: object.name, timeDeleted: .now())
+                    try ObjectIndex.archive(db, bucket: object.bucket, name: object.name, timeDeleted: now)
+                    gone.timeDeleted = now
                 }
                 try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
                 if let changes {
@@ -52,8 +55,8 @@ extension EmbeddedBackend {
                         db,
                         changes.render(
                             ObjectChange(
-                                kind: .deleted, object: current.metadata,
-                                time: .now())))
+                                kind: versioned ? .archived : .deleted, object: gone,
+                                time: now)))
                 }
                 return versioned ? nil : current.blobID
             }

@@ -39,13 +39,14 @@ extension EmbeddedBackend: VersionedStorage {
                 guard preconditions.isSatisfied(by: row.metadata) else { throw .preconditionFailed }
                 if row.metadata.timeDeleted == nil {
                     try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
-                    if let changes {
-                        try EventOutboxSQL.insert(
-                            db, changes.render(ObjectChange(kind: .deleted, object: row.metadata, time: .now())))
-                    }
                 } else {
                     try ObjectIndex.removeNoncurrent(
                         db, bucket: object.bucket, name: object.name, generation: generation)
+                }
+                // Removed for good, live or noncurrent: Cloud Storage's `deleted`.
+                if let changes {
+                    try EventOutboxSQL.insert(
+                        db, changes.render(ObjectChange(kind: .deleted, object: row.metadata, time: .now())))
                 }
                 // A moved object shares its blob with nothing, but stay safe: unlink only what no row names.
                 return try ObjectIndex.isReferenced(db, blobID: row.blobID) ? nil : row.blobID

@@ -252,13 +252,17 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
                         }
                     }
                     var replacedBlob = current?.blobID
+                    var replaced = current?.metadata
                     if current != nil, try ObjectIndex.isVersioned(db, bucket: object.bucket) {
                         try ObjectIndex.archive(db, bucket: object.bucket, name: object.name, timeDeleted: now)
                         replacedBlob = nil
+                        replaced?.timeDeleted = now
                     }
                     try ObjectIndex.upsert(db, StoredObject(metadata: final, blobID: blobID))
                     if let recorder = options.changes {
-                        for change in ObjectChange.write(committed: final, replaced: current?.metadata) {
+                        for change in ObjectChange.write(
+                            committed: final, replaced: replaced, archived: replacedBlob == nil)
+                        {
                             try EventOutboxSQL.insert(db, recorder.render(change))
                         }
                     }

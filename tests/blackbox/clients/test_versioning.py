@@ -184,3 +184,26 @@ def test_gcsfs_version_aware_reads_and_lists_generations(rooted: tuple[Server, s
     listed = sorted(fs.ls(f"{bucket.name}/dir", versions=True))
     assert listed == sorted([f"{path}#{first}", f"{path}#{second}"])
     assert fs.info(f"{path}#{first}")["size"] == 3
+
+
+def test_patch_and_move_act_on_the_live_generation_only(rooted: tuple[Server, str], client: storage.Client) -> None:
+    server, token = rooted
+    bucket = versioned_bucket(client)
+    blob = bucket.blob("m.txt")
+    blob.upload_from_string(b"old", retry=None, timeout=20)
+    first = blob.generation
+    blob.upload_from_string(b"new", retry=None, timeout=20)
+    headers = {"Authorization": f"Bearer {token}"}
+    base = f"{server.url}/storage/v1/b/{bucket.name}/o"
+    patched = requests.patch(f"{base}/m.txt", params={"generation": str(first)}, json={"metadata": {"k": "v"}},
+                             headers=headers, timeout=10)
+    assert patched.status_code == 404, patched.text
+    moved = requests.post(f"{base}/m.txt/moveTo/o/n.txt", params={"sourceGeneration": str(first)}, headers=headers,
+                          timeout=10)
+    assert moved.status_code == 412, moved.text
+    assert bucket.get_blob("n.txt", retry=None, timeout=20) is None
+    # The live generation moves; the source's noncurrent generation stays under its name.
+    moved = requests.post(f"{base}/m.txt/moveTo/o/n.txt", headers=headers, timeout=10)
+    assert moved.status_code == 200, moved.text
+    names = [(b.name, b.generation == first) for b in client.list_blobs(bucket, versions=True, retry=None, timeout=20)]
+    assert names == [("m.txt", True), ("n.txt", False)]
