@@ -5,10 +5,10 @@ public import PortcullisCore
 /// `StorageBackend` requirements keep meaning the live object only.
 ///
 /// Which buckets keep noncurrent generations is the backend's own state (the embedded backend reads the
-/// bucket's `versioning.enabled` in each commit): with it on, `write` and `delete` move the replaced live
-/// generation to noncurrent with `timeDeleted` set, in the same commit (its change event is `archived`, not
-/// `deleted`); with it off they discard it, and
-/// generations kept earlier stay until deleted by number.
+/// bucket's `versioning.enabled` in each commit; gs:// is the upstream bucket's setting): with it on, `write`
+/// and `delete` move the replaced live generation to noncurrent with `timeDeleted` set, in the same commit (an
+/// outbox records its change event as `archived`, not `deleted`); with it off they discard it, and generations
+/// kept earlier stay until deleted by number.
 public protocol VersionedStorage: StorageBackend {
     /// Metadata of `object` at `generation`, live or noncurrent (a noncurrent one has `timeDeleted`).
     /// Throws `.notFound` when no such generation is kept.

@@ -1,9 +1,11 @@
 """Object versioning on a bucket the API created under `--bucket-root` with `versioning.enabled`: overwrites and
 deletes keep noncurrent generations (with `timeDeleted`), addressed by `generation=` through google-cloud-storage
 (reload, get_blob, download, delete, copy_blob's source generation) and gcsfs's version-aware mode, and listed with
-`versions=true`. A bucket without versioning keeps nothing, and v0 only ever sees the live object."""
+`versions=true`. A bucket without versioning keeps nothing, and v0 only ever sees the live object. On gs://
+(fake-gcs-server) the generation passes through to the upstream bucket, which keeps its own versions."""
 from __future__ import annotations
 
+import json
 import secrets
 import urllib.parse
 from collections.abc import Iterator
@@ -15,8 +17,8 @@ import requests
 from google.api_core import exceptions
 from google.cloud import storage
 
-from clientkit import PROJECT, start_gateway
-from harness import Server
+from clientkit import FAKE_GCS, PROJECT, start_gateway
+from harness import ALLOW_ALL_RULES, Server, request, signing_key_file
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +209,43 @@ def test_patch_and_move_act_on_the_live_generation_only(rooted: tuple[Server, st
     assert moved.status_code == 200, moved.text
     names = [(b.name, b.generation == first) for b in client.list_blobs(bucket, versions=True, retry=None, timeout=20)]
     assert names == [("m.txt", True), ("n.txt", False)]
+
+
+@pytest.mark.skipif(not FAKE_GCS, reason="fake-gcs-server not running (scripts/emulators.sh start)")
+def test_gs_buckets_pass_the_generation_through(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "ver-gs-" + secrets.token_hex(4)
+    made = request("POST", f"{FAKE_GCS}/storage/v1/b?project=test",
+                   body=json.dumps({"name": name, "versioning": {"enabled": True}}).encode(),
+                   headers={"Content-Type": "application/json"})
+    assert made.status == 200, made.body[:300]
+    token = secrets.token_urlsafe(32)
+    (tmp_path / "admin.key").write_text(token + "\n")
+    (tmp_path / "storage.rules").write_text(ALLOW_ALL_RULES)
+    signing_key_file(tmp_path / "signing.key", "k1")
+    server = Server(workdir=tmp_path, name="versioning-gs", env={"STORAGE_EMULATOR_HOST": FAKE_GCS},
+                    args=["--bucket", f"{name}=gs://{name}", "--rules", str(tmp_path / "storage.rules"),
+                          "--signing-key", str(tmp_path / "signing.key"), "--admin-key",
+                          str(tmp_path / "admin.key")]).start()
+    try:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.url)
+        client = storage.Client(project=PROJECT, credentials=google.oauth2.credentials.Credentials(token=token))
+        bucket = client.bucket(name)
+        blob = bucket.blob("g.txt")
+        blob.upload_from_string(b"first", retry=None, timeout=20)
+        first = blob.generation
+        blob.upload_from_string(b"second", retry=None, timeout=20)
+        old = bucket.get_blob("g.txt", generation=first, retry=None, timeout=20)
+        assert old is not None and old.generation == first and old.time_deleted is not None
+        assert old.download_as_bytes(retry=None, timeout=20) == b"first"
+        listed = [(b.name, b.generation) for b in client.list_blobs(bucket, versions=True, retry=None, timeout=20)]
+        assert listed == [("g.txt", first), ("g.txt", blob.generation)]
+        assert bucket.get_blob("g.txt", generation=first + 1, retry=None, timeout=20) is None
+        restored = bucket.copy_blob(bucket.blob("g.txt"), bucket, "g.txt", source_generation=first, retry=None,
+                                    timeout=20)
+        assert restored.generation > blob.generation
+        assert bucket.blob("g.txt").download_as_bytes(retry=None, timeout=20) == b"first"
+        # Deleting by generation is passed through as well; fake-gcs-server ignores `generation` on DELETE, so
+        # what it then keeps is the emulator's business and is not asserted here.
+    finally:
+        server.stop(timeout=10)
+        server.kill()
