@@ -75,6 +75,12 @@ def test_overwrite_keeps_the_previous_generation_addressable(client: storage.Cli
     assert listed == [("doc.txt", first, True), ("doc.txt", second, False)]
     assert [b.generation for b in client.list_blobs(bucket, retry=None, timeout=20)] == [second]
 
+    # A compose source may name a noncurrent generation.
+    joined = bucket.blob("joined.txt")
+    joined.compose([bucket.blob("doc.txt", generation=first), bucket.blob("doc.txt", generation=second)],
+                   retry=None, timeout=20)
+    assert joined.download_as_bytes(retry=None, timeout=20) == b"firstsecond"
+
 
 def test_delete_keeps_a_noncurrent_generation_and_delete_by_generation_removes_it(client: storage.Client) -> None:
     bucket = versioned_bucket(client)
