@@ -73,6 +73,7 @@ public enum ObjectResource {
         w.string("contentLanguage", m.contentLanguage)
         w.string("cacheControl", m.cacheControl)
         w.timestamp("customTime", m.customTime)
+        w.timestamp("timeDeleted", m.timeDeleted)
         w.stringMap("metadata", m.customMetadata, joined: (ObjectMetadata.downloadTokensKey, m.downloadTokens))
     }
 }

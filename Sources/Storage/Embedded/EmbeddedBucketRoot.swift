@@ -96,7 +96,7 @@ public final class EmbeddedBucketRoot: BucketProvisioning {
         try await store.writer.run { (db) throws(StorageError) in
             try db.transaction(immediate: true) { () throws(StorageError) in
                 guard try Self.fetch(db, name) != nil else { throw .bucketNotFound(name) }
-                for table in ["objects", "staging"] {
+                for table in ["objects", "noncurrent_objects", "staging"] {
                     let used = try db.statement("SELECT 1 FROM \(table) WHERE bucket = ?1 LIMIT 1")
                     try used.bind(1, name)
                     if try used.step() { throw .conflict("The bucket you tried to delete is not empty.") }
