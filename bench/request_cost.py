@@ -3,6 +3,7 @@
 
     bench/request_cost.py --binary before=/path/a --binary after=/path/b [--rounds 3] [--seconds 5]
                           [--scenarios S2 S3 S13 S14] [--allocations]
+                          [--gateway-env LABEL:KEY=VALUE ...] [--otlp-sink LABEL ...]
 
 Each binary serves the S2 (metadata GET + JWT + rules) and S3 (4 KiB alt=media + JWT + rules) objects of
 `bench.py` from a gateway started exactly as `bench.py` starts it; S13/S14 request the same two objects through
@@ -16,17 +17,27 @@ flips every round), each run is `wrk -t2 -c64`, and a run's figures are:
   the count is read before and after the run (SIGUSR2). The preload slows every allocation a little, so
   CPU figures of a run with `--allocations` are not comparable to runs without it.
 
+Labels name gateways, not files: one binary may serve under several labels with different settings.
+`--gateway-env LABEL:KEY=VALUE` sets an environment variable for that gateway only; `--otlp-sink LABEL` points
+that gateway's `PORTCULLIS_OTLP_ENDPOINT` at a collector started here that accepts every OTLP export and discards
+it (counting exports and bytes, printed at the end). Tracing off against 1 % sampling, same binary, same run:
+
+    bench/request_cost.py --binary off=.build/release/portcullis --binary traced=.build/release/portcullis \
+        --otlp-sink traced --gateway-env traced:PORTCULLIS_TRACE_SAMPLE_RATIO=0.01
+
 Prints one line per run and the medians per binary and scenario, with ratios to the first binary.
 """
 from __future__ import annotations
 
 import argparse
+import http.server
 import os
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -43,12 +54,43 @@ def build_shim(workdir: Path) -> Path:
     return shim
 
 
+class DiscardingCollector:
+    """An OTLP/HTTP collector that answers 200 to every `POST /v1/traces` and keeps nothing but counts."""
+
+    def __init__(self) -> None:
+        self.exports = 0
+        self.bytes = 0
+        collector = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                self.rfile.read(length)
+                collector.exports += 1
+                collector.bytes += length
+                self.send_response(200 if self.path == "/v1/traces" else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
 class Gateway:
-    def __init__(self, label: str, binary: str, workdir: Path, keys: bench.KeySet, shim: Path | None) -> None:
+    def __init__(self, label: str, binary: str, workdir: Path, keys: bench.KeySet, shim: Path | None,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.label = label
         self.counts = workdir / "alloc-counts.txt"
-        env = {"LD_PRELOAD": str(shim), "ALLOC_COUNT_FILE": str(self.counts)} if shim else None
-        self.server = bench.Portcullis(binary, workdir, keys, env=env)
+        env = {"LD_PRELOAD": str(shim), "ALLOC_COUNT_FILE": str(self.counts)} if shim else {}
+        env.update(extra_env or {})
+        self.server = bench.Portcullis(binary, workdir, keys, env=env or None)
         self.auth: dict[str, str] = {}
 
     def start(self, token: str) -> None:
@@ -102,7 +144,24 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--allocations", action="store_true", help="count heap allocations (slower runs)")
+    parser.add_argument("--gateway-env", action="append", default=[], metavar="LABEL:KEY=VALUE",
+                        help="an environment variable for one gateway (repeatable)")
+    parser.add_argument("--otlp-sink", action="append", default=[], metavar="LABEL",
+                        help="export that gateway's spans to a discarding collector started here (repeatable)")
     args = parser.parse_args()
+    labels = [spec.partition("=")[0] for spec in args.binary]
+    extra_env: dict[str, dict[str, str]] = {label: {} for label in labels}
+    for spec in args.gateway_env:
+        label, _, assignment = spec.partition(":")
+        key, equals, value = assignment.partition("=")
+        if label not in extra_env or not equals or not key:
+            parser.error(f"--gateway-env {spec}: expected LABEL:KEY=VALUE with a LABEL of --binary")
+        extra_env[label][key] = value
+    collector = DiscardingCollector() if args.otlp_sink else None
+    for label in args.otlp_sink:
+        if label not in extra_env:
+            parser.error(f"--otlp-sink {label}: not a label of --binary")
+        extra_env[label]["PORTCULLIS_OTLP_ENDPOINT"] = collector.url
 
     workdir = Path(tempfile.mkdtemp(prefix="pc-cost-"))
     workdir.chmod(0o755)
@@ -113,7 +172,7 @@ def main() -> int:
     for spec in args.binary:
         label, _, path = spec.partition("=")
         (workdir / label).mkdir()
-        gateways.append(Gateway(label, path, workdir / label, keys, shim))
+        gateways.append(Gateway(label, path, workdir / label, keys, shim, extra_env[label]))
     results: dict[tuple[str, str], list[tuple[float, float | None, float]]] = {}
     try:
         for gateway in gateways:
@@ -142,6 +201,8 @@ def main() -> int:
             text = f", {statistics.median(allocs):.1f} allocations/req" if allocs else ""
             print(f"{scenario} {gateway.label}: {cpu:.1f} CPU µs/req ({cpu / base:.2f}× {first}){text}, "
                   f"{rate:,.0f} req/s")
+    if collector:
+        print(f"\nOTLP sink: {collector.exports} exports, {collector.bytes:,} bytes")
     return 0
 
 

@@ -90,13 +90,13 @@ if ((have_release)); then
     # The web console in headless Chromium (Selenium: its own venv).
     step console "$results/console.xml" -- \
         .venv-browser/bin/pytest "${pytest_common[@]}" tests/blackbox/console --junitxml="$results/console.xml"
-    # Both event-loop drivers pass the same tests (DESIGN §3): the suites above ran on the platform's default
+    # Both event-loop drivers pass the same tests (docs/architecture.md): the suites above ran on the platform's default
     # (epoll on Linux); the ones that exercise the connection layer from outside run again on Dispatch.
     if [[ "$(uname -s)" == Linux ]]; then
         step blackbox-dispatch "$results/blackbox-dispatch.xml" -- \
             env PC_EVENT_LOOP=dispatch .venv-tools/bin/pytest "${pytest_common[@]}" \
             tests/blackbox/test_malformed_http.py tests/blackbox/test_connection_churn.py \
-            tests/blackbox/test_v0_conformance.py tests/blackbox/test_scaleout.py \
+            tests/blackbox/test_v0_conformance.py tests/blackbox/test_scaleout.py tests/blackbox/test_tls.py \
             --junitxml="$results/blackbox-dispatch.xml"
     fi
 else

@@ -1,7 +1,7 @@
 import Crypto
 public import PortcullisCore
 
-/// Turns an `Authorization` header into a `Principal` (DESIGN §1 "Authenticate").
+/// Turns an `Authorization` header into a `Principal` (docs/architecture.md).
 ///
 /// No header → nil (anonymous; the rules decide). The admin key in either scheme (`Bearer <key>` or
 /// `Firebase <key>`, which pyrebase and its forks send) → `Principal.admin` (constant-time comparison of SHA-256

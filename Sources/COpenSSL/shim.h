@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h>
+#include <errno.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/hmac.h>
@@ -19,6 +21,7 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 #include <openssl/decoder.h>
+#include <openssl/ssl.h>
 
 /// Copies the oldest queued OpenSSL error text of this thread into `buf` and clears the queue.
 /// Returns 0 when the queue was empty.
@@ -34,10 +37,10 @@ static inline void pc_err_clear(void) { ERR_clear_error(); }
 
 // MARK: - Digests and MACs
 
-/// 0 = SHA-256, 1 = MD5, 2 = SHA-384, 3 = SHA-512. Fetched by the caller once and kept for the process.
+/// 0 = SHA-256, 1 = MD5, 2 = SHA-384, 3 = SHA-512, 4 = SHA-1 (only for HMAC-SHA1, which V2 signed URLs use). Fetched by the caller once and kept for the process.
 static inline EVP_MD *pc_md_fetch(int which) {
-    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512" };
-    if (which < 0 || which > 3) return NULL;
+    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512", "SHA1" };
+    if (which < 0 || which > 4) return NULL;
     return EVP_MD_fetch(NULL, names[which], NULL);
 }
 
@@ -59,8 +62,8 @@ static inline EVP_MAC *pc_mac_fetch_hmac(void) { return EVP_MAC_fetch(NULL, "HMA
 
 /// Initialises an HMAC context for digest `which` (see pc_md_fetch) with `key`. Returns 1 on success.
 static inline int pc_hmac_init(EVP_MAC_CTX *ctx, int which, const unsigned char *key, size_t keylen) {
-    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512" };
-    if (which < 0 || which > 3) return 0;
+    static const char *const names[] = { "SHA256", "MD5", "SHA384", "SHA512", "SHA1" };
+    if (which < 0 || which > 4) return 0;
     static const unsigned char empty = 0;
     OSSL_PARAM params[2];
     params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)names[which], 0);
@@ -225,6 +228,145 @@ static inline int pc_ecdsa_raw_to_der(const unsigned char *raw, int width, unsig
     len = i2d_ECDSA_SIG(sig, &p);
     ECDSA_SIG_free(sig);
     return len;
+}
+
+// MARK: - TLS server (libssl)
+
+/// Picks `http/1.1` when the client offers it; a client offering only other protocols gets no ALPN answer
+/// (rather than a failed handshake), and then speaks HTTP/1.1 or fails on its own.
+static int pc_tls_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                              const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    static const unsigned char wanted[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    unsigned char *selected = NULL;
+    if (SSL_select_next_proto(&selected, outlen, wanted, sizeof wanted, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/// A server context with the certificate chain (PEM, leaf first) and private key (PEM) given, and modern
+/// defaults: TLS 1.2 minimum (1.3 preferred by the protocol itself), forward-secret AEAD suites only for 1.2,
+/// server cipher preference, no compression, no renegotiation, ALPN `http/1.1`, partial writes. NULL on
+/// failure, with the reason in `err` (OpenSSL's text; never key material).
+static inline SSL_CTX *pc_tls_server_ctx_new(const unsigned char *cert, size_t certlen,
+                                             const unsigned char *key, size_t keylen, char *err, size_t errlen) {
+    if (err != NULL && errlen > 0) err[0] = 0;
+    if (certlen > 0x7fffffff || keylen > 0x7fffffff) { snprintf(err, errlen, "file too large"); return NULL; }
+    ERR_clear_error();
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    BIO *bio = NULL;
+    X509 *leaf = NULL;
+    EVP_PKEY *pkey = NULL;
+    const char *what = "cannot create a TLS context";
+    if (ctx == NULL) goto fail;
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) goto fail;
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                             SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                          SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) goto fail;
+    SSL_CTX_set_alpn_select_cb(ctx, pc_tls_alpn_select, NULL);
+
+    what = "no certificate in the certificate file";
+    bio = BIO_new_mem_buf(cert, (int)certlen);
+    if (bio == NULL) goto fail;
+    leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+    if (leaf == NULL) goto fail;
+    what = "the certificate is not usable";
+    if (SSL_CTX_use_certificate(ctx, leaf) != 1) goto fail;
+    for (;;) {
+        X509 *extra = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+        if (extra == NULL) break;
+        if (SSL_CTX_add0_chain_cert(ctx, extra) != 1) { X509_free(extra); goto fail; }
+    }
+    ERR_clear_error();  // the end of the PEM text is reported as an error
+    BIO_free(bio);
+
+    what = "no private key in the key file";
+    bio = BIO_new_mem_buf(key, (int)keylen);
+    if (bio == NULL) goto fail;
+    pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    if (pkey == NULL) goto fail;
+    what = "the private key does not match the certificate or is not usable";
+    if (SSL_CTX_use_PrivateKey(ctx, pkey) != 1) goto fail;
+    what = "the private key does not match the certificate";
+    if (SSL_CTX_check_private_key(ctx) != 1) goto fail;
+    BIO_free(bio);
+    X509_free(leaf);
+    EVP_PKEY_free(pkey);
+    ERR_clear_error();
+    return ctx;
+fail:
+    if (err != NULL && errlen > 0) {
+        unsigned long code = ERR_peek_last_error();
+        if (code != 0) {
+            char detail[200];
+            ERR_error_string_n(code, detail, sizeof detail);
+            snprintf(err, errlen, "%s (%s)", what, detail);
+        } else {
+            snprintf(err, errlen, "%s", what);
+        }
+    }
+    ERR_clear_error();
+    BIO_free(bio);
+    X509_free(leaf);
+    EVP_PKEY_free(pkey);
+    SSL_CTX_free(ctx);
+    return NULL;
+}
+
+/// A server session reading and writing the socket `fd` directly (the handshake runs inside the first reads).
+static inline SSL *pc_tls_session_new(SSL_CTX *ctx, int fd) {
+    SSL *ssl = SSL_new(ctx);
+    if (ssl == NULL) return NULL;
+    if (SSL_set_fd(ssl, fd) != 1) { SSL_free(ssl); return NULL; }
+    SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+/// Outcome codes of pc_tls_read/pc_tls_write: >0 bytes; these otherwise.
+/// PC_TLS_PLAIN_HTTP: the peer sent a plain HTTP request line where a TLS record belongs.
+enum { PC_TLS_WANT_READ = -1, PC_TLS_WANT_WRITE = -2, PC_TLS_CLOSED = -3, PC_TLS_FAILED = -4, PC_TLS_PLAIN_HTTP = -5 };
+
+static inline int pc_tls_outcome(SSL *ssl, int n, char *err, size_t errlen) {
+    if (n > 0) return n;
+    int code = SSL_get_error(ssl, n);
+    switch (code) {
+    case SSL_ERROR_WANT_READ: return PC_TLS_WANT_READ;
+    case SSL_ERROR_WANT_WRITE: return PC_TLS_WANT_WRITE;
+    case SSL_ERROR_ZERO_RETURN: ERR_clear_error(); return PC_TLS_CLOSED;
+    default: {
+        unsigned long e = ERR_get_error();
+        if (e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL && ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST) {
+            ERR_clear_error();
+            return PC_TLS_PLAIN_HTTP;
+        }
+        if (e != 0) ERR_error_string_n(e, err, errlen);
+        else if (code == SSL_ERROR_SYSCALL) snprintf(err, errlen, "socket error (errno %d)", errno);
+        else snprintf(err, errlen, "TLS error %d", code);
+        ERR_clear_error();
+        return PC_TLS_FAILED;
+    }
+    }
+}
+
+static inline int pc_tls_read(SSL *ssl, void *buf, size_t len, char *err, size_t errlen) {
+    ERR_clear_error();
+    int n = SSL_read(ssl, buf, len > 0x7fffffff ? 0x7fffffff : (int)len);
+    return pc_tls_outcome(ssl, n, err, errlen);
+}
+
+static inline int pc_tls_write(SSL *ssl, const void *buf, size_t len, char *err, size_t errlen) {
+    ERR_clear_error();
+    int n = SSL_write(ssl, buf, len > 0x7fffffff ? 0x7fffffff : (int)len);
+    return pc_tls_outcome(ssl, n, err, errlen);
+}
+
+/// Sends close_notify once if the handshake is done; never waits for the peer's.
+static inline void pc_tls_shutdown(SSL *ssl) {
+    if (SSL_is_init_finished(ssl)) { (void)SSL_shutdown(ssl); }
+    ERR_clear_error();
 }
 
 #endif

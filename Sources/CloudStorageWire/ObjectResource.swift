@@ -1,7 +1,7 @@
 public import PortcullisCore
 
 /// The Cloud Storage JSON API object resource (`storage#object`), rendered from `ObjectMetadata`: the shape the
-/// JSON API surface answers with, and the body of change events (DESIGN §11). It lives in this wire target,
+/// JSON API surface answers with, and the body of change events (docs/events.md). It lives in this wire target,
 /// below both, so the surface and the events share one field list; the service never renders it.
 ///
 /// Numbers that GCS sends as strings (`generation`, `metageneration`, `size`) are strings; timestamps are

@@ -2,7 +2,7 @@ import CloudStorageWire
 public import PortcullisCore
 import Synchronization
 
-/// Change-event delivery for one process (DESIGN §11): one dispatcher per embedded outbox (events the
+/// Change-event delivery for one process (docs/events.md): one dispatcher per embedded outbox (events the
 /// backends recorded in their commit transactions) and one over an in-memory ledger (events of upstream
 /// buckets, published by the service after their commits). It is the service's `ChangeEventSink`.
 public final class EventDelivery: ChangeEventSink {
@@ -22,7 +22,8 @@ public final class EventDelivery: ChangeEventSink {
     public init(
         webhooks: [Webhook], outboxes: [any EventLedger], transport: any WebhookTransport,
         signer: EventSigner?, registry: MetricsRegistry, logger: Logger, policy: RetryPolicy = .standard,
-        clock: any EventClock = SystemEventClock(), memoryCapacity: Int = 10_000
+        clock: any EventClock = SystemEventClock(), memoryCapacity: Int = 10_000,
+        traces: (any TraceRoots)? = nil
     ) {
         self.webhooks = webhooks
         self.clock = clock
@@ -42,12 +43,12 @@ public final class EventDelivery: ChangeEventSink {
         }
         memoryDispatcher = EventDispatcher(
             ledger: memory, webhooks: webhooks, transport: transport, signer: signer,
-            policy: policy, clock: clock, metrics: metrics, logger: logger)
+            policy: policy, clock: clock, metrics: metrics, logger: logger, traces: traces)
         outboxDispatchers = outboxes.map {
             EventDispatcher(
                 ledger: $0, webhooks: webhooks, transport: transport, signer: signer, policy: policy,
                 clock: clock, metrics: metrics, logger: logger,
-                settings: EventDispatcher.Settings(pollInterval: Self.outboxPollInterval))
+                settings: EventDispatcher.Settings(pollInterval: Self.outboxPollInterval), traces: traces)
         }
         box.dispatchers = [memoryDispatcher] + outboxDispatchers
     }

@@ -2,7 +2,7 @@ public import PortcullisCore
 import Rules
 public import Storage
 
-/// The wire-neutral storage service (DESIGN §1): everything between decoding a request and encoding its
+/// The wire-neutral storage service (docs/architecture.md): everything between decoding a request and encoding its
 /// response, once, for every API surface.
 ///
 /// It works on typed values — object paths, conditions, attribute sets, byte streams, sealed capabilities as
@@ -38,6 +38,8 @@ public final class StorageService: Sendable {
         let inPlace: (any InPlaceReads)?
         /// Moves in one transaction, when the backend offers them.
         let renames: (any AtomicRenames)?
+        /// The backend as one that can carry a request's trace upstream, when it calls an upstream.
+        let traceable: (any UpstreamTraced)?
 
         /// What `backend` can do, found once through the protocols it adopts.
         init(name: String, backend: any StorageBackend) {
@@ -48,6 +50,14 @@ public final class StorageService: Sendable {
             readsAreLocal = backend is any LocalReads
             inPlace = backend as? any InPlaceReads
             renames = backend as? any AtomicRenames
+            traceable = backend as? any UpstreamTraced
+        }
+
+        /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
+        /// no trace): every upstream call the operation makes then carries the request's trace.
+        func bound(to trace: Trace?) -> Bucket {
+            guard let trace, let traceable else { return self }
+            return Bucket(name: name, backend: traceable.traced(by: trace))
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
@@ -103,6 +113,11 @@ public final class StorageService: Sendable {
         return bucket
     }
 
+    /// The bucket, with its backend bound to the request's trace (`Bucket.bound(to:)`).
+    func bucket(_ name: String, _ context: RequestContext) throws(ServiceError) -> Bucket {
+        try bucket(name).bound(to: context.trace)
+    }
+
     /// Configured buckets first (no lock on that path), then the created ones.
     private func lookup(_ name: ExactString) -> Bucket? {
         if let bucket = buckets[name] { return bucket }
@@ -114,13 +129,21 @@ public final class StorageService: Sendable {
         do { return try ObjectPath(bucket: bucket, name: name) } catch { throw ServiceError(error) }
     }
 
-    /// Runs a storage call, adding its duration to the request's upstream time and converting its error.
-    func storage<T>(_ context: RequestContext, _ body: () async throws(StorageError) -> T) async throws(ServiceError)
-        -> T
+    /// Runs a storage call, adding its duration to the request's upstream time and converting its error. On a
+    /// recorded trace the call is a span named `span` (`storage.read`, `storage.commit`, …).
+    func storage<T>(_ context: RequestContext, _ span: String, _ body: () async throws(StorageError) -> T)
+        async throws(ServiceError) -> T
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
-        do { return try await body() } catch { throw ServiceError(error) }
+        var traced = context.trace?.startSpan(span)
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            traced?.end()
+        }
+        do { return try await body() } catch {
+            traced?.setError(error.description)
+            throw ServiceError(error)
+        }
     }
 
     /// The current metadata, or nil when the object does not exist (any other failure is thrown).
@@ -128,7 +151,11 @@ public final class StorageService: Sendable {
         -> ObjectMetadata?
     {
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        let span = context.trace?.startSpan("storage.lookup")
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            span?.end()
+        }
         do {
             return try await bucket.metadata(of: object, context.inPlacePermit)
         } catch .notFound {
@@ -139,7 +166,7 @@ public final class StorageService: Sendable {
     }
 }
 
-/// The service's settings, from the configuration contract (DESIGN §6). Built by the executable.
+/// The service's settings, from the configuration contract (docs/configuration.md). Built by the executable.
 public struct ServiceConfiguration: Sendable {
     /// Upload size ceiling (`--max-object-bytes`).
     public var maxObjectBytes: Int64

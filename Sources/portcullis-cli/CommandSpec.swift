@@ -56,13 +56,19 @@ struct CommandSpec: Sendable {
 }
 
 extension CommandSpec {
+    static let recursive = OptionSpec(
+        names: ["--recursive", "-r", "-R"], valueName: nil, help: "every object under the prefix")
+
     static let list = CommandSpec(
-        name: "ls", synopsis: "[--page-size N] gs://BUCKET/PREFIX/",
+        name: "ls", synopsis: "[-r] [--page-size N] gs://BUCKET/PREFIX/",
         summary: "List one folder: its subfolders (ending in /), then its objects.",
-        details:
-            "Every page is fetched unless --page-size asks for one page; a further page's token is printed as a comment.",
+        details: """
+            Every page is fetched unless --page-size asks for one page; a further page's token is printed as a comment.
+            With -r every object under the prefix is listed, one gs:// URL a line, folders walked depth first.
+            """,
         options: [
-            OptionSpec(names: ["--page-size"], valueName: "N", help: "list one page of at most N entries (1-1000)")
+            recursive,
+            OptionSpec(names: ["--page-size"], valueName: "N", help: "list one page of at most N entries (1-1000)"),
         ],
         operands: .none)
     static let stat = CommandSpec(
@@ -76,16 +82,42 @@ extension CommandSpec {
         ],
         operands: .none)
     static let copy = CommandSpec(
-        name: "cp", synopsis: "[--recursive] SRC DST",
-        summary: "Upload (local path → gs://) or download (gs:// → local path).",
-        details:
-            "Ends with one line: the destination, its size in bytes, and for uploads the MD5 the server computed.\nWith --recursive SRC is a local directory uploaded under the gs:// folder DST.",
-        options: [OptionSpec(names: ["--recursive", "-r"], valueName: nil, help: "upload a directory tree")],
+        name: "cp", synopsis: "[-r] [-H 'NAME: VALUE']... SRC DST",
+        summary: "Upload (local path → gs://) or download (gs:// → local path); `-` is stdin or stdout.",
+        details: """
+            An upload ends with one line: the destination, its size in bytes and the MD5 the server computed; a
+            download with the local path and its size (nothing when DST is `-`, where the bytes go to stdout).
+            Content-Type comes from --header, else from the file name's extension (.txt text/plain, .json
+            application/json, .png image/png, …), else application/octet-stream. SRC `-` uploads stdin.
+            With -r, SRC is a local directory uploaded under the gs:// folder DST, or a gs:// folder downloaded
+            into the local directory DST (created when missing), one line per file.
+            """,
+        options: [
+            OptionSpec(names: ["--recursive", "-r", "-R"], valueName: nil, help: "copy a directory tree or a folder"),
+            OptionSpec(
+                names: ["--header", "-H"], valueName: "'NAME: VALUE'",
+                help:
+                    "upload metadata: Content-Type, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, x-goog-meta-KEY (repeatable)",
+                repeatable: true),
+        ],
         operands: .files)
     static let remove = CommandSpec(
-        name: "rm", synopsis: "gs://BUCKET/OBJECT ...",
-        summary: "Delete objects, in order; stops at the first failure.",
-        details: "", options: [], operands: .none)
+        name: "rm", synopsis: "[-r] gs://BUCKET/OBJECT ...",
+        summary: "Delete objects, in order, printing `removed URL` for each; stops at the first failure.",
+        details: "With -r each URL is a prefix and every object under it is removed (a prefix with none is not found).",
+        options: [recursive], operands: .none)
+    static let mirror = CommandSpec(
+        name: "mirror", synopsis: "gs://SRC_BUCKET[/PREFIX] gs://DST_BUCKET[/PREFIX]",
+        summary: "Copy every object under SRC to DST, keeping metadata and download tokens; resumable.",
+        details: """
+            Works between any two buckets the gateway serves (say an existing Firebase project's gs:// bucket and
+            an embedded or s3:// one). An object whose copy already exists at DST with the same MD5 is skipped,
+            so running it again after an interruption copies only what is missing or changed. Download tokens are
+            kept only when the caller may set them: use --admin-key.
+            On a terminal a progress bar is drawn; otherwise one line per object (`copied`, `skipped`, `failed`).
+            Ends with a summary: copied, skipped and failed objects, bytes copied, seconds. Exit 1 if any failed.
+            """,
+        options: [], operands: .none)
     static let url = CommandSpec(
         name: "url", synopsis: "[--signed [--expires SECONDS]] gs://BUCKET/OBJECT",
         summary: "Print the object's download URL (a token URL), or an expiring signed URL.",
@@ -125,7 +157,7 @@ extension CommandSpec {
         details: "", options: [], operands: .commands)
 
     /// Every command, in the order the overview lists them.
-    static var all: [CommandSpec] { [list, stat, copy, remove, url, setMetadata, completion, helpCommand] }
+    static var all: [CommandSpec] { [list, stat, copy, remove, mirror, url, setMetadata, completion, helpCommand] }
 
     static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }
 
@@ -152,18 +184,19 @@ extension CommandSpec {
         OptionSpec(names: ["--version", "-V"], valueName: nil, help: "print the version and exit"),
     ]
 
-    /// `portcullis-cli --help`.
+    /// `portcullis-cli --help`: one line per command; `help COMMAND` or `COMMAND --help` has the long form.
     static var overview: String {
         var text = "usage: portcullis-cli [GLOBAL OPTIONS] COMMAND [ARGS...]\n\nCommands:\n"
+        let width = all.map(\.name.count).max() ?? 0
         for command in all {
-            let head = "\(command.name) \(command.synopsis)"
-            text += "  \(head)\n      \(command.summary)\n"
+            text += "  \(command.name)" + String(repeating: " ", count: width - command.name.count + 2)
+            text += "\(command.summary)\n"
         }
-        text += "\nGlobal options:\n"
+        text += "\nGlobal options (before or after the command):\n"
         for option in globalOptions { text += optionLine(option) }
         text += """
 
-            `portcullis-cli COMMAND --help` prints a command's usage.
+            `portcullis-cli help COMMAND` (or `COMMAND --help`) prints a command's usage.
             Exit status: 0 success, 1 failure (the server refused, a network or file error), 2 usage error.
 
             """

@@ -11,13 +11,16 @@ import StorageClient
 struct PortcullisCLI {
     static func main() async {
         var args = Array(CommandLine.arguments.dropFirst())
-        let globals = GlobalOptions.parse(&args, environment: ProcessInfo.processInfo.environment)
+        var globalArguments = GlobalOptions.leading(&args)
         guard let name = args.first else {
+            _ = GlobalOptions.parse(&globalArguments, environment: [:])
             FileHandle.standardError.write(Data(CommandSpec.overview.utf8))
             exit(2)
         }
         args.removeFirst()
         guard let spec = CommandSpec.named(name) else { CLIExit.usage("unknown command \(name)") }
+        globalArguments += GlobalOptions.trailing(&args, for: spec)
+        let globals = GlobalOptions.parse(&globalArguments, environment: ProcessInfo.processInfo.environment)
         let parsed = ArgumentParser.parse(args, for: spec)
 
         // Commands that need no server.
@@ -50,6 +53,8 @@ struct PortcullisCLI {
         }
         do {
             try await Commands.run(spec, parsed, storage)
+        } catch let failure as TargetedFailure {
+            CLIExit.failure(failure.line)
         } catch let error as StorageError {
             CLIExit.failure(Self.describe(error))
         } catch {
@@ -76,6 +81,55 @@ struct GlobalOptions {
     var adminKeyFile: String?
     var scheme = "Firebase"
     var retrySeconds: Double = 10
+
+    /// Global options that take a value, by every name.
+    static var valued: [String] { CommandSpec.globalOptions.filter { $0.valueName != nil }.flatMap(\.names) }
+
+    /// Removes and returns the options before the command name (with their values).
+    static func leading(_ args: inout [String]) -> [String] {
+        var taken: [String] = []
+        while let first = args.first, first.hasPrefix("-"), first != "-" {
+            taken.append(args.removeFirst())
+            let (name, inline) = ArgumentParser.split(first)
+            if inline == nil, valued.contains(name), !args.isEmpty { taken.append(args.removeFirst()) }
+        }
+        return taken
+    }
+
+    /// Removes and returns the global options given after the command (`cp a gs://b/x --server URL`, as aws-cli
+    /// takes them), except names the command itself defines; `--` ends the scan.
+    static func trailing(_ args: inout [String], for spec: CommandSpec) -> [String] {
+        var taken: [String] = []
+        var kept: [String] = []
+        var index = 0
+        while index < args.count {
+            let argument = args[index]
+            index += 1
+            if argument == "--" {
+                kept += args[(index - 1)...]
+                break
+            }
+            let (name, inline) = ArgumentParser.split(argument)
+            let own = spec.options.contains { $0.names.contains(name) } || CommandSpec.help.names.contains(name)
+            guard argument.hasPrefix("--"), !own, valued.contains(name) else {
+                kept.append(argument)
+                if let option = spec.options.first(where: { $0.names.contains(name) }), option.valueName != nil,
+                    inline == nil, index < args.count
+                {
+                    kept.append(args[index])
+                    index += 1
+                }
+                continue
+            }
+            taken.append(argument)
+            if inline == nil, index < args.count {
+                taken.append(args[index])
+                index += 1
+            }
+        }
+        args = kept
+        return taken
+    }
 
     /// Consumes the global options at the front of `args` (up to the command name); `--help` and `--version`
     /// print and exit 0, a bad option exits 2.

@@ -12,7 +12,7 @@ enum AuthenticationFactory {
     static func make(
         config: GatewayConfiguration, secrets: ServeSecrets, client: UpstreamClient,
         registry: MetricsRegistry, logger: Logger,
-        keysAttempted: StartupGate
+        keysAttempted: StartupGate, traces: any TraceRoots
     ) -> GatewayAuthentication {
         var configuration: AuthConfiguration
         var keySpec = config.jwtKeys
@@ -35,7 +35,8 @@ enum AuthenticationFactory {
 
         var keySource: KeySource?
         if let keySpec {
-            keySource = KeySource.from(spec: keySpec, fetcher: KeyFetcher.make(client: client), logger: logger)
+            keySource = KeySource.from(
+                spec: keySpec, fetcher: KeyFetcher.make(client: client, traces: traces), logger: logger)
         }
         if keySource == nil && configuration.hmacSecret == nil {
             logger.warning(

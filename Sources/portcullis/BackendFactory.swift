@@ -3,7 +3,7 @@ import PortcullisCore
 import Storage
 import Upstream
 
-/// One `StorageBackend` per configured bucket, chosen by URL scheme (DESIGN §4). Failures exit with status 2.
+/// One `StorageBackend` per configured bucket, chosen by URL scheme (docs/configuration.md). Failures exit with status 2.
 enum BackendFactory {
     static func make(config: GatewayConfiguration, client: UpstreamClient, logger: Logger)
         -> [String: any StorageBackend]

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `portcullis events list --dir DIR [--dead]` and `portcullis events redeliver --dir DIR ID…`: the embedded
-/// outbox for operators (DESIGN §11). Works while servers run on the directory.
+/// outbox for operators (docs/events.md). Works while servers run on the directory.
 enum EventsCommand {
     static let help = """
         portcullis events list --dir DIR [--dead]

@@ -4,13 +4,13 @@ import PortcullisCore
 import Storage
 import Upstream
 
-/// Builds change-event delivery for `serve` from the configuration (DESIGN §11): one dispatcher per embedded
+/// Builds change-event delivery for `serve` from the configuration (docs/events.md): one dispatcher per embedded
 /// directory's outbox (buckets sharing a directory share it) and an in-memory queue for gs:// and s3://
 /// buckets. Nil when no webhook is configured: then nothing is recorded at all.
 enum EventsWiring {
     static func make(
         config: GatewayConfiguration, secret: [UInt8]?, backends: [String: any StorageBackend],
-        client: UpstreamClient, registry: MetricsRegistry, logger: Logger
+        client: UpstreamClient, registry: MetricsRegistry, logger: Logger, traces: any TraceRoots
     ) -> EventDelivery? {
         guard !config.eventWebhooks.isEmpty else { return nil }
         if secret == nil {
@@ -39,6 +39,6 @@ enum EventsWiring {
         return EventDelivery(
             webhooks: config.eventWebhooks, outboxes: outboxes,
             transport: UpstreamWebhookTransport(client: client),
-            signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger)
+            signer: secret.map { EventSigner(secret: $0) }, registry: registry, logger: logger, traces: traces)
     }
 }

@@ -1,6 +1,11 @@
 import Gateway
 
-/// `--help` output, generated from `ConfigurationOption.all` so it always lists every option.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `portcullis --help` (one line per command) and the long help of `serve` (generated from
+/// `ConfigurationOption.all`, so it always lists every option); other commands keep theirs beside their code.
 enum HelpText {
     static let usage = """
         portcullis — a self-hosted gateway speaking the Cloud Storage for Firebase REST protocol
@@ -16,14 +21,26 @@ enum HelpText {
           portcullis events redeliver --dir DIR ID...     retry dead-lettered events
           portcullis service-account create NAME (--admin | --uid U [--claims JSON]) [OPTIONS]
                                                           issue a service-account key file
-          portcullis --help | --version
+          portcullis help [COMMAND] | --help | --version
 
+        `portcullis help COMMAND` (or `portcullis COMMAND --help`) prints a command's options in full.
         Exit status: 0 success, 1 failed check or test, 2 usage or configuration error.
         """
 
-    static var full: String {
-        usage + "\n\n" + serve + "\n" + TokenCommand.help + "\n" + EventsCommand.help + "\n"
-            + ServiceAccountCommand.help
+    /// `portcullis help [COMMAND]`: the overview, or one command's long help; an unknown topic exits 2.
+    static func printTopic(_ topic: String?) -> Never {
+        switch topic {
+        case nil: Terminal.print(usage)
+        case "serve"?: Terminal.print(serve)
+        case "rules"?: Terminal.print(RulesCommand.help)
+        case "token"?: Terminal.print(TokenCommand.help)
+        case "events"?: Terminal.print(EventsCommand.help)
+        case "service-account"?: Terminal.print(ServiceAccountCommand.help)
+        case let other?:
+            Terminal.fail(
+                "help: unknown command \"\(other)\" (commands: serve, rules, token, events, service-account)")
+        }
+        exit(0)
     }
 
     static var serve: String {

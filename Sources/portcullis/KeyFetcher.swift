@@ -5,5 +5,7 @@ import Upstream
 
 /// Fetches http(s) key documents for `--jwt-keys URL` / `--firebase-project` over the process's upstream client.
 enum KeyFetcher {
-    static func make(client: UpstreamClient) -> any KeyDocumentFetcher { UpstreamKeyFetcher(client: client) }
+    static func make(client: UpstreamClient, traces: any TraceRoots) -> any KeyDocumentFetcher {
+        UpstreamKeyFetcher(client: client, traces: traces)
+    }
 }

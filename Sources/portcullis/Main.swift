@@ -4,7 +4,7 @@ import PortcullisCore
 import Glibc
 #endif
 
-/// `portcullis` — the one place that reads flags, env vars and files (DESIGN §2). Each subcommand lives in its
+/// `portcullis` — the one place that reads flags, env vars and files (docs/architecture.md). Each subcommand lives in its
 /// own file; this type only dispatches. Exit codes: 0 success, 1 a failed check/test, 2 a usage or configuration
 /// error (one line on stderr).
 @main
@@ -27,9 +27,11 @@ struct PortcullisMain {
             EventsCommand.run(rest)
         case "service-account":
             ServiceAccountCommand.run(rest)
-        case "--help", "-h", "help":
-            Terminal.print(HelpText.full)
+        case "--help", "-h":
+            Terminal.print(HelpText.usage)
             exit(0)
+        case "help":
+            HelpText.printTopic(rest.first)
         case "--version", "-V", "version":
             Terminal.print("portcullis \(PortcullisVersion.current)")
             exit(0)

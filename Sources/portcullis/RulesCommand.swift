@@ -6,7 +6,7 @@ import Rules
 import Glibc
 #endif
 
-/// `portcullis rules check FILE` and `portcullis rules test FILE CASES.json [--explain]` (DESIGN §9).
+/// `portcullis rules check FILE` and `portcullis rules test FILE CASES.json [--explain]` (docs/testing.md).
 ///
 /// check: exit 0 when the file compiles (warnings are printed), else one `file:line:col: message` line per error
 /// and exit 1. test: one line per failing case (every case with `--explain`, each with the deciding `match`/
@@ -17,6 +17,13 @@ enum RulesCommand {
         Usage:
           portcullis rules check FILE
           portcullis rules test FILE CASES.json [--explain]
+
+        check: compile a rules file. Exit 0 when it compiles (warnings are printed as file:line:col: warning:
+        lines); otherwise one file:line:col: message line per error, with a hint line under errors that have a
+        likely cause (such as `=` written for `==` in a condition), and exit 1.
+        test: run the cases in CASES.json against the file; one line per failing case (every case with
+        --explain, each with the deciding match/allow or why nothing granted), then `N passed, M failed`.
+        Exit 1 on any failure, compile error or unreadable cases file; 2 on a usage error.
         """
 
     static func run(_ arguments: [String]) -> Never {
@@ -44,8 +51,11 @@ enum RulesCommand {
 
     private static func compile(_ path: String) -> Ruleset {
         let source: String
+        let sourceBytes: [UInt8]
         switch Terminal.readFile(path) {
-        case .success(let bytes): source = String(decoding: bytes, as: UTF8.self)
+        case .success(let bytes):
+            sourceBytes = bytes
+            source = String(decoding: bytes, as: UTF8.self)
         case .failure(let failure):
             Terminal.printError("\(path): \(failure.reason)")
             exit(1)
@@ -57,7 +67,10 @@ enum RulesCommand {
             }
             return ruleset
         } catch {
-            for diagnostic in error.diagnostics { Terminal.print(diagnostic.description) }
+            for diagnostic in error.diagnostics {
+                Terminal.print(diagnostic.description)
+                if let hint = RulesHint.hint(for: diagnostic, in: sourceBytes) { Terminal.print(hint) }
+            }
             exit(1)
         }
     }

@@ -1,4 +1,5 @@
 import Auth
+import Crypto
 import Dispatch
 import Events
 import Gateway
@@ -36,6 +37,8 @@ enum ServerRunner {
         let upstream = UpstreamClient(
             configuration: UpstreamConfiguration(requestDeadline: upstreamDeadline),
             metrics: registry, logger: logger)
+        let (tracer, spanExporter) = TracingWiring.make(
+            config: config, client: upstream, registry: registry, logger: logger)
 
         let backends = BackendFactory.make(config: config, client: upstream, logger: logger)
         if secrets.signingKeyIsRandom {
@@ -52,7 +55,7 @@ enum ServerRunner {
         let sealer = CapabilitySealer(keys: secrets.signingKeys.map { SigningKey(id: $0.id, secret: $0.secret) })
         let events = EventsWiring.make(
             config: config, secret: secrets.eventsSecret, backends: backends,
-            client: upstream, registry: registry, logger: logger)
+            client: upstream, registry: registry, logger: logger, traces: tracer)
         let (bucketRoot, provisioned) = await BackendFactory.bucketRoot(config: config, logger: logger)
         let service = StorageService(
             configuration: ServiceConfiguration(maxObjectBytes: config.maxObjectBytes),
@@ -66,7 +69,7 @@ enum ServerRunner {
         let authentication = AuthenticationFactory.make(
             config: config, secrets: secrets, client: upstream,
             registry: registry, logger: logger,
-            keysAttempted: keysAttempted)
+            keysAttempted: keysAttempted, traces: tracer)
 
         // The rules explain endpoint is an admin API of its own; the console (a browser app over the public
         // APIs) is optional, and with --console-listen it is served on its own listener only (below).
@@ -76,7 +79,7 @@ enum ServerRunner {
         let serviceAccounts = ServiceAccountsLoader(config: config, logger: logger)
         let requestAuthentication = serviceAccountAuthentication(
             serviceAccounts, config: config, secrets: secrets, service: service, registry: registry, client: upstream,
-            logger: logger, next: authentication, surfaces: &surfaces)
+            logger: logger, next: authentication, surfaces: &surfaces, traces: tracer)
 
         let readiness = Readiness(metrics: registry) { await service.isReady() }
         let accessLog = AccessLog(format: config.logFormat)
@@ -84,26 +87,34 @@ enum ServerRunner {
         let responder = compile { () throws(RouteTableError) in
             try GatewayResponder(
                 ops: ops, surfaces: surfaces, authentication: requestAuthentication, metrics: httpMetrics,
-                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)))
+                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
         }
 
         // Each part of a batch goes through the whole pipeline, as a request of its own.
         batch.connect(responder)
+        let tls = TLSIdentity.load(config: config)
         let server = HTTPServer(
-            configuration: serverConfiguration(config, listen: config.listen), responder: responder, logger: logger)
+            configuration: serverConfiguration(config, listen: config.listen, tls: tls), responder: responder,
+            logger: logger)
         let port = start(server, flag: "listen", address: config.listen)
         // Event bodies link to the objects as the JSON API would (the port is known only now).
-        events?.setLinkBase(config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port)))
+        events?.setLinkBase(
+            config.publicURL ?? shownURL(ListenAddress(host: config.listen.host, port: port), secure: tls != nil))
         // The console's listener knows the API's port only once the main one is bound (it may be port 0).
         let console: (server: HTTPServer, port: Int)? = config.consoleListen.map { consoleListen in
             let consoleResponder = compile { () throws(RouteTableError) in
                 try GatewayResponder(
-                    ops: ops, surfaces: [ConsoleSurface(api: .separate(publicURL: config.publicURL, port: port))],
+                    ops: ops,
+                    surfaces: [
+                        ConsoleSurface(
+                            api: .separate(publicURL: config.publicURL, port: port, secure: tls != nil))
+                    ],
                     authentication: requestAuthentication, metrics: httpMetrics, accessLog: accessLog,
-                    cors: CORSPolicy(origins: corsList(config)))
+                    cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
             }
             let second = HTTPServer(
-                configuration: serverConfiguration(config, listen: consoleListen), responder: consoleResponder,
+                configuration: serverConfiguration(config, listen: consoleListen, tls: tls),
+                responder: consoleResponder,
                 logger: logger)
             return (second, start(second, flag: "console-listen", address: consoleListen))
         }
@@ -121,6 +132,7 @@ enum ServerRunner {
         signals.onReload = {
             rules.reload()
             serviceAccounts?.reload()
+            if let tls { TLSIdentity.reload(tls, config: config, logger: logger) }
         }
         signals.onShutdown = {
             readiness.markDraining()
@@ -130,6 +142,7 @@ enum ServerRunner {
                 await server.drain(deadline: config.drainTimeout)
                 _ = await consoleDrained
                 accessLog.flush()
+                await spanExporter?.shutdown()
                 logger.info("drained; exiting")
                 exit(0)
             }
@@ -144,7 +157,7 @@ enum ServerRunner {
             readiness.markServing()
         }
         let bound = ListenAddress(host: config.listen.host, port: port)
-        let url = shownURL(bound)
+        let url = shownURL(bound, secure: tls != nil)
         logger.info(
             "portcullis ready",
             [
@@ -156,7 +169,7 @@ enum ServerRunner {
             logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
         }
         if let consoleListen = config.consoleListen, let console {
-            let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port))
+            let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port), secure: tls != nil)
             logger.info("console: \(consoleURL)\(ConsoleSurface.pageTemplate)")
         } else if config.console {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
@@ -171,7 +184,7 @@ enum ServerRunner {
     private static func serviceAccountAuthentication(
         _ loader: ServiceAccountsLoader?, config: GatewayConfiguration, secrets: ServeSecrets, service: StorageService,
         registry: MetricsRegistry, client: UpstreamClient, logger: Logger, next: any RequestAuthenticating,
-        surfaces: inout [any APISurface]
+        surfaces: inout [any APISurface], traces: any TraceRoots
     ) -> any RequestAuthenticating {
         var audiences = ["https://storage.googleapis.com/", "https://storage.googleapis.com"]
         if let publicURL = config.publicURL { audiences += [publicURL, publicURL + "/"] }
@@ -180,7 +193,9 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
-        if let trust = SignedURLSigners.load(config, registry: loader?.registry, client: client, logger: logger) {
+        if let trust = SignedURLSigners.load(
+            config, registry: loader?.registry, client: client, logger: logger, traces: traces)
+        {
             surfaces.append(
                 XMLSignedURLSurface(
                     service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
@@ -190,13 +205,13 @@ enum ServerRunner {
     }
 
     /// The HTTP server settings for one listener; both listeners share the connection limits and timeouts.
-    private static func serverConfiguration(_ config: GatewayConfiguration, listen: ListenAddress)
-        -> HTTPServerConfiguration
-    {
+    private static func serverConfiguration(
+        _ config: GatewayConfiguration, listen: ListenAddress, tls: TLSServerContext?
+    ) -> HTTPServerConfiguration {
         HTTPServerConfiguration(
             host: listen.host, port: listen.port,
             timeouts: HTTPServerTimeouts(headerRead: config.headerTimeout, idle: config.idleTimeout),
-            maxConnections: config.maxConnections, eventLoop: config.eventLoop)
+            maxConnections: config.maxConnections, eventLoop: config.eventLoop, tls: tls)
     }
 
     /// Binds and starts `server` on `address` (given as `--flag`), exiting with a one-line message on failure;
@@ -217,13 +232,13 @@ enum ServerRunner {
     }
 
     /// A URL a person on this machine can open for a bound address (a wildcard address shown as loopback).
-    private static func shownURL(_ bound: ListenAddress) -> String {
+    private static func shownURL(_ bound: ListenAddress, secure: Bool) -> String {
         let host =
             ["0.0.0.0", "::"].contains(bound.host)
             ? "127.0.0.1"
             : bound.description
                 .dropLast(String(bound.port).count + 1)
-        return "http://\(host):\(bound.port)"
+        return "\(secure ? "https" : "http")://\(host):\(bound.port)"
     }
 
     /// Raises the soft open-file limit to the hard limit (as Go's runtime does): each connection is a
@@ -244,14 +259,15 @@ enum ServerRunner {
     }
 
     /// `--cors-origins`, plus the console's own origin when it has a listener of its own on a named host and a
-    /// fixed port (`http://HOST:PORT`; any other origin the console is reached by must be listed).
+    /// fixed port (`http://HOST:PORT`, `https://` with TLS; any other origin the console is reached by must be
+    /// listed).
     private static func corsList(_ config: GatewayConfiguration) -> [String] {
         switch config.corsOrigins {
         case .any: return ["*"]
         case .only(let list):
             guard let console = config.consoleListen, console.port != 0, !["0.0.0.0", "::"].contains(console.host)
             else { return list }
-            return list + ["http://\(console.description)"]
+            return list + ["\(config.tlsCertFile == nil ? "http" : "https")://\(console.description)"]
         }
     }
 }

@@ -37,15 +37,17 @@ enum ServiceAccountCommand {
             Terminal.print(help)
             exit(arguments.isEmpty ? 2 : 0)
         }
-        let (positional, values, admin) = parse(Array(arguments.dropFirst()))
+        let options = SubcommandOptions(
+            Array(arguments.dropFirst()), command: "service-account",
+            valued: ["uid", "claims", "accounts", "out", "project", "public-url", "token-uri"], flags: ["admin"])
+        let positional = options.positional
         let environment = ProcessEnvironment.current()
         let accountsPath =
-            values["accounts"] ?? environment["PORTCULLIS_SERVICE_ACCOUNTS_FILE"] ?? "service-accounts.json"
+            options["accounts"] ?? environment["PORTCULLIS_SERVICE_ACCOUNTS_FILE"] ?? "service-accounts.json"
         switch arguments[0] {
         case "create":
             guard positional.count == 1 else { Terminal.fail("service-account create: give one NAME") }
-            create(
-                name: positional[0], values: values, admin: admin, accountsPath: accountsPath, environment: environment)
+            create(name: positional[0], values: options, accountsPath: accountsPath, environment: environment)
         case "list":
             guard positional.isEmpty else { Terminal.fail("service-account list: unexpected argument") }
             for account in readAccounts(accountsPath, missingIsEmpty: false) {
@@ -64,10 +66,10 @@ enum ServiceAccountCommand {
     }
 
     private static func create(
-        name: String, values: [String: String], admin: Bool, accountsPath: String, environment: [String: String]
+        name: String, values: SubcommandOptions, accountsPath: String, environment: [String: String]
     ) -> Never {
         let grant: ServiceAccountGrant
-        switch (admin, values["uid"]) {
+        switch (values.flags.contains("admin"), values["uid"]) {
         case (true, nil):
             guard values["claims"] == nil else { Terminal.fail("service-account create: --claims goes with --uid") }
             grant = .admin
@@ -75,14 +77,7 @@ enum ServiceAccountCommand {
             guard !uid.isEmpty, uid.unicodeScalars.count <= 128 else {
                 Terminal.fail("service-account create: --uid must be 1-128 characters")
             }
-            var claims: [String: JSONValue] = [:]
-            if let text = values["claims"] {
-                guard let parsed = try? JSONValue.parse(text), let object = parsed.objectValue else {
-                    Terminal.fail("service-account create: --claims must be a JSON object")
-                }
-                claims = object
-            }
-            grant = .principal(uid: uid, claims: claims)
+            grant = .principal(uid: uid, claims: values.claims(command: "service-account create"))
         default:
             Terminal.fail("service-account create: give exactly one of --admin or --uid UID")
         }
@@ -160,43 +155,6 @@ enum ServiceAccountCommand {
             }
         case .failure(let failure): Terminal.fail("service-account: \(path): \(failure.reason)")
         }
-    }
-
-    /// Positional arguments, `--name value` options, and whether `--admin` was given.
-    private static func parse(_ arguments: [String]) -> ([String], [String: String], Bool) {
-        let known: Set<String> = ["uid", "claims", "accounts", "out", "project", "public-url", "token-uri"]
-        var positional: [String] = []
-        var values: [String: String] = [:]
-        var admin = false
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            guard argument.hasPrefix("--") else {
-                positional.append(argument)
-                continue
-            }
-            var name = String(argument.dropFirst(2))
-            if name == "admin" {
-                admin = true
-                continue
-            }
-            let value: String
-            if let equals = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            } else {
-                guard index < arguments.count else { Terminal.fail("service-account: --\(name) needs a value") }
-                value = arguments[index]
-                index += 1
-            }
-            guard known.contains(name) else {
-                Terminal.fail("service-account: unknown option --\(name) (see `portcullis service-account --help`)")
-            }
-            guard values[name] == nil else { Terminal.fail("service-account: --\(name) given more than once") }
-            values[name] = value
-        }
-        return (positional, values, admin)
     }
 }
 

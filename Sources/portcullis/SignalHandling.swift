@@ -8,7 +8,7 @@ import Glibc
 
 /// Signals for `serve`, delivered through `DispatchSource` on one serial queue (never a C signal handler):
 /// SIGTERM/SIGINT start a graceful drain and a second one exits at once (status 128+signal); SIGHUP reloads the
-/// rules and the service accounts; SIGPIPE is ignored.
+/// rules, the service accounts and the TLS certificate; SIGPIPE is ignored.
 final class SignalHandling: Sendable {
     private let queue = DispatchQueue(label: "portcullis.signals")
     private let logger: Logger
@@ -51,7 +51,7 @@ final class SignalHandling: Sendable {
 
     private func handle(_ number: Int32) {
         if number == SIGHUP {
-            logger.info("SIGHUP: reloading the rules and the service accounts")
+            logger.info("SIGHUP: reloading the rules, the service accounts and the TLS certificate")
             onReload?()
             return
         }

@@ -10,7 +10,8 @@ import Upstream
 enum SignedURLSigners {
     /// Certificate-map URLs start loading in the background (their signers are refused until the first load).
     static func load(
-        _ config: GatewayConfiguration, registry: ServiceAccountRegistry?, client: UpstreamClient, logger: Logger
+        _ config: GatewayConfiguration, registry: ServiceAccountRegistry?, client: UpstreamClient, logger: Logger,
+        traces: any TraceRoots
     ) -> SignedURLTrust? {
         guard !config.signedURLAccounts.isEmpty else { return nil }
         var emails: [String] = []
@@ -32,7 +33,8 @@ enum SignedURLSigners {
                 }
             case .publicKey(let email, let path)
             where path.lowercased().hasPrefix("https://") || path.lowercased().hasPrefix("http://"):
-                let source = KeySource.from(spec: path, fetcher: KeyFetcher.make(client: client), logger: logger)
+                let source = KeySource.from(
+                    spec: path, fetcher: KeyFetcher.make(client: client, traces: traces), logger: logger)
                 Task { await source.start() }
                 signers.append(SignedURLTrust.Signer(id: email, key: .keySource(source)))
             case .publicKey(let email, let path):

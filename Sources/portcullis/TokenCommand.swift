@@ -42,29 +42,10 @@ enum TokenCommand {
             Terminal.print(help)
             exit(0)
         }
-        let known: Set<String> = ["key", "hmac-secret", "alg", "kid", "uid", "claims", "ttl", "issuer", "audience"]
-        var values: [String: String] = [:]
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            guard argument.hasPrefix("--") else { Terminal.fail("token: unexpected argument \"\(argument)\"") }
-            var name = String(argument.dropFirst(2))
-            let value: String
-            if let equals = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            } else {
-                guard index < arguments.count else { Terminal.fail("token: --\(name) needs a value") }
-                value = arguments[index]
-                index += 1
-            }
-            guard known.contains(name) else {
-                Terminal.fail("token: unknown option --\(name) (see `portcullis token --help`)")
-            }
-            guard values[name] == nil else { Terminal.fail("token: --\(name) given more than once") }
-            values[name] = value
-        }
+        var values = SubcommandOptions(
+            arguments, command: "token",
+            valued: ["key", "hmac-secret", "alg", "kid", "uid", "claims", "ttl", "issuer", "audience"],
+            allowsPositional: false)
 
         var pem: String?
         var hmacSecret: [UInt8]?
@@ -92,13 +73,7 @@ enum TokenCommand {
             Terminal.fail("token: give one of --key FILE or --hmac-secret FILE, not both")
         }
 
-        var claims: [String: JSONValue] = [:]
-        if let text = values["claims"] {
-            guard let parsed = try? JSONValue.parse(text), let object = parsed.objectValue else {
-                Terminal.fail("token: --claims must be a JSON object")
-            }
-            claims = object
-        }
+        let claims = values.claims(command: "token")
         var ttl = 3600
         if let text = values["ttl"] {
             guard let parsed = Int(text), parsed > 0, parsed <= 10 * 365 * 86_400 else {

@@ -54,6 +54,12 @@ import Testing
         )
     }
 
+    /// RFC 2202 test case 2 (HMAC-SHA-1, what V2 signed URLs with an HMAC key use).
+    @Test func sha1() {
+        let key = Array("Jefe".utf8), data = Array("what do ya want for nothing?".utf8)
+        #expect(hex(HMAC.compute(.sha1, key: key, data: data)) == "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79")
+    }
+
     @Test func emptyKeyAndData() {
         // HMAC-SHA256("", "") is a well-known constant.
         #expect(

@@ -27,7 +27,7 @@ import Testing
     @Test func versionAndHelp() throws {
         let version = try CLI.run(["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("portcullis "))
-        for arguments in [["--help"], ["serve", "--help"]] {
+        for arguments in [["serve", "--help"], ["help", "serve"]] {
             let help = try CLI.run(arguments)
             #expect(help.status == 0)
             for option in ConfigurationOption.all {

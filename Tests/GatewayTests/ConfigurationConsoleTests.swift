@@ -2,7 +2,7 @@ import Testing
 
 @testable import Gateway
 
-/// `--console on|off` / `PORTCULLIS_CONSOLE` (DESIGN §6): on unless turned off; the flag wins over the env.
+/// `--console on|off` / `PORTCULLIS_CONSOLE` (docs/configuration.md): on unless turned off; the flag wins over the env.
 @Suite struct ConfigurationConsoleTests {
     @Test func onByDefault() throws {
         #expect(try ConfigurationParser.parse(arguments: [], environment: [:]).console)

@@ -24,6 +24,13 @@ import Testing
         #expect(r["Content-Security-Policy"] == ConsoleHeaders.contentSecurityPolicy)
     }
 
+    /// With TLS on the listeners the page calls the main port over HTTPS.
+    @Test func aSeparatePageBehindTLSCallsHTTPS() async throws {
+        let r = try await page(.separate(publicURL: nil, port: 8443, secure: true), host: "console.test:9443")
+        #expect(r.text.contains(#"<meta name="portcullis-api" content="https://console.test:8443">"#))
+        #expect(try #require(r["Content-Security-Policy"]).contains("connect-src 'self' https://console.test:8443;"))
+    }
+
     @Test func aSeparatePageCallsTheMainPortOnTheHostItWasLoadedFrom() async throws {
         let r = try await page(.separate(publicURL: nil, port: 8080), host: "console.test:9001")
         #expect(r.status == 200)

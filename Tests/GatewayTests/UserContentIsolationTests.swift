@@ -5,7 +5,7 @@ import Testing
 
 @testable import Gateway
 
-/// Object bytes never run with the gateway's authority (DESIGN §7a): every answer that carries them or stands
+/// Object bytes never run with the gateway's authority (docs/security.md): every answer that carries them or stands
 /// for them — on both surfaces, whole, ranged, HEAD and 304 — is `sandbox`ed and `nosniff`; errors are `nosniff`.
 @Suite struct UserContentIsolationTests {
     static let page = Array("<!doctype html><script>document.title = sessionStorage.length</script>".utf8)

@@ -191,7 +191,7 @@ extension V0Harness {
 }
 
 @Suite struct V0PyrebaseShapeTests {
-    /// The request shapes pyrebase4's Storage class sends (stack-notes): raw POST with an unencoded name and no
+    /// The request shapes pyrebase4's Storage class sends: raw POST with an unencoded name and no
     /// Content-Type, metadata for the token, `alt=media&token=`, `DELETE /o?name=`.
     @Test func pyrebaseFlow() async throws {
         let h = try V0Harness(rules: ScriptedRules { $0.auth != nil })

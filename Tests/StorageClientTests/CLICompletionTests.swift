@@ -56,7 +56,7 @@ import Testing
             """)
         #expect(
             output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) == [
-                "ls stat cp rm url set-meta completion help",
+                "ls stat cp rm mirror url set-meta completion help",
                 "cp completion",
                 "--version",
                 "firebase bearer",

@@ -60,6 +60,29 @@ import FoundationNetworking
         }
     }
 
+    @Test func copiesOnTheServerWithMetadata() async throws {
+        let source = storage.reference(withPath: "ok/copy/source.txt")
+        var metadata = StorageMetadata(contentType: "text/plain", customMetadata: ["owner": "u1"])
+        metadata.cacheControl = "max-age=60"
+        let uploaded = try await source.putData(Data("copy me".utf8), metadata: metadata).result()
+        let destination = storage.reference(withPath: "ok/copy/nested/destination.txt")
+        let copied = try await source.copy(to: destination)
+        #expect(copied.path == "ok/copy/nested/destination.txt")
+        #expect(copied.md5Hash == uploaded.md5Hash)
+        #expect(copied.contentType == "text/plain" && copied.cacheControl == "max-age=60")
+        #expect(copied.customMetadata == ["owner": "u1"])
+        #expect(try await destination.getData(maxSize: 100) == Data("copy me".utf8))
+        await #expect(throws: StorageError.self) {
+            try await storage.reference(withPath: "ok/copy/missing.txt").copy(to: destination)
+        }
+        let stale = await #expect(throws: StorageError.self) {
+            try await source.copy(to: destination, ifSourceGeneration: uploaded.generation + 1)
+        }
+        #expect(stale?.httpStatus == 412)
+        let pinned = try await source.copy(to: destination, ifSourceGeneration: uploaded.generation)
+        #expect(pinned.md5Hash == uploaded.md5Hash)
+    }
+
     @Test func listsWithPagination() async throws {
         let folder = storage.reference(withPath: "ok/list-\(UUID().uuidString.prefix(8))")
         for i in 0..<7 { _ = try await folder.child("f\(i).txt").putData(Data([UInt8(i)])).result() }

@@ -63,7 +63,8 @@ import Testing
         #expect(try run(["rm", target]).0 == 0)
         let missing = try run(["stat", target])
         #expect(missing.0 == 1)
-        #expect(missing.1.contains("objectNotFound"))
-        #expect(try run(["stat", "gs://test-bucket/denied/x"]).1.contains("unauthorized"))
+        #expect(missing.1.contains("not found: \(target)"))
+        #expect(
+            try run(["stat", "gs://test-bucket/denied/x"]).1.contains("permission denied: gs://test-bucket/denied/x"))
     }
 }

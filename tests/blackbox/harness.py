@@ -69,6 +69,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), computed here independently of the gateway."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC32C_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def crc32c_b64(data: bytes) -> str:
+    """CRC32C as Cloud Storage writes it: base64 of the big-endian value."""
+    return base64.b64encode(crc32c(data).to_bytes(4, "big")).decode()
+
+
 def md5_b64(data: bytes) -> str:
     return base64.b64encode(hashlib.md5(data).digest()).decode()
 
@@ -113,7 +139,12 @@ def request(method: str, url: str, body: bytes | None = None, headers: dict[str,
             timeout: float = 30) -> Response:
     """One HTTP/1.1 exchange on a fresh connection (http.client, so nothing is retried behind our back)."""
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    if parts.scheme == "https":
+        import ssl  # a test's own self-signed certificate: not verified here (tests/blackbox/test_tls.py checks it)
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=timeout, context=ssl._create_unverified_context())
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         conn.request(method, target, body=body, headers=headers or {})
@@ -146,10 +177,12 @@ class Server:
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
+    #: "https" for a server started with --tls-cert/--tls-key.
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     @property
     def log_path(self) -> Path:

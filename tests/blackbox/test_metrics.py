@@ -1,5 +1,5 @@
 """/metrics is valid Prometheus text exposition (parsed by prometheus_client's own parser) and carries the
-DESIGN §8 families, labelled by route template — never by raw object paths — after real traffic."""
+docs/operations.md families, labelled by route template — never by raw object paths — after real traffic."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from harness import allow_all_server, object_url, request, upload_url
 
-# DESIGN §8. prometheus_client strips `_total` from counter family names.
+# docs/operations.md. prometheus_client strips `_total` from counter family names.
 REQUIRED_FAMILIES = {
     "portcullis_http_requests": "counter",
     "portcullis_http_request_duration_seconds": "histogram",

@@ -98,7 +98,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         workdir=workdir / "gw", name="ops",
         args=["--bucket", f"emb=file:{workdir / 'data'}", "--bucket", f"gcs=gs://{GCS_BUCKET}",
               "--bucket", "dead=s3://dead", "--rules", str(rules), "--signing-key", str(key),
-              "--events-webhook", receiver.url],
+              "--events-webhook", receiver.url,
+              # Tracing on, towards a collector that is not there: its counters exist and drops are counted.
+              "--otlp-endpoint", f"http://127.0.0.1:{free_port()}", "--trace-sample-ratio", "0.01"],
         env={"STORAGE_EMULATOR_HOST": fake.url, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
              "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"})
     prometheus: Prometheus | None = None
@@ -184,7 +186,9 @@ def test_traffic_is_visible_per_route_and_outcome(stack: Stack) -> None:
 
 
 def count_series(prom: Prometheus) -> int:
-    result = prom.query('count({job="portcullis",__name__=~"portcullis_.+"})')
+    # The span exporter's own upstream series (backend "otlp") come and go with its export timing towards the
+    # absent collector, not with what the requests name: they are left out of this count.
+    result = prom.query('count({job="portcullis",__name__=~"portcullis_.+",backend!="otlp"})')
     return int(result[0]["value"][1])
 
 

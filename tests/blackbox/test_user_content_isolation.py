@@ -1,4 +1,4 @@
-"""User content never runs with the gateway's authority (DESIGN §7a), on every backend.
+"""User content never runs with the gateway's authority (docs/security.md), on every backend.
 
 Every response that carries an object's bytes — v0 `alt=media` with a download token, with a credential or with
 a signature (`?signedUrl`), the JSON API's `alt=media` and `/download/storage/v1/…` — must make the browser
@@ -37,6 +37,8 @@ OBJECTS = {
     "active/doc.xhtml": (b'<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>', "application/xhtml+xml"),
     "active/app.js": (b"alert(document.domain)", "application/javascript"),
     "active/untyped": (PAGE, ""),
+    # Stored as given (Cloud Storage keeps contentType as free text) but not a media type: served as unknown bytes.
+    "active/not-a-type": (PAGE, "text/html x"),
 }
 
 
@@ -128,6 +130,17 @@ def test_every_byte_serving_response_is_sandboxed(gateway: dict[str, object], ro
     unchanged = http("GET", url, headers={**headers, "If-None-Match": etag})
     assert unchanged.status == 304, unchanged.status
     assert_isolated(unchanged, f"304 {route}")
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_stored_type_that_is_no_media_type_is_served_as_unknown_bytes(gateway: dict[str, object], route: str
+                                                                        ) -> None:
+    url, headers = ROUTES[route](gateway, "active/not-a-type")
+    served = http("GET", url, headers=headers)
+    assert served.status == 200 and served.header("content-type") == "application/octet-stream", served.headers
+    quoted = urllib.parse.quote("active/not-a-type", safe="")
+    meta = http("GET", f"{gateway['server'].url}/storage/v1/b/{BUCKET}/o/{quoted}", headers=gateway["admin"])  # type: ignore[attr-defined,arg-type]
+    assert json.loads(meta.body)["contentType"] == "text/html x", meta.body
 
 
 def test_error_bodies_are_json_and_not_sniffed(gateway: dict[str, object]) -> None:

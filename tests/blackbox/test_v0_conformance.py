@@ -30,7 +30,7 @@ import pytest
 import requests
 
 import backends
-from harness import ALLOW_ALL_RULES, Server, portcullis_bin, signing_key_file
+from harness import ALLOW_ALL_RULES, Server, crc32c, crc32c_b64, portcullis_bin, signing_key_file
 from harness import request as harness_request
 
 BUCKET = "qa-bucket"
@@ -40,30 +40,6 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 # ---------------------------------------------------------------------------------------------------------------
 # Independent checksums
-
-
-def _crc32c_table() -> list[int]:
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _crc32c_table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc = _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def crc32c_b64(data: bytes) -> str:
-    return base64.b64encode(crc32c(data).to_bytes(4, "big")).decode()
 
 
 def md5_b64(data: bytes) -> str:
@@ -84,7 +60,7 @@ BACKENDS = ("file", "gcs", "s3", "rgw")
 FAKE_GCS_METAGENERATION = ("fake-gcs-server quirk: PATCH does not bump metageneration (real GCS does; the gateway "
                            "answers the PATCH with metageneration+1, a later GET shows the emulator's unchanged value)")
 FAKE_GCS_NULL_METADATA = ("fake-gcs-server quirk: PATCH metadata {\"k\": null} stores \"\" instead of removing the key "
-                          "(real GCS removes it; stack-notes.md)")
+                          "(real GCS removes it)")
 
 # (test, backend) → why that backend cannot meet the shared expectation. `test` is a test function's name, or
 # `name[param]` for one value of a test's own parameter. Applied as xfail(strict=True) by `_backend_quirk`:

@@ -29,7 +29,7 @@ public struct SignedURLRequest: Sendable {
 }
 
 /// What verifies a signer's signatures: an RSA public key (V4 `GOOG4-RSA-SHA256`, V2) or an HMAC secret
-/// (V4 `GOOG4-HMAC-SHA256`, looked up by its access id).
+/// (V4 `GOOG4-HMAC-SHA256`, V2 HMAC-SHA1; looked up by its access id).
 public enum SignedURLKey: Sendable {
     case rsa(PublicKey)
     /// The keys a source currently holds (Google's x509 certificate map for an account, fetched and refreshed
@@ -205,7 +205,15 @@ public enum GoogleSignedURL {
         elements += extensions.map { "\($0.0):\($0.1)" }
         elements.append(try canonicalPath(request.path))
         let stringToSign = elements.joined(separator: "\n")
-        guard let key = key(email), key.verifiesRSA(signature, Array(stringToSign.utf8)) else {
+        let verified: Bool
+        switch key(email) {
+        // An HMAC key's V2 signature is HMAC-SHA1 of the same string (Cloud Storage's interoperability mode).
+        case .hmac(let secret)?:
+            verified = ConstantTime.equals(HMAC.compute(.sha1, key: secret, data: Array(stringToSign.utf8)), signature)
+        case let rsa?: verified = rsa.verifiesRSA(signature, Array(stringToSign.utf8))
+        case nil: verified = false
+        }
+        guard verified else {
             throw SignedURLError(
                 kind: .mismatch,
                 message: "The request signature we calculated does not match the signature you provided.")

@@ -11,7 +11,7 @@ public struct VerifiedToken: Sendable {
 }
 
 /// Verifies one JWS compact token against a key set, in the order that does not trust the token
-/// (stack-notes, libjwt): size → structure → unverified header (alg, kid only) → key selection with the
+/// (libjwt checks nothing itself): size → structure → unverified header (alg, kid only) → key selection with the
 /// algorithm pinned to the key → signature → claims. Stateless and thread-safe.
 public struct TokenVerifier: Sendable {
     public let configuration: AuthConfiguration

@@ -2,14 +2,16 @@ internal import COpenSSL
 
 /// HMAC (RFC 2104) one-shot functions.
 public enum HMAC {
-    /// The hash functions HMAC can run over (SHA-384/512 are here for JWT HS384/HS512).
+    /// The hash functions HMAC can run over (SHA-384/512 are here for JWT HS384/HS512, SHA-1 for V2 signed
+    /// URLs signed with an HMAC key, which Google still accepts).
     public enum Digest: Sendable {
-        case sha256, sha384, sha512
+        case sha256, sha384, sha512, sha1
         var kind: DigestKind {
             switch self {
             case .sha256: .sha256
             case .sha384: .sha384
             case .sha512: .sha512
+            case .sha1: .sha1
             }
         }
     }

@@ -7,6 +7,7 @@ enum OpenSSL {
     nonisolated(unsafe) static let md5: OpaquePointer = fetch(1, "MD5")
     nonisolated(unsafe) static let sha384: OpaquePointer = fetch(2, "SHA384")
     nonisolated(unsafe) static let sha512: OpaquePointer = fetch(3, "SHA512")
+    nonisolated(unsafe) static let sha1: OpaquePointer = fetch(4, "SHA1")
     nonisolated(unsafe) static let hmac: OpaquePointer = {
         guard let mac = pc_mac_fetch_hmac() else { fatalError("OpenSSL: HMAC is unavailable") }
         return mac
@@ -32,7 +33,7 @@ enum OpenSSL {
 
 /// Digests the rest of the module can name.
 enum DigestKind: Int32, Sendable {
-    case sha256 = 0, md5 = 1, sha384 = 2, sha512 = 3
+    case sha256 = 0, md5 = 1, sha384 = 2, sha512 = 3, sha1 = 4
 
     var md: OpaquePointer {
         switch self {
@@ -40,6 +41,7 @@ enum DigestKind: Int32, Sendable {
         case .md5: OpenSSL.md5
         case .sha384: OpenSSL.sha384
         case .sha512: OpenSSL.sha512
+        case .sha1: OpenSSL.sha1
         }
     }
 
@@ -49,6 +51,7 @@ enum DigestKind: Int32, Sendable {
         case .md5: 16
         case .sha384: 48
         case .sha512: 64
+        case .sha1: 20
         }
     }
 }

@@ -19,7 +19,7 @@ public enum DeliveryOutcome: Sendable, Equatable {
     }
 }
 
-/// The lifecycle of one delivery (one event to one webhook) as a pure state machine (DESIGN §11):
+/// The lifecycle of one delivery (one event to one webhook) as a pure state machine (docs/events.md):
 ///
 /// ```
 ///  due ──start──▶ sending ──2xx──────────────────────────▶ acknowledged

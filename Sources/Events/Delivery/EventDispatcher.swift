@@ -1,7 +1,7 @@
 public import PortcullisCore
 import Synchronization
 
-/// Delivers one ledger's events to the webhooks (DESIGN §11): claims what is due, POSTs each claim beside
+/// Delivers one ledger's events to the webhooks (docs/events.md): claims what is due, POSTs each claim beside
 /// serving (at most `maxInFlight` at once, so memory stays bounded whatever the receivers do), runs each
 /// attempt through a `DeliveryLifecycle`, and records the decision in the ledger.
 ///
@@ -40,6 +40,8 @@ public final class EventDispatcher: Sendable {
     let metrics: EventMetrics
     let logger: Logger
     let settings: Settings
+    /// Starts a trace per delivery attempt (a producer span; the webhook POST carries its `traceparent`).
+    let traces: (any TraceRoots)?
     private let jitter: @Sendable () -> Double
     private let signal = WakeSignal()
     private let state = Mutex(LoopState())
@@ -81,8 +83,10 @@ public final class EventDispatcher: Sendable {
         ledger: any EventLedger, webhooks: [Webhook], transport: any WebhookTransport, signer: EventSigner?,
         policy: RetryPolicy = .standard, clock: any EventClock = SystemEventClock(), metrics: EventMetrics,
         logger: Logger, settings: Settings = Settings(),
-        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        traces: (any TraceRoots)? = nil
     ) {
+        self.traces = traces
         self.ledger = ledger
         self.webhooks = webhooks
         var labels: [ExactString: String] = [:]
@@ -299,10 +303,20 @@ public final class EventDispatcher: Sendable {
         guard case .send(let timeout) = lifecycle.start(now: startedAt) else { return }
         let label = labels[ExactString(claim.webhook)] ?? claim.webhook
         let headers = CloudEventMessage.headers(for: claim.event, signer: signer, sentAt: startedAt)
-        let outcome = await transport.post(
-            WebhookRequest(
-                url: claim.webhook, label: label, headers: headers,
-                body: claim.event.body, timeout: timeout))
+        let trace = traces?.newTrace()
+        var span = trace?.startRootSpan("event delivery", kind: .producer)
+        span?.setAttribute("cloudevents.event_id", claim.event.id)
+        span?.setAttribute("cloudevents.event_type", claim.event.kind.cloudEventType)
+        span?.setAttribute("portcullis.webhook", label)
+        span?.setAttribute("portcullis.delivery.attempt", claim.failedAttempts + 1)
+        var request = WebhookRequest(
+            url: claim.webhook, label: label, headers: headers, body: claim.event.body, timeout: timeout)
+        request.trace = span?.trace ?? trace
+        let outcome = await transport.post(request)
+        if var finished = span {
+            if case .acknowledged = outcome {} else { finished.setError("\(outcome)") }
+            finished.end()
+        }
         let finishedAt = clock.now()
         record(outcome, claim: claim, now: finishedAt)
         let action = lifecycle.finished(outcome, now: finishedAt, jitter: jitter())

@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// When a failed delivery is tried again, and when it is given up (DESIGN §11): exponential backoff from
+/// When a failed delivery is tried again, and when it is given up (docs/events.md): exponential backoff from
 /// `initialDelay`, doubling up to `maxDelay`, with jitter; dead-lettered once the next attempt would fall
 /// beyond `maxAge` after the delivery's retry window opened. Each attempt may take `attemptTimeout`.
 public struct RetryPolicy: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import PortcullisCore
+public import PortcullisCore
 public import Upstream
 
 /// One POST of an event to a webhook.
@@ -10,6 +10,8 @@ public struct WebhookRequest: Sendable {
     public var body: [UInt8]
     /// The whole attempt — connect, send, response head — must end within this.
     public var timeout: Duration
+    /// The delivery's trace: the POST carries its `traceparent` (nil: none).
+    public var trace: Trace?
 
     public init(url: String, label: String, headers: [(String, String)], body: [UInt8], timeout: Duration) {
         self.url = url
@@ -41,7 +43,7 @@ public struct UpstreamWebhookTransport: WebhookTransport {
         let upstream = UpstreamRequest(
             method: "POST", url: request.url, headers: request.headers, body: .bytes(request.body),
             timeouts: UpstreamTimeouts(connect: seconds, firstByte: seconds, idle: seconds), idempotent: false,
-            backend: "webhook " + request.label, operation: "event")
+            backend: "webhook " + request.label, operation: "event", trace: request.trace)
         let client = self.client
         // The per-phase timeouts above bound each phase; this bounds the whole attempt.
         return await withTaskGroup(of: DeliveryOutcome?.self) { group in

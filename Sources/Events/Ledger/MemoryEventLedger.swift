@@ -2,7 +2,7 @@ public import PortcullisCore
 import Synchronization
 
 /// An in-memory `EventLedger` for buckets whose backend keeps no outbox (gs://, s3://): the events of changes
-/// made through this process, delivered while it runs (DESIGN §11). Bounded: beyond `capacity` events, or
+/// made through this process, delivered while it runs (docs/events.md). Bounded: beyond `capacity` events, or
 /// `capacityBytes` of bodies, a new event is dropped, counted and logged — the upstream's own notifications
 /// are the complete record. A dead-lettered delivery is forgotten after its log line (there is no outbox to
 /// keep it in).

@@ -1,7 +1,7 @@
 public import PortcullisCore
 
 /// A `ChangeEvent` as an HTTP request in CloudEvents 1.0 binary content mode, with the attributes Cloud
-/// Storage gives its object events (DESIGN §11):
+/// Storage gives its object events (docs/events.md):
 ///
 /// ```
 /// ce-specversion: 1.0

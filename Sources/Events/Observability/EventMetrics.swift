@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// The change-event metrics (DESIGN §11), registered once per process. Webhook labels are `Webhook.label`
+/// The change-event metrics (docs/events.md), registered once per process. Webhook labels are `Webhook.label`
 /// (no credentials, no query); there is one per configured webhook.
 public final class EventMetrics: Sendable {
     let delivered: CounterFamily

@@ -1,4 +1,4 @@
-/// `--bucket-root file:DIR`: where the admin may create buckets through the JSON API (DESIGN §6). Kept in its own
+/// `--bucket-root file:DIR`: where the admin may create buckets through the JSON API (docs/configuration.md). Kept in its own
 /// file so the option lists that other features extend stay small to merge.
 extension ConfigurationOption {
     public static let bucketRoot = ConfigurationOption(

@@ -1,5 +1,5 @@
 /// `--console on|off` and `--console-listen HOST:PORT`: the web console at `/console` and its own listener
-/// (DESIGN §6). Kept in their own file so the option lists that other features extend stay small to merge.
+/// (docs/configuration.md). Kept in their own file so the option lists that other features extend stay small to merge.
 extension ConfigurationOption {
     public static let console = ConfigurationOption(
         flag: "console", valueName: "on|off", environment: "PORTCULLIS_CONSOLE", defaultText: "on",

@@ -1,7 +1,7 @@
 import HTTPServer
 
 /// One `portcullis serve` option: its flag, its environment variable and its default, described once so the
-/// parser, `serve --help` and docs/configuration.md cannot drift apart (DESIGN §6).
+/// parser, `serve --help` and docs/configuration.md cannot drift apart.
 public struct ConfigurationOption: Sendable, Equatable {
     /// The flag without its leading dashes (`listen` for `--listen`).
     public let flag: String
@@ -143,5 +143,7 @@ extension ConfigurationOption {
         .uploadIdleTimeout, .headerTimeout, .idleTimeout, .maxConnections,
         .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .bucketRoot, .eventsWebhook, .eventsSecret,
         .eventLoop, .serviceAccounts, .signedURLAccounts,
+        .tlsCert, .tlsKey,
+        .otlpEndpoint, .traceSampleRatio,
     ]
 }

@@ -151,6 +151,10 @@ public enum ConfigurationParser {
                 config.signedURLAccounts.append(spec)
             }
         }
+        config.tlsCertFile = single(.tlsCert)?.value
+        config.tlsKeyFile = single(.tlsKey)?.value
+        config.otlpEndpoint = try convert(.otlpEndpoint, parseOTLPEndpoint)
+        config.traceSampleRatio = try convert(.traceSampleRatio, parseRatio)
 
         try config.validate()
         return config

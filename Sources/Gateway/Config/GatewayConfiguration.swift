@@ -2,7 +2,7 @@ public import Events
 public import HTTPServer
 public import PortcullisCore
 
-/// Everything `portcullis serve` is configured with (DESIGN §6), as an immutable value.
+/// Everything `portcullis serve` is configured with (docs/configuration.md), as an immutable value.
 ///
 /// Built by `ConfigurationParser` from flags and environment (flags win); file options hold paths only — the
 /// executable reads the files. `validate()` is the single place that rejects bad values, with a one-line message.
@@ -41,15 +41,23 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var consoleListen: ListenAddress?
     /// Where buckets created through the API live (`--bucket-root file:DIR`); nil: buckets are configuration.
     public var bucketRoot: String?
-    /// Change-event receivers, validated, in the order given (DESIGN §11); empty: no events.
+    /// Change-event receivers, validated, in the order given (docs/events.md); empty: no events.
     public var eventWebhooks: [Webhook] = []
     public var eventsSecretFile: String?
-    /// The HTTP server's event-loop driver (DESIGN §3).
+    /// The HTTP server's event-loop driver (docs/architecture.md).
     public var eventLoop: EventLoopDriver = .platformDefault
     /// The service-accounts file (`--service-accounts`): accounts whose key files obtain access tokens here.
     public var serviceAccountsFile: String?
     /// `--signed-url-accounts`: the signers whose signed URLs are honoured.
     public var signedURLAccounts: [SignedURLAccountSpec] = []
+    /// The PEM certificate chain and key files for TLS on the listeners (`--tls-cert`/`--tls-key`); both or
+    /// neither. Read by the executable, at start and on SIGHUP.
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
+    /// Where spans are exported (`--otlp-endpoint`); nil: no spans.
+    public var otlpEndpoint: String?
+    /// Share of traces started here that are recorded (`--trace-sample-ratio`; nil: 1 when exporting).
+    public var traceSampleRatio: Double?
 
     public init() {}
 
@@ -102,6 +110,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
         where value <= .zero {
             throw .invalidValue(option: option, value: "\(value)", reason: "must be positive")
         }
+        if traceSampleRatio != nil, otlpEndpoint == nil {
+            throw .conflict("--trace-sample-ratio samples exported traces; set --otlp-endpoint too")
+        }
         if let consoleListen {
             guard console else { throw .conflict("--console-listen serves the console; drop --console off") }
             guard (0...65_535).contains(consoleListen.port) else {
@@ -111,6 +122,9 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if (tlsCertFile == nil) != (tlsKeyFile == nil) {
+            throw .conflict("--tls-cert and --tls-key go together: give both or neither")
         }
         if serviceAccountsFile == nil,
             signedURLAccounts.contains(where: { if case .registered = $0 { true } else { false } })
@@ -169,7 +183,7 @@ public struct BucketBinding: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Where a bucket's bytes live, chosen by URL scheme (DESIGN §4).
+/// Where a bucket's bytes live, chosen by URL scheme (docs/configuration.md).
 public enum BackendLocation: Sendable, Equatable, CustomStringConvertible {
     /// `file:DIR` — the embedded backend.
     case file(directory: String)

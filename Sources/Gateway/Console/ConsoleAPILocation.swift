@@ -3,15 +3,17 @@ public enum ConsoleAPILocation: Sendable, Equatable {
     /// Beside the console on the same listener: the page calls `../` relative to itself.
     case sameOrigin
     /// On the main listener, another origin: `publicURL` (no trailing slash) when configured, else
-    /// `http://{the host name the page was requested with}:{port}`.
-    case separate(publicURL: String?, port: Int)
+    /// `http://{the host name the page was requested with}:{port}` (`https://` when the listeners speak TLS:
+    /// `secure`).
+    case separate(publicURL: String?, port: Int, secure: Bool = false)
 
     /// The API's base URL for a page requested with `host` (its `Host` header); nil for `.sameOrigin`.
     func baseURL(host: String?) -> String? {
         switch self {
         case .sameOrigin: return nil
-        case .separate(let publicURL?, _): return publicURL
-        case .separate(nil, let port): return "http://\(Self.hostName(host) ?? "localhost"):\(port)"
+        case .separate(let publicURL?, _, _): return publicURL
+        case .separate(nil, let port, let secure):
+            return "\(secure ? "https" : "http")://\(Self.hostName(host) ?? "localhost"):\(port)"
         }
     }
 

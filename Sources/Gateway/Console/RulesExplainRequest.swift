@@ -4,7 +4,7 @@ import Service
 
 /// Decodes the body of `POST /admin/v1/rules/explain` into the `RulesRequest` the rules judge.
 ///
-/// The fields mean what they mean in `portcullis rules test` cases (DESIGN §9): claims become `request.auth`
+/// The fields mean what they mean in `portcullis rules test` cases (docs/testing.md): claims become `request.auth`
 /// as a live token's would (`sub`, else `user_id`, gives the uid), and metadata in the v0 wire format is
 /// converted as a live request's is (`RulesTestFile` does both, so the playground and the test runner cannot
 /// drift apart). Unknown keys are ignored.

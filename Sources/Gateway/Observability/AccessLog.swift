@@ -6,7 +6,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Writes one access-log line per exchange (DESIGN §8), in JSON or text.
+/// Writes one access-log line per exchange (docs/operations.md), in JSON or text.
 ///
 /// Lines of exchanges that end on an HTTP event loop are formatted into that loop's buffer and written with
 /// one `write` at the end of the loop's turn (`ExchangeLoop.atEndOfTurn`): a busy loop writes the lines of a

@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// The facts of one finished exchange, as written to the access log (DESIGN §8).
+/// The facts of one finished exchange, as written to the access log (docs/operations.md).
 ///
 /// `target` must already be redacted (`AccessLog.redactedTarget`); nothing here may hold a token, an
 /// `Authorization` value or a key — the renderer writes every field as given, only escaped: in both formats

@@ -1,7 +1,7 @@
 public import PortcullisCore
 import Synchronization
 
-/// The HTTP metrics of DESIGN §8, labelled by route template (never raw paths).
+/// The HTTP metrics of docs/operations.md, labelled by route template (never raw paths).
 ///
 /// Per-request cost on an event loop (`shard` given): one lookup in that loop's own cache of children for
 /// (route, method, status), then increments of the loop's own cells and one observation into the loop's own

@@ -1,7 +1,7 @@
 public import HTTPServer
 public import PortcullisCore
 
-/// `GET /healthz`, `GET /readyz`, `GET /metrics` (DESIGN §6).
+/// `GET /healthz`, `GET /readyz`, `GET /metrics` (docs/configuration.md).
 ///
 /// `/healthz` is the benchmark route: its response is rendered once and returned as is (plus the caller's
 /// `X-Request-Id`, when one was sent). Each ops route accepts GET and HEAD; any other method is 405 with `Allow`.

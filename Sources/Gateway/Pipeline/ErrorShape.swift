@@ -3,7 +3,7 @@ import PortcullisCore
 public import Service
 
 /// How a surface writes a `ServiceError` as an HTTP response: the one place per surface where failures get
-/// their wire shape (DESIGN §8). The pipeline asks the surface a request belongs to, so even failures that
+/// their wire shape (docs/operations.md). The pipeline asks the surface a request belongs to, so even failures that
 /// happen before the surface runs (authentication, CORS preflight) come out in its shape.
 public protocol ErrorShape: Sendable {
     func response(for error: ServiceError, requestID: String?) -> HTTPResponse

@@ -1,12 +1,13 @@
 public import HTTPServer
 import PortcullisCore
-public import Service
+import Service
 
 /// The gateway's `HTTPResponder`: ops routes, then the one router compiled from every surface's route table
-/// (after authenticating the caller), then 404 (DESIGN §1). It names no surface: it reads what the matched
+/// (after authenticating the caller), then 404 (docs/architecture.md). It names no surface: it reads what the matched
 /// route's surface declared (error shape, CORS lists, loggable query keys), writes the route's template on the
 /// context once, answers OPTIONS and 405 from the table, and adds what every exchange gets — request ids,
-/// CORS, HEAD handling, the access-log line and the HTTP metrics.
+/// its trace (the caller's `traceparent` joined, or a trace started: `Tracer`; a server span with
+/// `authenticate` under it when recorded), CORS, HEAD handling, the access-log line and the HTTP metrics.
 ///
 /// Every response carries `X-Request-Id` (the caller's if sane, else a generated one; `/healthz` only echoes a
 /// caller's id). Every exchange except the ops probes gets one access-log line and the HTTP metrics when
@@ -22,16 +23,20 @@ public struct GatewayResponder: HTTPResponder {
     public let metrics: HTTPMetrics
     public let accessLog: AccessLog
     public let cors: CORSPolicy
+    /// How requests join or start traces and whether their spans are recorded (`Tracer.off`: ids only).
+    public let tracer: Tracer
     private let healthCounter: Counter
 
     /// Compiles the surfaces' route tables into one router; a table that does not compile is an error here, at
     /// start-up, never a surprise at run time.
     public init(
         ops: OpsEndpoints, surfaces: [any APISurface], authentication: any RequestAuthenticating,
-        metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"])
+        metrics: HTTPMetrics, accessLog: AccessLog, cors: CORSPolicy = CORSPolicy(origins: ["*"]),
+        tracer: Tracer = .off
     ) throws(RouteTableError) {
         self.ops = ops
         self.cors = cors
+        self.tracer = tracer
         self.router = try GatewayRouter(surfaces: surfaces)
         self.authentication = authentication
         self.metrics = metrics
@@ -59,19 +64,25 @@ public struct GatewayResponder: HTTPResponder {
         }
 
         let requestID = RequestIdentity.sanitized(request.headers["X-Request-Id"]) ?? RequestIdentity.generate()
+        let (trace, remoteParent) = tracer.beginRequest(
+            traceparent: request.headers["traceparent"], tracestate: request.headers["tracestate"])
         return await respond(
             to: request,
-            record: AccessRecord(
-                requestID: requestID, traceID: RequestIdentity.traceID(fromTraceparent: request.headers["traceparent"]),
-                inPlacePermit: request.loop?.inPlacePermit))
+            record: AccessRecord(requestID: requestID, trace: trace, inPlacePermit: request.loop?.inPlacePermit),
+            remoteParent: remoteParent)
     }
 
     /// `respond(to:)` for a non-ops request, recorded in `record` (which the caller may keep, to see what the
-    /// exchange decided).
-    public func respond(to request: HTTPRequest, record: AccessRecord) async -> HTTPResponse {
+    /// exchange decided). When `record.trace` is recorded, the exchange is a server span whose id is the
+    /// trace's `spanID`, under `remoteParent` (the caller's span; 0 for a trace started here), ended with the
+    /// access-log line.
+    public func respond(to request: HTTPRequest, record: AccessRecord, remoteParent: UInt64 = 0) async
+        -> HTTPResponse
+    {
         let path = request.path
         let requestID = record.requestID
         let startedAt = Timestamp.now()
+        let requestSpan = RequestSpan(record.trace, remoteParent: remoteParent, startedAt: startedAt)
         metrics.inflight.increment(on: request.loop?.currentShard)
 
         var response: HTTPResponse
@@ -119,6 +130,7 @@ public struct GatewayResponder: HTTPResponder {
                 on: shard)
             accessLog.write(
                 facts.entry(route: route, record: record, summary: summary, status: status), loop: summary.loop)
+            requestSpan?.end(method: facts.method, route: route, status: status, summary: summary, record: record)
         }
         return response
     }
@@ -142,9 +154,20 @@ public struct GatewayResponder: HTTPResponder {
                     for: .notFound(surface.notFoundMessage), requestID: record.requestID)
             }
         } else {
-            do {
-                let principal = try await authentication.authenticate(
-                    authorizationBytes: request.headers.valueBytes("Authorization"))
+            do throws(ServiceError) {
+                var authSpan = record.trace.startSpan("authenticate")
+                let principal: Principal?
+                do throws(ServiceError) {
+                    principal = try await authentication.authenticate(
+                        authorizationBytes: request.headers.valueBytes("Authorization"))
+                    authSpan?.setAttribute("portcullis.auth.result", principal == nil ? "anonymous" : "authenticated")
+                    authSpan?.end()
+                } catch {
+                    authSpan?.setAttribute("portcullis.auth.result", "rejected")
+                    authSpan?.setError("authentication failed")
+                    authSpan?.end()
+                    throw error
+                }
                 record.principalUID = principal?.uid
                 switch decision {
                 case .route(_, _, let handler, let match):
@@ -251,12 +274,13 @@ private struct RequestFacts: Sendable {
     let userAgent: String?
 
     func entry(route: String, record: AccessRecord, summary: ExchangeSummary, status: Int) -> AccessLogEntry {
-        AccessLogEntry(
+        let fields = record.snapshot
+        return AccessLogEntry(
             time: time, requestID: record.requestID, remoteAddress: remoteAddress, method: method,
-            route: route, target: target, bucket: record.bucket, object: record.objectName,
+            route: route, target: target, bucket: fields.bucket, object: fields.objectName,
             status: status, bytesIn: summary.bytesIn, bytesOut: summary.bytesOut, durationNanos: summary.durationNanos,
-            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: record.upstreamNanos,
-            principalUID: record.principalUID, decision: record.decision?.rawValue, range: record.range,
+            timeToFirstByteNanos: summary.timeToFirstByteNanos, upstreamNanos: fields.upstreamNanos,
+            principalUID: fields.principalUID, decision: fields.decision?.rawValue, range: fields.range,
             userAgent: userAgent, traceID: record.traceID)
     }
 }

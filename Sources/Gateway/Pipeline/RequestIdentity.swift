@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Request ids (`X-Request-Id`) and W3C trace ids (`traceparent`).
+/// Request ids (`X-Request-Id`). Trace ids come from `Tracer.beginRequest` (`traceparent`).
 ///
 /// A caller's id is kept when it is sane — 1 to 128 characters of `[A-Za-z0-9._-]` — so a request can be
 /// followed across a proxy; otherwise a fresh one is generated: a random per-process prefix plus a counter
@@ -31,27 +31,6 @@ public enum RequestIdentity {
     public static func generate() -> String {
         let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
         return prefix + hex(n, digits: 8)
-    }
-
-    /// The trace id (32 lower-case hex digits) of a valid version-00 `traceparent`, else nil.
-    /// Format: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`; all-zero ids are invalid.
-    public static func traceID(fromTraceparent value: String?) -> String? {
-        guard let value else { return nil }
-        let bytes = Array(value.utf8)
-        guard bytes.count >= 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"),
-            bytes[52] == UInt8(ascii: "-")
-        else { return nil }
-        func isHex(_ range: Range<Int>) -> Bool {
-            bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        }
-        guard isHex(0..<2), bytes[0..<2] != [0x66, 0x66], isHex(3..<35), isHex(36..<52), isHex(53..<55) else {
-            return nil
-        }
-        if bytes[0..<2] == [0x30, 0x30], bytes.count != 55 { return nil }
-        guard bytes[3..<35].contains(where: { $0 != 0x30 }), bytes[36..<52].contains(where: { $0 != 0x30 }) else {
-            return nil
-        }
-        return String(decoding: bytes[3..<35], as: UTF8.self)
     }
 
     /// The low `digits` hex digits of `value`, zero-padded (no intermediate Strings: one per request).

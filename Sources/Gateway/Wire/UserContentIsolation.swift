@@ -1,6 +1,6 @@
 public import HTTPServer
 
-/// The headers that keep an object's bytes from acting with the gateway's authority (DESIGN §7a).
+/// The headers that keep an object's bytes from acting with the gateway's authority (docs/security.md).
 ///
 /// Objects are whatever their uploaders chose, served from the gateway's own origin — the origin of
 /// `/console/`, which keeps the admin key or a user's JWT in `sessionStorage`. An HTML or SVG object opened in

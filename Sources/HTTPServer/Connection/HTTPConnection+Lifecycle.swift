@@ -35,6 +35,7 @@ extension HTTPConnection {
     /// Shuts down our side, then reads and discards until the peer closes or the linger time passes.
     func closeGracefully() {
         if case .exchanging(let exchange) = state { abandonExchange(exchange) }
+        activeTLS?.session.shutdown()
         Posix.shutdownOutput(descriptor)
         input.consume(input.readableCount)
         if input.endOfInput { return close() }

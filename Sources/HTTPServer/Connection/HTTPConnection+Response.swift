@@ -159,6 +159,35 @@ extension HTTPConnection {
         return true
     }
 
+    /// Reads the next piece of a file region (at most `responseChunkBytes`) into the empty output buffer, for
+    /// a TLS connection; false when the file is shorter than its region or unreadable.
+    private func readFileChunk(_ exchange: Exchange, _ region: FileRegion, offset: Int64, remaining: Int64) -> Bool {
+        let count = Int(min(remaining, Int64(context.configuration.responseChunkBytes)))
+        exchange.output.bytes.removeAll(keepingCapacity: true)
+        exchange.output.offset = 0
+        exchange.output.bytes.append(contentsOf: repeatElement(0, count: count))
+        var filled = 0
+        while filled < count {
+            let n = exchange.output.bytes.withUnsafeMutableBytes { buffer in
+                pread(region.descriptor, buffer.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+            }
+            if n > 0 {
+                filled += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                if n == 0 {
+                    context.logger.warning(
+                        "file shorter than its region, aborting response", [("remote", .string(remoteAddress))])
+                }
+                exchange.output.bytes.removeAll()
+                return false
+            }
+        }
+        exchange.advance(.file(region, offset: offset + Int64(count), remaining: remaining - Int64(count)))
+        return true
+    }
+
     /// `Content-Length`, `Transfer-Encoding` and `Connection` are the server's to set.
     private static func isFramingField(_ name: UnsafeRawBufferPointer) -> Bool {
         switch name.count {
@@ -194,6 +223,12 @@ extension HTTPConnection {
             case .file(let region, let offset, let remaining):
                 if remaining == 0 {
                     exchange.advance(.buffered)
+                    continue
+                }
+                if tls != nil {
+                    // No `sendfile` under TLS: the file is read a chunk at a time into the output buffer, which
+                    // must be sent before the next chunk is read (memory stays one chunk per connection).
+                    guard readFileChunk(exchange, region, offset: offset, remaining: remaining) else { return abort() }
                     continue
                 }
                 let n = Posix.sendFile(

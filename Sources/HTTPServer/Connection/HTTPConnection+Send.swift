@@ -26,6 +26,27 @@ extension HTTPConnection {
         var progressed = false
         while !output.isEmpty {
             let offset = output.offset
+            if let tls = activeTLS {
+                let result = output.bytes.withUnsafeBytes { buffer in
+                    tls.session.write(UnsafeRawBufferPointer(rebasing: buffer[offset...]))
+                }
+                switch result {
+                case .bytes(let n):
+                    output.offset += n
+                    progressed = true
+                    if let exchange {
+                        exchange.bytesOut += Int64(n)
+                        if exchange.firstByteAt == nil && exchange.responseStarted { exchange.firstByteAt = loop.now() }
+                    }
+                    continue
+                case .wantRead, .wantWrite:
+                    if result == .wantRead { tls.retry = .read }
+                    if !output.isStalled || progressed { output.stallDeadline = loop.now() &+ timeouts.write }
+                    return .blocked
+                case .closed, .failed, .plainHTTP:
+                    return .failed
+                }
+            }
             let n = output.bytes.withUnsafeBytes { buffer in
                 Posix.send(descriptor, UnsafeRawBufferPointer(rebasing: buffer[offset...]))
             }

@@ -41,9 +41,12 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     /// The exchange whose buffered response waits for the end of the loop's batch (`sendAtEndOfBatch`). While
     /// it is set, `settle` leaves the registration alone: the send at the batch's end settles again.
     var held: Exchange?
+    /// The TLS session the socket's bytes pass through (nil: plain HTTP), and what it waits for.
+    let tls: TLSChannel?
 
-    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: any EventLoop) {
+    init(fd: Int32, remoteAddress: String, context: ServerCore, loop: any EventLoop, tls: TLSChannel? = nil) {
         descriptor = fd
+        self.tls = tls
         self.remoteAddress = remoteAddress
         self.context = context
         self.loop = loop
@@ -79,6 +82,13 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     /// A hang-up or error is handed to whichever side is waiting: its `read` or `send` then reports it.
     func handleReadiness(_ readiness: Readiness) {
         let failed = readiness.contains(.failed)
+        if let tls, !tls.retry.isEmpty {
+            // A TLS call waits for the socket's other direction (`TLSChannel.retry`): repeat it now.
+            let retry = tls.retry
+            tls.retry = []
+            if retry == .write, failed || readiness.contains(.writable) { handleReadable() }
+            if retry == .read, failed || readiness.contains(.readable) { handleWritable() }
+        }
         if failed || readiness.contains(.readable), state.interest(endOfInput: input.endOfInput).contains(.read) {
             handleReadable()
         }
@@ -128,7 +138,13 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
             processOneHead()
         }
         if held != nil { return }
-        let interest = state.interest(endOfInput: input.endOfInput)
+        var interest = state.interest(endOfInput: input.endOfInput)
+        if let tls, !tls.retry.isEmpty, state.kind != .closed {
+            // Only the direction the waiting call needs: its own would be reported ready at once (level-triggered)
+            // and the call would fail the same way, a spin until the peer acts.
+            interest.subtract(tls.retry == .read ? .write : .read)
+            interest.formUnion(tls.retry)
+        }
         if interest != registration.applied, state.kind != .closed { loop.setInterest(interest, for: self) }
         let deadline = state.nextDeadline
         if deadline != .max { loop.deadlineChanged(deadline) }
@@ -170,6 +186,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         case .lingering: minimum = 16 * 1024
         default: minimum = 4096
         }
+        if let tls = activeTLS { return readTLSInput(tls, minimum: minimum) }
         let n = Posix.read(descriptor, input.writable(minimum: minimum))
         if n > 0 {
             input.didWrite(n)

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Which mechanism tells the server's connections that their sockets are ready (DESIGN §3).
+/// Which mechanism tells the server's connections that their sockets are ready (docs/architecture.md).
 ///
 /// Both drivers implement the same `EventLoop` contract and pass the same test suite; the choice changes
 /// throughput and per-connection memory, never behaviour.
@@ -110,7 +110,7 @@ extension EventLoopChannel {
 /// - **Held output.** A channel may hold what it has to send until the end of the loop's current batch
 ///   (`sendAtEndOfBatch`): a driver that says yes calls it back before it runs anything else.
 /// - **In-place lookups.** The loop is an `InPlaceLookupPermit` covering its own thread: code it runs
-///   synchronously may make the brief, bounded calls DESIGN §3 allows (see `InPlaceLookup`).
+///   synchronously may make the brief, bounded calls docs/architecture.md allows (see `InPlaceLookup`).
 protocol EventLoop: InPlaceLookupPermit {
     /// Runs `job` on the loop after the current callback; wakes the loop if it waits. Any thread.
     func execute(_ job: @escaping @Sendable () -> Void)

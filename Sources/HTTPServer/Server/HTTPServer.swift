@@ -35,12 +35,14 @@ public enum HTTPServerError: Error, Sendable, Hashable, CustomStringConvertible 
 /// Dispatch); the listener is a channel of the first loop like any connection. Keep-alive, pipelining
 /// (answered in order, one at a time), `Expect: 100-continue`, chunked bodies both ways, request bodies
 /// streamed with backpressure, response bodies from bytes, streams, file regions (`sendfile`; small ones read
-/// and sent with the head), and the limits and timeouts of `HTTPServerConfiguration`.
+/// and sent with the head), and the limits and timeouts of `HTTPServerConfiguration`. With `tls` configured,
+/// every connection runs a `TLSSession` on its loop (`TLSChannel`): file regions are then read and encrypted a
+/// chunk at a time instead of `sendfile`.
 ///
 /// A started server runs until `drain(deadline:)` or `stop()`, even if this object is released.
 ///
-/// Starting the server ignores `SIGPIPE` process-wide: `sendfile` has no `MSG_NOSIGNAL`, and a server
-/// must never be killed by a client that hangs up.
+/// Starting the server ignores `SIGPIPE` process-wide: `sendfile` has no `MSG_NOSIGNAL` (nor has OpenSSL's
+/// `write(2)` on a TLS socket), and a server must never be killed by a client that hangs up.
 public final class HTTPServer: Sendable {
     private let core: ServerCore
     private let started = Mutex(false)

@@ -1,3 +1,5 @@
+public import PortcullisCore
+
 /// The timeouts a connection enforces. Each is measured on the monotonic clock.
 public struct HTTPServerTimeouts: Sendable, Hashable {
     /// Time allowed for a complete request head, counted from its first byte (or, for the first request,
@@ -50,12 +52,15 @@ public struct HTTPServerConfiguration: Sendable {
     /// The event-loop driver connections run on (`EventLoopDriver.platformDefault`: epoll on Linux, Dispatch
     /// elsewhere). `start()` refuses a driver this platform does not have.
     public var eventLoop: EventLoopDriver
+    /// TLS on the listener: every accepted connection runs a session of this factory before HTTP (nil: plain
+    /// HTTP). The handshake must finish within the header-read timeout, like the first head.
+    public var tls: (any TLSSessionFactory)?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, limits: HTTPParserLimits = HTTPParserLimits(),
         timeouts: HTTPServerTimeouts = HTTPServerTimeouts(), maxConnections: Int = 4096,
         backlog: Int = 4096, maxDrainBodyBytes: Int64 = 1024 * 1024, responseChunkBytes: Int = 64 * 1024,
-        eventLoop: EventLoopDriver = .platformDefault
+        eventLoop: EventLoopDriver = .platformDefault, tls: (any TLSSessionFactory)? = nil
     ) {
         self.host = host
         self.port = port
@@ -66,6 +71,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxDrainBodyBytes = maxDrainBodyBytes
         self.responseChunkBytes = responseChunkBytes
         self.eventLoop = eventLoop
+        self.tls = tls
     }
 }
 

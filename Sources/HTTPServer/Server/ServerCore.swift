@@ -97,7 +97,17 @@ final class ServerCore: @unchecked Sendable {
 
     /// Registers a just-accepted descriptor as a connection served by `loop`. Called by the acceptor.
     func adopt(fd: Int32, remoteAddress: String, loop: any EventLoop) {
-        let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, context: self, loop: loop)
+        var session: (any TLSSession)?
+        if let tls = configuration.tls {
+            session = tls.makeSession(descriptor: fd)
+            if session == nil {
+                logger.warning("cannot start a TLS session, closing connection", [("remote", .string(remoteAddress))])
+                Posix.close(fd)
+                return
+            }
+        }
+        let connection = HTTPConnection(
+            fd: fd, remoteAddress: remoteAddress, context: self, loop: loop, tls: session.map(TLSChannel.init))
         registry.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
         statistics.acceptedConnections.add(1, ordering: .relaxed)
         loop.execute { connection.start() }

@@ -1,5 +1,5 @@
 /// Permission to make one brief, bounded blocking call in place — a SQLite point lookup served from the page
-/// cache, the `open` of a local file — instead of hopping to a blocking pool (DESIGN §3, "one bounded,
+/// cache, the `open` of a local file — instead of hopping to a blocking pool (docs/architecture.md, "one bounded,
 /// measured exception").
 ///
 /// The grantor is an HTTP event loop (`HTTPServer`'s loop seam): a request it reads carries the loop

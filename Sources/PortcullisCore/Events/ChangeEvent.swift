@@ -1,4 +1,4 @@
-/// What happened to an object, as the Cloud Storage object event types name it (DESIGN §11).
+/// What happened to an object, as the Cloud Storage object event types name it (docs/events.md).
 public enum ChangeKind: String, Sendable, CaseIterable, Equatable {
     /// A new generation was committed: a create or an overwrite, by any upload protocol, copy or compose.
     case finalized
@@ -43,7 +43,7 @@ public struct ChangeEvent: Sendable, Equatable {
     }
 }
 
-/// Where the storage service hands events of changes it committed (DESIGN §11). The service hands over typed
+/// Where the storage service hands events of changes it committed (docs/events.md). The service hands over typed
 /// values (what happened to which object, when) and the sink renders them: the wire format of an event's body
 /// is the sink's business, not the service's. `publish` and `recorded` are called after the commit returned,
 /// never before, and never wait on delivery.

@@ -1,6 +1,6 @@
 /// Where change events wait for delivery, with the state of each (event, webhook) delivery: the seam between
 /// the stores that keep events (the embedded backend's SQLite outbox, an in-memory queue for upstream buckets)
-/// and the dispatcher that delivers them (DESIGN §11).
+/// and the dispatcher that delivers them (docs/events.md).
 ///
 /// Contract shared by every ledger:
 /// - Every event goes to every webhook the dispatcher names; deliveries to different webhooks progress

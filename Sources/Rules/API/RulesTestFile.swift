@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// One case of a `rules test` file (DESIGN §9).
+/// One case of a `rules test` file (docs/testing.md).
 public struct RulesTestCase: Sendable {
     public var name: String
     public var request: RulesRequest

@@ -15,6 +15,7 @@ extension StorageService {
             context.record.decision = .admin
             return
         }
+        var span = context.trace?.startSpan("rules.decide")
         let decision = judge(
             RulesRequest(
                 method: method, bucket: object.bucket, path: object.path, auth: principal,
@@ -22,6 +23,11 @@ extension StorageService {
                 delimiter: delimiter))
         decisions.count(method, allowed: decision.allowed)
         context.record.decision = decision.allowed ? .allow : .deny
+        if span != nil {
+            span?.setAttribute("portcullis.rules.method", method.rawValue)
+            span?.setAttribute("portcullis.rules.decision", decision.allowed ? "allow" : "deny")
+            span?.end()
+        }
         guard decision.allowed else { throw .denied(method) }
     }
 

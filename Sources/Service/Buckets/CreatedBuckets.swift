@@ -1,5 +1,5 @@
-public import PortcullisCore
-public import Storage
+import PortcullisCore
+import Storage
 import Synchronization
 
 /// The buckets created through the API, beside the configured ones: the root that keeps them and, for each, the

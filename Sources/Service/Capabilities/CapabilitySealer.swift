@@ -30,7 +30,7 @@ public enum CapabilityError: Error, Sendable, Equatable {
     case expired
 }
 
-/// Seals and opens the capabilities that make the gateway stateless (DESIGN §5): list cursors, resumable
+/// Seals and opens the capabilities that make the gateway stateless (docs/deploying.md): list cursors, resumable
 /// upload URLs and signed URLs. Anything a later request needs travels with the client, encrypted and
 /// authenticated under a key shared by every instance.
 ///

@@ -1,6 +1,6 @@
 import PortcullisCore
 
-/// A list `nextPageToken`: the backend's cursor, bound to the listing it was issued for (DESIGN §5): bucket,
+/// A list `nextPageToken`: the backend's cursor, bound to the listing it was issued for (docs/deploying.md): bucket,
 /// prefix, delimiter and the listing's other options. An edited token, or one replayed under another listing,
 /// does not open (→ 400). Compared by bytes: a prefix and its canonical equivalent are different listings.
 struct ListCursor: Equatable {

@@ -1,6 +1,6 @@
 import PortcullisCore
 
-/// The capability inside a resumable upload URL (DESIGN §5): what the chunk, query, cancel and finalize
+/// The capability inside a resumable upload URL (docs/deploying.md): what the chunk, query, cancel and finalize
 /// requests need, so they carry no `Authorization` and any instance can serve them.
 ///
 /// Only what later requests need is kept — the target, the staging handle, the declared size and checks, the

@@ -23,10 +23,18 @@ public struct RequestContext: Sendable {
     /// backend that can answer a point lookup in place (`InPlaceReads`); it applies only while the request
     /// still runs on that loop's thread.
     public let inPlacePermit: (any InPlaceLookupPermit)?
+    /// The request's place in its trace (nil outside a traced server): the service records its rules-decision
+    /// and storage spans under it, and binds upstream backends to it (`UpstreamTraced`) so that every call
+    /// they make carries `traceparent` and records its attempt spans. The request span is the parent of all
+    /// of them.
+    public let trace: Trace?
 
-    public init(record: any RequestRecording, inPlacePermit: (any InPlaceLookupPermit)? = nil) {
+    public init(
+        record: any RequestRecording, inPlacePermit: (any InPlaceLookupPermit)? = nil, trace: Trace? = nil
+    ) {
         self.record = record
         self.inPlacePermit = inPlacePermit
+        self.trace = trace
     }
 }
 

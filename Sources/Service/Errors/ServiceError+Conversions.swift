@@ -1,7 +1,7 @@
 public import PortcullisCore
 public import Storage
 
-/// Conversions from module errors: the status mapping of v0 §6.2 and DESIGN §8 lives here and nowhere else.
+/// Conversions from module errors: the status mapping of v0 §6.2 and docs/operations.md lives here and nowhere else.
 extension ServiceError {
     /// Storage failures. Retryable conditions get the statuses clients retry (502/503/504, v0 §6.3).
     public init(_ error: StorageError) {

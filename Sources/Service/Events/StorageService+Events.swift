@@ -1,7 +1,7 @@
 import PortcullisCore
 import Storage
 
-/// The service's change-event hook (DESIGN §11): every commit — upload, finalize, metadata update, token
+/// The service's change-event hook (docs/events.md): every commit — upload, finalize, metadata update, token
 /// administration, first-token mint, delete — goes through these calls, which record its events.
 ///
 /// The service hands the sink typed changes (kind, object, commit time); the sink renders them (the event body

@@ -10,7 +10,7 @@ extension StorageService {
     public func bucketInfo(_ name: String, caller: Caller, _ context: RequestContext) throws(ServiceError)
         -> BucketInfo
     {
-        let bucket = try bucket(name)
+        let bucket = try bucket(name, context)
         if caller.isAdmin { context.record.decision = .admin }
         return info(of: bucket.name)
     }
@@ -32,7 +32,7 @@ extension StorageService {
         if buckets[ExactString(name)] != nil || created.bucket(ExactString(name)) != nil {
             throw ServiceError(.conflict, "You already own this bucket. Please select another name.")
         }
-        let info = try await storage(context) { () async throws(StorageError) in
+        let info = try await storage(context, "storage.bucket.create") { () async throws(StorageError) in
             try await created.root.createBucket(name, settings: settings)
         }
         created.store(info)
@@ -46,7 +46,7 @@ extension StorageService {
         _ context: RequestContext
     ) async throws(ServiceError) -> BucketInfo {
         let created = try createdBucket(name, caller, context, "Changing")
-        let info = try await storage(context) { () async throws(StorageError) in
+        let info = try await storage(context, "storage.bucket.update") { () async throws(StorageError) in
             try await created.root.updateBucket(name, settings: settings, ifMetagenerationMatch: ifMetagenerationMatch)
         }
         created.store(info)
@@ -61,7 +61,9 @@ extension StorageService {
         if let expected = ifMetagenerationMatch, created.bucket(ExactString(name))?.info.metageneration != expected {
             throw .preconditionFailed()
         }
-        try await storage(context) { () async throws(StorageError) in try await created.root.deleteBucket(name) }
+        try await storage(context, "storage.bucket.delete") { () async throws(StorageError) in
+            try await created.root.deleteBucket(name)
+        }
         created.remove(name)
     }
 

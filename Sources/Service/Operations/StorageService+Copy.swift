@@ -17,8 +17,8 @@ extension StorageService {
     public func copy(_ request: CopyRequest, caller: Caller, _ context: RequestContext) async throws(ServiceError)
         -> ObjectMetadata
     {
-        let sourceBucket = try bucket(request.source.bucket)
-        _ = try bucket(request.destination.bucket)
+        let sourceBucket = try bucket(request.source.bucket, context)
+        _ = try bucket(request.destination.bucket, context)
         let source = try await judgeSource(request.source, request.sourceConditions, sourceBucket, caller, context)
         let body = try await openSource(request.source, generation: source.generation, sourceBucket, context)
         var attributes = Self.attributes(of: request.overrides.applied(to: source, now: .now()))
@@ -37,7 +37,7 @@ extension StorageService {
         guard (1...Self.maxComposeSources).contains(request.sources.count) else {
             throw .badRequest("A compose takes 1 to \(Self.maxComposeSources) source objects.")
         }
-        let bucket = try bucket(request.destination.bucket)
+        let bucket = try bucket(request.destination.bucket, context)
         var judged: [(ObjectPath, ObjectMetadata)] = []
         for source in request.sources {
             let path = try Self.objectPath(request.destination.bucket, source.name)
@@ -76,7 +76,7 @@ extension StorageService {
     {
         let read: ObjectRead
         do {
-            read = try await storage(context) { () async throws(StorageError) in
+            read = try await storage(context, "storage.read") { () async throws(StorageError) in
                 try await bucket.read(source, range: nil, context.inPlacePermit)
             }
         } catch  where error.kind == .notFound {

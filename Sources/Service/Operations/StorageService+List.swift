@@ -22,7 +22,7 @@ extension StorageService {
     public func list(_ query: ListQuery, caller: Caller, _ context: RequestContext) async throws(ServiceError)
         -> ListResult
     {
-        let bucket = try bucket(query.bucket)
+        let bucket = try bucket(query.bucket, context)
         guard (1...Self.maxPageSize).contains(query.maxResults) else {
             throw .badRequest("maxResults must be an integer between 1 and \(Self.maxPageSize) inclusive.")
         }
@@ -44,7 +44,8 @@ extension StorageService {
             endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
             matchGlob: glob, firebaseView: query.firebaseView,
             includeMetadata: query.includeMetadata)
-        var page = try await storage(context) { () async throws(StorageError) in try await bucket.backend.list(request)
+        var page = try await storage(context, "storage.list") { () async throws(StorageError) in
+            try await bucket.backend.list(request)
         }
         if !caller.isAdmin { page = listable(page, query, scope: scope, principal: caller.principal) }
         var objects: [ObjectMetadata?] = []

@@ -15,7 +15,7 @@ extension StorageService {
         guard request.source.bucket.bytesEqual(request.destination.bucket) else {
             throw .badRequest("A move stays within one bucket.")
         }
-        let bucket = try bucket(request.source.bucket)
+        let bucket = try bucket(request.source.bucket, context)
         if request.source.name.bytesEqual(request.destination.name) {
             return try await moveOntoItself(request, bucket, caller, context)
         }
@@ -37,14 +37,14 @@ extension StorageService {
         pinned.storageClass = source.storageClass
         let moved = try await copy(pinned, caller: caller, context)
         do {
-            try await storage(context) { () async throws(StorageError) in
+            try await storage(context, "storage.delete") { () async throws(StorageError) in
                 try await commitDelete(
                     request.source, current: source,
                     preconditions: Preconditions(ifGenerationMatch: source.generation), in: bucket)
             }
         } catch {
             // The source changed after it was copied: undo the destination (only the generation written here).
-            try? await storage(context) { () async throws(StorageError) in
+            try? await storage(context, "storage.delete") { () async throws(StorageError) in
                 try await commitDelete(
                     request.destination, current: moved,
                     preconditions: Preconditions(ifGenerationMatch: moved.generation), in: bucket)
@@ -92,7 +92,7 @@ extension StorageService {
         try authorize(
             .create, (request.destination.bucket, request.destination.name), principal: caller.principal,
             resource: replaced, requestResource: proposal, context)
-        return try await storage(context) { () async throws(StorageError) in
+        return try await storage(context, "storage.commit") { () async throws(StorageError) in
             try await commitRename(
                 request.source, current: source, to: request.destination, replacing: replaced,
                 preconditions: request.destinationPreconditions, with: renames, in: bucket)

@@ -14,7 +14,7 @@ extension StorageService {
         of object: ObjectPath, caller: Caller, conditions: Conditions, ensureDownloadToken: Bool,
         _ context: RequestContext
     ) async throws(ServiceError) -> MetadataOutcome {
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         let (meta, grant) = try await readAccess(object, bucket, caller, ensureDownloadToken, context)
         let visible = Self.visible(meta, to: grant)
         guard try conditions.checkRead(meta) else { return .notModified(visible) }
@@ -25,7 +25,7 @@ extension StorageService {
     public func read(_ object: ObjectPath, caller: Caller, options: ReadOptions, _ context: RequestContext)
         async throws(ServiceError) -> ReadOutcome
     {
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         if bucket.readsAreLocal, !options.headOnly, options.range == nil,
             let outcome = try await readWholeLocally(object, bucket, caller, options, context)
         {
@@ -52,7 +52,7 @@ extension StorageService {
                     metadata: Self.visible(meta, to: grant),
                     range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
         }
-        let read = try await storage(context) { () async throws(StorageError) in
+        let read = try await storage(context, "storage.read") { () async throws(StorageError) in
             try await bucket.read(object, range: spec, context.inPlacePermit)
         }
         return .content(Self.content(read, visible: Self.visible(read.metadata, to: grant), options))
@@ -130,7 +130,7 @@ extension StorageService {
         for object: ObjectPath, caller: Caller, conditions: Conditions,
         _ context: RequestContext
     ) async throws(ServiceError) -> (ObjectMetadata, String) {
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         let (meta, grant) = try await readAccess(object, bucket, caller, true, context)
         guard grant != .signedURL else { throw .forbidden("A signed URL does not grant download URLs.") }
         try conditions.checkWrite(meta)
@@ -163,7 +163,7 @@ extension StorageService {
         patch.addDownloadTokens = [SecureRandom.uuidString()]
         let pinned = Preconditions(ifGenerationMatch: meta.generation, ifMetagenerationMatch: meta.metageneration)
         do {
-            return try await storage(context) { () async throws(StorageError) in
+            return try await storage(context, "storage.update") { () async throws(StorageError) in
                 try await commitPatch(object, patch, preconditions: pinned, in: bucket)
             }
         } catch  where error.kind == .preconditionFailed {

@@ -13,7 +13,7 @@ extension StorageService {
         async throws(ServiceError) -> ObjectMetadata
     {
         let bucket: Bucket
-        do throws(ServiceError) { bucket = try self.bucket(request.object.bucket) } catch {
+        do throws(ServiceError) { bucket = try self.bucket(request.object.bucket, context) } catch {
             body.cancel()
             throw error
         }
@@ -42,7 +42,7 @@ extension StorageService {
                 expectedMD5: request.expectedMD5, expectedCRC32C: request.expectedCRC32C, expectedSize: nil,
                 context),
             in: bucket)
-        let committed = try await storage(context) { () async throws(StorageError) in
+        let committed = try await storage(context, "storage.commit") { () async throws(StorageError) in
             try await bucket.backend.write(object, body: limited, attributes: attributes, options: options)
         }
         publishWrite(committed, replaced: existing, in: bucket)
@@ -55,7 +55,7 @@ extension StorageService {
         _ object: ObjectPath, _ update: MetadataUpdate, conditions: Conditions,
         caller: Caller, _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         let update = Self.ownTokens(update, for: caller.principal)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
@@ -73,7 +73,7 @@ extension StorageService {
                 ifGenerationMatch: current.generation,
                 ifMetagenerationMatch: current.metageneration)
             do {
-                let committed = try await storage(context) { () async throws(StorageError) in
+                let committed = try await storage(context, "storage.update") { () async throws(StorageError) in
                     try await commitPatch(object, patch, preconditions: pinned, in: bucket)
                 }
                 return revealed(committed, to: caller.principal)
@@ -98,7 +98,7 @@ extension StorageService {
     public func delete(_ object: ObjectPath, conditions: Conditions, caller: Caller, _ context: RequestContext)
         async throws(ServiceError)
     {
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         let signed = try openSignature(caller, .delete, object, context)
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
@@ -114,7 +114,7 @@ extension StorageService {
             }
             try conditions.checkWrite(current)
             do {
-                try await storage(context) { () async throws(StorageError) in
+                try await storage(context, "storage.delete") { () async throws(StorageError) in
                     try await commitDelete(
                         object, current: current,
                         preconditions: Preconditions(ifGenerationMatch: current.generation), in: bucket)
@@ -135,7 +135,7 @@ extension StorageService {
     ) async throws(ServiceError) -> ObjectMetadata {
         guard caller.isAdmin else { throw .forbidden("Missing admin credentials.") }
         context.record.decision = .admin
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         guard let current = try await existing(object, in: bucket, context) else {
             throw .noSuchObject(bucket: object.bucket, name: object.name)
         }
@@ -148,7 +148,7 @@ extension StorageService {
         } else {
             patch.addDownloadTokens = [SecureRandom.uuidString()]
         }
-        return try await storage(context) { () async throws(StorageError) in
+        return try await storage(context, "storage.update") { () async throws(StorageError) in
             try await commitPatch(object, patch, preconditions: .none, in: bucket)
         }
     }
@@ -165,7 +165,7 @@ extension StorageService {
         guard (1...Self.maxSignedURLSeconds).contains(seconds) else {
             throw .badRequest("expiresIn must be an integer between 1 and \(Self.maxSignedURLSeconds).")
         }
-        let bucket = try bucket(object.bucket)
+        let bucket = try bucket(object.bucket, context)
         let current = try await existing(object, in: bucket, context)
         try authorize(
             method == .read ? .get : .delete, (object.bucket, object.name), principal: caller.principal,

@@ -11,7 +11,7 @@ extension StorageService {
         _ request: UploadRequest, declaredSize: Int64?, caller: Caller,
         _ context: RequestContext
     ) async throws(ServiceError) -> String {
-        let bucket = try bucket(request.object.bucket)
+        let bucket = try bucket(request.object.bucket, context)
         guard let staging = bucket.staging else {
             throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
         }
@@ -41,7 +41,7 @@ extension StorageService {
                         issuedAtMillis: issued.millisecondsSinceEpoch), keyOf: nil)
             ]
         }
-        let handle = try await storage(context) { () async throws(StorageError) in
+        let handle = try await storage(context, "storage.stage") { () async throws(StorageError) in
             try await staging.startUpload(object, attributes: staged, declaredSize: declaredSize)
         }
         let ticket = UploadTicket(
@@ -66,7 +66,7 @@ extension StorageService {
         } catch {
             throw .notFound("Unknown upload_id.")
         }
-        let bucket = try bucket(name)
+        let bucket = try bucket(name, context)
         guard let staging = bucket.staging else {
             throw ServiceError(.notImplemented, "This bucket's storage does not support resumable uploads.")
         }
@@ -104,7 +104,7 @@ public struct ResumableUpload: Sendable {
     /// object, not this upload's result.
     public func state() async throws(ServiceError) -> UploadState? {
         do {
-            return try await service.storage(context) { () async throws(StorageError) in
+            return try await service.storage(context, "storage.lookup") { () async throws(StorageError) in
                 try await staging.uploadState(ticket.handle, object: object)
             }
         } catch  where error.kind == .notFound {
@@ -147,7 +147,7 @@ public struct ResumableUpload: Sendable {
         do {
             switch try await state() {
             case .active?:
-                try await service.storage(context) { () async throws(StorageError) in
+                try await service.storage(context, "storage.cancel") { () async throws(StorageError) in
                     try await staging.cancelUpload(ticket.handle, object: object)
                 }
             case .cancelled?:
@@ -189,7 +189,11 @@ public struct ResumableUpload: Sendable {
         }
         let limited = LimitedByteStream(body, limit: max(0, room))
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        let span = context.trace?.startSpan("storage.stage")
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            span?.end()
+        }
         do {
             return .stored(try await staging.appendChunk(ticket.handle, object: object, offset: offset, body: limited))
         } catch {
@@ -263,7 +267,11 @@ public struct ResumableUpload: Sendable {
             attributes.downloadTokens = [service.sealer.derivedDownloadToken(ticket.downloadTokenSeed, keyOf: uploadID)]
         }
         let start = MonotonicClock.nanoseconds()
-        defer { context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start) }
+        let span = context.trace?.startSpan("storage.commit")
+        defer {
+            context.record.addUpstreamTime(nanos: MonotonicClock.nanoseconds() &- start)
+            span?.end()
+        }
         do {
             let committed = try await staging.finalizeUpload(
                 ticket.handle, object: object, attributes: attributes,

@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// One change as a commit made it: what happened to which generation, and when (DESIGN §11).
+/// One change as a commit made it: what happened to which generation, and when (docs/events.md).
 public struct ObjectChange: Sendable, Equatable {
     public var kind: ChangeKind
     /// The object as committed (`finalized`, `metadataUpdated`) or as it was (`deleted`).

@@ -55,7 +55,7 @@ public protocol StorageBackend: Sendable {
 public protocol LocalReads: StorageBackend {}
 
 /// Reads a backend answers on the calling thread, without a hop to a blocking lane, when the caller holds an
-/// HTTP event loop's permit that covers that thread (DESIGN's one bounded exception: a point lookup and a local
+/// HTTP event loop's permit that covers that thread (the one bounded exception to never blocking a loop: a point lookup and a local
 /// open). Same contracts as `metadata(of:)` and `read(_:range:)`; without a usable permit they behave exactly
 /// like them.
 public protocol InPlaceReads: LocalReads {

@@ -9,7 +9,7 @@ import Synchronization
 /// queue) cost three thread switches and most of the request's CPU. Done in place, the whole request finishes
 /// on the loop without a hop.
 ///
-/// The trade (DESIGN §3): while the lookup runs, the loop's other connections wait. It is bounded here:
+/// The trade (docs/architecture.md): while the lookup runs, the loop's other connections wait. It is bounded here:
 /// - only point lookups by primary key (one B-tree descent, normally from the page cache) come here — never a
 ///   list scan or a write;
 /// - the connections have a busy timeout of 0: a lookup that would wait for a lock (WAL recovery, another

@@ -4,7 +4,7 @@ public import Upstream
 /// A bucket served from Google Cloud Storage through its JSON API (`gs://BUCKET`), over the shared
 /// `UpstreamClient`.
 ///
-/// Mapping (DESIGN §4): GCS generations and metagenerations are ours; custom metadata maps 1:1, download tokens
+/// Mapping (docs/configuration.md): GCS generations and metagenerations are ours; custom metadata maps 1:1, download tokens
 /// live in `metadata.firebaseStorageDownloadTokens`. Reads pin the generation they resolved the range against
 /// and stream the upstream body (206 passed through, never re-buffered). Writes go through a GCS resumable
 /// session: chunks of `uploadChunkBytes` are sent as they fill, the last one is held until every byte is in
@@ -12,17 +12,20 @@ public import Upstream
 /// object. Preconditions are passed to GCS (`ifGenerationMatch`, `ifMetagenerationMatch`) and also checked
 /// here first, because emulators do not enforce them. Our resumable protocol runs on GCS resumable sessions too
 /// (`ResumableStaging`, see GCSBackend+Resumable.swift).
-public final class GCSBackend: StorageBackend {
+public final class GCSBackend: StorageBackend, UpstreamTraced {
     let configuration: GCSBackendConfiguration
     let client: UpstreamClient
     private let tokens: GCSTokenSource?
     /// Metric label and circuit-breaker key for this bucket.
     let backendLabel: String
+    /// The request trace every call carries (a copy made by `traced(by:)`); nil on the shared instance.
+    let trace: Trace?
 
     public init(configuration: GCSBackendConfiguration, client: UpstreamClient) throws(StorageError) {
         self.configuration = configuration
         self.client = client
         self.backendLabel = "gcs:\(configuration.bucket)"
+        self.trace = nil
         switch configuration.credentials {
         case .none:
             tokens = nil
@@ -30,6 +33,16 @@ public final class GCSBackend: StorageBackend {
             tokens = try GCSTokenSource(clientEmail: email, privateKeyPEM: pem, tokenURI: tokenURI, client: client)
         }
     }
+
+    private init(sharing other: GCSBackend, trace: Trace) {
+        configuration = other.configuration
+        client = other.client
+        tokens = other.tokens
+        backendLabel = other.backendLabel
+        self.trace = trace
+    }
+
+    public func traced(by trace: Trace) -> any StorageBackend { GCSBackend(sharing: self, trace: trace) }
 
     // MARK: URLs
 
@@ -67,7 +80,7 @@ public final class GCSBackend: StorageBackend {
         let request = UpstreamRequest(
             method: method, url: url, headers: headers, body: body,
             timeouts: UpstreamTimeouts(connect: t.connect, firstByte: t.firstByte, idle: t.idle),
-            idempotent: idempotent, backend: backendLabel, operation: op)
+            idempotent: idempotent, backend: backendLabel, operation: op, trace: trace)
         do {
             return try await client.send(request)
         } catch {

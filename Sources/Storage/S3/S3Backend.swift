@@ -4,7 +4,7 @@ public import Upstream
 
 /// A bucket served from S3 or an S3-compatible store (`s3://BUCKET`), signed with SigV4 by `S3Signer`.
 ///
-/// Mapping (DESIGN §4), documented because S3 has no generations:
+/// Mapping (docs/configuration.md), documented because S3 has no generations:
 /// - custom metadata ↔ `x-amz-meta-<key>`; download tokens ↔ `x-amz-meta-firebasestoragedownloadtokens`;
 /// - `generation` = `x-amz-meta-portcullis-generation` (microseconds since the epoch at write time; for
 ///   objects written by other tools, `Last-Modified` in microseconds), `metageneration` =
@@ -25,11 +25,14 @@ public import Upstream
 /// Error mapping: NoSuchKey/404 → `.notFound`, AccessDenied/403 (a bad signature or a skewed clock included) →
 /// `.upstreamDenied`, SlowDown/503 and a body altered in transit (XAmzContentSHA256Mismatch, BadDigest) →
 /// `.unavailable(retryAfter:)`.
-public final class S3Backend: StorageBackend {
+public final class S3Backend: StorageBackend, UpstreamTraced {
     let configuration: S3BackendConfiguration
     let client: UpstreamClient
     let backendLabel: String
     let signer: S3Signer
+    /// The request trace every call carries (a copy made by `traced(by:)`); nil on the shared instance. The
+    /// trace headers are added after signing: they are not among the signed headers.
+    let trace: Trace?
 
     public init(configuration: S3BackendConfiguration, client: UpstreamClient) {
         self.configuration = configuration
@@ -38,7 +41,18 @@ public final class S3Backend: StorageBackend {
         signer = S3Signer(
             accessKeyID: configuration.accessKeyID, secretAccessKey: configuration.secretAccessKey,
             sessionToken: configuration.sessionToken, region: configuration.region)
+        trace = nil
     }
+
+    private init(sharing other: S3Backend, trace: Trace) {
+        configuration = other.configuration
+        client = other.client
+        backendLabel = other.backendLabel
+        signer = other.signer
+        self.trace = trace
+    }
+
+    public func traced(by trace: Trace) -> any StorageBackend { S3Backend(sharing: self, trace: trace) }
 
     static let metaPrefix = "x-amz-meta-"
     static let tokensHeader = "x-amz-meta-firebasestoragedownloadtokens"
@@ -72,7 +86,7 @@ public final class S3Backend: StorageBackend {
             return try await client.send(
                 UpstreamRequest(
                     method: method, url: url, headers: signed, body: body,
-                    idempotent: idempotent, backend: backendLabel, operation: op))
+                    idempotent: idempotent, backend: backendLabel, operation: op, trace: trace))
         } catch {
             throw GCSBackend.map(error)
         }

@@ -64,7 +64,7 @@ public final class UpstreamClient: Sendable {
             var limited = request
             if let deadline { limited.timeouts = request.timeouts.waits(cappedAt: deadline.remainingSeconds) }
             let cutShort = limited.timeouts != request.timeouts
-            let result = await attemptOnce(limited)
+            let result = await attemptOnce(limited, resends: attempt - 1)
             let mayRetry = retryable && attempt < configuration.maxAttempts
             switch result {
             case .success(let response):
@@ -133,10 +133,15 @@ public final class UpstreamClient: Sendable {
 
     // MARK: attempts
 
-    private func attemptOnce(_ request: UpstreamRequest) async -> Result<UpstreamResponse, UpstreamError> {
+    private func attemptOnce(_ original: UpstreamRequest, resends: Int) async -> Result<UpstreamResponse, UpstreamError>
+    {
         let metrics = self.metrics
         let breaker = self.breaker
+        var traced = original
+        let span = Self.traceAttempt(&traced, resends: resends)
+        let request = traced
         let transfer = CurlTransfer(loop: loop, request: request, configuration: configuration) { outcome in
+            if let span { Self.end(span, outcome) }
             guard let metrics else { return Self.judgeBody(outcome, request: request, breaker: breaker) }
             metrics.duration.labels(request.backend, request.operation)
                 .observe(Double(outcome.durationNanoseconds) / 1e9)
@@ -166,6 +171,43 @@ public final class UpstreamClient: Sendable {
         case .failure(let error):
             return .failure(error)
         }
+    }
+
+    /// Adds the trace headers of one attempt to `request` and starts its client span (nil when the trace is not
+    /// recorded; then the headers name the trace's current span as the parent).
+    private static func traceAttempt(_ request: inout UpstreamRequest, resends: Int) -> Span? {
+        guard let trace = request.trace else { return nil }
+        var span = trace.startSpan("\(request.method) \(request.operation)", kind: .client)
+        request.headers.append(contentsOf: (span?.data.context ?? trace.context).headers)
+        if span != nil {
+            span?.setAttribute("http.request.method", request.method)
+            span?.setAttribute("server.address", UpstreamRequest.host(of: request.url))
+            span?.setAttribute("portcullis.upstream.backend", request.backend)
+            span?.setAttribute("portcullis.upstream.operation", request.operation)
+            if resends > 0 { span?.setAttribute("http.request.resend_count", resends) }
+        }
+        return span
+    }
+
+    /// Ends an attempt's span when its transfer ends (body included): status, bytes, and the error if any.
+    private static func end(_ started: Span, _ outcome: TransferOutcome) {
+        var span = started
+        if let status = outcome.status, status > 0 {
+            span.setAttribute("http.response.status_code", status)
+            if status >= 500 { span.setError("HTTP \(status)") }
+        }
+        span.setAttribute("http.response.body.size", .int(outcome.bodyBytes))
+        if let error = outcome.error {
+            // Cancelled is our own doing (a retry dropping a refused answer, a client that went away): noted,
+            // not an upstream failure.
+            if error == .cancelled {
+                span.setAttribute("portcullis.upstream.cancelled", .bool(true))
+            } else {
+                span.setAttribute("error.type", error.metricLabel)
+                span.setError(error.description)
+            }
+        }
+        span.end()
     }
 
     /// A body that broke after the head counts against the backend (the upstream cut it).

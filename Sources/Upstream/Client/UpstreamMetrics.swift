@@ -1,6 +1,6 @@
 import PortcullisCore
 
-/// The upstream metric families (DESIGN §8), resolved once per client.
+/// The upstream metric families (docs/operations.md), resolved once per client.
 struct UpstreamMetrics: Sendable {
     let requests: CounterFamily
     let duration: HistogramFamily

@@ -10,7 +10,7 @@ public struct UpstreamRequest: Sendable {
     /// Absolute `http(s)://` URL, already percent-encoded (sent verbatim: a signature over it stays valid).
     public var url: String
     /// Request headers in order. `Host`, `Content-Length` and `Transfer-Encoding` are set by the client.
-    /// Pass a W3C `traceparent` here to forward it.
+    /// Trace headers come from `trace`, not from here.
     public var headers: [(String, String)]
     public var body: UpstreamRequestBody
     public var timeouts: UpstreamTimeouts
@@ -21,11 +21,15 @@ public struct UpstreamRequest: Sendable {
     public var backend: String
     /// Metric label: a short fixed operation name (`"get"`, `"list"`, `"jwks"`).
     public var operation: String
+    /// The trace this call belongs to: each attempt sends `traceparent` (and the caller's `tracestate`) naming
+    /// the attempt's client span as the parent when the trace is recorded, else the trace's current span, and
+    /// records that span (method, server, status, resend count). Nil: no trace headers, no span.
+    public var trace: Trace?
 
     public init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
         timeouts: UpstreamTimeouts = .init(), idempotent: Bool? = nil,
-        backend: String? = nil, operation: String = "request"
+        backend: String? = nil, operation: String = "request", trace: Trace? = nil
     ) {
         self.method = method
         self.url = url
@@ -35,6 +39,7 @@ public struct UpstreamRequest: Sendable {
         self.idempotent = idempotent ?? ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"].contains(method)
         self.backend = backend ?? UpstreamRequest.host(of: url)
         self.operation = operation
+        self.trace = trace
     }
 
     /// `host[:port]` of an absolute URL (empty when the URL has none).

@@ -115,7 +115,10 @@ final class EmbeddedConnection {
     let client: Int32
     private var received: [UInt8] = []
 
-    init(configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder) {
+    init(
+        configure: (inout HTTPServerConfiguration) -> Void = { _ in }, responder: any HTTPResponder,
+        tls: ((Int32) -> any TLSSession)? = nil
+    ) {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
         var pair: [Int32] = [0, 0]
@@ -125,7 +128,8 @@ final class EmbeddedConnection {
         core = ServerCore(
             configuration: configuration, responder: responder, logger: .disabled,
             group: EventLoopGroup(driver: .dispatch, loops: [loop]))
-        connection = HTTPConnection(fd: pair[0], remoteAddress: "embedded", context: core, loop: loop)
+        connection = HTTPConnection(
+            fd: pair[0], remoteAddress: "embedded", context: core, loop: loop, tls: tls.map { TLSChannel($0(pair[0])) })
         connection.start()
         loop.run()
     }
@@ -150,6 +154,11 @@ final class EmbeddedConnection {
 
     /// Everything the connection has sent so far (drained from the socket), as text.
     func output() -> String {
+        String(decoding: outputBytes(), as: UTF8.self)
+    }
+
+    /// Everything the connection has sent so far (drained from the socket).
+    func outputBytes() -> [UInt8] {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
@@ -157,7 +166,7 @@ final class EmbeddedConnection {
             received += chunk[0..<n]
         }
         defer { received = [] }
-        return String(decoding: received, as: UTF8.self)
+        return received
     }
 
     /// Whether the connection's end is closed: reading the client end gives end-of-stream (or a reset).

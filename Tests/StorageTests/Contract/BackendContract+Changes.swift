@@ -3,7 +3,7 @@ import Storage
 import Synchronization
 import Testing
 
-/// Contract checks for change recording (DESIGN §11): a `ChangeOutbox` records exactly the changes it
+/// Contract checks for change recording (docs/events.md): a `ChangeOutbox` records exactly the changes it
 /// commits, rendered from the committed metadata, in the commit itself; a failed call records nothing. A
 /// backend without an outbox ignores `WriteOptions.changes` (never renders).
 extension BackendContract {

@@ -16,7 +16,7 @@ FAKE_GCS = os.environ.get("PC_FAKE_GCS_URL") or os.environ.get("STORAGE_EMULATOR
 if FAKE_GCS and not FAKE_GCS.startswith("http"):
     FAKE_GCS = "http://" + FAKE_GCS
 TIMEOUT = 20
-# gcsfs probes gRPC for about a minute against a custom endpoint unless told not to (stack-notes); it reads
+# gcsfs probes gRPC for about a minute against a custom endpoint unless told not to; it reads
 # this when it is imported, so it is set before any test module imports it.
 os.environ["GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT"] = "false"
 

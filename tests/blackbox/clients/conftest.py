@@ -5,7 +5,7 @@ production user would point them, with the admin key passed through the librarie
 Every client test runs once per backend: `file` (embedded) and `gcs` (`gs://` on fake-gcs-server, when
 PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST is set; `make test` starts one). One gateway per backend per module.
 The calls pass `retry=None` and short timeouts: the libraries retry 5xx and connection errors for minutes by
-default, which would hide a failure behind a slow test (stack-notes).
+default, which would hide a failure behind a slow test.
 """
 from __future__ import annotations
 

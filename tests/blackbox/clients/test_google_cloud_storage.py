@@ -20,7 +20,7 @@ from harness import request as http
 
 CALL = {"retry": None, "timeout": TIMEOUT}
 FAKE_GCS_NULL_METADATA = ("fake-gcs-server quirk: a metadata key patched with null is stored as \"\" (real GCS removes "
-                          "it; the gateway sends the null upstream; stack-notes.md)")
+                          "it; the gateway sends the null upstream)")
 
 
 @pytest.fixture

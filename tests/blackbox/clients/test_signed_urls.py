@@ -5,6 +5,7 @@ used with plain `requests` for GET, HEAD, PUT and DELETE. Expired and tampered U
 paths of other surfaces are not shadowed."""
 from __future__ import annotations
 
+import base64
 import datetime
 import hashlib
 import hmac
@@ -302,6 +303,38 @@ def test_hmac_signed_urls(setup: tuple[Server, Path]) -> None:
     assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
     old = hmac_signed_url(server.url, BUCKET, "signed/hmac file.txt", "GET", 60,
                           now=datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5))
+    response = requests.get(old, timeout=TIMEOUT)
+    assert response.status_code == 400 and error_code(response) == "ExpiredToken"
+
+
+def hmac_v2_signed_url(base: str, bucket: str, name: str, method: str, expires: int, secret: str = HMAC_SECRET,
+                       content_type: str = "") -> str:
+    """A V2 URL signed with an HMAC key (HMAC-SHA1 over Google's documented V2 string to sign: method, MD5,
+    content type, expiry, canonical resource), as Cloud Storage's interoperability mode accepts."""
+    path = "/" + bucket + "/" + urllib.parse.quote(name, safe="/~")
+    string_to_sign = "\n".join([method, "", content_type, str(expires), path])
+    signature = base64.b64encode(hmac.new(secret.encode(), string_to_sign.encode(), hashlib.sha1).digest()).decode()
+    query = urllib.parse.urlencode({"GoogleAccessId": HMAC_ID, "Expires": str(expires), "Signature": signature})
+    return f"{base}{path}?{query}"
+
+
+def test_hmac_v2_signed_urls(setup: tuple[Server, Path]) -> None:
+    server, _ = setup
+    expires = int(time.time()) + 600
+    put = hmac_v2_signed_url(server.url, BUCKET, "signed/hmac v2.txt", "PUT", expires, content_type="text/plain")
+    assert requests.put(put, data=b"v2", headers={"Content-Type": "text/plain"}, timeout=TIMEOUT).status_code == 200
+    get = hmac_v2_signed_url(server.url, BUCKET, "signed/hmac v2.txt", "GET", expires)
+    fetched = requests.get(get, timeout=TIMEOUT)
+    assert fetched.status_code == 200 and fetched.content == b"v2"
+    # The signature binds the method, the secret and the expiry.
+    response = requests.delete(get, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+    wrong = hmac_v2_signed_url(server.url, BUCKET, "signed/hmac v2.txt", "GET", expires, secret="not-the-secret")
+    response = requests.get(wrong, timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+    response = requests.get(get.replace(f"Expires={expires}", f"Expires={expires + 1}"), timeout=TIMEOUT)
+    assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+    old = hmac_v2_signed_url(server.url, BUCKET, "signed/hmac v2.txt", "GET", int(time.time()) - 1)
     response = requests.get(old, timeout=TIMEOUT)
     assert response.status_code == 400 and error_code(response) == "ExpiredToken"
 

@@ -474,6 +474,38 @@ def test_narrow_screen_layout(page: WebDriver, gateway: dict[str, object]) -> No
         set_viewport(page, 1280, 800)
 
 
+def test_the_upload_tray_leaves_every_row_reachable(page: WebDriver, gateway: dict[str, object], tmp_path: Path
+                                                    ) -> None:
+    """With the upload tray open over the list's bottom corner, the list scrolls far enough that its last row
+    shows above the tray, and the tray's room goes away with it."""
+    server: Server = gateway["server"]  # type: ignore[assignment]
+    for i in range(60):
+        made = request("POST", upload_url(server.url, BUCKET, f"many/row-{i:02d}.txt"), body=b"x",
+                       headers={**gateway["admin"], "Content-Type": "text/plain"})  # type: ignore[dict-item]
+        assert made.status == 200, made.body
+    ensure_admin(page, gateway, folder_fragment("many"))
+    wait_listed(page)
+    wait_for(lambda: by_testid(page, "file-row", name="many/row-00.txt"), message="the folder listed")
+    files = [tmp_path / f"tray-{i}.txt" for i in range(3)]
+    for f in files:
+        f.write_text("tray\n")
+    by_testid(page, "upload-input")[0].send_keys("\n".join(str(f) for f in files))
+    wait_for(lambda: all(i.get_attribute("data-state") == "done" for i in by_testid(page, "upload-item"))
+             and len(by_testid(page, "upload-item")) == 3, timeout=60, message="the uploads done")
+    tray = page.find_element(By.ID, "uploads")
+    assert tray.is_displayed()
+    page.execute_script("document.querySelector('.viewport').scrollTop = 1e9")
+    last = "many/tray-2.txt" if by_testid(page, "file-row", name="many/tray-2.txt") else "many/row-59.txt"
+    wait_for(lambda: by_testid(page, "file-row", name=last), message="the last row drawn")
+    row_bottom = page.execute_script("return arguments[0].getBoundingClientRect().bottom", file_row(page, last))
+    tray_top = page.execute_script("return arguments[0].getBoundingClientRect().top", tray)
+    assert row_bottom <= tray_top, (row_bottom, tray_top)
+    one(page, "uploads-clear").click()
+    wait_for(lambda: not tray.is_displayed(), message="the tray cleared")
+    assert page.execute_script(
+        "return getComputedStyle(document.body).getPropertyValue('--uploads-room').trim()") == "0px"
+
+
 # A signed-in user: exactly what the rules let alice see and do.
 
 @pytest.mark.expect_http(403)
@@ -521,3 +553,4 @@ def test_the_playground_is_for_admins_only(page: WebDriver, gateway: dict[str, o
     page.get(console_url(gateway, "#/playground"))
     wait_for(lambda: page.find_element(By.ID, "playground-view").is_displayed())
     assert page.find_element(By.ID, "playground-admin-note").is_displayed()
+

@@ -1,4 +1,4 @@
-"""User content never runs with the console's authority, in a real browser (DESIGN §7a).
+"""User content never runs with the console's authority, in a real browser (docs/security.md).
 
 The console keeps its credential (the admin key here) in the tab's `sessionStorage`. An uploader stores an HTML
 page and an SVG image whose scripts read `sessionStorage`, `localStorage` and `document.cookie`, write what they

@@ -1,5 +1,5 @@
 """A real Firebase client: pyrebase4's Storage class against a running gateway (put, get_url, download,
-delete). Its base URL is the instance attribute `storage_bucket` (shared/stack-notes.md). Runs in its own venv
+delete). Its base URL is the instance attribute `storage_bucket` (checked with pyrebase4's source). Runs in its own venv
 because pyrebase4 pins urllib3<2."""
 from __future__ import annotations
 

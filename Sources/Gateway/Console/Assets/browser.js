@@ -506,9 +506,12 @@ export class FileBrowser {
     if (scroll) {
       const rowHeight = this.rowHeight();
       const top = this.active * rowHeight;
+      // The part of the list the upload tray does not cover.
+      const room = parseFloat(getComputedStyle(document.body).getPropertyValue('--uploads-room')) || 0;
+      const shown = Math.max(rowHeight, this.viewport.clientHeight - room);
       if (top < this.viewport.scrollTop) this.viewport.scrollTop = top;
-      else if (top + rowHeight > this.viewport.scrollTop + this.viewport.clientHeight) {
-        this.viewport.scrollTop = top + rowHeight - this.viewport.clientHeight;
+      else if (top + rowHeight > this.viewport.scrollTop + shown) {
+        this.viewport.scrollTop = top + rowHeight - shown;
       }
     }
     this.render();

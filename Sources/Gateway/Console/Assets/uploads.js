@@ -26,6 +26,15 @@ export class UploadManager {
       const collapsed = this.panel.classList.toggle('collapsed');
       $('#uploads-toggle').setAttribute('aria-expanded', String(!collapsed));
     });
+    // The tray floats over the bottom of the file list: while it shows, the list gets that much room to
+    // scroll into, so no row stays hidden under it.
+    new ResizeObserver(() => this.reserveRoom()).observe(this.panel);
+  }
+
+  /** Tells the layout how tall the tray is (0 when hidden): `--uploads-room` pads the file list's end. */
+  reserveRoom() {
+    const room = this.panel.hidden ? 0 : this.panel.getBoundingClientRect().height + 24;
+    document.body.style.setProperty('--uploads-room', `${Math.ceil(room)}px`);
   }
 
   /** Queues `entries` (`{file, path}`, path relative to `prefix`) for `bucket`. */
@@ -37,6 +46,7 @@ export class UploadManager {
     }
     this.panel.hidden = false;
     this.panel.classList.remove('collapsed');
+    this.reserveRoom();
     this.pump();
     this.update();
   }
@@ -82,6 +92,7 @@ export class UploadManager {
       return !finished;
     });
     if (!this.items.length) this.panel.hidden = true;
+    this.reserveRoom();
     this.update();
   }
 

@@ -38,7 +38,7 @@ extension JSONAPI {
         }
         let meta = content.metadata
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Type", ServedContentType.of(meta))
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
         return content.httpResponse(headers: consume headers, record: call.record)

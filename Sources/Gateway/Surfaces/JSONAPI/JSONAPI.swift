@@ -3,7 +3,7 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// The Cloud Storage JSON API surface (DESIGN §1, §7; shared/protocol/gcs-json.md): what Google's Cloud Storage
+/// The Cloud Storage JSON API surface (docs/architecture.md, §7; shared/protocol/gcs-json.md): what Google's Cloud Storage
 /// libraries and the Firebase Admin SDKs send with `STORAGE_EMULATOR_HOST`, as a codec over the same
 /// `StorageService` — and so the same buckets, objects, generations, download tokens and access decisions — as v0.
 ///
@@ -119,7 +119,7 @@ public final class JSONAPI: APISurface {
     }
 }
 
-/// The JSON API surface's own settings (DESIGN §6). Built by the executable.
+/// The JSON API surface's own settings (docs/configuration.md). Built by the executable.
 public struct JSONAPIConfiguration: Sendable {
     /// External base URL (`--public-url`) for session URIs and links; nil → `http://{Host header}`.
     public var publicURL: String?

@@ -3,7 +3,7 @@ import PortcullisCore
 public import Service
 
 /// The Cloud Storage JSON API's route table and the decoders that turn a matched request into a
-/// `JSONOperation` (DESIGN §1).
+/// `JSONOperation` (docs/architecture.md).
 ///
 /// Paths: `/storage/v1/b[/{bucket}[/o[/{object...}]]]`, the POST sub-resources `…/o/{object}/compose` and
 /// `…/o/{object}/copyTo|rewriteTo/b/{bucket}/o/{object}`, `…/o/{object}/moveTo/o/{object}`, `/download/storage/v1/b/{bucket}/o/{object...}` and

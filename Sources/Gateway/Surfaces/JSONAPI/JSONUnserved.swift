@@ -10,61 +10,52 @@ import Service
 /// Access is decided by the rules (and the admin key), so ACLs, IAM policies and HMAC keys have nothing to
 /// hold; notifications are the change-event webhooks (`--events-webhook`); buckets are configuration.
 enum JSONUnserved {
-    /// One unserved path: its methods, template and the feature's name as the message gives it.
-    struct Entry {
+    /// One unserved feature: its name as the message gives it, the paths that reach it and their methods.
+    struct Feature {
+        let name: String
         let methods: [HTTPMethod]
-        let template: String
-        let feature: String
+        let templates: [String]
+
+        init(_ name: String, methods: [HTTPMethod] = JSONUnserved.all, _ templates: String...) {
+            self.name = name
+            self.methods = methods
+            self.templates = templates
+        }
     }
 
     static let all: [HTTPMethod] = [.get, .post, .put, .patch, .delete]
 
-    static let entries: [Entry] = [
-        Entry(methods: all, template: "/storage/v1/b/{bucket}/acl", feature: "Bucket ACLs (bucketAccessControls)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/acl/{entity}",
-            feature: "Bucket ACLs (bucketAccessControls)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/defaultObjectAcl",
-            feature: "Default object ACLs (defaultObjectAccessControls)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/defaultObjectAcl/{entity}",
-            feature: "Default object ACLs (defaultObjectAccessControls)"),
-        Entry(methods: all, template: "/storage/v1/b/{bucket}/iam", feature: "Bucket IAM policies"),
-        Entry(methods: all, template: "/storage/v1/b/{bucket}/iam/testPermissions", feature: "Bucket IAM policies"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/notificationConfigs",
-            feature: "Pub/Sub notifications (use the change-event webhooks)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/notificationConfigs/{notification}",
-            feature: "Pub/Sub notifications (use the change-event webhooks)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/lockRetentionPolicy", feature: "Retention policies"),
-        Entry(methods: [.post], template: "/storage/v1/b/{bucket}/o/watch", feature: "Object change channels"),
-        Entry(methods: all, template: "/storage/v1/channels/stop", feature: "Object change channels"),
-        Entry(methods: [.post], template: "/storage/v1/b/{bucket}/o/bulkRestore", feature: "Soft delete and restore"),
-        Entry(
-            methods: [.post], template: "/storage/v1/b/{bucket}/o/{object}/restore", feature: "Soft delete and restore"
+    static let features: [Feature] = [
+        Feature(
+            "Bucket ACLs (bucketAccessControls)", "/storage/v1/b/{bucket}/acl", "/storage/v1/b/{bucket}/acl/{entity}"),
+        Feature(
+            "Default object ACLs (defaultObjectAccessControls)", "/storage/v1/b/{bucket}/defaultObjectAcl",
+            "/storage/v1/b/{bucket}/defaultObjectAcl/{entity}"),
+        Feature("Bucket IAM policies", "/storage/v1/b/{bucket}/iam", "/storage/v1/b/{bucket}/iam/testPermissions"),
+        Feature(
+            "Pub/Sub notifications (use the change-event webhooks)", "/storage/v1/b/{bucket}/notificationConfigs",
+            "/storage/v1/b/{bucket}/notificationConfigs/{notification}"),
+        Feature("Retention policies", "/storage/v1/b/{bucket}/lockRetentionPolicy"),
+        Feature("Object change channels", methods: [.post], "/storage/v1/b/{bucket}/o/watch"),
+        Feature("Object change channels", "/storage/v1/channels/stop"),
+        Feature(
+            "Soft delete and restore", methods: [.post], "/storage/v1/b/{bucket}/o/bulkRestore",
+            "/storage/v1/b/{bucket}/o/{object}/restore"),
+        Feature(
+            "Object ACLs (objectAccessControls)", "/storage/v1/b/{bucket}/o/{object}/acl",
+            "/storage/v1/b/{bucket}/o/{object}/acl/{entity}"),
+        Feature(
+            "HMAC keys", "/storage/v1/projects/{project}/hmacKeys", "/storage/v1/projects/{project}/hmacKeys/{accessId}"
         ),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/o/{object}/acl",
-            feature: "Object ACLs (objectAccessControls)"),
-        Entry(
-            methods: all, template: "/storage/v1/b/{bucket}/o/{object}/acl/{entity}",
-            feature: "Object ACLs (objectAccessControls)"),
-        Entry(methods: all, template: "/storage/v1/projects/{project}/hmacKeys", feature: "HMAC keys"),
-        Entry(methods: all, template: "/storage/v1/projects/{project}/hmacKeys/{accessId}", feature: "HMAC keys"),
-        Entry(
-            methods: all, template: "/storage/v1/projects/{project}/serviceAccount",
-            feature: "Project service accounts"),
+        Feature("Project service accounts", "/storage/v1/projects/{project}/serviceAccount"),
     ]
 
-    /// The entries as routes of the JSON API table: each decoder throws the 501.
+    /// The features' paths as routes of the JSON API table: each decoder throws the 501.
     static var routes: [Route<JSONRouter.Decoder>] {
-        entries.map { entry in
-            let feature = entry.feature
-            return Route(entry.methods, RouteTemplate(static: entry.template)) { _, _, _ in
-                throw notServed(feature)
+        features.flatMap { feature in
+            feature.templates.map { template in
+                let name = feature.name
+                return Route(feature.methods, RouteTemplate(static: template)) { _, _, _ in throw notServed(name) }
             }
         }
     }

@@ -1,7 +1,7 @@
 public import Auth
 import HTTPServer
 public import PortcullisCore
-public import Service
+import Service
 
 /// `POST /oauth2/v4/token`: the OAuth 2.0 token endpoint of Portcullis-issued service accounts — the `token_uri`
 /// of their key files, so google-auth (google-cloud-storage, firebase-admin, gcsfs) obtains access tokens here

@@ -3,7 +3,7 @@ import PortcullisCore
 import Service
 import Storage
 
-/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (DESIGN §7).
+/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (README.md).
 extension V0API {
     func getMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let conditions = try RequestConditions.parse(call.query, call.headers)
@@ -35,7 +35,7 @@ extension V0API {
     /// The representation headers of an object's bytes (§5.2).
     func downloadHeaders(_ meta: ObjectMetadata, decompressed: Bool = false) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Type", ServedContentType.of(meta))
         headers.add("Content-Disposition", Self.contentDisposition(meta))
         ObjectHeaders.addRepresentation(meta, decompressed: decompressed, to: &headers)
         return headers

@@ -2,7 +2,7 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// The Firebase Storage v0 surface (v0.md §5 plus the gateway extensions of DESIGN §7): a codec between the
+/// The Firebase Storage v0 surface (v0.md §5 plus the gateway extensions of README.md): a codec between the
 /// v0 wire format and the `StorageService`.
 ///
 /// It routes (`V0Router`), decodes what the request asks into typed service calls, and encodes what they

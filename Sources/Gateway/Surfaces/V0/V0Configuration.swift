@@ -1,4 +1,4 @@
-/// The v0 surface's own settings (DESIGN §6). Built by the executable.
+/// The v0 surface's own settings (docs/configuration.md). Built by the executable.
 public struct V0Configuration: Sendable {
     /// External base URL (`--public-url`) for upload and download URLs; nil → `http://{Host header}`.
     public var publicURL: String?

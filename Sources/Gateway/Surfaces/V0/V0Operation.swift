@@ -1,13 +1,13 @@
 public import PortcullisCore
 
-/// A v0 request after routing (DESIGN §1): everything after the router works on this value, never on the raw
+/// A v0 request after routing (docs/architecture.md): everything after the router works on this value, never on the raw
 /// path or query string.
 public enum Operation: Sendable, Equatable {
     /// `GET /o/{object}` (no `alt`, or `alt=json`).
     case getMetadata(ObjectPath)
     /// `GET /o/{object}?alt=media`.
     case download(ObjectPath)
-    /// `GET /o/{object}?alt=downloadUrl` (gateway extension, DESIGN §7).
+    /// `GET /o/{object}?alt=downloadUrl` (gateway extension, README.md).
     case downloadURL(ObjectPath)
     /// `GET /o?prefix=…&delimiter=…`.
     case list(bucket: String)
@@ -27,7 +27,7 @@ public enum Operation: Sendable, Equatable {
     case createToken(ObjectPath)
     /// `POST /o/{object}?delete_token=T` (admin).
     case deleteToken(ObjectPath, token: String)
-    /// `POST /o/{object}?signedUrl` with `{"method","expiresIn"}` (gateway extension, DESIGN §7).
+    /// `POST /o/{object}?signedUrl` with `{"method","expiresIn"}` (gateway extension, README.md).
     case signURL(ObjectPath)
 
     /// The bucket the operation addresses.

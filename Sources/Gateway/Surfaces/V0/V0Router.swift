@@ -3,7 +3,7 @@ import PortcullisCore
 public import Service
 
 /// The v0 surface's route table (v0 §2.1) and the decoders that turn a matched request into a typed
-/// `RoutedRequest` (DESIGN §1), or the protocol error for it.
+/// `RoutedRequest` (docs/architecture.md), or the protocol error for it.
 ///
 /// Paths: `/v0/b/{bucket}/o` (collection) and `/v0/b/{bucket}/o/{object...}`: everything after `/o/`, raw
 /// slashes included (§2.2 [REC]). The bucket and the object name are percent-decoded exactly once, without

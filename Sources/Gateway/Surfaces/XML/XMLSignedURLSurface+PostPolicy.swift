@@ -61,13 +61,7 @@ extension XMLSignedURLSurface {
                     return resolved?.key
                 }
             } catch {
-                switch error.kind {
-                case .invalid: failures.count(.malformed)
-                case .expired: failures.count(.expired)
-                case .mismatch: failures.count(.badSignature)
-                }
-                return XMLErrorShape.response(
-                    status: error.status, code: error.code, message: error.message, requestID: record.requestID)
+                return refused(error, requestID: record.requestID)
             }
             guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
             func field(_ name: String) -> String? { fields.first { $0.name.bytesEqual(name) }?.value }

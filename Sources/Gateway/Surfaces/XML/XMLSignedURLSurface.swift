@@ -82,13 +82,7 @@ public struct XMLSignedURLSurface: APISurface {
                     return resolved?.key
                 }
             } catch {
-                switch error.kind {
-                case .invalid: failures.count(.malformed)
-                case .expired: failures.count(.expired)
-                case .mismatch: failures.count(.badSignature)
-                }
-                return XMLErrorShape.response(
-                    status: error.status, code: error.code, message: error.message, requestID: record.requestID)
+                return refused(error, requestID: record.requestID)
             }
             guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
             let principal = grant.principal
@@ -114,6 +108,18 @@ public struct XMLSignedURLSurface: APISurface {
         }
     }
 
+    /// A signature or policy that did not verify: counted by reason, answered in GCS's XML error shape. Both
+    /// signed URLs and POST policies end here.
+    func refused(_ error: SignedURLError, requestID: String) -> HTTPResponse {
+        switch error.kind {
+        case .invalid: failures.count(.malformed)
+        case .expired: failures.count(.expired)
+        case .mismatch: failures.count(.badSignature)
+        }
+        return XMLErrorShape.response(
+            status: error.status, code: error.code, message: error.message, requestID: requestID)
+    }
+
     private func read(_ object: ObjectPath, _ caller: Caller, _ matched: MatchedRequest) async throws -> HTTPResponse {
         let request = matched.request
         let options = ReadOptions(
@@ -127,7 +133,7 @@ public struct XMLSignedURLSurface: APISurface {
         }
         let meta = content.metadata
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? "application/octet-stream")
+        headers.add("Content-Type", ServedContentType.of(meta))
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
         return content.httpResponse(headers: headers, record: matched.record)

@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// The SQL of the embedded event outbox (DESIGN §11): events written in the commit transaction of their
+/// The SQL of the embedded event outbox (docs/events.md): events written in the commit transaction of their
 /// change, and the delivery state of each (event, webhook) pair. Stateless, like `ObjectIndex`; every function
 /// runs on the connection it is given, inside the caller's transaction.
 ///
