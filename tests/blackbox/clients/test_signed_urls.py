@@ -375,6 +375,13 @@ def test_post_policy_form_upload(client_for, setup: tuple[Server, Path]) -> None
     uncovered = requests.post(made["url"], data=extra, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
     assert uncovered.status_code == 400 and error_code(uncovered) == "InvalidArgument"
     assert not signer.bucket(BUCKET).blob("forms/elsewhere.txt").exists(**CALL)
+    # A field Cloud Storage's form upload does not know is refused even when the policy covers it.
+    unknown = signer.generate_signed_post_policy_v4(
+        BUCKET, "forms/unknown.txt", expiration=expiration, fields={"x-goog-random": "invalid_field"})
+    invalid = requests.post(unknown["url"], data=unknown["fields"], timeout=TIMEOUT,
+                            files={"file": ("u.txt", b"u", "text/plain")})
+    assert invalid.status_code == 400 and error_code(invalid) == "InvalidArgument", invalid.text
+    assert not signer.bucket(BUCKET).blob("forms/unknown.txt").exists(**CALL)
     redirecting = signer.generate_signed_post_policy_v4(
         BUCKET, "forms/redirected.txt", expiration=expiration,
         fields={"success_action_redirect": "http://app.example/done?step=2"})
