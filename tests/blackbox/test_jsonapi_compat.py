@@ -452,9 +452,16 @@ def test_custom_time_is_settable_and_only_moves_forward(module_gateway: Server) 
     assert request("GET", url).json()["metageneration"] == "2"
     resp = patch("2031-01-01T00:00:00Z")
     assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    # Finer than milliseconds is given back as set (google-cloud-storage sends datetime's microseconds).
+    for value in ("2031-01-01T00:00:00.932208Z", "2031-01-01T00:00:01.000000001Z"):
+        resp = patch(value)
+        assert resp.status == 200 and resp.json()["customTime"] == value, resp.body
+        assert request("GET", url).json()["customTime"] == value
+    resp = patch("2031-01-02T00:00:00Z")
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-02T00:00:00.000Z"
     # A PUT without it keeps it; an upload's resource sets it.
     resp = request("PUT", url, json.dumps({"contentType": "text/x-put"}).encode(), {"Content-Type": "application/json"})
-    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-02T00:00:00.000Z"
     boundary = "ct"
     body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
             + json.dumps({"name": "timed-upload.txt", "customTime": "2024-05-06T07:08:09Z"})
