@@ -418,6 +418,19 @@ def test_storage_class_is_stored_and_changed_by_rewrite(module_gateway: Server) 
     assert resp.status == 200, resp.body
     assert resp.json()["resource"]["storageClass"] == "COLDLINE"
     assert request("GET", f"{api(module_gateway)}/colder.txt").json()["storageClass"] == "COLDLINE"
+    # The destination resource's storageClass does the same (google-cloud-storage's update_storage_class rewrites
+    # the object onto itself with it); the query parameter wins over it.
+    for query, expected in (("", "NEARLINE"), ("?destinationStorageClass=ARCHIVE", "ARCHIVE")):
+        resp = request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt{query}",
+                       json.dumps({"storageClass": "NEARLINE"}).encode(), {"Content-Type": "application/json"})
+        assert resp.status == 200 and resp.json()["resource"]["storageClass"] == expected, resp.body
+        assert request("GET", f"{api(module_gateway)}/colder.txt").json()["storageClass"] == expected
+    assert_json_error(request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt",
+                              json.dumps({"storageClass": 3}).encode(), {"Content-Type": "application/json"}),
+                      400, "invalid")
+    resp = request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt",
+                   json.dumps({"storageClass": "COLDLINE"}).encode(), {"Content-Type": "application/json"})
+    assert resp.status == 200 and resp.json()["resource"]["storageClass"] == "COLDLINE", resp.body
     # A plain copy takes the default class; a move keeps the object's.
     resp = request("POST", f"{api(module_gateway)}/classed.txt/copyTo/b/{BUCKET}/o/copied-class.txt")
     assert resp.json()["storageClass"] == "STANDARD"
