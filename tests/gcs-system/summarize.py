@@ -1,6 +1,6 @@
 """Prints what Google's system tests did against Portcullis: the tests deselected as out of scope and as not
-yet served, each with its reason, then one line "gcs-system: N passed, N failed, N skipped; N out of scope,
-N not yet". Exit status 1 when the JUnit report holds a failure or an error (or is missing)."""
+yet served, each with its reason, then one line "gcs-system: N passed, N failed, N skipped, N deselected
+(N out of scope, N not yet)". Exit status 1 when the JUnit report holds a failure or an error (or is missing)."""
 from __future__ import annotations
 
 import sys
@@ -39,8 +39,9 @@ def main() -> int:
                 passed += 1
     else:
         failed = 1
-    print(f"gcs-system: {passed} passed, {failed} failed, {skipped} skipped; "
-          f"{len(skipped_out)} out of scope, {len(skipped_not_yet)} not yet")
+    deselected = len(skipped_out) + len(skipped_not_yet)
+    print(f"gcs-system: {passed} passed, {failed} failed, {skipped} skipped, {deselected} deselected "
+          f"({len(skipped_out)} out of scope, {len(skipped_not_yet)} not yet)")
     return 1 if failed else 0
 
 
