@@ -7,7 +7,7 @@
 #   make coverage      swift test with code coverage: line coverage per target, HTML under .build/coverage/
 #   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
 #   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes
-#   make gcs-system-tests  Google's own google-cloud-storage system tests against a Portcullis (not in make test yet)
+#   make gcs-system-tests  Google's own google-cloud-storage system tests against a Portcullis (make test runs its --fast part)
 #   make soak          SOAK_MINUTES (default 30) of mixed traffic at ~80% of the maximum: RSS, fds, p99 (not in make test)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
