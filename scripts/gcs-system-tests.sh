@@ -80,9 +80,10 @@ done
 # Bounds: pytest-timeout fails a test whose setup, call or teardown (session fixtures' teardown runs in the last
 # test's) takes longer than PC_GCS_SYSTEM_TEST_TIMEOUT seconds — the suite's helpers retry some errors with
 # exponential backoff for hours — and `timeout` interrupts the whole run after PC_GCS_SYSTEM_RUN_TIMEOUT seconds
-# with SIGINT, on which pytest still writes its report (SIGKILL 30 s later if it does not end).
+# with SIGINT, on which pytest still writes its report (SIGKILL 30 s later if it does not end). pytest-timeout arms
+# one timer per test: after it fired in the last test's teardown, further session finalizers are bounded only by that.
 test_limit="${PC_GCS_SYSTEM_TEST_TIMEOUT:-90}"
-run_limit="${PC_GCS_SYSTEM_RUN_TIMEOUT:-2400}"
+run_limit="${PC_GCS_SYSTEM_RUN_TIMEOUT:-900}"
 junit="$work/junit.xml"
 (cd "$src" && env STORAGE_EMULATOR_HOST="$url" API_ENDPOINT_OVERRIDE="$url" GOOGLE_CLOUD_PROJECT="$project" \
     PC_GCS_SYSTEM_KEY_FILE="$work/systest.json" PYTHONPATH="$lists" PYTHONDONTWRITEBYTECODE=1 \
