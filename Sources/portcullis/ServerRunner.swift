@@ -166,7 +166,12 @@ enum ServerRunner {
                 ("version", .string(PortcullisVersion.current)), ("event_loop", .string(server.eventLoop.rawValue)),
             ])
         if let first = config.buckets.first {
-            logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
+            for line in StartupHint.lines(
+                url: url, bucket: first.name, rules: rules.store.current, adminKeyFile: config.adminKeyFile,
+                trustsEmulatorOwner: config.devTrustEmulatorOwner)
+            {
+                logger.info(line)
+            }
         }
         if let consoleListen = config.consoleListen, let console {
             let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port), secure: tls != nil)
