@@ -1089,7 +1089,7 @@ class Bench:
         self.json_api_pair(Scenario("S14", "JSON API 4 KiB alt=media + JWT + rules", "req/s", "≥1.5×"),
                            "bench/4k.bin", alt="media")
 
-    # the gateway as a proxy, against nginx `proxy_pass` to the same upstream (issue 31) ------------------------
+    # the gateway as a proxy, against nginx `proxy_pass` to the same upstream -----------------------------------
 
     S3_BUCKET = "bench-s3"
     PROXY_META = "bench/meta.json"
