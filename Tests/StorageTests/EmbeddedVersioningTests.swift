@@ -65,6 +65,40 @@ import Testing
         #expect(live.items.isEmpty)
     }
 
+    @Test func aKeptGenerationsMetadataIsUpdatedInPlace() async throws {
+        let directory = TemporaryDirectory()
+        let (_, backend) = try await Self.bucket(directory, versioning: true)
+        let first = try await Self.put(backend, "a", "one")
+        let second = try await Self.put(backend, "a", "two")
+        var patch = MetadataPatch()
+        patch.contentType = .set("text/old")
+        await #expect(throws: StorageError.self) {
+            try await backend.updateMetadata(
+                Self.path("a"), generation: first.generation, patch: patch,
+                preconditions: Preconditions(ifMetagenerationMatch: 2), recording: nil)
+        }
+        let updated = try await backend.updateMetadata(
+            Self.path("a"), generation: first.generation, patch: patch,
+            preconditions: Preconditions(ifMetagenerationMatch: 1), recording: nil)
+        #expect(updated.contentType == "text/old" && updated.metageneration == 2 && updated.timeDeleted != nil)
+        let kept = try await backend.metadata(of: Self.path("a"), generation: first.generation)
+        #expect(kept.contentType == "text/old" && kept.metageneration == 2 && kept.timeDeleted == updated.timeDeleted)
+        #expect(
+            try await readAll(backend.read(Self.path("a"), generation: first.generation, range: nil).body)
+                == Array("one".utf8))
+        let live = try await backend.metadata(of: Self.path("a"))
+        #expect(live.generation == second.generation && live.metageneration == 1 && live.contentType != "text/old")
+        // The live generation by number is the live object's update.
+        let liveUpdated = try await backend.updateMetadata(
+            Self.path("a"), generation: second.generation, patch: patch, preconditions: .none, recording: nil)
+        #expect(liveUpdated.timeDeleted == nil)
+        #expect(try await backend.metadata(of: Self.path("a")).contentType == "text/old")
+        await #expect(throws: StorageError.self) {
+            try await backend.updateMetadata(
+                Self.path("a"), generation: 7, patch: patch, preconditions: .none, recording: nil)
+        }
+    }
+
     @Test func deletingAGenerationRemovesItForGood() async throws {
         let directory = TemporaryDirectory()
         let (root, backend) = try await Self.bucket(directory, versioning: true)

@@ -88,6 +88,18 @@ extension StorageService {
         publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
     }
 
+    /// A metadata update of a kept generation (live or noncurrent), recorded with its commit (`metadataUpdated`).
+    func commitGenerationPatch(
+        _ object: ObjectPath, generation: Int64, _ patch: MetadataPatch, preconditions: Preconditions,
+        _ versioned: any VersionedStorage, in bucket: Bucket
+    ) async throws(StorageError) -> ObjectMetadata {
+        let recorder = bucket.outbox == nil ? nil : events.map(Self.eventRecorder)
+        let updated = try await versioned.updateMetadata(
+            object, generation: generation, patch: patch, preconditions: preconditions, recording: recorder)
+        publish([ObjectChange(kind: .metadataUpdated, object: updated, time: updated.updated)], in: bucket)
+        return updated
+    }
+
     /// Tells the sink about committed changes: "look at the outbox" when the backend recorded them, else the
     /// rendered events themselves (rendered only here, after the commit, so a failed call publishes nothing).
     private func publish(_ changes: @autoclosure () -> [ObjectChange], in bucket: Bucket) {

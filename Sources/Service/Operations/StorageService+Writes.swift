@@ -57,6 +57,10 @@ extension StorageService {
     ) async throws(ServiceError) -> ObjectMetadata {
         let bucket = try bucket(object.bucket, context)
         let update = Self.ownTokens(update, for: caller.principal)
+        if let generation = conditions.selectedGeneration, let versioned = bucket.versioned {
+            return try await updateGeneration(
+                object, generation, versioned, update, conditions: conditions, caller: caller, bucket, context)
+        }
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
             let patch = current.map { update.patch(against: $0) }

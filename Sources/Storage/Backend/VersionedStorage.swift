@@ -27,6 +27,14 @@ public protocol VersionedStorage: StorageBackend {
         _ object: ObjectPath, generation: Int64, preconditions: Preconditions, recording: ChangeRecorder?
     ) async throws(StorageError)
 
+    /// Applies `patch` to `object` at `generation`, live or noncurrent (its metageneration moves; a noncurrent
+    /// one keeps its `timeDeleted`), when `preconditions` hold for that generation. Its change event is
+    /// `metadataUpdated`. Throws `.notFound` when no such generation is kept.
+    func updateMetadata(
+        _ object: ObjectPath, generation: Int64, patch: MetadataPatch, preconditions: Preconditions,
+        recording: ChangeRecorder?
+    ) async throws(StorageError) -> ObjectMetadata
+
     /// One page of every kept generation (`versions=true`): names chosen, ordered and paged exactly as
     /// `list(_:)` chooses them — among live and noncurrent names alike — with each item name repeated once
     /// per generation, oldest first, and `objects` holding each generation's metadata (whatever

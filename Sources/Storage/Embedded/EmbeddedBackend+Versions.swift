@@ -55,6 +55,35 @@ extension EmbeddedBackend: VersionedStorage {
         if let unreferenced { await blobs.removeBlob(bucket: bucket, blobID: unreferenced) }
     }
 
+    public func updateMetadata(
+        _ object: ObjectPath, generation: Int64, patch: MetadataPatch, preconditions: Preconditions,
+        recording changes: ChangeRecorder?
+    ) async throws(StorageError) -> ObjectMetadata {
+        try check(object)
+        return try await store.writer.run { (db) throws(StorageError) -> ObjectMetadata in
+            try db.transaction(immediate: true) { () throws(StorageError) -> ObjectMetadata in
+                guard
+                    let row = try ObjectIndex.fetch(
+                        db, bucket: object.bucket, name: object.name, generation: generation)
+                else { throw .notFound }
+                guard preconditions.isSatisfied(by: row.metadata) else { throw .preconditionFailed }
+                let updated = patch.applied(to: row.metadata, now: .now())
+                let stored = StoredObject(metadata: updated, blobID: row.blobID)
+                if updated.timeDeleted == nil {
+                    try ObjectIndex.upsert(db, stored)
+                } else {
+                    try ObjectIndex.replaceNoncurrent(db, stored)
+                }
+                if let changes {
+                    try EventOutboxSQL.insert(
+                        db, changes.render(ObjectChange(kind: .metadataUpdated, object: updated, time: updated.updated))
+                    )
+                }
+                return updated
+            }
+        }
+    }
+
     public func listVersions(_ request: ListRequest) async throws(StorageError) -> ListPage {
         guard request.bucket.bytesEqual(bucket) else { throw .bucketNotFound(request.bucket) }
         guard (1...1000).contains(request.maxResults) else {

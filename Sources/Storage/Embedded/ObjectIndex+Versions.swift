@@ -72,6 +72,20 @@ extension ObjectIndex {
         return rows
     }
 
+    /// Replaces the noncurrent row of `object`'s name at its generation (a metadata update of a kept generation;
+    /// `timeDeleted` stays as archived).
+    static func replaceNoncurrent(_ db: SQLiteDatabase, _ object: StoredObject) throws(StorageError) {
+        guard let timeDeleted = object.metadata.timeDeleted else { return }
+        let statement = try db.statement(
+            """
+            INSERT OR REPLACE INTO noncurrent_objects (bucket, name, \(columns), time_deleted)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+            """)
+        try bindRow(statement, object)
+        try statement.bind(20, timeDeleted.nanosecondsSinceEpoch)
+        try statement.run()
+    }
+
     static func removeNoncurrent(_ db: SQLiteDatabase, bucket: String, name: String, generation: Int64)
         throws(StorageError)
     {

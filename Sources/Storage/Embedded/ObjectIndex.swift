@@ -128,6 +128,12 @@ enum ObjectIndex {
             INSERT OR REPLACE INTO objects (bucket, name, \(columns))
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
             """)
+        try bindRow(statement, object)
+        try statement.run()
+    }
+
+    /// Binds `object`'s `bucket`, `name` and `columns` as parameters 1–19.
+    static func bindRow(_ statement: SQLiteStatement, _ object: StoredObject) throws(StorageError) {
         let m = object.metadata
         try statement.bind(1, m.bucket)
         try statement.bind(2, blobUTF8: m.name)
@@ -148,7 +154,6 @@ enum ObjectIndex {
         try statement.bind(17, m.updated.nanosecondsSinceEpoch)
         try statement.bind(18, object.blobID)
         try statement.bind(19, m.customTime?.nanosecondsSinceEpoch)
-        try statement.run()
     }
 
     static func remove(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) {

@@ -30,6 +30,14 @@ extension GCSBackend: VersionedStorage {
             op: "delete", idempotent: true)
     }
 
+    /// Change events of gs:// buckets are published by the service, so `recording` is unused.
+    public func updateMetadata(
+        _ object: ObjectPath, generation: Int64, patch: MetadataPatch, preconditions: Preconditions,
+        recording: ChangeRecorder?
+    ) async throws(StorageError) -> ObjectMetadata {
+        try await patchObject(object, generation: generation, patch: patch, preconditions: preconditions)
+    }
+
     /// Names are chosen by a flat `versions=true` listing (so names only noncurrent generations hold are found),
     /// each name once; then every generation of each listed name is fetched and ordered oldest first. One extra
     /// request per listed name: a page of versions costs up to `maxResults` + 1 upstream calls.

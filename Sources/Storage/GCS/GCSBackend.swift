@@ -255,8 +255,15 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         _ object: ObjectPath, patch: MetadataPatch,
         preconditions: Preconditions
     ) async throws(StorageError) -> ObjectMetadata {
+        try await patchObject(object, generation: nil, patch: patch, preconditions: preconditions)
+    }
+
+    /// The live object's metadata update, or a kept generation's when `generation` is given.
+    func patchObject(
+        _ object: ObjectPath, generation: Int64?, patch: MetadataPatch, preconditions: Preconditions
+    ) async throws(StorageError) -> ObjectMetadata {
         try Self.checkAddressable(object.name)
-        let current = try await objectMetadata(object)
+        let current = try await objectMetadata(object, generation: generation)
         guard preconditions.isSatisfied(by: current) else { throw .preconditionFailed }
         let next = patch.applied(to: current, now: .now())
         // PATCH with merge semantics, guarded by the (meta)generation we merged against, so it is atomic on GCS.
@@ -287,10 +294,11 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
                         ? .null : .string(next.downloadTokens.joined(separator: ","))
                 ))
         }
-        let query = [
+        var query = [
             ("ifMetagenerationMatch", String(current.metageneration)),
             ("ifGenerationMatch", String(current.generation)),
         ]
+        if generation != nil { query.append(("generation", String(current.generation))) }
         let (_, _, json) = try await sendJSON(
             "PATCH", objectURL(object.name, query: query),
             headers: [("Content-Type", "application/json; charset=utf-8")],

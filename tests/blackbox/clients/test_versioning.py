@@ -194,7 +194,8 @@ def test_gcsfs_version_aware_reads_and_lists_generations(rooted: tuple[Server, s
     assert fs.info(f"{path}#{first}")["size"] == 3
 
 
-def test_patch_and_move_act_on_the_live_generation_only(rooted: tuple[Server, str], client: storage.Client) -> None:
+def test_patch_names_a_generation_and_move_acts_on_the_live_one(rooted: tuple[Server, str],
+                                                                 client: storage.Client) -> None:
     server, token = rooted
     bucket = versioned_bucket(client)
     blob = bucket.blob("m.txt")
@@ -203,9 +204,21 @@ def test_patch_and_move_act_on_the_live_generation_only(rooted: tuple[Server, st
     blob.upload_from_string(b"new", retry=None, timeout=20)
     headers = {"Authorization": f"Bearer {token}"}
     base = f"{server.url}/storage/v1/b/{bucket.name}/o"
-    patched = requests.patch(f"{base}/m.txt", params={"generation": str(first)}, json={"metadata": {"k": "v"}},
-                             headers=headers, timeout=10)
-    assert patched.status_code == 404, patched.text
+    # A noncurrent generation's metadata is patched in place (metageneration moves, timeDeleted stays); the live
+    # generation is untouched. Google's own test does this through `blob.patch(if_generation_match=…)`.
+    old = bucket.get_blob("m.txt", generation=first, retry=None, timeout=20)
+    old.metadata = {"k": "v"}
+    old.patch(if_generation_match=first, retry=None, timeout=20)
+    assert old.metadata == {"k": "v"} and old.metageneration == 2 and old.generation == first
+    assert old.time_deleted is not None
+    live = bucket.get_blob("m.txt", retry=None, timeout=20)
+    assert live.metadata is None and live.metageneration == 1
+    stale = requests.patch(f"{base}/m.txt", params={"generation": str(first), "ifMetagenerationMatch": "1"},
+                           json={"metadata": {"k": "w"}}, headers=headers, timeout=10)
+    assert stale.status_code == 412, stale.text
+    gone = requests.patch(f"{base}/m.txt", params={"generation": "12345"}, json={"metadata": {"k": "w"}},
+                          headers=headers, timeout=10)
+    assert gone.status_code == 404, gone.text
     moved = requests.post(f"{base}/m.txt/moveTo/o/n.txt", params={"sourceGeneration": str(first)}, headers=headers,
                           timeout=10)
     assert moved.status_code == 412, moved.text
