@@ -210,3 +210,35 @@ def test_cp_ls_stat_mv_rm(gsutil: Gsutil) -> None:
 
     errors = [e for e in gsutil.access() if isinstance(e.get("status"), int) and int(e["status"]) >= 500]
     assert errors == [], "no request answered 5xx"
+
+
+def test_rsync_and_recursive_cp(gsutil: Gsutil) -> None:
+    """`rsync -r` lists with `fields=…items/metadata/goog-reserved-file-mtime` (a map key with `-` in a field
+    mask); a second run finds nothing to copy. `cp -r` uploads a tree, `cat -r` reads a range."""
+    tree = gsutil.workdir / "tree"
+    (tree / "x").mkdir(parents=True)
+    files = {"a.txt": b"hello\n", "x/b.bin": secrets.token_bytes(100_000), "x/c.txt": b"third\n"}
+    for name, data in files.items():
+        (tree / name).write_bytes(data)
+
+    gsutil.run("-q", "rsync", "-r", "tree", f"gs://{BUCKET}/sync")
+    assert gsutil.names("sync/") == {f"sync/{n}": len(d) for n, d in files.items()}
+    assert all(gsutil.read(f"sync/{n}") == d for n, d in files.items())
+    uploads = sum(1 for e in gsutil.access() if str(e.get("route", "")).startswith("/upload/"))
+    again = gsutil.run("rsync", "-r", "tree", f"gs://{BUCKET}/sync")
+    assert sum(1 for e in gsutil.access() if str(e.get("route", "")).startswith("/upload/")) == uploads, \
+        ("an unchanged tree is not uploaded again", again.stderr[-2000:])
+
+    (tree / "a.txt").write_bytes(b"changed\n")
+    (tree / "x" / "c.txt").unlink()
+    gsutil.run("-q", "rsync", "-r", "-d", "tree", f"gs://{BUCKET}/sync")
+    assert gsutil.names("sync/") == {"sync/a.txt": 8, "sync/x/b.bin": 100_000}
+    assert gsutil.read("sync/a.txt") == b"changed\n"
+
+    # Into a folder that does not exist yet, `cp -r` names the objects after the tree's contents (as on GCS);
+    # into one that exists, after the tree itself.
+    gsutil.run("-q", "cp", "-r", "tree", f"gs://{BUCKET}/copied")
+    assert gsutil.names("copied/") == {"copied/a.txt": 8, "copied/x/b.bin": 100_000}
+    gsutil.run("-q", "cp", "-r", "tree", f"gs://{BUCKET}/copied")
+    assert set(gsutil.names("copied/tree/")) == {"copied/tree/a.txt", "copied/tree/x/b.bin"}
+    assert gsutil.run("cat", "-r", "1-4", f"gs://{BUCKET}/copied/tree/a.txt").stdout == "hang"
