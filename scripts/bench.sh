@@ -7,7 +7,8 @@ cd "$PC_ROOT"
 mode="${1:-full}"; shift || true
 scripts/deps.sh bench
 scripts/build-release.sh
-# S10/S11 (full runs) stream from fake-gcs-server: the binary bundled in the emulators venv.
+# S11 and S13-S16 (full runs) use fake-gcs-server: the binary bundled in the emulators venv. S17/S18 start Ceph RGW
+# with scripts/rgw.sh (its packages are among the test packages deps.sh installs).
 if [[ "$mode" == full && -z "${PC_EMULATORS_VENV:-}${PC_FAKE_GCS_BIN:-}" ]]; then
     pc_ensure_venv emulators
 fi

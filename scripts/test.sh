@@ -87,6 +87,10 @@ if ((have_release)); then
     # Google's and Firebase's server-side clients against the Cloud Storage JSON API (their own venv).
     step clients "$results/clients.xml" -- \
         .venv-clients/bin/pytest "${pytest_common[@]}" tests/blackbox/clients --junitxml="$results/clients.xml"
+    # Google's own google-cloud-storage system tests, the part covering signed URLs, preconditions, copy/rewrite/
+    # compose, buckets and listing (`--fast`, under a minute); the full run is `make gcs-system-tests`.
+    step gcs-system "$results/gcs-system.xml" -- \
+        env PC_GCS_SYSTEM_JUNIT="$results/gcs-system.xml" scripts/gcs-system-tests.sh --fast
     # The web console in headless Chromium (Selenium: its own venv).
     step console "$results/console.xml" -- \
         .venv-browser/bin/pytest "${pytest_common[@]}" tests/blackbox/console --junitxml="$results/console.xml"
@@ -103,6 +107,7 @@ else
     skipped blackbox "release build failed"
     skipped pyrebase "release build failed"
     skipped clients "release build failed"
+    skipped gcs-system "release build failed"
     skipped console "release build failed"
     skipped blackbox-dispatch "release build failed"
 fi

@@ -43,10 +43,17 @@ public struct JSONObjectWriter {
         out.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    public mutating func timestamp(_ key: String, _ value: Timestamp?) {
+    /// `value` in RFC 3339 with milliseconds; `keepingPrecision` writes six or nine fractional digits when the
+    /// value has them — for times a client chose (`customTime`), which Cloud Storage gives back as set.
+    public mutating func timestamp(_ key: String, _ value: Timestamp?, keepingPrecision: Bool = false) {
         guard let value, open(key) else { return }
+        var digits = 3
+        if keepingPrecision {
+            let belowMilliseconds = value.nanosecondsSinceEpoch % 1_000_000
+            if belowMilliseconds != 0 { digits = belowMilliseconds % 1_000 == 0 ? 6 : 9 }
+        }
         out.append(UInt8(ascii: "\""))
-        value.append(fractionDigits: 3, to: &out)
+        value.append(fractionDigits: digits, to: &out)
         out.append(UInt8(ascii: "\""))
     }
 

@@ -72,7 +72,8 @@ public enum ObjectResource {
         w.string("contentDisposition", m.contentDisposition)
         w.string("contentLanguage", m.contentLanguage)
         w.string("cacheControl", m.cacheControl)
-        w.timestamp("customTime", m.customTime)
+        w.timestamp("customTime", m.customTime, keepingPrecision: true)
+        w.timestamp("timeDeleted", m.timeDeleted)
         w.stringMap("metadata", m.customMetadata, joined: (ObjectMetadata.downloadTokensKey, m.downloadTokens))
     }
 }

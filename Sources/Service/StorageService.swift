@@ -40,6 +40,8 @@ public final class StorageService: Sendable {
         let renames: (any AtomicRenames)?
         /// The backend as one that can carry a request's trace upstream, when it calls an upstream.
         let traceable: (any UpstreamTraced)?
+        /// Noncurrent generations kept and addressed by number, when the backend offers them.
+        let versioned: (any VersionedStorage)?
 
         /// What `backend` can do, found once through the protocols it adopts.
         init(name: String, backend: any StorageBackend) {
@@ -51,6 +53,7 @@ public final class StorageService: Sendable {
             inPlace = backend as? any InPlaceReads
             renames = backend as? any AtomicRenames
             traceable = backend as? any UpstreamTraced
+            versioned = backend as? any VersionedStorage
         }
 
         /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
@@ -61,17 +64,24 @@ public final class StorageService: Sendable {
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
-        func metadata(of object: ObjectPath, _ permit: (any InPlaceLookupPermit)?) async throws(StorageError)
-            -> ObjectMetadata
+        /// With `generation` on a versioned backend, that generation, live or noncurrent; elsewhere the generation
+        /// is left to `Conditions.selectedGeneration` (only the live one is kept, any other is 404).
+        func metadata(of object: ObjectPath, _ permit: (any InPlaceLookupPermit)?, generation: Int64? = nil)
+            async throws(StorageError) -> ObjectMetadata
         {
+            if let generation, let versioned { return try await versioned.metadata(of: object, generation: generation) }
             if let inPlace, permit != nil { return try await inPlace.metadata(of: object, inPlace: permit) }
             return try await backend.metadata(of: object)
         }
 
         /// The bytes of `object`, opened in place when the backend can and `permit` applies.
-        func read(_ object: ObjectPath, range: ByteRangeSpec?, _ permit: (any InPlaceLookupPermit)?)
-            async throws(StorageError) -> ObjectRead
-        {
+        /// With `generation`, as `metadata(of:_:generation:)`.
+        func read(
+            _ object: ObjectPath, range: ByteRangeSpec?, _ permit: (any InPlaceLookupPermit)?, generation: Int64? = nil
+        ) async throws(StorageError) -> ObjectRead {
+            if let generation, let versioned {
+                return try await versioned.read(object, generation: generation, range: range)
+            }
             if let inPlace, permit != nil { return try await inPlace.read(object, range: range, inPlace: permit) }
             return try await backend.read(object, range: range)
         }
@@ -147,9 +157,9 @@ public final class StorageService: Sendable {
     }
 
     /// The current metadata, or nil when the object does not exist (any other failure is thrown).
-    func existing(_ object: ObjectPath, in bucket: Bucket, _ context: RequestContext) async throws(ServiceError)
-        -> ObjectMetadata?
-    {
+    func existing(
+        _ object: ObjectPath, in bucket: Bucket, _ context: RequestContext, generation: Int64? = nil
+    ) async throws(ServiceError) -> ObjectMetadata? {
         let start = MonotonicClock.nanoseconds()
         let span = context.trace?.startSpan("storage.lookup")
         defer {
@@ -157,7 +167,7 @@ public final class StorageService: Sendable {
             span?.end()
         }
         do {
-            return try await bucket.metadata(of: object, context.inPlacePermit)
+            return try await bucket.metadata(of: object, context.inPlacePermit, generation: generation)
         } catch .notFound {
             return nil
         } catch {

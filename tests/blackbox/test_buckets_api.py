@@ -1,7 +1,8 @@
 """Buckets as API objects for the admin under a bucket root (`--bucket-root file:DIR`): `POST /storage/v1/b`
 creates an embedded bucket that survives restarts and serves both surfaces; `PATCH`/`PUT` change its
 `versioning` and `labels` (metageneration and etag move, `ifMetagenerationMatch` guards); `DELETE` removes it
-only when empty (409 otherwise). Only the admin may do any of it; `--bucket` buckets stay configuration and the
+only when it holds no object (409 otherwise; resumable-upload sessions, finished or not, are not objects and go
+with it). Only the admin may do any of it; `--bucket` buckets stay configuration and the
 errors say so (409); without a bucket root, managing one is 501 with a pointer to the flag.
 """
 from __future__ import annotations
@@ -90,6 +91,34 @@ def test_the_admin_creates_uses_changes_and_deletes_a_bucket(gateway: Gateway) -
     assert request("GET", gateway.server.url + "/v0/b/made-here/o/a.txt").status == 404
     again = gateway.call("POST", "/storage/v1/b", {"name": "made-here"})
     assert again.status == 200 and again.json()["metageneration"] == "1"  # type: ignore[index]
+
+
+def test_upload_sessions_do_not_keep_a_bucket_from_being_deleted(gateway: Gateway) -> None:
+    """Sessions are not objects: a finished one (kept for its status query) and an unfinished one do not make the
+    bucket non-empty, and the unfinished one is gone with the bucket (Google's system tests delete their buckets
+    after resumable uploads and retry a 409 for hours)."""
+    assert gateway.call("POST", "/storage/v1/b", {"name": "sessions"}).status == 200
+    start = "/upload/storage/v1/b/sessions/o?uploadType=resumable&name="
+    sessions = {}
+    for name in ("done.txt", "open.txt"):
+        started = gateway.call("POST", start + name, {"contentType": "text/plain"})
+        assert started.status == 200, started.body[:300]
+        sessions[name] = started.header("Location")
+    finished = request("PUT", sessions["done.txt"], b"done", {"Content-Range": "bytes 0-3/4"})
+    assert finished.status == 200, finished.body[:300]
+    partial = request("PUT", sessions["open.txt"], b"x" * 262144, {"Content-Range": "bytes 0-262143/*"})
+    assert partial.status == 308, partial.body[:300]
+
+    busy = gateway.call("DELETE", "/storage/v1/b/sessions")
+    assert busy.status == 409 and _error(busy) == "The bucket you tried to delete is not empty."
+    assert request("DELETE", gateway.server.url + "/storage/v1/b/sessions/o/done.txt").status == 204
+    gone = gateway.call("DELETE", "/storage/v1/b/sessions")
+    assert gone.status == 204, gone.body[:300]
+    late = request("PUT", sessions["open.txt"], b"y", {"Content-Range": "bytes 262144-262144/262145"})
+    assert late.status in (404, 410), (late.status, late.body[:300])
+    assert gateway.call("GET", "/storage/v1/b/sessions").status == 404
+    staging = gateway.workdir / "root" / "staging"
+    assert not staging.exists() or not any(staging.iterdir())
 
 
 def test_created_buckets_survive_a_restart(gateway: Gateway) -> None:

@@ -170,8 +170,15 @@ def test_compose_without_a_content_type_leaves_none(module_gateway: Server) -> N
 def test_media_etag_and_bare_entity_tags(module_gateway: Server) -> None:
     resource = upload(module_gateway, "tagged.txt", b"tagged")
     etag = resource["etag"]
+    # The JSON API's ETag header is the resource's etag as it reads (Cloud Storage's JSON API sends it bare, and
+    # google-cloud-storage compares a download's ETag with the resource's etag): on the resource, the bytes, a 304.
     media = request("GET", f"{api(module_gateway)}/tagged.txt?alt=media")
-    assert media.header("ETag") == f'"{etag}"'
+    assert media.header("ETag") == etag
+    assert request("GET", f"{api(module_gateway)}/tagged.txt").header("ETag") == etag
+    ranged = request("GET", f"{api(module_gateway)}/tagged.txt?alt=media", headers={"Range": "bytes=0-1"})
+    assert ranged.status == 206 and ranged.header("ETag") == etag
+    assert request("GET", f"{api(module_gateway)}/tagged.txt?alt=media",
+                   headers={"If-None-Match": etag}).header("ETag") == etag
     for url in (f"{api(module_gateway)}/tagged.txt", f"{api(module_gateway)}/tagged.txt?alt=media"):
         # The bare `etag` (as google-cloud-storage's if_etag_match / if_etag_not_match send it) and the quoted one.
         for tag in (etag, f'"{etag}"'):
@@ -418,6 +425,19 @@ def test_storage_class_is_stored_and_changed_by_rewrite(module_gateway: Server) 
     assert resp.status == 200, resp.body
     assert resp.json()["resource"]["storageClass"] == "COLDLINE"
     assert request("GET", f"{api(module_gateway)}/colder.txt").json()["storageClass"] == "COLDLINE"
+    # The destination resource's storageClass does the same (google-cloud-storage's update_storage_class rewrites
+    # the object onto itself with it); the query parameter wins over it.
+    for query, expected in (("", "NEARLINE"), ("?destinationStorageClass=ARCHIVE", "ARCHIVE")):
+        resp = request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt{query}",
+                       json.dumps({"storageClass": "NEARLINE"}).encode(), {"Content-Type": "application/json"})
+        assert resp.status == 200 and resp.json()["resource"]["storageClass"] == expected, resp.body
+        assert request("GET", f"{api(module_gateway)}/colder.txt").json()["storageClass"] == expected
+    assert_json_error(request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt",
+                              json.dumps({"storageClass": 3}).encode(), {"Content-Type": "application/json"}),
+                      400, "invalid")
+    resp = request("POST", f"{api(module_gateway)}/colder.txt/rewriteTo/b/{BUCKET}/o/colder.txt",
+                   json.dumps({"storageClass": "COLDLINE"}).encode(), {"Content-Type": "application/json"})
+    assert resp.status == 200 and resp.json()["resource"]["storageClass"] == "COLDLINE", resp.body
     # A plain copy takes the default class; a move keeps the object's.
     resp = request("POST", f"{api(module_gateway)}/classed.txt/copyTo/b/{BUCKET}/o/copied-class.txt")
     assert resp.json()["storageClass"] == "STANDARD"
@@ -452,9 +472,16 @@ def test_custom_time_is_settable_and_only_moves_forward(module_gateway: Server) 
     assert request("GET", url).json()["metageneration"] == "2"
     resp = patch("2031-01-01T00:00:00Z")
     assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    # Finer than milliseconds is given back as set (google-cloud-storage sends datetime's microseconds).
+    for value in ("2031-01-01T00:00:00.932208Z", "2031-01-01T00:00:01.000000001Z"):
+        resp = patch(value)
+        assert resp.status == 200 and resp.json()["customTime"] == value, resp.body
+        assert request("GET", url).json()["customTime"] == value
+    resp = patch("2031-01-02T00:00:00Z")
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-02T00:00:00.000Z"
     # A PUT without it keeps it; an upload's resource sets it.
     resp = request("PUT", url, json.dumps({"contentType": "text/x-put"}).encode(), {"Content-Type": "application/json"})
-    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-01T00:00:00.000Z"
+    assert resp.status == 200 and resp.json()["customTime"] == "2031-01-02T00:00:00.000Z"
     boundary = "ct"
     body = (f"--{boundary}\r\nContent-Type: application/json\r\n\r\n"
             + json.dumps({"name": "timed-upload.txt", "customTime": "2024-05-06T07:08:09Z"})

@@ -203,15 +203,21 @@ public enum GoogleSignedURL {
             expiresText,
         ]
         elements += extensions.map { "\($0.0):\($0.1)" }
-        elements.append(try canonicalPath(request.path))
-        let stringToSign = elements.joined(separator: "\n")
-        let verified: Bool
-        switch key(email) {
-        // An HMAC key's V2 signature is HMAC-SHA1 of the same string (Cloud Storage's interoperability mode).
-        case .hmac(let secret)?:
-            verified = ConstantTime.equals(HMAC.compute(.sha1, key: secret, data: Array(stringToSign.utf8)), signature)
-        case let rsa?: verified = rsa.verifiesRSA(signature, Array(stringToSign.utf8))
-        case nil: verified = false
+        let path = try canonicalPath(request.path)
+        // The resource is the path; google-cloud-storage's V2 signer appends the URL's own query parameters
+        // (`query_parameters=`, e.g. a bucket listing's `prefix`) to it, so that form verifies too.
+        var resources = [path]
+        if let query = v2SignedQuery(request) { resources.append(path + "?" + query) }
+        let signer = key(email)
+        let verified = resources.contains { resource in
+            let stringToSign = Array((elements + [resource]).joined(separator: "\n").utf8)
+            switch signer {
+            // An HMAC key's V2 signature is HMAC-SHA1 of the same string (Cloud Storage's interoperability mode).
+            case .hmac(let secret)?:
+                return ConstantTime.equals(HMAC.compute(.sha1, key: secret, data: stringToSign), signature)
+            case let rsa?: return rsa.verifiesRSA(signature, stringToSign)
+            case nil: return false
+            }
         }
         guard verified else {
             throw SignedURLError(
@@ -219,6 +225,32 @@ public enum GoogleSignedURL {
                 message: "The request signature we calculated does not match the signature you provided.")
         }
         return email
+    }
+
+    /// The query parameters other than the V2 signature's own, as google-cloud-storage's V2 signer appends them
+    /// to the resource: names lower-cased, values trimmed, sorted, form-encoded (space as `+`); nil when none.
+    static func v2SignedQuery(_ request: SignedURLRequest) -> String? {
+        let own = ["googleaccessid", "expires", "signature"]
+        func trimmed(_ text: String) -> String {
+            let bytes = Array(text.utf8)
+            let isSpace = { (b: UInt8) in b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+            guard let start = bytes.firstIndex(where: { !isSpace($0) }),
+                let end = bytes.lastIndex(where: { !isSpace($0) })
+            else { return "" }
+            return String(decoding: bytes[start...end], as: UTF8.self)
+        }
+        let pairs = request.query.map { (name: $0.name.lowercased(), value: trimmed($0.value)) }
+            .filter { pair in !own.contains { $0.bytesEqual(pair.name) } }
+            .sorted {
+                $0.name.bytesEqual($1.name) ? $0.value.bytesLess(than: $1.value) : $0.name.bytesLess(than: $1.name)
+            }
+        guard !pairs.isEmpty else { return nil }
+        func form(_ text: String) -> String {
+            // Python's urlencode (quote_plus): unreserved characters kept, a space as `+`, the rest %XX.
+            text.split(separator: " ", omittingEmptySubsequences: false)
+                .map { PercentEncoding.unreserved.encode(String($0)) }.joined(separator: "+")
+        }
+        return pairs.map { form($0.name) + "=" + form($0.value) }.joined(separator: "&")
     }
 
     /// The path decoded once and re-encoded as Google's signers encode it (unreserved characters and `/` kept).

@@ -6,7 +6,7 @@ public import PortcullisCore
 /// ```
 /// ce-specversion: 1.0
 /// ce-id: <event id>
-/// ce-type: google.cloud.storage.object.v1.finalized | metadataUpdated | deleted
+/// ce-type: google.cloud.storage.object.v1.finalized | metadataUpdated | deleted | archived
 /// ce-source: //storage.googleapis.com/projects/_/buckets/<bucket>
 /// ce-subject: objects/<name>
 /// ce-time: <commit time, RFC 3339>

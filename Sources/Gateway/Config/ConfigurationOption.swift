@@ -122,7 +122,7 @@ extension ConfigurationOption {
     public static let eventsWebhook = ConfigurationOption(
         flag: "events-webhook", valueName: "URL", environment: "PORTCULLIS_EVENTS_WEBHOOKS", defaultText: nil,
         summary:
-            "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
+            "http(s) URL that receives every object change event (finalized, metadataUpdated, deleted, archived) as a CloudEvent. Repeatable; env is comma-separated. None: no events are recorded.",
         repeatable: true)
     public static let eventsSecret = ConfigurationOption(
         flag: "events-secret", valueName: "FILE", environment: "PORTCULLIS_EVENTS_SECRET_FILE", defaultText: nil,

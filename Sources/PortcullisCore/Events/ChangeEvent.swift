@@ -4,8 +4,12 @@ public enum ChangeKind: String, Sendable, CaseIterable, Equatable {
     case finalized
     /// The current generation's metadata changed (metageneration + 1).
     case metadataUpdated
-    /// A generation stopped being live: a delete, or the generation an overwrite replaced.
+    /// A generation stopped being live: a delete, or the generation an overwrite replaced; or a noncurrent
+    /// generation of a versioned bucket was deleted by number.
     case deleted
+    /// A live generation became noncurrent in a bucket with versioning enabled (an overwrite or a delete):
+    /// kept, unlike `deleted`.
+    case archived
 
     /// The CloudEvents `type` Cloud Storage emits for this change.
     public var cloudEventType: String { "google.cloud.storage.object.v1.\(rawValue)" }

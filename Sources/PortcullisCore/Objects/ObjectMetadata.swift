@@ -28,6 +28,9 @@ public struct ObjectMetadata: Sendable, Equatable {
     public var downloadTokens: [String]
     /// Cloud Storage's user-settable `customTime`: set by a write or a patch, only ever moved forward.
     public var customTime: Timestamp?
+    /// When this generation stopped being the live one (Cloud Storage's `timeDeleted`): set only on a
+    /// noncurrent generation a versioned bucket keeps; nil for the live object.
+    public var timeDeleted: Timestamp? = nil
 
     public init(
         bucket: String, name: String, generation: Int64, metageneration: Int64 = 1, size: Int64,

@@ -14,8 +14,9 @@ public struct Conditions: Sendable, Equatable {
     public var ifModifiedSince: Timestamp?
     /// `If-Unmodified-Since`: 412 when the object is newer (ignored with `If-Match`).
     public var ifUnmodifiedSince: Timestamp?
-    /// The generation the request names (the JSON API's `generation=`). Only the live generation is kept, so
-    /// naming any other one is "no such object" (404), judged like every condition after the access decision.
+    /// The generation the request names (the JSON API's `generation=`). On a versioned backend the service looks
+    /// that generation up by number (it may be noncurrent); elsewhere only the live generation is kept, so naming
+    /// any other one is "no such object" (404), judged like every condition after the access decision.
     public var selectedGeneration: Int64?
 
     public init(

@@ -76,6 +76,18 @@ extension StorageService {
         publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
     }
 
+    /// Removes generation `current.generation` of `object` for good (a versioned backend), pinned to the
+    /// metageneration judged. Either is a `deleted` change event (removed for good), as Cloud Storage sends it.
+    func commitGenerationDelete(
+        _ object: ObjectPath, current: ObjectMetadata, _ versioned: any VersionedStorage, in bucket: Bucket
+    ) async throws(StorageError) {
+        let recorder = bucket.outbox == nil ? nil : events.map(Self.eventRecorder)
+        try await versioned.deleteGeneration(
+            object, generation: current.generation,
+            preconditions: Preconditions(ifMetagenerationMatch: current.metageneration), recording: recorder)
+        publish([ObjectChange(kind: .deleted, object: current, time: .now())], in: bucket)
+    }
+
     /// Tells the sink about committed changes: "look at the outbox" when the backend recorded them, else the
     /// rendered events themselves (rendered only here, after the commit, so a failed call publishes nothing).
     private func publish(_ changes: @autoclosure () -> [ObjectChange], in bucket: Bucket) {

@@ -63,7 +63,9 @@ extension StorageService {
         _ source: ObjectPath, _ conditions: Conditions, _ bucket: Bucket, _ caller: Caller,
         _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
-        let current = try await existing(source, in: bucket, context)
+        // A named source generation of a versioned backend may be noncurrent (copying one restores it).
+        let generation = bucket.versioned == nil ? nil : conditions.selectedGeneration
+        let current = try await existing(source, in: bucket, context, generation: generation)
         _ = try authorizeRead(source, caller: Caller(principal: caller.principal), current: current, context)
         guard let current else { throw .noSuchObject(bucket: source.bucket, name: source.name) }
         try conditions.checkWrite(current)
@@ -77,7 +79,8 @@ extension StorageService {
         let read: ObjectRead
         do {
             read = try await storage(context, "storage.read") { () async throws(StorageError) in
-                try await bucket.read(source, range: nil, context.inPlacePermit)
+                try await bucket.read(
+                    source, range: nil, context.inPlacePermit, generation: bucket.versioned == nil ? nil : generation)
             }
         } catch  where error.kind == .notFound {
             throw .unavailable("A source object was deleted during the copy; retry.", retryAfter: 1)

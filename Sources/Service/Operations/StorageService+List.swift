@@ -15,6 +15,9 @@ extension StorageService {
     /// it. The page token is sealed and bound to the listing's shape (bucket, prefix, delimiter
     /// and every other option that changes which entries it holds).
     ///
+    /// With `versions` on a versioned backend, every kept generation is an item (a name once per generation,
+    /// oldest first; noncurrent ones carry `timeDeleted`), and each is judged as a read of that generation.
+    ///
     /// With `includeMetadata`, each item's metadata is returned only when the caller may read that object
     /// (admin, or rules `get` judged on it): `list` reveals names, and an object's metadata — its download
     /// tokens above all — is what a read reveals. Those per-item judgments are not counted as decisions; the
@@ -44,8 +47,11 @@ extension StorageService {
             endOffset: query.endOffset, includeTrailingDelimiter: query.includeTrailingDelimiter,
             matchGlob: glob, firebaseView: query.firebaseView,
             includeMetadata: query.includeMetadata)
+        // `versions`: every kept generation, where the backend keeps any; elsewhere only live ones exist.
+        let versioned = query.versions ? bucket.versioned : nil
         var page = try await storage(context, "storage.list") { () async throws(StorageError) in
-            try await bucket.backend.list(request)
+            if let versioned { return try await versioned.listVersions(request) }
+            return try await bucket.backend.list(request)
         }
         if !caller.isAdmin { page = listable(page, query, scope: scope, principal: caller.principal) }
         var objects: [ObjectMetadata?] = []
@@ -152,13 +158,17 @@ public struct ListQuery: Sendable, Equatable {
     public var firebaseView: Bool
     /// Return each item's metadata (where the caller may read it), not only its name.
     public var includeMetadata: Bool
+    /// Every kept generation, noncurrent ones too (the JSON API's `versions=true`), where the bucket's backend
+    /// keeps them; elsewhere the live generations, the only ones there are.
+    public var versions: Bool
 
     public init(
         bucket: String, prefix: String = "", delimiter: String? = nil,
         maxResults: Int = StorageService.maxPageSize, pageToken: String? = nil, startOffset: String? = nil,
         endOffset: String? = nil, includeTrailingDelimiter: Bool = false, matchGlob: String? = nil,
-        firebaseView: Bool = true, includeMetadata: Bool = false
+        firebaseView: Bool = true, includeMetadata: Bool = false, versions: Bool = false
     ) {
+        self.versions = versions
         self.bucket = bucket
         self.prefix = prefix
         self.delimiter = delimiter.flatMap { $0.isEmpty ? nil : $0 }
@@ -181,6 +191,7 @@ public struct ListQuery: Sendable, Equatable {
         if includeTrailingDelimiter { binding["t"] = "1" }
         if let matchGlob { binding["g"] = matchGlob }
         if !firebaseView { binding["v"] = "gcs" }
+        if versions { binding["a"] = "1" }
         return binding
     }
 }

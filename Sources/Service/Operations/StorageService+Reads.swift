@@ -15,7 +15,8 @@ extension StorageService {
         _ context: RequestContext
     ) async throws(ServiceError) -> MetadataOutcome {
         let bucket = try bucket(object.bucket, context)
-        let (meta, grant) = try await readAccess(object, bucket, caller, ensureDownloadToken, context)
+        let (meta, grant) = try await readAccess(
+            object, bucket, caller, ensureDownloadToken, context, generation: conditions.selectedGeneration)
         let visible = Self.visible(meta, to: grant)
         guard try conditions.checkRead(meta) else { return .notModified(visible) }
         return .current(visible)
@@ -26,12 +27,15 @@ extension StorageService {
         async throws(ServiceError) -> ReadOutcome
     {
         let bucket = try bucket(object.bucket, context)
-        if bucket.readsAreLocal, !options.headOnly, options.range == nil,
+        // A named generation of a versioned backend is looked up by number (it may be noncurrent).
+        let generation = bucket.versioned == nil ? nil : options.conditions.selectedGeneration
+        if generation == nil, bucket.readsAreLocal, !options.headOnly, options.range == nil,
             let outcome = try await readWholeLocally(object, bucket, caller, options, context)
         {
             return outcome
         }
-        let (meta, grant) = try await readAccess(object, bucket, caller, options.ensureDownloadToken, context)
+        let (meta, grant) = try await readAccess(
+            object, bucket, caller, options.ensureDownloadToken, context, generation: generation)
         guard try options.conditions.checkRead(meta) else { return .notModified(Self.visible(meta, to: grant)) }
         let decompress = Self.decompresses(meta, options)
 
@@ -53,7 +57,7 @@ extension StorageService {
                     range: spec?.resolve(size: meta.size), body: nil, decompressed: decompress))
         }
         let read = try await storage(context, "storage.read") { () async throws(StorageError) in
-            try await bucket.read(object, range: spec, context.inPlacePermit)
+            try await bucket.read(object, range: spec, context.inPlacePermit, generation: generation)
         }
         return .content(Self.content(read, visible: Self.visible(read.metadata, to: grant), options))
     }
@@ -138,14 +142,18 @@ extension StorageService {
     }
 
     /// The access check every read shares, then existence, then (when asked) the first download token.
+    ///
+    /// With `generation` (a versioned backend), the rules judge the read on the object's path with
+    /// `resource` = the generation named, live or noncurrent — as Cloud Storage's IAM grants on the object's
+    /// name cover all its generations. A noncurrent generation never gets a download token minted.
     private func readAccess(
         _ object: ObjectPath, _ bucket: Bucket, _ caller: Caller, _ ensureDownloadToken: Bool,
-        _ context: RequestContext
+        _ context: RequestContext, generation: Int64? = nil
     ) async throws(ServiceError) -> (ObjectMetadata, ReadGrant) {
-        let current = try await existing(object, in: bucket, context)
+        let current = try await existing(object, in: bucket, context, generation: generation)
         let grant = try authorizeRead(object, caller: caller, current: current, context)
         guard let current else { throw .noSuchObject(bucket: object.bucket, name: object.name) }
-        if ensureDownloadToken, grant != .signedURL, current.downloadTokens.isEmpty {
+        if ensureDownloadToken, grant != .signedURL, current.downloadTokens.isEmpty, current.timeDeleted == nil {
             return (try await mintFirstToken(object, bucket, current, context), grant)
         }
         return (current, grant)

@@ -100,6 +100,11 @@ extension StorageService {
     {
         let bucket = try bucket(object.bucket, context)
         let signed = try openSignature(caller, .delete, object, context)
+        if let generation = conditions.selectedGeneration, let versioned = bucket.versioned {
+            return try await deleteGeneration(
+                object, generation, versioned, conditions: conditions, caller: caller, signed: signed, bucket,
+                context)
+        }
         for _ in 0..<Self.writeAttempts {
             let current = try await existing(object, in: bucket, context)
             if signed == nil {

@@ -16,9 +16,16 @@ public struct ObjectChange: Sendable, Equatable {
 
     /// The changes a write produces: the replaced generation's `deleted` (Cloud Storage reports an overwrite of
     /// a live object as its deletion, as a bucket without versioning does), then the new one's `finalized`.
-    public static func write(committed: ObjectMetadata, replaced: ObjectMetadata?) -> [ObjectChange] {
+    /// `archived`: the replaced generation was kept as noncurrent (a versioned bucket), so its event is
+    /// `archived` rather than `deleted`.
+    public static func write(committed: ObjectMetadata, replaced: ObjectMetadata?, archived: Bool = false)
+        -> [ObjectChange]
+    {
         var changes: [ObjectChange] = []
-        if let replaced { changes.append(ObjectChange(kind: .deleted, object: replaced, time: committed.updated)) }
+        if let replaced {
+            changes.append(
+                ObjectChange(kind: archived ? .archived : .deleted, object: replaced, time: committed.updated))
+        }
         changes.append(ObjectChange(kind: .finalized, object: committed, time: committed.updated))
         return changes
     }

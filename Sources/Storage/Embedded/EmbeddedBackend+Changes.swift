@@ -35,24 +35,32 @@ extension EmbeddedBackend {
         recording changes: ChangeRecorder?
     ) async throws(StorageError) {
         try check(object)
-        let blobID = try await store.writer.run { (db) throws(StorageError) -> Int64 in
-            try db.transaction(immediate: true) { () throws(StorageError) -> Int64 in
+        let blobID = try await store.writer.run { (db) throws(StorageError) -> Int64? in
+            try db.transaction(immediate: true) { () throws(StorageError) -> Int64? in
                 guard let current = try ObjectIndex.fetch(db, bucket: object.bucket, name: object.name) else {
                     throw .notFound
                 }
                 guard preconditions.isSatisfied(by: current.metadata) else { throw .preconditionFailed }
+                // A versioned bucket keeps the deleted generation as noncurrent, with its blob.
+                let versioned = try ObjectIndex.isVersioned(db, bucket: object.bucket)
+                let now = Timestamp.now()
+                var gone = current.metadata
+                if versioned {
+                    try ObjectIndex.archive(db, bucket: object.bucket, name: object.name, timeDeleted: now)
+                    gone.timeDeleted = now
+                }
                 try ObjectIndex.remove(db, bucket: object.bucket, name: object.name)
                 if let changes {
                     try EventOutboxSQL.insert(
                         db,
                         changes.render(
                             ObjectChange(
-                                kind: .deleted, object: current.metadata,
-                                time: .now())))
+                                kind: versioned ? .archived : .deleted, object: gone,
+                                time: now)))
                 }
-                return current.blobID
+                return versioned ? nil : current.blobID
             }
         }
-        await blobs.removeBlob(bucket: bucket, blobID: blobID)
+        if let blobID { await blobs.removeBlob(bucket: bucket, blobID: blobID) }
     }
 }

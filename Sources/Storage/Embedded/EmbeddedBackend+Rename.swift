@@ -25,16 +25,26 @@ extension EmbeddedBackend: AtomicRenames {
                 moved.metageneration = 1
                 moved.timeCreated = now
                 moved.updated = now
+                // A versioned bucket keeps the replaced destination as noncurrent, with its blob.
+                var replacedBlob = replaced?.blobID
+                var replacedMetadata = replaced?.metadata
+                if replaced != nil, try ObjectIndex.isVersioned(db, bucket: destination.bucket) {
+                    try ObjectIndex.archive(db, bucket: destination.bucket, name: destination.name, timeDeleted: now)
+                    replacedBlob = nil
+                    replacedMetadata?.timeDeleted = now
+                }
                 try ObjectIndex.remove(db, bucket: source.bucket, name: source.name)
                 try ObjectIndex.upsert(db, StoredObject(metadata: moved, blobID: current.blobID))
                 if let changes {
                     try EventOutboxSQL.insert(
                         db, changes.render(ObjectChange(kind: .deleted, object: current.metadata, time: now)))
-                    for change in ObjectChange.write(committed: moved, replaced: replaced?.metadata) {
+                    for change in ObjectChange.write(
+                        committed: moved, replaced: replacedMetadata, archived: replacedBlob == nil && replaced != nil)
+                    {
                         try EventOutboxSQL.insert(db, changes.render(change))
                     }
                 }
-                return (moved, replaced?.blobID)
+                return (moved, replacedBlob)
             }
         }
         if let replacedBlob { await blobs.removeBlob(bucket: bucket, blobID: replacedBlob) }

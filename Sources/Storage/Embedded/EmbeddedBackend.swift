@@ -110,7 +110,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     }
 
     /// The read of `stored` from its blob file; nil when the file is gone (a newer commit removed it).
-    private static func open(
+    static func open(
         _ stored: StoredObject, _ range: ByteRangeSpec?, _ blobDirectoryPrefix: String
     ) throws(StorageError) -> ObjectRead? {
         let resolved = try resolve(range, size: stored.metadata.size)
@@ -188,7 +188,9 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
     // MARK: - Shared commit path (write and finalize)
 
     /// Publishes `source` as a blob, asks `beforeCommit`, then commits the row in one transaction. Every
-    /// failure removes the published blob; on success the replaced generation's blob is unlinked.
+    /// failure removes the published blob; on success the replaced generation's blob is unlinked — unless the
+    /// bucket has versioning enabled: then the replaced row becomes noncurrent in the same transaction and
+    /// keeps its blob.
     func commit(
         _ object: ObjectPath, source: String, keepSource: Bool, checksums: ObjectChecksums,
         attributes: ObjectAttributes, options: WriteOptions,
@@ -249,13 +251,22 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
                             throw .invalidArgument("The upload is no longer active.")
                         }
                     }
+                    var replacedBlob = current?.blobID
+                    var replaced = current?.metadata
+                    if current != nil, try ObjectIndex.isVersioned(db, bucket: object.bucket) {
+                        try ObjectIndex.archive(db, bucket: object.bucket, name: object.name, timeDeleted: now)
+                        replacedBlob = nil
+                        replaced?.timeDeleted = now
+                    }
                     try ObjectIndex.upsert(db, StoredObject(metadata: final, blobID: blobID))
                     if let recorder = options.changes {
-                        for change in ObjectChange.write(committed: final, replaced: current?.metadata) {
+                        for change in ObjectChange.write(
+                            committed: final, replaced: replaced, archived: replacedBlob == nil)
+                        {
                             try EventOutboxSQL.insert(db, recorder.render(change))
                         }
                     }
-                    return (final, current?.blobID)
+                    return (final, replacedBlob)
                 }
             }
             if let replaced, replaced != blobID { await blobs.removeBlob(bucket: bucket, blobID: replaced) }

@@ -92,21 +92,33 @@ public final class EmbeddedBucketRoot: BucketProvisioning {
         return provisioned(row)
     }
 
+    /// Deletes an empty bucket. Only objects make a bucket non-empty, as in Cloud Storage: resumable-upload
+    /// sessions are not objects, so the bucket's sessions (finished ones kept for their status, and unfinished
+    /// ones) go with it — a later chunk of one finds no session — and their staged bytes are removed.
     public func deleteBucket(_ name: String) async throws(StorageError) {
-        try await store.writer.run { (db) throws(StorageError) in
-            try db.transaction(immediate: true) { () throws(StorageError) in
+        let staged = try await store.writer.run { (db) throws(StorageError) -> [String] in
+            try db.transaction(immediate: true) { () throws(StorageError) -> [String] in
                 guard try Self.fetch(db, name) != nil else { throw .bucketNotFound(name) }
-                for table in ["objects", "staging"] {
+                for table in ["objects", "noncurrent_objects"] {
                     let used = try db.statement("SELECT 1 FROM \(table) WHERE bucket = ?1 LIMIT 1")
                     try used.bind(1, name)
                     if try used.step() { throw .conflict("The bucket you tried to delete is not empty.") }
                 }
-                for table in ["provisioned_buckets", "buckets"] {
-                    let delete = try db.statement("DELETE FROM \(table) WHERE name = ?1")
+                let sessions = try db.statement("SELECT id FROM staging WHERE bucket = ?1 AND state = 'active'")
+                try sessions.bind(1, name)
+                var staged: [String] = []
+                while try sessions.step() { if let id = sessions.text(0) { staged.append(id) } }
+                for (table, column) in [("staging", "bucket"), ("provisioned_buckets", "name"), ("buckets", "name")] {
+                    let delete = try db.statement("DELETE FROM \(table) WHERE \(column) = ?1")
                     try delete.bind(1, name)
                     try delete.run()
                 }
+                return staged
             }
+        }
+        for id in staged {
+            store.stagedChecksums.withLock { map in map[ExactString(id)] = nil }
+            await store.blobs.remove(store.layout.stagingFile(id))
         }
         // An empty bucket's blob directory is empty; a name created again gets it back.
         FileSystem.removeDirectory(store.layout.blobDirectory(bucket: name))

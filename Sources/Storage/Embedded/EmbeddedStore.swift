@@ -70,7 +70,8 @@ final class EmbeddedStore: Sendable {
         do throws(StorageError) {
             let writerConnection = try SQLiteDatabase(path: layout.index, busyTimeoutMilliseconds: timeout)
             try writerConnection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-            try writerConnection.execute(ObjectIndex.schema + StagingArea.schema + EventOutboxSQL.schema)
+            try writerConnection.execute(
+                ObjectIndex.schema + StagingArea.schema + EventOutboxSQL.schema + EmbeddedBucketRoot.schema)
             try ObjectIndex.migrate(writerConnection)
             if soleOwner {
                 // Leases of a process that died (kill -9) would hold its deliveries back until they end.

@@ -10,10 +10,19 @@ struct IndexNameCursor: NameCursor {
     private var exhausted = true
 
     /// `upperBound`: the exclusive end of the prefix range; nil means the end of the bucket. UTF-8 never
-    /// contains the byte 0xFF, so `[0xFF]` is above every name.
-    init(database: SQLiteDatabase, bucket: String, upperBound: [UInt8]?) throws(StorageError) {
+    /// contains the byte 0xFF, so `[0xFF]` is above every name. `includeNoncurrent` also walks the names that
+    /// only noncurrent generations still hold (`versions=true`), each name once.
+    init(database: SQLiteDatabase, bucket: String, upperBound: [UInt8]?, includeNoncurrent: Bool = false)
+        throws(StorageError)
+    {
         statement = try database.statement(
-            "SELECT name FROM objects WHERE bucket = ?1 AND name >= ?2 AND name < ?3 ORDER BY name")
+            includeNoncurrent
+                ? """
+                SELECT name FROM objects WHERE bucket = ?1 AND name >= ?2 AND name < ?3
+                UNION SELECT name FROM noncurrent_objects WHERE bucket = ?1 AND name >= ?2 AND name < ?3
+                ORDER BY name
+                """
+                : "SELECT name FROM objects WHERE bucket = ?1 AND name >= ?2 AND name < ?3 ORDER BY name")
         self.bucket = bucket
         self.upperBound = upperBound ?? [0xFF]
     }

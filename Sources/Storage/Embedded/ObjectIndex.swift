@@ -41,9 +41,33 @@ enum ObjectIndex {
             PRIMARY KEY (bucket, name)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS objects_by_blob ON objects (blob_id);
+        CREATE TABLE IF NOT EXISTS noncurrent_objects (
+            bucket TEXT COLLATE BINARY NOT NULL,
+            name BLOB NOT NULL,
+            generation INTEGER NOT NULL,
+            metageneration INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            md5 TEXT,
+            crc32c TEXT,
+            storage_class TEXT NOT NULL,
+            content_type TEXT,
+            content_encoding TEXT,
+            content_disposition TEXT,
+            content_language TEXT,
+            cache_control TEXT,
+            custom_metadata TEXT NOT NULL,
+            download_tokens TEXT NOT NULL,
+            time_created INTEGER NOT NULL,
+            updated INTEGER NOT NULL,
+            blob_id INTEGER NOT NULL,
+            custom_time INTEGER,
+            time_deleted INTEGER NOT NULL,
+            PRIMARY KEY (bucket, name, generation)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS noncurrent_objects_by_blob ON noncurrent_objects (blob_id);
         """
 
-    private static let columns = """
+    static let columns = """
         generation, metageneration, size, md5, crc32c, storage_class, content_type, content_encoding, \
         content_disposition, content_language, cache_control, custom_metadata, download_tokens, time_created, \
         updated, blob_id, custom_time
@@ -72,7 +96,15 @@ enum ObjectIndex {
         try statement.bind(1, bucket)
         try statement.bind(2, blobUTF8: name)
         guard try statement.step() else { return nil }
-        let metadata = ObjectMetadata(
+        return decode(statement, bucket: bucket, name: name)
+    }
+
+    /// The row `statement` stands on, its columns `columns` from index 0 (a `noncurrent_objects` row adds
+    /// `time_deleted` as column 17).
+    static func decode(_ statement: SQLiteStatement, bucket: String, name: String, noncurrent: Bool = false)
+        -> StoredObject
+    {
+        var metadata = ObjectMetadata(
             bucket: bucket, name: name,
             generation: statement.int64(0), metageneration: statement.int64(1), size: statement.int64(2),
             timeCreated: Timestamp(nanosecondsSinceEpoch: statement.int64(13)),
@@ -85,6 +117,7 @@ enum ObjectIndex {
             customMetadata: statement.withTextBytes(11) { MetadataCoding.decodeMap(bytes: $0) },
             downloadTokens: statement.withTextBytes(12) { MetadataCoding.decodeList(bytes: $0) },
             customTime: statement.isNull(16) ? nil : Timestamp(nanosecondsSinceEpoch: statement.int64(16)))
+        if noncurrent { metadata.timeDeleted = Timestamp(nanosecondsSinceEpoch: statement.int64(17)) }
         return StoredObject(metadata: metadata, blobID: statement.int64(15))
     }
 
@@ -125,11 +158,14 @@ enum ObjectIndex {
         try statement.run()
     }
 
-    /// Whether any object row points at blob file `blobID` (orphan detection).
+    /// Whether any object row, live or noncurrent, points at blob file `blobID` (orphan detection).
     static func isReferenced(_ db: SQLiteDatabase, blobID: Int64) throws(StorageError) -> Bool {
-        let statement = try db.statement("SELECT 1 FROM objects WHERE blob_id = ?1 LIMIT 1")
-        try statement.bind(1, blobID)
-        return try statement.step()
+        for table in ["objects", "noncurrent_objects"] {
+            let statement = try db.statement("SELECT 1 FROM \(table) WHERE blob_id = ?1 LIMIT 1")
+            try statement.bind(1, blobID)
+            if try statement.step() { return true }
+        }
+        return false
     }
 
     /// Allocates a generation strictly greater than every generation handed out in this directory, and at

@@ -147,8 +147,10 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         return try await objectMetadata(object)
     }
 
-    func objectMetadata(_ object: ObjectPath) async throws(StorageError) -> ObjectMetadata {
-        let (_, _, json) = try await sendJSON("GET", objectURL(object.name), op: "metadata")
+    /// The live generation's metadata, or generation `generation`'s (live or noncurrent) when given.
+    func objectMetadata(_ object: ObjectPath, generation: Int64? = nil) async throws(StorageError) -> ObjectMetadata {
+        let query = generation.map { [("generation", String($0))] } ?? []
+        let (_, _, json) = try await sendJSON("GET", objectURL(object.name, query: query), op: "metadata")
         guard let json else { throw .internalError("GCS metadata answer was empty") }
         return try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
     }
@@ -158,8 +160,11 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         return try await readObject(object, range: range)
     }
 
-    func readObject(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {
-        let metadata = try await objectMetadata(object)
+    /// The live generation's bytes, or generation `generation`'s (live or noncurrent) when given.
+    func readObject(_ object: ObjectPath, range: ByteRangeSpec?, generation: Int64? = nil) async throws(StorageError)
+        -> ObjectRead
+    {
+        let metadata = try await objectMetadata(object, generation: generation)
         var resolved: ResolvedRange?
         if let range {
             if metadata.size == 0, case .fromTo(0, _) = range {

@@ -24,7 +24,7 @@ enum GCSObjectCoding {
             }
         }
         let created = time("timeCreated") ?? Timestamp(nanosecondsSinceEpoch: 0)
-        return ObjectMetadata(
+        var metadata = ObjectMetadata(
             bucket: bucket, name: name, generation: generation, metageneration: int("metageneration") ?? 1,
             size: int("size") ?? 0, timeCreated: created, updated: time("updated") ?? created,
             md5Hash: text("md5Hash"), crc32c: text("crc32c"), storageClass: text("storageClass") ?? "STANDARD",
@@ -32,6 +32,8 @@ enum GCSObjectCoding {
             contentDisposition: text("contentDisposition"), contentLanguage: text("contentLanguage"),
             cacheControl: text("cacheControl"), customMetadata: custom, downloadTokens: tokens,
             customTime: time("customTime"))
+        metadata.timeDeleted = time("timeDeleted")
+        return metadata
     }
 
     /// The writable part of a resource: what an upload or a full update (`PUT`) sends.

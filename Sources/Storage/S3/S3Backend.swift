@@ -255,10 +255,7 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
 
 extension String {
     /// Two lower-case hex digits.
-    init(format2 byte: UInt8) {
-        let hex = Array("0123456789abcdef")
-        self = String([hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-    }
+    init(format2 byte: UInt8) { self = S3Signer.hex([byte]) }
 }
 
 /// S3 metadata keys are case-insensitive ASCII header names, and Ceph RGW stores `_` in one as `-`: a key made

@@ -1,5 +1,6 @@
 import Crypto
 import PortcullisCore
+import Synchronization
 
 /// AWS Signature V4 for S3, computed here instead of by libcurl (`CURLOPT_AWS_SIGV4`).
 ///
@@ -18,6 +19,7 @@ struct S3Signer: Sendable {
     let secretAccessKey: String
     let sessionToken: String?
     let region: String
+    private let keyCache = S3SigningKeyCache()
 
     static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
@@ -28,8 +30,8 @@ struct S3Signer: Sendable {
         items.map { (PercentEncoding.unreserved.encode($0.0), PercentEncoding.unreserved.encode($0.1)) }
             .sorted {
                 $0.0.bytesEqual($1.0)
-                    ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
-                    : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8))
+                    ? $0.1.utf8.lexicographicallyPrecedes($1.1.utf8)
+                    : $0.0.utf8.lexicographicallyPrecedes($1.0.utf8)
             }
             .map { "\($0.0)=\($0.1)" }
             .joined(separator: "&")
@@ -56,11 +58,11 @@ struct S3Signer: Sendable {
             guard lower.hasPrefix("x-amz-") || lower == "content-type" || lower == "content-md5" else { continue }
             canonical.append((lower, Self.trim(value)))
         }
-        canonical.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+        canonical.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
         // Repeated names are joined with commas (we never send any, but keep the rule).
         var merged = [(String, String)]()
         for (name, value) in canonical {
-            if let last = merged.last, last.0 == name {
+            if let last = merged.last, last.0.bytesEqual(name) {
                 merged[merged.count - 1].1 += "," + value
             } else {
                 merged.append((name, value))
@@ -75,9 +77,7 @@ struct S3Signer: Sendable {
         let scope = "\(day)/\(region)/s3/aws4_request"
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(Array(canonicalRequest.utf8)))]
             .joined(separator: "\n")
-        var key = HMAC.sha256(key: Array("AWS4\(secretAccessKey)".utf8), data: Array(day.utf8))
-        for part in [region, "s3", "aws4_request"] { key = HMAC.sha256(key: key, data: Array(part.utf8)) }
-        let signature = Self.hex(HMAC.sha256(key: key, data: Array(stringToSign.utf8)))
+        let signature = Self.hex(HMAC.sha256(key: signingKey(day: day), data: Array(stringToSign.utf8)))
         var result = all
         result.append(
             (
@@ -121,5 +121,36 @@ struct S3Signer: Sendable {
         value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format2: $0) }.joined() }
+    /// Lower-case hex, written into one string (two of these per signature).
+    static func hex(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (index, byte) in bytes.enumerated() {
+                out[2 * index] = hexDigit(byte >> 4)
+                out[2 * index + 1] = hexDigit(byte & 0x0F)
+            }
+            return bytes.count * 2
+        }
+    }
+
+    static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+
+    /// The SigV4 signing key of `day` (`YYYYMMDD`): four HMACs that change once a day, so the last one is kept.
+    func signingKey(day: String) -> [UInt8] {
+        if let cached = keyCache.key(for: day) { return cached }
+        var key = HMAC.sha256(key: Array("AWS4\(secretAccessKey)".utf8), data: Array(day.utf8))
+        for part in [region, "s3", "aws4_request"] { key = HMAC.sha256(key: key, data: Array(part.utf8)) }
+        keyCache.store(key, for: day)
+        return key
+    }
+}
+
+/// The last derived signing key and its day (shared by copies of a signer; its secret and region never change).
+final class S3SigningKeyCache: Sendable {
+    private let last = Mutex<(day: String, key: [UInt8])?>(nil)
+
+    func key(for day: String) -> [UInt8]? {
+        last.withLock { entry in entry.flatMap { $0.day.utf8.elementsEqual(day.utf8) ? $0.key : nil } }
+    }
+
+    func store(_ key: [UInt8], for day: String) { last.withLock { $0 = (day, key) } }
 }

@@ -37,6 +37,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var flushArmed = false
     /// A "time-out now" run is queued (see `updateTimer`).
     private var runNowPending = false
+    /// When `timer` fires (`DispatchTime` uptime nanoseconds), given what curl asks for.
+    private var timerSchedule = CurlTimerSchedule()
     static let flushDelayNanoseconds: UInt64 = 1_000_000
 
     /// Transfers added to the multi handle and not yet finished (leak checks, `/metrics`).
@@ -57,7 +59,14 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = pc_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxIdleConnections)
-        timer.setEventHandler { [weak self] in self?.socketAction(pc_curl_socket_timeout(), 0) }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            timerSchedule.firing()
+            socketAction(pc_curl_socket_timeout(), 0)
+            if let deadline = timerSchedule.afterRun(now: DispatchTime.now().uptimeNanoseconds) {
+                timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+            }
+        }
         timer.schedule(deadline: .distantFuture)
         timer.activate()
         flushTimer.setEventHandler { [weak self] in self?.flushDue() }
@@ -149,13 +158,21 @@ final class CurlEventLoop: @unchecked Sendable {
         let wantRead = what == CURL_POLL_IN || what == CURL_POLL_INOUT
         let wantWrite = what == CURL_POLL_OUT || what == CURL_POLL_INOUT
         if wantRead, watch.read == nil {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.socketAction(fd, CURL_CSELECT_IN) }
-            watch.read = source
-            source.activate()
+            if let parked = sockets.unpark(fd) {
+                watch.read = parked
+                parked.resume()
+            } else {
+                let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                source.setEventHandler { [weak self] in self?.socketAction(fd, CURL_CSELECT_IN) }
+                watch.read = source
+                source.activate()
+            }
         } else if !wantRead, let source = watch.read {
+            // curl keeps the socket but does not want it read now: a paused transfer (hundreds of times per
+            // GiB with a slow client), or a connection back in its cache until the next request. Suspended, not
+            // cancelled, so the next `CURL_POLL_IN` resumes it instead of registering a new source.
             watch.read = nil
-            sockets.cancel(source, fd: fd)
+            sockets.park(source, fd: fd)
         }
         if wantWrite, watch.write == nil {
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
@@ -169,14 +186,12 @@ final class CurlEventLoop: @unchecked Sendable {
         if what == CURL_POLL_REMOVE { watches[fd] = nil }
     }
 
+    /// curl's timer callback: the timer moves only when `CurlTimerSchedule` says so (it explains why).
     fileprivate func updateTimer(milliseconds: Int) {
-        if milliseconds < 0 {
-            timer.schedule(deadline: .distantFuture)
-        } else if milliseconds == 0 {
+        let deadline = timerSchedule.curlAsked(milliseconds: milliseconds, now: DispatchTime.now().uptimeNanoseconds)
+        if milliseconds == 0 {
             // "As soon as possible" (an un-paused transfer, a new one): run on this queue right after the current
-            // block instead of through a timer, which would cost a timerfd update and two thread wake-ups.
-            // Not from inside the callback itself, which curl forbids.
-            timer.schedule(deadline: .distantFuture)
+            // block instead of through a timer. Not from inside the callback itself, which curl forbids.
             guard !runNowPending else { return }
             runNowPending = true
             queue.async { [weak self] in
@@ -184,8 +199,8 @@ final class CurlEventLoop: @unchecked Sendable {
                 runNowPending = false
                 socketAction(pc_curl_socket_timeout(), 0)
             }
-        } else {
-            timer.schedule(deadline: .now() + .milliseconds(milliseconds))
+        } else if let deadline {
+            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
         }
     }
 }
@@ -207,8 +222,31 @@ private final class SocketWatch {
 
 /// Defers `close(fd)` until every dispatch source on `fd` has finished cancelling. Thread-safe (the
 /// close-socket callback may also run from the loop's deinit).
+///
+/// It also holds the suspended ("parked") read sources of sockets curl keeps open but does not want read now, and
+/// cancels a parked source when curl closes its socket. Making a Dispatch source and cancelling it each cost the
+/// manager thread a wake-up and an `epoll_ctl`, and curl asks for that on every pause and un-pause of a transfer
+/// and on every request over a reused connection; a suspended source fires no events (it does not spin on a
+/// readable socket) and resuming it delivers what arrived meanwhile.
 final class SocketCloser: Sendable {
     private let state = Mutex<(cancelling: [Int32: Int], closeRequested: Set<Int32>)>(([:], []))
+    private let parked = Mutex<[Int32: ParkedRead]>([:])
+
+    /// Dispatch sources are thread-safe objects (suspend, resume and cancel may come from any thread); the
+    /// protocol existential is just not marked `Sendable`.
+    private struct ParkedRead: @unchecked Sendable { let source: any DispatchSourceRead }
+
+    /// Suspends `source` until `unpark(fd)` (which the caller resumes) or `close(fd)`.
+    func park(_ source: any DispatchSourceRead, fd: Int32) {
+        source.suspend()
+        let entry = ParkedRead(source: source)
+        parked.withLock { $0[fd] = entry }
+    }
+
+    /// The parked, still suspended read source of `fd`, if any; the caller resumes it.
+    func unpark(_ fd: Int32) -> (any DispatchSourceRead)? {
+        parked.withLock { $0.removeValue(forKey: fd) }?.source
+    }
 
     func cancel(_ source: any DispatchSourceProtocol, fd: Int32) {
         state.withLock { $0.cancelling[fd, default: 0] += 1 }
@@ -224,6 +262,10 @@ final class SocketCloser: Sendable {
     }
 
     func close(_ fd: Int32) {
+        if let source = unpark(fd) {
+            cancel(source, fd: fd)
+            source.resume()  // a suspended source runs its cancel handler only once resumed
+        }
         let now = state.withLock { s -> Bool in
             if s.cancelling[fd] != nil {
                 s.closeRequested.insert(fd)

@@ -375,6 +375,13 @@ def test_post_policy_form_upload(client_for, setup: tuple[Server, Path]) -> None
     uncovered = requests.post(made["url"], data=extra, timeout=TIMEOUT, files={"file": ("a", b"a", "text/plain")})
     assert uncovered.status_code == 400 and error_code(uncovered) == "InvalidArgument"
     assert not signer.bucket(BUCKET).blob("forms/elsewhere.txt").exists(**CALL)
+    # A field Cloud Storage's form upload does not know is refused even when the policy covers it.
+    unknown = signer.generate_signed_post_policy_v4(
+        BUCKET, "forms/unknown.txt", expiration=expiration, fields={"x-goog-random": "invalid_field"})
+    invalid = requests.post(unknown["url"], data=unknown["fields"], timeout=TIMEOUT,
+                            files={"file": ("u.txt", b"u", "text/plain")})
+    assert invalid.status_code == 400 and error_code(invalid) == "InvalidArgument", invalid.text
+    assert not signer.bucket(BUCKET).blob("forms/unknown.txt").exists(**CALL)
     redirecting = signer.generate_signed_post_policy_v4(
         BUCKET, "forms/redirected.txt", expiration=expiration,
         fields={"success_action_redirect": "http://app.example/done?step=2"})
@@ -427,3 +434,37 @@ def test_signer_from_a_certificate_map_url(client_for, setup: tuple[Server, Path
     bad = other.bucket(BUCKET).blob("signed/mapped.txt").generate_signed_url(version="v4", expiration=TEN_MINUTES)
     response = requests.get(bad, timeout=TIMEOUT)
     assert response.status_code == 403 and error_code(response) == "SignatureDoesNotMatch"
+
+
+@pytest.mark.parametrize("version", ["v4", "v2"])
+def test_signed_bucket_url_lists_objects(client_for, version: str) -> None:
+    """A signed URL for the bucket (`bucket.generate_signed_url()`) lists it as the XML API's ListBucketResult —
+    prefix, delimiter, max-keys and the opaque NextMarker — under the signer's grant."""
+    signer = client_for("signer")
+    for name in ("listing/a.txt", "listing/b.txt", "listing/sub/c.txt"):
+        signer.bucket(BUCKET).blob(name).upload_from_string(b"x", **CALL)
+
+    def signed(client: storage.Client, **query: str) -> requests.Response:
+        url = client.bucket(BUCKET).generate_signed_url(expiration=TEN_MINUTES, version=version,
+                                                        query_parameters=query or None)
+        return requests.get(url, timeout=TIMEOUT)
+
+    def keys(response: requests.Response) -> list[str]:
+        return [part.split("</Key>")[0] for part in response.text.split("<Key>")[1:]]
+
+    listed = signed(signer, prefix="listing/", delimiter="/")
+    assert listed.status_code == 200 and listed.headers["Content-Type"].startswith("application/xml"), listed.text
+    assert keys(listed) == ["listing/a.txt", "listing/b.txt"]
+    assert "<CommonPrefixes><Prefix>listing/sub/</Prefix></CommonPrefixes>" in listed.text
+    assert "<IsTruncated>false</IsTruncated>" in listed.text and "<Size>1</Size>" in listed.text
+    first = signed(signer, prefix="listing/", **{"max-keys": "2"})
+    assert keys(first) == ["listing/a.txt", "listing/b.txt"] and "<IsTruncated>true</IsTruncated>" in first.text
+    marker = first.text.split("<NextMarker>")[1].split("</NextMarker>")[0]
+    rest = signed(signer, prefix="listing/", marker=marker, **{"max-keys": "2"})
+    assert rest.status_code == 200 and keys(rest) == ["listing/sub/c.txt"], rest.text
+    assert signed(signer, marker="listing/a.txt").status_code == 400
+    # The worker's grant is a uid under rules that allow it nothing at the bucket's top.
+    assert signed(client_for("worker")).status_code == 403
+    tampered = signer.bucket(BUCKET).generate_signed_url(expiration=TEN_MINUTES, version=version) + "0"
+    refused = requests.get(tampered.replace("Signature=", "Signature=00", 1), timeout=TIMEOUT)
+    assert refused.status_code in (400, 403) and error_code(refused) in ("SignatureDoesNotMatch", "InvalidArgument")

@@ -6,7 +6,8 @@ import Service
 /// `objects.compose`.
 extension JSONAPI {
     /// The body (optional; `null` counts as none) is an object resource whose fields replace the source's on the
-    /// destination; `destinationStorageClass` sets the destination's storage class (default `STANDARD`).
+    /// destination; `destinationStorageClass`, else the body's `storageClass`, sets the destination's storage
+    /// class (default `STANDARD`).
     func copy(_ call: JSONCall, from source: ObjectPath, to destination: ObjectPath, rewrite: Bool) async throws
         -> HTTPResponse
     {
@@ -15,7 +16,14 @@ extension JSONAPI {
         let overrides =
             JSONObjectBody.isNull(body) ? MetadataPatch() : try ObjectResourceJSON.decodePatch(body, tokens: .replace)
         var request = try Self.copyRequest(call, from: source, to: destination, overrides: overrides)
-        request.storageClass = try ObjectResourceJSON.storageClass(call.query["destinationStorageClass"])
+        // The destination resource's `storageClass` is how google-cloud-storage's `update_storage_class` (a
+        // rewrite onto itself) and Cloud Storage's own docs change a class; the query parameter wins when both come.
+        let bodyClass = JSONObjectBody.isNull(body) ? nil : try JSONObjectBody.members(body)?["storageClass"]
+        guard bodyClass == nil || bodyClass?.isNull == true || bodyClass?.stringValue != nil else {
+            throw ServiceError.badRequest("storageClass must be a string.")
+        }
+        request.storageClass = try ObjectResourceJSON.storageClass(
+            call.query["destinationStorageClass"] ?? bodyClass?.stringValue)
         let meta = try await service.copy(request, caller: call.caller, call.context)
         guard rewrite else { return objectResponse(call, meta) }
         return Self.json(JSONResources.rewrite(meta, base: baseURL(call), mask: call.fields))

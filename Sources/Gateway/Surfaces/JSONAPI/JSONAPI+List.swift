@@ -6,8 +6,9 @@ import Service
 extension JSONAPI {
     /// `GET /storage/v1/b/{bucket}/o`: items as full object resources (where the caller may read them),
     /// prefixes, and our sealed `nextPageToken`. `maxResults` above 1000 is served as 1000, as GCS does;
-    /// `versions=true` lists the live generations (the only ones kept); `projection` changes nothing (no
-    /// ACLs are kept).
+    /// `versions=true` lists every kept generation (noncurrent ones of a bucket with versioning enabled too, each
+    /// with `timeDeleted`; name by name, oldest generation first); `projection` changes nothing (no ACLs are
+    /// kept).
     func list(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
         var maxResults = StorageService.maxPageSize
         if let text = call.query["maxResults"] {
@@ -16,13 +17,13 @@ extension JSONAPI {
             }
             maxResults = min(value, StorageService.maxPageSize)
         }
-        _ = try Self.flag(call, "versions")
         let query = ListQuery(
             bucket: bucket, prefix: call.query["prefix"] ?? "", delimiter: call.query["delimiter"],
             maxResults: maxResults, pageToken: call.query["pageToken"], startOffset: call.query["startOffset"],
             endOffset: call.query["endOffset"],
             includeTrailingDelimiter: try Self.flag(call, "includeTrailingDelimiter"),
-            matchGlob: call.query["matchGlob"], firebaseView: false, includeMetadata: true)
+            matchGlob: call.query["matchGlob"], firebaseView: false, includeMetadata: true,
+            versions: try Self.flag(call, "versions"))
         let page = try await service.list(query, caller: call.caller, call.context)
         return Self.json(JSONResources.objectList(page, bucket: bucket, base: baseURL(call), mask: call.fields))
     }

@@ -41,6 +41,7 @@ extension JSONAPI {
         headers.add("Content-Type", ServedContentType.of(meta))
         if let disposition = meta.contentDisposition { headers.add("Content-Disposition", disposition) }
         ObjectHeaders.addRepresentation(meta, decompressed: content.decompressed, to: &headers)
+        Self.setETag(meta, in: &headers)
         return content.httpResponse(headers: consume headers, record: call.record)
     }
 }

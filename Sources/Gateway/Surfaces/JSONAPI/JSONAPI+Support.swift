@@ -18,13 +18,23 @@ extension JSONAPI {
     /// The object resource of `meta` with its `ETag`.
     func objectResponse(_ call: JSONCall, _ meta: ObjectMetadata, status: Int = 200) -> HTTPResponse {
         var response = Self.json(JSONResources.object(meta, base: baseURL(call), mask: call.fields), status: status)
-        response.headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
+        Self.setETag(meta, in: &response.headers)
         return response
     }
 
     /// A 304 answer: the validators and the isolation headers its 200 would carry, no body.
     static func notModified(_ meta: ObjectMetadata) -> HTTPResponse {
-        meta.notModifiedResponse(withCacheControl: false)
+        var response = meta.notModifiedResponse(withCacheControl: false)
+        setETag(meta, in: &response.headers)
+        return response
+    }
+
+    /// The JSON API's `ETag` header is the resource's `etag` as it reads, without quotes, as Cloud Storage's JSON
+    /// API sends it: google-cloud-storage copies a download's `ETag` into the blob's `etag` and compares the two.
+    /// `If-Match`/`If-None-Match` take the bare and the quoted form (`conditions`).
+    static func setETag(_ meta: ObjectMetadata, in headers: inout HTTPHeaders) {
+        headers.remove("ETag")
+        headers.add("ETag", meta.etag)
     }
 
     /// A boolean query parameter (`true`/`false`, absent = `fallback`); anything else is 400.

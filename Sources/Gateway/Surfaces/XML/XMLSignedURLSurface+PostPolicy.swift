@@ -52,6 +52,9 @@ extension XMLSignedURLSurface {
                 fields.append((name, String(decoding: value, as: UTF8.self)))
             }
             guard reachedFile else { throw ServiceError.badRequest("The form has no file field (it must come last).") }
+            if let unknown = fields.first(where: { !Self.isFormField($0.name) }) {
+                throw ServiceError.badRequest("Invalid form field: \(unknown.name).")
+            }
             var resolved: (key: SignedURLKey, grant: ServiceAccountGrant)?
             let accepted: PostPolicy.Accepted
             do {
@@ -104,6 +107,20 @@ extension XMLSignedURLSurface {
         } catch {
             return failureResponse(for: error, record: record, logger: logger)
         }
+    }
+
+    /// The fields Cloud Storage's form upload knows (names lower-cased); any other field is a 400 even when the
+    /// policy names it, as in Cloud Storage, so a field the upload would silently ignore is never taken for one
+    /// that means something.
+    static let formFields: [String] = [
+        "acl", "bucket", "cache-control", "content-disposition", "content-encoding", "content-type", "expires", "key",
+        "policy", "success_action_redirect", "success_action_status", "x-goog-algorithm", "x-goog-credential",
+        "x-goog-custom-time", "x-goog-date", "x-goog-signature",
+    ]
+
+    static func isFormField(_ name: String) -> Bool {
+        name.utf8.starts(with: "x-goog-meta-".utf8) || name.utf8.starts(with: "x-ignore-".utf8)
+            || formFields.contains { $0.bytesEqual(name) }
     }
 
     /// An absolute http(s) URL without control characters (a redirect target).

@@ -11,7 +11,8 @@ public import Service
 /// or `GoogleAccessId` reaches it, so `/{bucket}/{object...}` shadows no other surface's paths, prefixes or 405s.
 /// The signature is checked against the key of a signer `--signed-url-accounts` trusts (`SignedURLTrust`); the
 /// request then runs as that signer's grant — admin, or a registered account's uid and claims under the rules —
-/// for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and the resumable start. A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
+/// for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and the resumable start, and GET of the bucket
+/// (its listing, `XMLSignedURLSurface+List`). A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
 /// 400).
 public struct XMLSignedURLSurface: APISurface {
     let service: StorageService
@@ -56,8 +57,44 @@ public struct XMLSignedURLSurface: APISurface {
             Route([.get, .put, .delete, .post], RouteTemplate(static: "/{bucket}/{object...}")) { [self] in
                 await handle($0)
             },
-            Route([.post], RouteTemplate(static: "/{bucket}")) { [self] in await formUpload($0) },
+            Route([.get, .post], RouteTemplate(static: "/{bucket}")) { [self] in
+                $0.request.method == .post ? await formUpload($0) : await listObjects($0)
+            },
         ]
+    }
+
+    /// What checking a request's signature gave: the signer's caller, or the refusal to answer with.
+    enum SignerCheck {
+        case caller(Caller)
+        case refused(HTTPResponse)
+    }
+
+    /// Verifies the request's signature against the signer `--signed-url-accounts` trusts and records the
+    /// signer's uid; the request runs as that signer's grant.
+    func checkSigner(_ matched: MatchedRequest) throws -> SignerCheck {
+        let request = matched.request
+        let query = try QueryParameters(parsing: request.query, singleValued: Self.signingParameters)
+        let headers = request.headers
+        var names: [String] = []
+        for (name, _) in headers.fields where !names.contains(where: { $0.bytesEqual(name.lowercased()) }) {
+            names.append(name.lowercased())
+        }
+        let signed = SignedURLRequest(
+            method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
+            header: { headers.values($0) })
+        // The signer is resolved once: the key that verified the signature and the grant come together.
+        var resolved: (key: SignedURLKey, grant: ServiceAccountGrant)?
+        do {
+            _ = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { id in
+                resolved = trust.resolve(id)
+                return resolved?.key
+            }
+        } catch {
+            return .refused(refused(error, requestID: matched.record.requestID))
+        }
+        guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
+        matched.record.principalUID = grant.principal.uid
+        return .caller(Caller(principal: grant.principal))
     }
 
     func handle(_ matched: MatchedRequest) async -> HTTPResponse {
@@ -65,29 +102,11 @@ public struct XMLSignedURLSurface: APISurface {
         let record = matched.record
         let request = matched.request
         do {
-            let query = try QueryParameters(parsing: request.query, singleValued: Self.signingParameters)
-            let headers = request.headers
-            var names: [String] = []
-            for (name, _) in headers.fields where !names.contains(where: { $0.bytesEqual(name.lowercased()) }) {
-                names.append(name.lowercased())
+            let caller: Caller
+            switch try checkSigner(matched) {
+            case .caller(let signer): caller = signer
+            case .refused(let response): return response
             }
-            let signed = SignedURLRequest(
-                method: request.method.rawValue, path: request.path, query: query.pairs, headerNames: names,
-                header: { headers.values($0) })
-            // The signer is resolved once: the key that verified the signature and the grant come together.
-            var resolved: (key: SignedURLKey, grant: ServiceAccountGrant)?
-            do {
-                _ = try GoogleSignedURL.verify(signed, now: clock().secondsSinceEpoch) { id in
-                    resolved = trust.resolve(id)
-                    return resolved?.key
-                }
-            } catch {
-                return refused(error, requestID: record.requestID)
-            }
-            guard let grant = resolved?.grant else { throw ServiceError.forbidden("The signer is not trusted.") }
-            let principal = grant.principal
-            record.principalUID = principal.uid
-            let caller = Caller(principal: principal)
             guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
                 let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
                 let name = PercentEncoding.decode(objectText, plusIsSpace: false)
