@@ -10,7 +10,7 @@ case "${1:-all}" in
     test|all)   pc_ensure_apt "${PC_APT_BUILD[@]}" "${PC_APT_TEST[@]}" openssl
                 # The venvs are independent: build them in parallel (mostly download and unpack time).
                 pids=()
-                for venv in tools pyrebase emulators clients browser functions gcs-system; do
+                for venv in tools pyrebase emulators clients browser functions gcs-system gsutil; do
                     pc_ensure_venv "$venv" & pids+=($!)
                 done
                 status=0

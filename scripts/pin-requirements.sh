@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PC_ROOT"
-names=("$@"); ((${#names[@]})) || names=(tools pyrebase emulators clients browser functions)
+names=("$@"); ((${#names[@]})) || names=(tools pyrebase emulators clients browser functions gsutil)
 for name in "${names[@]}"; do
     tmp="$(mktemp -d)"
     "$(pc_python)" -m venv "$tmp/venv"

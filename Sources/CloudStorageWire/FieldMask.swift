@@ -1,7 +1,8 @@
 internal import PortcullisCore
 
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
-/// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are letters, digits and `_`
+/// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are ASCII letters, digits, `_`,
+/// `-` and `.` — the last two for keys inside a map, as in gsutil rsync's `items/metadata/goog-reserved-file-mtime`
 /// (anything else is a `ParseError`, which a surface answers with 400). Parsed once per request; the encoder asks
 /// it which members to write.
 public struct FieldMask: Sendable, Equatable {
@@ -94,7 +95,7 @@ public struct FieldMask: Sendable, Equatable {
     private static func readName(_ s: inout ArraySlice<Unicode.Scalar>, into name: inout String) throws(ParseError) {
         while let c = s.first, c != ",", c != "(", c != ")", c != "/" {
             switch c {
-            case "a"..."z", "A"..."Z", "0"..."9", "_": name.unicodeScalars.append(c)
+            case "a"..."z", "A"..."Z", "0"..."9", "_", "-", ".": name.unicodeScalars.append(c)
             case " ": break
             default: throw ParseError("Invalid fields parameter: unexpected character \(c.escaped(asASCII: true)).")
             }
@@ -103,7 +104,7 @@ public struct FieldMask: Sendable, Equatable {
     }
 
     /// Selecting a member twice widens the selection (`a(b),a(c)` = `a(b,c)`; `a,a(b)` = `a`).
-    /// Member names are ASCII letters, digits and `_` only (`readName`), so String keys are exact here.
+    /// Member names are ASCII letters, digits, `_`, `-` and `.` only (`readName`), so String keys are exact here.
     private mutating func merge(_ name: String, _ child: FieldMask?) {  // identity-ok: ASCII-only names
         guard let key = members.keys.first(where: { $0.bytesEqual(name) }) else {
             members[name] = .some(child)  // identity-ok: ASCII-only names

@@ -75,15 +75,18 @@ public struct JSONObjectWriter {
 
     /// `{"k":"v",…}` with keys in byte order. `joined`, when its values are not empty, is one more member whose
     /// value is those values joined by commas, in place of any entry of `map` under the same key (download
-    /// tokens beside custom metadata) — written without copying the map.
+    /// tokens beside custom metadata) — written without copying the map. A mask that selects entries inside the
+    /// map (`metadata/goog-reserved-file-mtime`, as gsutil rsync asks) writes only those.
     public mutating func stringMap(
         _ key: String, _ map: [String: String], joined: (key: String, values: [String])? = nil
     ) {
         let extra = joined.flatMap { $0.values.isEmpty ? nil : $0 }
+        let selected = mask?.child(key)
         guard !map.isEmpty || extra != nil, open(key) else { return }
         out.append(UInt8(ascii: "{"))
         var first = true
         func member(_ key: String, _ write: (inout [UInt8]) -> Void) {
+            if let selected, !selected.includes(key) { return }
             if !first { out.append(UInt8(ascii: ",")) }
             first = false
             JSONValue.encodeString(key, into: &out)

@@ -51,6 +51,38 @@ import Testing
         #expect(list.json == .object(["items": .array([.object(["name": .string("x")])])]))
     }
 
+    /// gsutil rsync lists with `fields=items/name,…,items/metadata/goog-reserved-file-mtime,nextPageToken`: a
+    /// member path may name a key inside `metadata` (which holds `-` and `.`), and selects that key only.
+    @Test func fieldsSelectKeysInsideMetadata() async throws {
+        let h = try JSONHarness()
+        try await h.put(
+            "m",
+            [1],
+            attributes: ObjectAttributes(
+                contentType: "text/plain",
+                customMetadata: ["goog-reserved-file-mtime": "1700000000", "other.key": "x", "third": "y"]))
+        let list = try await h.send(
+            "GET",
+            "/storage/v1/b/default-bucket/o?fields=items/name,items/metadata/goog-reserved-file-mtime,nextPageToken")
+        #expect(list.status == 200)
+        #expect(
+            list.json
+                == .object([
+                    "items": .array([
+                        .object([
+                            "name": .string("m"),
+                            "metadata": .object(["goog-reserved-file-mtime": .string("1700000000")]),
+                        ])
+                    ])
+                ]))
+        let one = try await h.send("GET", JSONHarness.objectPath("m") + "?fields=metadata(other.key,third)")
+        #expect(one.json == .object(["metadata": .object(["other.key": .string("x"), "third": .string("y")])]))
+        let whole = try await h.send("GET", JSONHarness.objectPath("m") + "?fields=metadata")
+        #expect(whole.json?["metadata"]?["third"]?.stringValue == "y")
+        let bad = try await h.send("GET", JSONHarness.objectPath("m") + "?fields=metadata/a%3Bb")
+        #expect(bad.status == 400)
+    }
+
     @Test func generationSelectsTheLiveGenerationOnly() async throws {
         let h = try JSONHarness()
         let meta = try await h.put("g", [1])
