@@ -25,7 +25,10 @@ public enum XMLReader {
         /// Deepest element nesting accepted; the root is depth 1 (S3's answers nest 3 deep).
         public var maxDepth = 32
 
-        public init() {}
+        public init(maxBytes: Int = 16 << 20, maxDepth: Int = 32) {
+            self.maxBytes = maxBytes
+            self.maxDepth = maxDepth
+        }
     }
 
     /// One element: its qualified name, the character data directly inside it (text, references and CDATA, in
