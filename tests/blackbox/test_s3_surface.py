@@ -434,3 +434,69 @@ def test_access_log_lines_name_the_s3_routes_and_never_the_secret(gw: Gateway) -
         time.sleep(0.05)
     assert any(e.get("object") == "public/anon.txt" for e in lines)
     assert ADMIN[1] not in gw.server.log_text() and ALICE[1] not in gw.server.log_text()
+
+
+# --- Multipart ----------------------------------------------------------------------------------------------------
+
+def test_multipart_upload_parallel_parts_complete_atomically(gw: Gateway) -> None:
+    """boto3's managed upload: 8 MiB parts sent in parallel, completed into one object whose ETag is S3's
+    multipart ETag; the staging area is never listed nor nameable."""
+    s3 = gw.client()
+    data = secrets.token_bytes(20 * 1024 * 1024 + 5)
+    s3.upload_fileobj(io.BytesIO(data), BUCKET, "public/mp/big.bin")
+    got = s3.get_object(Bucket=BUCKET, Key="public/mp/big.bin")
+    assert got["Body"].read() == data
+    size = 8 * 1024 * 1024
+    digests = b"".join(hashlib.md5(data[i:i + size]).digest() for i in range(0, len(data), size))
+    assert got["ETag"] == f'"{hashlib.md5(digests).hexdigest()}-3"'
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert not any(k.startswith(".portcullis-multipart/") for k in listed)
+    v0 = requests.get(f"{gw.server.url}/v0/b/{BUCKET}/o", params={"prefix": ""}).json()
+    assert not any(i["name"].startswith(".portcullis-multipart/") for i in v0.get("items", []))
+    staged = requests.get(f"{gw.server.url}/v0/b/{BUCKET}/o/" + urllib.parse.quote(".portcullis-multipart/x", safe=""))
+    assert staged.status_code == 400
+
+
+def test_multipart_list_parts_abort_and_part_rules(gw: Gateway) -> None:
+    s3 = gw.client()
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/parts.bin", ContentType="text/plain",
+                                        Metadata={"m": "1"})["UploadId"]
+    small = s3.upload_part(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, PartNumber=1, Body=b"tiny")
+    assert small["ETag"] == '"' + hashlib.md5(b"tiny").hexdigest() + '"'
+    s3.upload_part(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, PartNumber=2, Body=b"last")
+    parts = s3.list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)["Parts"]
+    assert [(p["PartNumber"], p["Size"]) for p in parts] == [(1, 4), (2, 4)]
+    complete = {"Parts": [{"PartNumber": 1, "ETag": small["ETag"]}, {"PartNumber": 2, "ETag": parts[1]["ETag"]}]}
+    assert code_of(lambda: s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, MultipartUpload=complete)) == (
+        400, "EntityTooSmall")
+    assert code_of(lambda: s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload,
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"' + "0" * 32 + '"'}]})) == (400, "InvalidPart")
+    # Another caller, or another key, cannot use the upload id: nothing is learned about it.
+    assert code_of(lambda: gw.client(ALICE).list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    assert code_of(lambda: s3.list_parts(Bucket=BUCKET, Key="public/mp/other.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    one = s3.complete_multipart_upload(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload,
+                                       MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": small["ETag"]}]})
+    assert one["ETag"] == f'"{hashlib.md5(hashlib.md5(b"tiny").digest()).hexdigest()}-1"'
+    head = s3.head_object(Bucket=BUCKET, Key="public/mp/parts.bin")
+    assert head["ContentLength"] == 4 and head["ContentType"] == "text/plain" and head["Metadata"]["m"] == "1"
+    assert code_of(lambda: s3.list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    aborted = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/aborted.bin")["UploadId"]
+    s3.upload_part(Bucket=BUCKET, Key="public/mp/aborted.bin", UploadId=aborted, PartNumber=1, Body=b"x")
+    s3.abort_multipart_upload(Bucket=BUCKET, Key="public/mp/aborted.bin", UploadId=aborted)
+    assert code_of(lambda: s3.head_object(Bucket=BUCKET, Key="public/mp/aborted.bin"))[0] == 404
+
+
+def test_multipart_is_judged_by_the_rules(gw: Gateway) -> None:
+    alice = gw.client(ALICE)
+    assert code_of(lambda: alice.create_multipart_upload(Bucket=BUCKET, Key="users/bob/mp.bin")) == (
+        403, "AccessDenied")
+    upload = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/mp.bin")["UploadId"]
+    part = alice.upload_part(Bucket=BUCKET, Key="users/alice/mp.bin", UploadId=upload, PartNumber=1, Body=b"mine")
+    alice.complete_multipart_upload(Bucket=BUCKET, Key="users/alice/mp.bin", UploadId=upload,
+                                    MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    assert alice.get_object(Bucket=BUCKET, Key="users/alice/mp.bin")["Body"].read() == b"mine"

@@ -100,7 +100,7 @@ public struct S3Surface: APISurface {
         "acl", "policy", "policyStatus", "lifecycle", "tagging", "website", "versioning", "versions", "object-lock",
         "retention", "legal-hold", "cors", "encryption", "logging", "notification", "replication", "requestPayment",
         "accelerate", "analytics", "inventory", "metrics", "intelligent-tiering", "ownershipControls",
-        "publicAccessBlock", "restore", "select", "torrent", "attributes", "uploads", "uploadId",
+        "publicAccessBlock", "restore", "select", "torrent", "attributes",
     ]
 
     private func perform(_ call: S3Call) async throws -> HTTPResponse {
@@ -119,10 +119,12 @@ public struct S3Surface: APISurface {
             case .get: return try await listV1(call, bucket)
             case .head: return try headBucket(call, bucket)
             case .post where call.query.contains("delete"): return try await deleteObjects(call, bucket)
+            case .get where call.query.contains("uploads"): throw S3Error.notImplemented("ListMultipartUploads")
             default: throw S3Error.notImplemented("\(method) on a bucket")
             }
         }
         let object = try StorageService.objectPath(bucket, key)
+        if let response = try await multipart(call, object) { return response }
         switch method {
         case .get, .head: return try await getObject(call, object)
         case .put where call.request.headers.contains("x-amz-copy-source"): return try await copyObject(call, object)
