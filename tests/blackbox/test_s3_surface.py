@@ -79,7 +79,8 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     server = Server(workdir=tmp, name="s3surface", args=[
         "--bucket", f"{BUCKET}=file:{tmp / 'data'}", "--rules", str(tmp / "storage.rules"),
         "--signing-key", str(tmp / "signing.key"), "--jwt-hmac-secret", str(tmp / "hmac.secret"),
-        "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(tmp / "keys.json")]).start()
+        "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(tmp / "keys.json"),
+        "--s3-domain", "s3.portcullis.test"]).start()
     yield Gateway(server, f"http://127.0.0.1:{port}", hmac_secret)
     server.stop(timeout=10)
     server.kill()
@@ -500,3 +501,19 @@ def test_multipart_is_judged_by_the_rules(gw: Gateway) -> None:
     alice.complete_multipart_upload(Bucket=BUCKET, Key="users/alice/mp.bin", UploadId=upload,
                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert alice.get_object(Bucket=BUCKET, Key="users/alice/mp.bin")["Body"].read() == b"mine"
+
+
+def test_virtual_host_style_addresses_the_bucket_by_host(gw: Gateway) -> None:
+    """With --s3-domain, `BUCKET.DOMAIN` names the bucket and the path is the key (signed for that host)."""
+    port = urllib.parse.urlsplit(gw.s3_url).port
+    host = f"{BUCKET}.s3.portcullis.test:{port}"
+    body = b"virtual host"
+    request = botocore.awsrequest.AWSRequest(method="PUT", url=f"http://{host}/public/vhost.txt", data=body,
+                                             headers={"x-amz-content-sha256": hashlib.sha256(body).hexdigest()})
+    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(*ADMIN), "s3", "us-east-1").add_auth(request)
+    headers = {**dict(request.headers), "Host": host}
+    put = requests.put(f"{gw.s3_url}/public/vhost.txt", data=body, headers=headers)
+    assert put.status_code == 200, put.text
+    assert gw.client().get_object(Bucket=BUCKET, Key="public/vhost.txt")["Body"].read() == body
+    listing = requests.get(f"{gw.s3_url}/?list-type=2&prefix=public/vhost", headers={"Host": host})
+    assert listing.status_code == 200 and b"<Key>public/vhost.txt</Key>" in listing.content
