@@ -517,3 +517,29 @@ def test_virtual_host_style_addresses_the_bucket_by_host(gw: Gateway) -> None:
     assert gw.client().get_object(Bucket=BUCKET, Key="public/vhost.txt")["Body"].read() == body
     listing = requests.get(f"{gw.s3_url}/?list-type=2&prefix=public/vhost", headers={"Host": host})
     assert listing.status_code == 200 and b"<Key>public/vhost.txt</Key>" in listing.content
+
+
+def test_upload_part_copy_with_ranges(gw: Gateway) -> None:
+    s3 = gw.client()
+    source = secrets.token_bytes(6 * 1024 * 1024)
+    s3.put_object(Bucket=BUCKET, Key="public/mp/source.bin", Body=source)
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/copied.bin")["UploadId"]
+    cut = 5 * 1024 * 1024
+    first = s3.upload_part_copy(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, PartNumber=1,
+                                CopySource={"Bucket": BUCKET, "Key": "public/mp/source.bin"},
+                                CopySourceRange=f"bytes=0-{cut - 1}")["CopyPartResult"]
+    second = s3.upload_part_copy(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, PartNumber=2,
+                                 CopySource={"Bucket": BUCKET, "Key": "public/mp/source.bin"},
+                                 CopySourceRange=f"bytes={cut}-{len(source) - 1}")["CopyPartResult"]
+    assert first["ETag"] == '"' + hashlib.md5(source[:cut]).hexdigest() + '"'
+    s3.complete_multipart_upload(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": first["ETag"]}, {"PartNumber": 2, "ETag": second["ETag"]}]})
+    assert s3.get_object(Bucket=BUCKET, Key="public/mp/copied.bin")["Body"].read() == source
+    # The source is judged by the rules for the caller: alice may not copy bob's object into her upload.
+    s3.put_object(Bucket=BUCKET, Key="users/bob/private.bin", Body=b"bob")
+    alice = gw.client(ALICE)
+    mine = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/steal.bin")["UploadId"]
+    assert code_of(lambda: alice.upload_part_copy(Bucket=BUCKET, Key="users/alice/steal.bin", UploadId=mine,
+                                                  PartNumber=1,
+                                                  CopySource={"Bucket": BUCKET, "Key": "users/bob/private.bin"})) == (
+        403, "AccessDenied")

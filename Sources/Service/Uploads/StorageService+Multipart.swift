@@ -65,6 +65,43 @@ extension StorageService {
         }
     }
 
+    /// Stores part `number` of upload `id` from `source` (bytes `range` of it, or all): rules `get` on the
+    /// source first, as a copy judges it, then the bytes streamed from the source's generation that was judged.
+    public func uploadPartCopy(
+        _ upload: MultipartTarget, number: Int, source: ObjectPath, sourceConditions: Conditions,
+        range: ByteRangeSpec?, caller: Caller, _ context: RequestContext
+    ) async throws(ServiceError) -> ObjectMetadata {
+        let sourceBucket = try bucket(source.bucket, context)
+        let current = try await judgeSource(source, sourceConditions, sourceBucket, caller, context)
+        let bucket = try bucket(upload.object.bucket, context)
+        _ = try await manifest(upload, bucket, caller, context)
+        guard (1...Self.maxPartNumber).contains(number) else {
+            throw .badRequest("Part number must be an integer between 1 and \(Self.maxPartNumber), inclusive.")
+        }
+        if let range {
+            guard case .fromTo(let first, let last?) = range, first <= last, last < current.size else {
+                throw .init(.rangeNotSatisfiable, "The x-amz-copy-source-range is not satisfiable.")
+            }
+        }
+        let read: ObjectRead
+        do {
+            read = try await storage(context, "storage.read") { () async throws(StorageError) in
+                try await sourceBucket.read(source, range: range, nil)
+            }
+        } catch  where error.status == 404 {
+            throw .unavailable("The source object was deleted during the copy; retry.", retryAfter: 1)
+        }
+        guard read.metadata.generation == current.generation else {
+            read.body.discard()
+            throw .unavailable("The source object changed during the copy; retry.", retryAfter: 1)
+        }
+        let part = try Self.stagingPath(bucket.name, upload.id, Self.partName(number))
+        let body = read.body.byteStream()
+        return try await storage(context, "storage.commit") { () async throws(StorageError) in
+            try await bucket.backend.write(part, body: body, attributes: ObjectAttributes(), options: WriteOptions())
+        }
+    }
+
     /// The parts stored so far, in part-number order.
     public func listParts(_ upload: MultipartTarget, caller: Caller, _ context: RequestContext)
         async throws(ServiceError) -> [MultipartPart]

@@ -15,7 +15,7 @@ extension S3Surface {
         let target = MultipartTarget(object: object, id: id)
         switch method {
         case .put:
-            guard !call.headers.contains("x-amz-copy-source") else { throw S3Error.notImplemented("UploadPartCopy") }
+            if call.headers.contains("x-amz-copy-source") { return try await uploadPartCopy(call, target) }
             return try await uploadPart(call, target)
         case .get: return try await listParts(call, target)
         case .post: return try await completeMultipart(call, target)
@@ -56,6 +56,31 @@ extension S3Surface {
         var headers = HTTPHeaders()
         headers.add("ETag", S3ObjectMapping.etag(part))
         return HTTPResponse(status: 200, headers: headers, body: .empty)
+    }
+
+    /// UploadPartCopy: a part from `x-amz-copy-source` (optionally `x-amz-copy-source-range: bytes=A-B`), with
+    /// the source's `x-amz-copy-source-if-*` conditions.
+    private func uploadPartCopy(_ call: S3Call, _ target: MultipartTarget) async throws -> HTTPResponse {
+        guard let number = call.query["partNumber"].flatMap({ Int($0) }) else {
+            throw S3Error(400, "InvalidArgument", "Part number must be an integer between 1 and 10000, inclusive.")
+        }
+        let source = try Self.copySource(call.headers["x-amz-copy-source"] ?? "")
+        var range: ByteRangeSpec?
+        if let text = call.headers["x-amz-copy-source-range"] {
+            guard let parsed = ByteRangeSpec.parse(text) else {
+                throw S3Error(
+                    400, "InvalidArgument", "The x-amz-copy-source-range value must be of the form bytes=first-last.")
+            }
+            range = parsed
+        }
+        let conditions = try await S3Conditions.copySource(call, source, service: service)
+        let part = try await service.uploadPartCopy(
+            target, number: number, source: source, sourceConditions: conditions, range: range, caller: call.caller,
+            call.context)
+        var xml = S3XMLWriter(root: "CopyPartResult")
+        xml.element("LastModified", part.updated.s3XMLTime)
+        xml.element("ETag", S3ObjectMapping.etag(part))
+        return Self.xml(xml.finished(root: "CopyPartResult"))
     }
 
     private func listParts(_ call: S3Call, _ target: MultipartTarget) async throws -> HTTPResponse {
