@@ -543,3 +543,17 @@ def test_upload_part_copy_with_ranges(gw: Gateway) -> None:
                                                   PartNumber=1,
                                                   CopySource={"Bucket": BUCKET, "Key": "users/bob/private.bin"})) == (
         403, "AccessDenied")
+
+
+def test_list_multipart_uploads_shows_only_the_callers(gw: Gateway) -> None:
+    alice = gw.client(ALICE)
+    mine = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/pending.bin")["UploadId"]
+    theirs = gw.client().create_multipart_upload(Bucket=BUCKET, Key="public/pending.bin")["UploadId"]
+    seen = [(u["Key"], u["UploadId"]) for u in alice.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
+    assert ("users/alice/pending.bin", mine) in seen and all(key.startswith("users/alice/") for key, _ in seen)
+    admin_seen = [u["UploadId"] for u in gw.client().list_multipart_uploads(Bucket=BUCKET, Prefix="public/pending")
+                  .get("Uploads", [])]
+    assert admin_seen == [theirs]
+    alice.abort_multipart_upload(Bucket=BUCKET, Key="users/alice/pending.bin", UploadId=mine)
+    seen = [u["UploadId"] for u in alice.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
+    assert mine not in seen

@@ -162,6 +162,55 @@ extension StorageService {
         await removeStaging(upload.id, bucket, context)
     }
 
+    /// The caller's unfinished uploads in `bucketName` (every upload for the admin) whose destination starts
+    /// with `prefix`, at most `limit`, ordered by destination then id. Another user's uploads are never shown:
+    /// their names are not the caller's to learn.
+    public func listMultipartUploads(
+        _ bucketName: String, prefix: String, limit: Int, caller: Caller, _ context: RequestContext
+    ) async throws(ServiceError) -> [MultipartUpload] {
+        let bucket = try bucket(bucketName, context)
+        var found: [MultipartUpload] = []
+        var cursor: String?
+        repeat {
+            let request = ListRequest(
+                bucket: bucket.name, prefix: Self.multipartPrefix, delimiter: "/", maxResults: 1000, cursor: cursor,
+                firebaseView: false)
+            let page = try await storage(context, "storage.list") { () async throws(StorageError) in
+                try await bucket.backend.list(request)
+            }
+            for folder in page.prefixes {
+                let id = String(folder.dropFirst(Self.multipartPrefix.utf8.count).dropLast())
+                guard let (name, owner, started) = try? await manifestFacts(id, bucket, context),
+                    caller.isAdmin || owner.bytesEqual(Self.owner(caller)), name.bytesHasPrefix(prefix)
+                else { continue }
+                found.append(MultipartUpload(name: name, id: id, initiated: started))
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
+        found.sort {
+            $0.name.bytesEqual($1.name)
+                ? Array($0.id.utf8).lexicographicallyPrecedes(Array($1.id.utf8))
+                : Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8))
+        }
+        return Array(found.prefix(limit))
+    }
+
+    /// The destination, owner and start time a manifest records.
+    private func manifestFacts(_ id: String, _ bucket: Bucket, _ context: RequestContext) async throws
+        -> (String, String, Timestamp)
+    {
+        let path = try Self.stagingPath(bucket.name, id, "manifest")
+        let read = try await storage(context, "storage.read") { () async throws(StorageError) in
+            try await bucket.read(path, range: nil, nil)
+        }
+        let bytes = try await read.body.byteStream().collect(limit: 64 << 10)
+        let document = try JSONValue.parse(bytes)
+        guard let name = document["name"]?.stringValue, let owner = document["owner"]?.stringValue else {
+            throw ServiceError.internalError("A multipart manifest is unreadable.")
+        }
+        return (name, owner, read.metadata.timeCreated)
+    }
+
     // MARK: - Staging
 
     /// Who may continue an upload: the admin, or the same uid (anonymous uploads only by anonymous callers).
@@ -264,6 +313,13 @@ public struct MultipartTarget: Sendable {
         self.object = object
         self.id = id
     }
+}
+
+/// An unfinished upload: its destination's name, its id, when it started.
+public struct MultipartUpload: Sendable {
+    public let name: String
+    public let id: String
+    public let initiated: Timestamp
 }
 
 /// A stored part: its number, its MD5 (16 bytes) and its staging object's metadata (size, time).

@@ -143,6 +143,31 @@ extension S3Surface {
         return Self.xml(xml.finished(root: "CompleteMultipartUploadResult"))
     }
 
+    /// ListMultipartUploads: the caller's unfinished uploads (all of them for an admin), `prefix` and
+    /// `max-uploads`; one page (no markers: an upload list longer than `max-uploads` is truncated).
+    func listUploads(_ call: S3Call, _ bucket: String) async throws -> HTTPResponse {
+        let limit = min(max(call.query["max-uploads"].flatMap { Int($0) } ?? 1000, 0), 1000)
+        let prefix = call.query["prefix"] ?? ""
+        let uploads = try await service.listMultipartUploads(
+            bucket, prefix: prefix, limit: limit + 1, caller: call.caller, call.context)
+        var xml = S3XMLWriter(root: "ListMultipartUploadsResult")
+        xml.element("Bucket", bucket)
+        xml.element("KeyMarker", "")
+        xml.element("UploadIdMarker", "")
+        xml.element("Prefix", prefix)
+        xml.element("MaxUploads", Int64(limit))
+        xml.element("IsTruncated", uploads.count > limit)
+        for upload in uploads.prefix(limit) {
+            xml.open("Upload")
+            xml.element("Key", upload.name)
+            xml.element("UploadId", upload.id)
+            xml.element("StorageClass", "STANDARD")
+            xml.element("Initiated", upload.initiated.s3XMLTime)
+            xml.close("Upload")
+        }
+        return Self.xml(xml.finished(root: "ListMultipartUploadsResult"))
+    }
+
     static func hexBytes(_ text: String) -> [UInt8]? {
         let bytes = Array(text.utf8)
         guard bytes.count % 2 == 0 else { return nil }

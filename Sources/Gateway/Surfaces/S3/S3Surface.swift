@@ -115,11 +115,11 @@ public struct S3Surface: APISurface {
         guard let key = call.target.key else {
             switch method {
             case .get where call.query.contains("location"): return try location(call)
+            case .get where call.query.contains("uploads"): return try await listUploads(call, bucket)
             case .get where call.query["list-type"]?.bytesEqual("2") == true: return try await listV2(call, bucket)
             case .get: return try await listV1(call, bucket)
             case .head: return try headBucket(call, bucket)
             case .post where call.query.contains("delete"): return try await deleteObjects(call, bucket)
-            case .get where call.query.contains("uploads"): throw S3Error.notImplemented("ListMultipartUploads")
             default: throw S3Error.notImplemented("\(method) on a bucket")
             }
         }
