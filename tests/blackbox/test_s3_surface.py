@@ -557,3 +557,36 @@ def test_list_multipart_uploads_shows_only_the_callers(gw: Gateway) -> None:
     alice.abort_multipart_upload(Bucket=BUCKET, Key="users/alice/pending.bin", UploadId=mine)
     seen = [u["UploadId"] for u in alice.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
     assert mine not in seen
+
+
+def test_keys_file_is_reloaded_on_sighup(tmp_path: Path) -> None:
+    """SIGHUP re-reads --s3-keys: a new key works, a removed one is refused; an invalid file keeps the keys."""
+    import signal
+    keys = tmp_path / "keys.json"
+    first, second = ("first-key", "first-secret-xxxx"), ("second-key", "second-secret-xxxx")
+    keys.write_text(json.dumps({"keys": [{"id": first[0], "secret": first[1], "admin": True}]}))
+    (tmp_path / "storage.rules").write_text(RULES)
+    port = free_port()
+    server = Server(workdir=tmp_path, name="s3reload", args=[
+        "--bucket", f"{BUCKET}=file:{tmp_path / 'data'}", "--rules", str(tmp_path / "storage.rules"),
+        "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(keys)]).start()
+    try:
+        gw = Gateway(server, f"http://127.0.0.1:{port}", "")
+        assert gw.client(first).list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+        keys.write_text(json.dumps({"keys": [{"id": second[0], "secret": second[1], "admin": True}]}))
+        server.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "s3 keys reloaded" not in server.log_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gw.client(second).list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+        assert code_of(lambda: gw.client(first).list_objects_v2(Bucket=BUCKET)) == (403, "InvalidAccessKeyId")
+        keys.write_text("{not json")
+        server.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "s3 keys reload failed" not in server.log_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gw.client(second).list_objects_v2(Bucket=BUCKET)["KeyCount"] == 0
+        assert second[1] not in server.log_text()
+    finally:
+        server.stop(timeout=10)
+        server.kill()
