@@ -429,12 +429,14 @@ def test_access_log_lines_name_the_s3_routes_and_never_the_secret(gw: Gateway) -
     gw.client().get_object(Bucket=BUCKET, Key="public/anon.txt")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        lines = [e for e in gw.server.access_log() if e.get("route") == "/{s3bucket}/{s3key}"]
+        lines = [e for e in gw.server.access_log() if e.get("route") == "s3:/{bucket}/{key}"]
         if any(e.get("object") == "public/anon.txt" and e.get("method") == "GET" for e in lines):
             break
         time.sleep(0.05)
     assert any(e.get("object") == "public/anon.txt" for e in lines)
     assert ADMIN[1] not in gw.server.log_text() and ALICE[1] not in gw.server.log_text()
+    metrics = requests.get(f"{gw.server.url}/metrics").text
+    assert 'route="s3:/{bucket}/{key}"' in metrics
 
 
 # --- Multipart ----------------------------------------------------------------------------------------------------

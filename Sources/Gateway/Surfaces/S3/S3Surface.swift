@@ -22,8 +22,8 @@ public struct S3Configuration: Sendable {
 /// It authenticates each request itself (SigV4 in the header or a presigned query, against `--s3-keys` or a
 /// user's JWT as the session token), decodes the operation, and encodes results and failures in S3's XML. It
 /// decides nothing about access, existence or preconditions: the service does, with the rules, as for every
-/// surface. Routes are labelled `/{s3bucket}/{s3key}`, `/{s3bucket}` and `/`, so metrics and access-log lines
-/// say which surface served them.
+/// surface. Routes are labelled `s3:/{bucket}/{key}`, `s3:/{bucket}` and `s3:/` (`SurfaceTraits.labelPrefix`),
+/// so metrics, access-log lines and traces say which surface served them.
 public struct S3Surface: APISurface {
     let service: StorageService
     let keys: S3AccessKeyStore
@@ -43,7 +43,7 @@ public struct S3Surface: APISurface {
         loggableQueryKeys: [
             "list-type", "prefix", "delimiter", "max-keys", "start-after", "encoding-type", "uploadId", "partNumber",
             "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Algorithm",
-        ])
+        ], labelPrefix: "s3:")
 
     public init(
         service: StorageService, keys: S3AccessKeyStore, sessions: any RequestAuthenticating,
@@ -60,7 +60,7 @@ public struct S3Surface: APISurface {
     static let methods: [HTTPMethod] = [.get, .head, .put, .post, .delete]
 
     public var routes: [Route<RouteHandler>] {
-        ["/", "/{s3bucket}", "/{s3bucket}/{s3key...}"].map { template in
+        ["/", "/{bucket}", "/{bucket}/{key...}"].map { template in
             Route(Self.methods, RouteTemplate(static: template)) { [self] in await serve($0) }
         }
     }
