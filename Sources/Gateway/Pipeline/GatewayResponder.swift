@@ -95,10 +95,10 @@ public struct GatewayResponder: HTTPResponder {
         let route: String
         switch decision {
         case .route(let label, let traits, _, _), .methodNotAllowed(let label, let traits, _, _):
-            route = label
+            route = traits.labelPrefix.isEmpty ? label : traits.labelPrefix + label
             surface = traits
         case .notFound(let label, let traits):
-            route = label
+            route = traits.map { $0.labelPrefix.isEmpty ? label : $0.labelPrefix + label } ?? label
             surface = traits
         }
         record.routeTemplate = route

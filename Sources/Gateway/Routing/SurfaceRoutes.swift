@@ -43,12 +43,16 @@ public final class SurfaceTraits: Sendable {
     /// Also gated: `POST` with a `multipart/form-data` body to a bucket's root (`/{bucket}` or `/{bucket}/`) — a
     /// browser form upload, whose credentials are form fields, not query parameters.
     public let answersFormPosts: Bool
+    /// Written before the route template in metrics and access-log labels (`s3:` → `s3:/{bucket}/{key}`), for a
+    /// surface whose templates alone would not say which surface served the request.
+    public let labelPrefix: String
 
     public init(
         errorShape: any ErrorShape, prefixes: [String] = [], notFoundMessage: String = "Not Found.",
         corsRequestHeaders: [String] = [], corsExposedHeaders: [String] = [], loggableQueryKeys: [String] = [],
-        queryGate: [String] = [], answersFormPosts: Bool = false
+        queryGate: [String] = [], answersFormPosts: Bool = false, labelPrefix: String = ""
     ) {
+        self.labelPrefix = labelPrefix
         self.queryGate = queryGate
         self.answersFormPosts = answersFormPosts
         self.errorShape = errorShape
