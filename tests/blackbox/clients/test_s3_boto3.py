@@ -7,7 +7,9 @@ import datetime
 import hashlib
 import io
 import os
+import secrets
 import time
+import urllib.parse
 
 import boto3
 import botocore.config
@@ -211,9 +213,11 @@ def test_list_objects_v2_prefix_delimiter_pages_start_after(s3: S3Gateway, liste
 
     after = c.list_objects_v2(Bucket=BUCKET, Prefix="list/", StartAfter="list/b/1.txt")
     assert [o["Key"] for o in after["Contents"]] == ["list/c.txt", "list/sp ace+plus/é.txt", "list/z.txt"]
-    # botocore asks for encoding-type=url and decodes: names with a space, a plus and UTF-8 arrive intact.
+    # Left alone, botocore asks for encoding-type=url and decodes (the listings above hold the name with a space,
+    # a plus and UTF-8 intact); asked for explicitly, the encoded names reach the caller as the server sent them.
     encoded = c.list_objects_v2(Bucket=BUCKET, Prefix="list/sp ace+plus/", EncodingType="url")
-    assert [o["Key"] for o in encoded["Contents"]] == ["list/sp ace+plus/é.txt"]
+    [key] = [o["Key"] for o in encoded["Contents"]]
+    assert key.isascii() and " " not in key and urllib.parse.unquote_plus(key) == "list/sp ace+plus/é.txt"
     assert c.get_object(Bucket=BUCKET, Key="list/sp ace+plus/é.txt")["Body"].read() == "list/sp ace+plus/é.txt".encode()
 
 
@@ -254,42 +258,43 @@ def test_buckets_listed_headed_and_located(s3: S3Gateway) -> None:
 
 def test_multipart_upload_with_8_mib_parts(s3: S3Gateway) -> None:
     c = client(s3)
+    name = f"boto/multi-{secrets.token_hex(4)}.bin"
     parts_data = [os.urandom(8 * MIB), os.urandom(8 * MIB), os.urandom(MIB + 17)]
     whole = b"".join(parts_data)
-    upload = c.create_multipart_upload(Bucket=BUCKET, Key="boto/multi.bin", ContentType="application/x-multi",
+    upload = c.create_multipart_upload(Bucket=BUCKET, Key=name, ContentType="application/x-multi",
                                        Metadata={"parts": "3"})
     upload_id = upload["UploadId"]
-    listed = c.list_multipart_uploads(Bucket=BUCKET, Prefix="boto/multi")
-    assert [(u["Key"], u["UploadId"]) for u in listed.get("Uploads", [])] == [("boto/multi.bin", upload_id)]
+    listed = c.list_multipart_uploads(Bucket=BUCKET, Prefix=name)
+    assert [(u["Key"], u["UploadId"]) for u in listed.get("Uploads", [])] == [(name, upload_id)]
     etags = []
     for number, data in enumerate(parts_data, start=1):
-        answer = c.upload_part(Bucket=BUCKET, Key="boto/multi.bin", UploadId=upload_id, PartNumber=number,
+        answer = c.upload_part(Bucket=BUCKET, Key=name, UploadId=upload_id, PartNumber=number,
                                Body=data)
         assert answer["ETag"] == quoted_md5(data)
         etags.append(answer["ETag"])
-    parts = c.list_parts(Bucket=BUCKET, Key="boto/multi.bin", UploadId=upload_id)["Parts"]
+    parts = c.list_parts(Bucket=BUCKET, Key=name, UploadId=upload_id)["Parts"]
     assert [(p["PartNumber"], p["Size"], p["ETag"]) for p in parts] == \
         [(n, len(d), e) for n, (d, e) in enumerate(zip(parts_data, etags), start=1)]
-    assert s3.v0_media("boto/multi.bin")[0] == 404, "nothing is visible before completion"
+    assert s3.v0_media(name)[0] == 404, "nothing is visible before completion"
 
     with pytest.raises(ClientError) as caught:
-        c.complete_multipart_upload(Bucket=BUCKET, Key="boto/multi.bin", UploadId=upload_id, MultipartUpload={
+        c.complete_multipart_upload(Bucket=BUCKET, Key=name, UploadId=upload_id, MultipartUpload={
             "Parts": [{"PartNumber": 1, "ETag": etags[1]}, {"PartNumber": 2, "ETag": etags[1]}]})
     assert error_of(caught) == (400, "InvalidPart")
-    done = c.complete_multipart_upload(Bucket=BUCKET, Key="boto/multi.bin", UploadId=upload_id, MultipartUpload={
+    done = c.complete_multipart_upload(Bucket=BUCKET, Key=name, UploadId=upload_id, MultipartUpload={
         "Parts": [{"PartNumber": n, "ETag": e} for n, e in enumerate(etags, start=1)]})
     digests = b"".join(hashlib.md5(d).digest() for d in parts_data)
     assert done["ETag"] == f'"{hashlib.md5(digests).hexdigest()}-3"'
-    got = c.get_object(Bucket=BUCKET, Key="boto/multi.bin")
+    got = c.get_object(Bucket=BUCKET, Key=name)
     assert got["ContentLength"] == len(whole) and got["ContentType"] == "application/x-multi"
     assert got["Metadata"] == {"parts": "3"}
     assert hashlib.sha256(got["Body"].read()).digest() == hashlib.sha256(whole).digest()
-    status, v0_body = s3.v0_media("boto/multi.bin")
+    status, v0_body = s3.v0_media(name)
     assert status == 200 and hashlib.sha256(v0_body).digest() == hashlib.sha256(whole).digest()
-    assert s3.json_api_metadata("boto/multi.bin")[1]["md5Hash"] == md5_b64(whole)
-    assert not c.list_multipart_uploads(Bucket=BUCKET, Prefix="boto/multi").get("Uploads")
+    assert s3.json_api_metadata(name)[1]["md5Hash"] == md5_b64(whole)
+    assert not c.list_multipart_uploads(Bucket=BUCKET, Prefix=name).get("Uploads")
     with pytest.raises(ClientError) as caught:
-        c.list_parts(Bucket=BUCKET, Key="boto/multi.bin", UploadId=upload_id)
+        c.list_parts(Bucket=BUCKET, Key=name, UploadId=upload_id)
     assert error_of(caught) == (404, "NoSuchUpload")
 
 
