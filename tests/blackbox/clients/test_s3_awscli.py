@@ -29,9 +29,11 @@ def aws(s3: S3Gateway, tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update({"AWS_CONFIG_FILE": str(config), "AWS_SHARED_CREDENTIALS_FILE": str(credentials)})
 
-    def run(*args: str, codes: tuple[int, ...] = (0,)) -> str:
-        out = subprocess.run([AWS, "--profile", "portcullis", *args], capture_output=True, text=True, env=env,
-                             timeout=120)
+    env["PATH"] = str(Path(AWS).parent) + os.pathsep + env.get("PATH", "")
+
+    def run(*args: str, codes: tuple[int, ...] = (0,), cwd: Path | None = None) -> str:
+        command = [AWS, "--profile", "portcullis", *args] if args[0] != "bash" else list(args)
+        out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
         assert out.returncode in codes, (args, out.returncode, out.stdout[-2000:], out.stderr[-2000:])
         return out.stdout
     return run
@@ -81,3 +83,15 @@ def test_cp_sync_ls_rm_recursive(aws, s3: S3Gateway, tmp_path: Path) -> None:
     assert aws("s3", "ls", "--recursive", f"s3://{BUCKET}/cli/tree/", codes=(1,)).strip() == ""
     for name in files:
         assert s3.v0_media(f"cli/tree/{name}")[0] == 404
+
+
+def test_readme_commands_run_as_written(aws, s3: S3Gateway, tmp_path: Path) -> None:
+    """README's `aws` lines, with its example bucket name replaced by the one this gateway serves."""
+    (tmp_path / "site" / "img").mkdir(parents=True)
+    (tmp_path / "site" / "index.html").write_bytes(b"<h1>hello</h1>")
+    (tmp_path / "site" / "img" / "logo.svg").write_bytes(b"<svg/>")
+    script = readme_block("s3-aws-usage").replace("my-project.appspot.com", BUCKET)
+    printed = aws("bash", "-euo", "pipefail", "-c", script, cwd=tmp_path)
+    assert "site/index.html" in printed and "site/img/logo.svg" in printed
+    assert s3.v0_media("site/index.html") == (200, b"<h1>hello</h1>")
+    assert s3.v0_media("site/img/logo.svg") == (200, b"<svg/>")

@@ -23,10 +23,11 @@ def rclone(s3: S3Gateway, tmp_path: Path):
                                   {"endpoint": s3.endpoint, "access-key-id": s3.admin.id,
                                    "secret-access-key": s3.admin.secret}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "RCLONE_"))}
+    env.update({"RCLONE_CONFIG": str(config), "RCLONE_RETRIES": "1", "RCLONE_LOW_LEVEL_RETRIES": "1"})
 
-    def run(*args: str, codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-        out = subprocess.run([str(RCLONE), "--config", str(config), "--retries", "1", "--low-level-retries", "1",
-                              *args], capture_output=True, text=True, env=env, timeout=120)
+    def run(*args: str, codes: tuple[int, ...] = (0,), cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        command = [str(RCLONE), *args] if args[0] != "bash" else list(args)
+        out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
         assert out.returncode in codes, (args, out.returncode, out.stdout[-2000:], out.stderr[-2000:])
         return out
     return run
@@ -63,3 +64,14 @@ def test_copy_ls_sync_check(rclone, s3: S3Gateway, tmp_path: Path) -> None:
     assert rclone("check", str(tree), remote, codes=(1,)).returncode == 1
     rclone("purge", remote)
     assert rclone("ls", remote, codes=(0, 3)).stdout.strip() == ""  # 3: rclone's "directory not found"
+
+
+def test_readme_commands_run_as_written(rclone, s3: S3Gateway, tmp_path: Path) -> None:
+    """README's rclone lines, with its example bucket name replaced by the one this gateway serves."""
+    (tmp_path / "photos" / "2026").mkdir(parents=True)
+    (tmp_path / "photos" / "2026" / "cat.jpg").write_bytes(os.urandom(20_000))
+    (tmp_path / "photos" / "dog.jpg").write_bytes(os.urandom(30_000))
+    rclone("bash", "-euo", "pipefail", "-c", readme_block("s3-rclone-usage").replace("my-project.appspot.com", BUCKET),
+           cwd=tmp_path)
+    assert s3.v0_media("photos/2026/cat.jpg") == (200, (tmp_path / "photos" / "2026" / "cat.jpg").read_bytes())
+    assert s3.v0_media("photos/dog.jpg") == (200, (tmp_path / "photos" / "dog.jpg").read_bytes())
