@@ -150,5 +150,5 @@ def fill_readme(block: str, values: dict[str, str]) -> str:
 
 #: The access key id and secret a client pairs with a user's JWT in `X-Amz-Security-Token` (docs/s3-api.md): the
 #: signature then only binds the request, the JWT says who is asking.
-SESSION_KEY_ID = "portcullis-jwt"
-SESSION_SECRET = "portcullis-jwt"
+SESSION_KEY_ID = "portcullis-session"
+SESSION_SECRET = "portcullis-session"
