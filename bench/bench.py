@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""`make bench` / `make bench-quick`: Portcullis against nginx on the same machine, in the same run (issue 7).
+"""`make bench` / `make bench-quick`: Portcullis against nginx on the same machine, in the same run.
 
 Standard library only (plus the `openssl`, `wrk`, `nginx` and `dd` commands). Steps: start Portcullis (embedded
 backend, RS256 JWKS, bench/typical.rules) and nginx (bench/nginx.conf.template) serving the same bytes; warm up;
 run every scenario alternating peer and Portcullis for N rounds; print one table of medians and write the same as
 JSON under bench/results/<timestamp>.json.
 
-Scenarios (issue 7, c=64 connections and 2 wrk threads unless noted). S1–S3 run once per event-loop driver
+Scenarios (c=64 connections and 2 wrk threads unless noted). S1–S3 run once per event-loop driver
 (`--event-loops`, default: every driver the platform has — epoll and dispatch on Linux): one Portcullis process
 per driver on the same data, alternated with nginx in every round, so both ratios come from the same minutes.
 The other scenarios run on the first driver (the platform default). The targets below are the default driver's;
@@ -662,7 +662,7 @@ class Bench:
         label = (lambda driver: f" [{driver}]") if len(self.event_loops) > 1 else (lambda driver: "")
         main = Scenario(key, title + label(self.event_loops[0]), "req/s", target)
         # Drivers other than the platform default: Dispatch's S1 target is its figure before the epoll loops
-        # (issue 15); its S2/S3 ratios are reported without a target.
+        # its S2/S3 ratios are reported without a target.
         other_target = {"S1": "≥0.6×"}.get(key, "—")
         more = [(Scenario(key, title + label(driver), "req/s", other_target), gateway)
                 for driver, gateway in self.others.items()]
@@ -684,7 +684,7 @@ class Bench:
         main = self.per_driver("S2", "metadata GET + JWT + rules", "≥0.6×",
                                lambda gateway: self.object_url("bench/meta.json", gateway=gateway), self.auth,
                                self.nginx.url + "/static/meta.json")
-        # Issue 16's CPU target, from the same runs: the gateway's utime + stime per request (first driver), and
+        # The CPU target, from the same runs: the gateway's utime + stime per request (first driver), and
         # nginx's workers' serving the same JSON as the reference beside it.
         cost = Scenario("S2c", "CPU per S2 request", "µs/req", "≤25 µs")
         cost.portcullis = main.extra.get("portcullis_cpu_us_per_req", [])
@@ -883,7 +883,7 @@ class Bench:
                 scenario.portcullis.append(float(fields[2]))
                 self.scenarios.append(scenario)
 
-    # upstream (issue 6) ----------------------------------------------------------------------------------------
+    # upstream -----------------------------------------------------------------------------------------------
 
     GCS_BUCKET = "bench-gcs"
 
@@ -916,7 +916,7 @@ class Bench:
         log(f"uploaded {size >> 20} MiB to fake-gcs-server in {time.monotonic() - started:.1f} s")
         source.unlink()
 
-    # the Cloud Storage JSON API against fake-gcs-server (issue 16) ---------------------------------------------
+    # the Cloud Storage JSON API against fake-gcs-server ----------------------------------------------------
 
     def json_api_peer(self) -> FakeGCS:
         """fake-gcs-server with `bench/meta.json` and `bench/4k.bin` in a bucket named like the gateway's (created
@@ -961,7 +961,7 @@ class Bench:
         self.scenarios.append(scenario)
 
     def against_fake_gcs(self) -> None:
-        """Issue 16's S2/S3 targets against fake-gcs-server: the v0 runs of S2/S3 (first driver) against
+        """The S2/S3 targets against fake-gcs-server: the v0 runs of S2/S3 (first driver) against
         fake-gcs-server's runs of S13/S14, which serve the same two objects (it has no v0 surface)."""
         by_key: dict[str, Scenario] = {}
         for scenario in self.scenarios:  # S2/S3 of the first driver: the first row of each key

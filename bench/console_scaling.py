@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a 100,000-object folder feels like in the web console (issue 18): time to the first page of rows, and
+"""What a 100,000-object folder feels like in the web console: time to the first page of rows, and
 time to scroll to the end, in headless Chromium against a release gateway. Never part of `make test`.
 
 The bucket is filled as bench/list_scaling.py fills it: one object uploaded through the gateway, then its

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""List-page latency vs bucket size on the embedded backend, up to 1M objects (issue 7, "scaling with work").
+"""List-page latency vs bucket size on the embedded backend, up to 1M objects (cost should scale with the page, not the bucket).
 
 Filling a bucket through the API runs at ~700 objects/s on the 2-core machine, so each bucket is made by
 uploading one object through v0 and cloning its index row N times with sqlite3 (names `big/n0000000…`, every

@@ -7,7 +7,7 @@ cd "$PC_ROOT"
 mode="${1:-full}"; shift || true
 scripts/deps.sh bench
 scripts/build-release.sh
-# S10/S11 (full runs) stream from fake-gcs-server: the binary bundled in the emulators venv (issue 6).
+# S10/S11 (full runs) stream from fake-gcs-server: the binary bundled in the emulators venv.
 if [[ "$mode" == full && -z "${PC_EMULATORS_VENV:-}${PC_FAKE_GCS_BIN:-}" ]]; then
     pc_ensure_venv emulators
 fi

@@ -119,19 +119,28 @@ enum ServerRunner {
             return (second, start(second, flag: "console-listen", address: consoleListen))
         }
         let consoleServer = console?.server
+        let s3Keys = S3KeysLoader(config: config, logger: logger)
+        let s3Server = startS3(
+            config: config, service: service, keys: s3Keys.store, sessions: authentication, ops: ops,
+            metrics: httpMetrics, accessLog: accessLog, tls: tls, tracer: tracer, logger: logger)
 
         ProcessMetrics.registerBuildInfo(
             in: registry, version: PortcullisVersion.current,
             eventLoop: server.eventLoop.rawValue)
-        httpMetrics.trackOpenConnections { server.openConnections + (consoleServer?.openConnections ?? 0) }
+        httpMetrics.trackOpenConnections {
+            server.openConnections + (consoleServer?.openConnections ?? 0) + (s3Server?.openConnections ?? 0)
+        }
         registry.gauge("portcullis_stream_buffered_bytes", help: "Response bytes buffered in user space.") {
-            Double(server.bufferedResponseBytes + (consoleServer?.bufferedResponseBytes ?? 0))
+            Double(
+                server.bufferedResponseBytes + (consoleServer?.bufferedResponseBytes ?? 0)
+                    + (s3Server?.bufferedResponseBytes ?? 0))
         }
 
         let signals = SignalHandling(logger: logger)
         signals.onReload = {
             rules.reload()
             serviceAccounts?.reload()
+            s3Keys.reload()
             if let tls { TLSIdentity.reload(tls, config: config, logger: logger) }
         }
         signals.onShutdown = {
@@ -139,8 +148,10 @@ enum ServerRunner {
             logger.info("draining", [("deadline_seconds", .double(Double(config.drainTimeout.components.seconds)))])
             Task {
                 async let consoleDrained: Void? = consoleServer?.drain(deadline: config.drainTimeout)
+                async let s3Drained: Void? = s3Server?.drain(deadline: config.drainTimeout)
                 await server.drain(deadline: config.drainTimeout)
                 _ = await consoleDrained
+                _ = await s3Drained
                 accessLog.flush()
                 await spanExporter?.shutdown()
                 logger.info("drained; exiting")
@@ -166,7 +177,12 @@ enum ServerRunner {
                 ("version", .string(PortcullisVersion.current)), ("event_loop", .string(server.eventLoop.rawValue)),
             ])
         if let first = config.buckets.first {
-            logger.info("try: curl '\(url)/v0/b/\(first.name)/o'")
+            for line in StartupHint.lines(
+                url: url, bucket: first.name, rules: rules.store.current, adminKeyFile: config.adminKeyFile,
+                trustsEmulatorOwner: config.devTrustEmulatorOwner)
+            {
+                logger.info(line)
+            }
         }
         if let consoleListen = config.consoleListen, let console {
             let consoleURL = shownURL(ListenAddress(host: consoleListen.host, port: console.port), secure: tls != nil)
@@ -175,6 +191,31 @@ enum ServerRunner {
             logger.info("console: \(url)\(ConsoleSurface.pageTemplate)")
         }
         await SignalHandling.waitForever()
+    }
+
+    /// The S3 API on its own listener (`--s3-listen`), nil without one. It authenticates each request itself
+    /// (SigV4), so its pipeline's bearer-token step is a pass-through; session tokens go to `sessions`.
+    private static func startS3(
+        config: GatewayConfiguration, service: StorageService, keys: S3AccessKeyStore,
+        sessions: any RequestAuthenticating, ops: OpsEndpoints, metrics: HTTPMetrics, accessLog: AccessLog,
+        tls: TLSServerContext?, tracer: Tracer, logger: Logger
+    ) -> HTTPServer? {
+        guard let address = config.s3Listen else { return nil }
+        let surface = S3Surface(
+            service: service, keys: keys, sessions: sessions,
+            configuration: S3Configuration(domain: config.s3Domain, region: config.s3Region), logger: logger)
+        let responder = compile { () throws(RouteTableError) in
+            try GatewayResponder(
+                ops: ops, surfaces: [surface], authentication: SelfAuthenticatingSurface(), metrics: metrics,
+                accessLog: accessLog, cors: CORSPolicy(origins: corsList(config)), tracer: tracer)
+        }
+        let s3 = HTTPServer(
+            configuration: serverConfiguration(config, listen: address, tls: tls), responder: responder, logger: logger)
+        let port = start(s3, flag: "s3-listen", address: address)
+        logger.info(
+            "s3 api: \(shownURL(ListenAddress(host: address.host, port: port), secure: tls != nil))",
+            [("keys", .int(Int64(keys.count)))])
+        return s3
     }
 
     /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is

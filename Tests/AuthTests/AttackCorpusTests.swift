@@ -4,7 +4,7 @@ import Testing
 
 @testable import Auth
 
-/// Issue 4's attack corpus: every case is refused with the right reason class, by both signature engines,
+/// The attack corpus: every case is refused with the right reason class, by both signature engines,
 /// and no token text reaches the logs.
 @Suite struct AttackCorpusTests {
     struct Case: Sendable, CustomTestStringConvertible {

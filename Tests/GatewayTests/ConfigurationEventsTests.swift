@@ -3,7 +3,7 @@ import Testing
 
 @testable import Gateway
 
-/// `--events-webhook` / `PORTCULLIS_EVENTS_WEBHOOKS` and `--events-secret` (docs/configuration.md, §11).
+/// `--events-webhook` / `PORTCULLIS_EVENTS_WEBHOOKS` and `--events-secret` (docs/configuration.md, docs/events.md).
 @Suite struct ConfigurationEventsTests {
     @Test func noWebhooksByDefault() throws {
         let config = try ConfigurationParser.parse(arguments: [], environment: [:])

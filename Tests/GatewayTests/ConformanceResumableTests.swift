@@ -5,7 +5,7 @@ import Testing
 
 @testable import Gateway
 
-/// Resumable-upload and CORS details found by driving the server the way the SDKs do (v0 §3, §5.9).
+/// Resumable-upload and CORS details found by driving the server the way the SDKs do.
 @Suite struct ConformanceResumableTests {
     static let base = "/v0/b/\(V0Harness.bucket)/o"
 
@@ -55,7 +55,7 @@ import Testing
         #expect(fin.json?["size"] == .string(String(data.count)))
     }
 
-    /// Every header the emulator exposes (v0 §3) is exposed to browsers, `x-gupload-uploadid` included.
+    /// Every header the emulator exposes is exposed to browsers, `x-gupload-uploadid` included.
     @Test func exposedHeadersCoverTheEmulatorList() async throws {
         let h = try V0Harness()
         let r = try await start(h, "cors.bin", size: 1, origin: "http://app.test")

@@ -9,7 +9,7 @@ import Testing
 @testable import Gateway
 @testable import Service
 
-/// Uploads judged by real rules (v0 §5.8/§5.9, rules.md §2.1): the early check made before the body is read
+/// Uploads judged by real rules: the early check made before the body is read
 /// must never deny what the final check (true size and hashes, in `beforeCommit`) allows, and every upload is
 /// counted once in `portcullis_rules_decisions_total`.
 @Suite struct ConformanceUploadRulesTests {

@@ -58,7 +58,7 @@ import Testing
         #expect(m.status == 200)
         #expect(m.json?["metageneration"] == .string("1"), "a signed read must not write a token")
         #expect(m.json?["downloadTokens"] == nil)
-        // An ordinary read still mints one (v0 §5.1).
+        // An ordinary read still mints one.
         let ordinary = try await h.send("GET", V0Harness.objectPath("bare.txt"))
         #expect(ordinary.json?["downloadTokens"]?.stringValue?.isEmpty == false)
     }

@@ -165,7 +165,7 @@ import Testing
         let r = try await h.send("GET", "/v0/b/\(V0Harness.bucket)/o/weird%2F%2541%20+%20%C3%BC")
         #expect(r.status == 200)
         #expect(r.json?["name"] == .string("weird/%41 + ü"))
-        // Raw slashes after /o/ are accepted too (§2.2 [REC]).
+        // Raw slashes after /o/ are accepted too.
         let raw = try await h.send("GET", "/v0/b/\(V0Harness.bucket)/o/weird/%2541%20+%20%C3%BC")
         #expect(raw.status == 200)
     }

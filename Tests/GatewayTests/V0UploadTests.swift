@@ -7,7 +7,7 @@ import Testing
 @testable import Gateway
 @testable import Service
 
-/// A JS-SDK-shaped multipart body (§5.8).
+/// A JS-SDK-shaped multipart body.
 func multipartBody(boundary: String, json: String, contentType: String, data: [UInt8]) -> [UInt8] {
     var body = Array("--\(boundary)\r\nContent-Type: application/json; charset=utf-8\r\n\r\n\(json)\r\n".utf8)
     body += Array("--\(boundary)\r\nContent-Type: \(contentType)\r\n\r\n".utf8)

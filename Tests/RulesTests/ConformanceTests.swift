@@ -3,7 +3,7 @@ import Testing
 
 @testable import Rules
 
-/// rules.md §6: every public case, run from the fixture files exactly as `portcullis rules test` runs them.
+/// The rules conformance set (Tests/RulesTests/Fixtures/conformance/README.md): every public case, run from the fixture files exactly as `portcullis rules test` runs them.
 @Suite struct ConformanceTests {
     static var conformanceDirectory: URL {
         Bundle.module.url(forResource: "Fixtures", withExtension: nil)!.appendingPathComponent("conformance")
@@ -14,7 +14,7 @@ import Testing
             .filter { !$0.hasSuffix(".md") }.sorted()
     }
 
-    /// rules.md §6.1's rulesets, plus `RS-C-identity` (RS-C against canonically equivalent uids; not in rules.md).
+    /// The public conformance rulesets, plus `RS-C-identity` (RS-C against canonically equivalent uids; ours).
     static let publicRulesets = [
         "RS-A", "RS-B", "RS-C", "RS-D", "RS-E", "RS-F", "RS-G", "RS-H", "RS-I", "RS-J1", "RS-J2", "RS-K",
     ]

@@ -8,7 +8,7 @@ import Testing
     static let err = "{}.missing"
 
     @Test(arguments: [
-        // && and || truth table of rules.md §2.3, with errors on either side.
+        // && and || truth table of docs/rules-language.md, with errors on either side.
         ("true && true", "true"), ("true && false", "false"), ("true && E", "error"),
         ("false && true", "false"), ("false && false", "false"), ("false && E", "false"),
         ("E && true", "error"), ("E && false", "false"), ("E && E", "error"),
@@ -253,7 +253,7 @@ import Testing
     }
 
     @Test func listOfAFolderIsARequestForAnUnknownChild() throws {
-        // rules.md §2.6: `match /{uid}/{file}` with `allow read` permits listing `uid/`; the child wildcard is unbound.
+        // docs/rules-language.md, "Listing and wildcards": `match /{uid}/{file}` with `allow read` permits listing `uid/`; the child wildcard is unbound.
         let r = try Ruleset.compile(
             """
             rules_version = '2';

@@ -3,7 +3,7 @@ import Testing
 
 @testable import StorageClient
 
-/// The resumable upload's recovery (v0 §5.9) against a scripted server: after a failure the client must
+/// The resumable upload's recovery against a scripted server: after a failure the client must
 /// continue from the offset the *server* reports, take an upload the server already finished as done, and
 /// fail at once when its own source breaks. Also the `Storage` entry point's URL and token handling.
 @Suite struct UploadRecoveryTests {

@@ -1,4 +1,4 @@
-"""The admin key (`--admin-key`) in either `Authorization` scheme (issue 19 item 4): `Bearer <key>` and
+"""The admin key (`--admin-key`) in either `Authorization` scheme: `Bearer <key>` and
 `Firebase <key>` — what pyrebase, its forks and portcullis-cli send — both act as admin under rules that deny
 everything; a wrong key is 401 and no key is the rules' 403."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The gateway tried as an attacker would, from the outside, against the shipped binary (issue 13).
+"""The gateway tried as an attacker would, from the outside, against the shipped binary.
 
 One section per item of the issue; each test names the class of bug it guards against and fails on a gateway
 without the defence. Sections:
@@ -14,7 +14,7 @@ without the defence. Sections:
   `Authorization` headers and a repeated single-valued query parameter are refused with 400 before anything
   else happens;
 - item 5, one name policy on every backend: `test_identity_names.py`;
-- issue 19 item 5: an accepted resumable start logs its decision;
+- an accepted resumable start logs its decision;
 - item 6, bounded upstream waits: an upstream that accepts connections and never answers costs a client about
   `--upstream-timeout`, then a 504 in the error shape, on gs:// and s3:// buckets.
 """
@@ -365,7 +365,7 @@ def test_item4_a_repeated_single_valued_parameter_is_400(rsrv: RulesServer, para
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Issue 19 item 5 — every request that reached a decision logs it, an accepted resumable start included.
+# Every request that reached a decision logs it, an accepted resumable start included.
 # ---------------------------------------------------------------------------------------------------------------
 
 def test_a_resumable_start_logs_its_decision(rsrv: RulesServer) -> None:

@@ -1,4 +1,4 @@
-"""Connections that end in every awkward state release everything (issue 7's event loops, issue 2's lifecycle).
+"""Connections that end in every awkward state release everything (the event loops and the connection lifecycle).
 
 The HTTP server runs its connections on epoll loops of its own and closes a descriptor only at the end of a loop
 turn; this drives the shipped binary through hundreds of connections that end abruptly — before a byte, in the

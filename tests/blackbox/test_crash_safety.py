@@ -1,4 +1,4 @@
-"""Crash safety of the embedded backend (issue 3 item 5): 50 concurrent uploads, `kill -9` mid-flight, restart.
+"""Crash safety of the embedded backend: 50 concurrent uploads, `kill -9` mid-flight, restart.
 
 After the restart:
 - every upload that got a 200 is there, intact, with the MD5 it was acknowledged with;

@@ -1,4 +1,4 @@
-"""Change events (docs/events.md, issue 17) seen by a real receiver: the Functions Framework for Python running a
+"""Change events (docs/events.md) seen by a real receiver: the Functions Framework for Python running a
 `@functions_framework.cloud_event` function that verifies `Portcullis-Signature` with the code the docs show.
 
 - every committing request — v0 media, multipart and resumable uploads, overwrites, PATCH, token

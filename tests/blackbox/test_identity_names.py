@@ -1,4 +1,4 @@
-"""Issue 13 items 1 and 5 from the outside, on every backend (file, gs://, s3://, s3:// with SigV4 checked):
+"""Byte-exact names and identities from the outside, on every backend (file, gs://, s3://, s3:// with SigV4 checked):
 identities are byte strings (a canonically equivalent uid is another user, equivalent names are two objects),
 and one object-name policy holds everywhere (README "Object names"; docs/configuration.md).
 

@@ -1,5 +1,5 @@
 """Outside-in check of the HTTP parser's defences over a raw socket: request-smuggling shapes and limit
-breaches get the stated status and the connection is closed (issue 2 item 2). The exhaustive cases live in the
+breaches get the stated status and the connection is closed. The exhaustive cases live in the
 HTTPServer unit tests; these prove the shipped binary behaves the same."""
 from __future__ import annotations
 

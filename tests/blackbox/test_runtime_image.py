@@ -1,4 +1,4 @@
-"""The container's runtime stage matches the built binary (issue 8 item 1), checked on the host because no
+"""The container's runtime stage matches the built binary, checked on the host because no
 Docker engine runs here:
 
 - every shared library the release binary and the staged Swift runtime libraries link directly (NEEDED) is

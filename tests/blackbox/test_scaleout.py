@@ -1,4 +1,4 @@
-"""Three `portcullis serve` instances behind nginx act as one (issue 8 items 4-5, docs/deploying.md).
+"""Three `portcullis serve` instances behind nginx act as one (docs/deploying.md).
 
 The instances share one signing-key file, one rules file, one admin key and one backend. Backend: the GCS
 emulator (fake-gcs-server, started by scripts/emulators.sh) when STORAGE_EMULATOR_HOST is set and the gateway

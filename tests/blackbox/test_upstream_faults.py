@@ -1,6 +1,6 @@
 """Upstream faults seen from a v0 client: a gateway serving a gs:// bucket from its own fake-gcs-server process,
 or an s3:// bucket from its own Ceph RGW (a one-node cluster started by `scripts/rgw.sh` for this module), whose
-upstream process (fake-gcs-server, radosgw) the tests kill and restart (issue 6, "Fault tests").
+upstream process (fake-gcs-server, radosgw) the tests kill and restart.
 
 - upstream killed mid-download: the client gets a response that ends short of its Content-Length (never a clean
   end), and `portcullis_upstream_stream_errors_total` counts it;

@@ -1,10 +1,10 @@
 """v0 protocol conformance, driven from the outside the way the Firebase SDKs and curl talk to a server.
 
 Each test sends the exact request shape a client sends (JS multipart, iOS resumable, pyrebase raw media, curl)
-to a real `portcullis serve` and checks the reply against shared/protocol/v0.md (section numbers in the test
-names' docstrings). Hashes are computed here, independently of the server. Stdlib + `requests`.
+to a real `portcullis serve` and checks the reply against the protocol the README ("What it serves") and openapi/portcullis.yaml
+describe. Hashes are computed here, independently of the server. Stdlib + `requests`.
 
-Every server-backed test runs once per backend (issue 6): `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
+Every server-backed test runs once per backend: `file` (embedded), `gcs` (`gs://` on fake-gcs-server,
 when PC_FAKE_GCS_URL / STORAGE_EMULATOR_HOST is set), `s3` (`s3://` on moto, when PC_MOTO_URL / AWS_ENDPOINT_URL
 is set) and `rgw` (`s3://` on Ceph's RADOS Gateway, a real S3 engine, when PC_RGW_* is set by `scripts/rgw.sh`:
 every request shape below, odd names included, checked by a real SigV4 verifier).
@@ -47,7 +47,7 @@ def md5_b64(data: bytes) -> str:
 
 
 def test_crc32c_reference_value() -> None:
-    """The helper itself: v0.md §4.1 gives crc32c("hello world") = yZRlqg== (decimal 3381945770)."""
+    """The helper itself: the known vector crc32c("hello world") = yZRlqg== (decimal 3381945770)."""
     assert crc32c(b"hello world") == 3381945770
     assert crc32c_b64(b"hello world") == "yZRlqg=="
 
@@ -218,7 +218,7 @@ def rsrv(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[Rul
 
 
 def enc(name: str) -> str:
-    """encodeURIComponent, as the JS SDK encodes path segments (v0.md §2.2)."""
+    """encodeURIComponent, as the JS SDK encodes path segments."""
     return urllib.parse.quote(name, safe="-_.!~*'()")
 
 
@@ -240,7 +240,7 @@ def put_media(base: str, name: str, data: bytes, content_type: str | None = "app
 
 def js_multipart(base: str, name: str, data: bytes, metadata: dict[str, object] | None = None,
                  headers: dict[str, str] | None = None, content_type: str = "text/plain") -> requests.Response:
-    """Exactly the JS SDK's multipart upload body (v0.md §5.8): digits-only boundary, JSON part, bytes part,
+    """Exactly the JS SDK's multipart upload body: digits-only boundary, JSON part, bytes part,
     closing boundary without a trailing CRLF."""
     boundary = str(secrets.randbelow(10**10)) + str(secrets.randbelow(10**10))
     meta = {"name": name, "contentType": content_type, **(metadata or {})}
@@ -297,7 +297,7 @@ def read(base: str, name: str, params: dict[str, str] | None = None, **kw: objec
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §4 metadata JSON
+# metadata JSON
 
 
 def test_metadata_json_shape_matches_v0_section_4(srv: Server) -> None:
@@ -338,7 +338,7 @@ def test_ios_upload_body_with_empty_bucket_and_null_metadata_is_accepted(srv: Se
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §5.2 downloads
+# downloads
 
 
 @pytest.fixture(scope="module")
@@ -383,7 +383,7 @@ def test_download_unsatisfiable_range_416(srv: Server, blob: bytes) -> None:
 
 
 def test_download_range_on_empty_object_is_not_416(srv: Server) -> None:
-    """v0 §5.2 [REC]: JS getBytes(ref, N) sends bytes=0-N; on a zero-length object that must not be 416."""
+    """JS getBytes(ref, N) sends bytes=0-N; on a zero-length object that must not be 416."""
     assert put_media(srv.url, "dl/empty", b"").status_code == 200
     r = read(srv.url, "dl/empty", headers={"Range": "bytes=0-100"})
     assert r.status_code == 200 and r.content == b""
@@ -425,7 +425,7 @@ def test_download_missing_object_404_json(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §2 object names
+# object names
 
 
 def test_percent_decoded_exactly_once(srv: Server) -> None:
@@ -488,7 +488,7 @@ def test_name_with_newline_rejected(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §5.6 list
+# list
 
 
 def list_(base: str, prefix: str = "", headers: dict[str, str] | None = None, **params: object
@@ -566,7 +566,7 @@ def test_list_root_without_prefix_ios_style(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §5.4 PATCH, §5.5 DELETE
+# PATCH, DELETE
 
 
 def test_patch_semantics(srv: Server) -> None:
@@ -615,7 +615,7 @@ def test_patch_bumps_metageneration_every_time(srv: Server) -> None:
 
 
 def test_patch_null_custom_key_is_gone_on_get(srv: Server) -> None:
-    """v0 §5.4: a null custom-metadata value deletes the key — in the answer and for later readers."""
+    """A null custom-metadata value deletes the key — in the answer and for later readers."""
     up = js_multipart(srv.url, "patch/null.txt", b"x", {"metadata": {"keep": "1", "drop": "2"}})
     assert up.status_code == 200, up.text
     r = requests.patch(obj(srv.url, "patch/null.txt"), json={"metadata": {"drop": None}})
@@ -823,7 +823,7 @@ def test_overwrite_creates_new_generation_and_token(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §3 CORS
+# CORS
 
 
 def test_cors_preflight_and_exposed_headers(srv: Server) -> None:
@@ -858,7 +858,7 @@ def test_cors_preflight_and_exposed_headers(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# §6 errors
+# errors
 
 
 def test_error_shapes(srv: Server) -> None:
@@ -871,7 +871,7 @@ def test_error_shapes(srv: Server) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Rules integration (§7, rules.md §2.1)
+# Rules integration
 
 
 def test_rules_owner_folder(rsrv: RulesServer) -> None:
@@ -1032,7 +1032,7 @@ def test_rules_decisions_counted_once_per_upload(rsrv: RulesServer) -> None:
 
 
 def test_rules_list_through_single_segment_wildcard(rsrv: RulesServer) -> None:
-    """rules.md §2.6 / firebase-tools#3533: `match /lists/{uid}/{name} { allow read }` permits
+    """docs/rules-language.md "Listing and wildcards" / firebase-tools#3533: `match /lists/{uid}/{name} { allow read }` permits
     listAll('lists/<uid>/') for that user."""
     assert list_(rsrv.url, "lists/alice/", headers=rsrv.auth("alice")).status_code == 200
     assert_error(list_(rsrv.url, "lists/alice/", headers=rsrv.auth("bob")), 403)

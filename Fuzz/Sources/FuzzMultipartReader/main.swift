@@ -1,4 +1,4 @@
-// libFuzzer entry point for `Gateway.MultipartReader` (streaming `multipart/related`, v0 §5.8).
+// libFuzzer entry point for `Gateway.MultipartReader` (streaming `multipart/related`, the multipart upload body).
 //
 // Input: the first line (up to LF) is the request's Content-Type, the rest is the body. Inputs whose
 // Content-Type yields no boundary only exercise `MultipartReader.boundary(contentType:)`. The body is read

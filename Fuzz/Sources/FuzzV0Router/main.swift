@@ -1,6 +1,6 @@
 import FuzzReference
 // libFuzzer entry point for the v0 route table (`Gateway.V0Router.route(_:)`: the table compiled alone, as the
-// gateway's router compiles it with the others) and `QueryParameters` (v0 §2).
+// gateway's router compiles it with the others) and `QueryParameters`.
 //
 // Input, one field per LF-ended line: method, request-target, then header fields `Name: value`. Invariants:
 // - query strings: whatever parses re-encodes and re-parses to the same pairs, byte for byte;

@@ -1,4 +1,4 @@
-// S9 of `make bench` (issue 7): in-process micro-benchmarks, thread CPU time (robust on a shared machine).
+// S9 of `make bench`: in-process micro-benchmarks, thread CPU time (robust on a shared machine).
 //   cd Fuzz && swift build -c release --product portcullis-microbench && .build/release/portcullis-microbench [RULES_FIXTURE_DIR]
 // RULES_FIXTURE_DIR defaults to ../Tests/RulesTests/Fixtures/bench (storage.rules + CASES.json).
 // Prints human lines and one machine line per figure: `RESULT <name> <µs/op> <target µs>` (bench/bench.py parses them).

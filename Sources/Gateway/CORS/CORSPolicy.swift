@@ -1,7 +1,7 @@
 public import HTTPServer
 import Service
 
-/// CORS for browser apps (v0 §3): a preflight allows the request headers the matched route's surface
+/// CORS for browser apps: a preflight allows the request headers the matched route's surface
 /// declares, and every response to an allowed origin exposes the headers that surface's clients read
 /// (`SurfaceTraits.corsRequestHeaders` / `corsExposedHeaders`: `X-Goog-Upload-*` for the Firebase SDKs — without
 /// them a browser upload fails with `storage/unknown` — `Location` and `Range` for a JSON API resumable upload).

@@ -144,6 +144,7 @@ extension ConfigurationOption {
         .upstreamTimeout, .devTrustEmulatorOwner, .console, .consoleListen, .bucketRoot, .eventsWebhook, .eventsSecret,
         .eventLoop, .serviceAccounts, .signedURLAccounts,
         .tlsCert, .tlsKey,
+        .s3Listen, .s3Domain, .s3Keys, .s3Region,
         .otlpEndpoint, .traceSampleRatio,
     ]
 }

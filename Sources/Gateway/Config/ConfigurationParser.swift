@@ -155,6 +155,10 @@ public enum ConfigurationParser {
         config.tlsKeyFile = single(.tlsKey)?.value
         config.otlpEndpoint = try convert(.otlpEndpoint, parseOTLPEndpoint)
         config.traceSampleRatio = try convert(.traceSampleRatio, parseRatio)
+        config.s3Listen = try convert(.s3Listen, parseListen)
+        config.s3Domain = single(.s3Domain)?.value
+        config.s3KeysFile = single(.s3Keys)?.value
+        if let region = single(.s3Region)?.value { config.s3Region = region }
 
         try config.validate()
         return config

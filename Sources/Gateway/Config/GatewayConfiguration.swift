@@ -58,6 +58,14 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var otlpEndpoint: String?
     /// Share of traces started here that are recorded (`--trace-sample-ratio`; nil: 1 when exporting).
     public var traceSampleRatio: Double?
+    /// The S3 API's listener (`--s3-listen`); nil: no S3 API.
+    public var s3Listen: ListenAddress?
+    /// `--s3-domain`: virtual-host style under this name.
+    public var s3Domain: String?
+    /// `--s3-keys`: the access keys file, read by the executable at start and on SIGHUP.
+    public var s3KeysFile: String?
+    /// `--s3-region`: what GetBucketLocation reports.
+    public var s3Region = "us-east-1"
 
     public init() {}
 
@@ -122,6 +130,16 @@ public struct GatewayConfiguration: Sendable, Equatable {
             if consoleListen.port != 0, consoleListen.port == listen.port {
                 throw .conflict("--console-listen must use another port than --listen (\(listen.port))")
             }
+        }
+        if let s3Listen {
+            guard (0...65_535).contains(s3Listen.port) else {
+                throw .invalidValue(option: .s3Listen, value: String(s3Listen.port), reason: "port must be 0-65535")
+            }
+            if s3Listen.port != 0, s3Listen.port == listen.port {
+                throw .conflict("--s3-listen must use another port than --listen (\(listen.port))")
+            }
+        } else if s3Domain != nil || s3KeysFile != nil {
+            throw .conflict("--s3-domain and --s3-keys configure the S3 API; set --s3-listen too")
         }
         if (tlsCertFile == nil) != (tlsKeyFile == nil) {
             throw .conflict("--tls-cert and --tls-key go together: give both or neither")

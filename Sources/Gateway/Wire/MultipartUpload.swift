@@ -2,7 +2,7 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// A `multipart/related` upload as both surfaces receive it (v0 §5.8; the JSON API's `uploadType=multipart`):
+/// A `multipart/related` upload as both surfaces receive it (v0's multipart upload; the JSON API's `uploadType=multipart`):
 /// part one is the object's JSON metadata, part two its bytes. Opening reads the metadata part (bounded) and
 /// positions the stream at the bytes, which the service then pulls to their end.
 public struct MultipartUpload: Sendable {

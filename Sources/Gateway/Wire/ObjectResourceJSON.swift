@@ -1,7 +1,7 @@
 public import PortcullisCore
 public import Service
 
-/// The writable fields of an object resource as both surfaces receive them (v0 §4.2; the JSON API's object
+/// The writable fields of an object resource as both surfaces receive them (v0's upload metadata; the JSON API's object
 /// resource has the same names): upload metadata (multipart JSON part, resumable start body) and metadata
 /// patches. Parsed here once; the service judges what they ask for.
 public enum ObjectResourceJSON {
@@ -19,7 +19,7 @@ public enum ObjectResourceJSON {
     /// Limits on custom metadata, so one object's metadata stays small (GCS allows 8 KiB in total).
     public static let maxCustomMetadataBytes = 8 * 1024
 
-    /// Decodes upload metadata (v0 §4.2) and the JSON API's object resource (`objects.update`). Tolerates what
+    /// Decodes upload metadata and the JSON API's object resource (`objects.update`). Tolerates what
     /// the SDKs send (`"bucket": ""`, `"metadata": null`, read-only fields, which are ignored); non-string custom
     /// values are stringified as the emulator does (a `null` value is dropped); `firebaseStorageDownloadTokens`
     /// becomes the object's token list. An empty body is no fields; a body that is JSON but not an object
@@ -89,14 +89,14 @@ public enum ObjectResourceJSON {
         return fields
     }
 
-    /// What a patch's `metadata.firebaseStorageDownloadTokens` does: v0 unions the tokens into the list (§5.4);
+    /// What a patch's `metadata.firebaseStorageDownloadTokens` does: v0 unions the tokens into the list;
     /// on the JSON API it is an ordinary metadata key, so a value replaces the list and `null` removes it.
     public enum TokenPatch: Sendable {
         case union
         case replace
     }
 
-    /// Decodes a PATCH body with the §5.4 merge semantics: absent = unchanged, `null` = remove, custom keys
+    /// Decodes a PATCH body with v0's PATCH merge semantics: absent = unchanged, `null` = remove, custom keys
     /// merged one by one, `firebaseStorageDownloadTokens` as `tokens` says.
     /// A body that is JSON but not an object (`null`, `[]`, `"x"`, `42`) is 400 and changes nothing
     /// (`JSONObjectBody`); an empty body is an empty patch.

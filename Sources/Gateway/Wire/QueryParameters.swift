@@ -1,7 +1,7 @@
 import PortcullisCore
 public import Service
 
-/// Decoded query parameters of a request, in order (v0 §2.3: form semantics, `+` is a space).
+/// Decoded query parameters of a request, in order (form semantics, `+` is a space, as the Firebase SDKs send them).
 public struct QueryParameters: Sendable, Equatable {
     public private(set) var pairs: [(name: String, value: String)] = []
 

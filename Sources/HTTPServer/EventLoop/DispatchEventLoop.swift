@@ -3,7 +3,7 @@ import PortcullisCore
 
 /// The Dispatch driver of `EventLoop`: a serial `DispatchQueue` per loop, a read and a write
 /// `DispatchSource` per channel (resumed exactly while the channel has that interest), and one Dispatch
-/// timer per loop for the deadline sweep. Portable — it runs wherever Dispatch does — and the design's own;
+/// timer per loop for the deadline sweep. Portable — it runs wherever Dispatch does, macOS included;
 /// on Linux it costs more CPU per request than the epoll driver (Dispatch's manager thread fetches every
 /// event and hands it to the queue) and more memory per idle connection (its sources and handlers).
 ///

@@ -54,7 +54,7 @@ public enum FieldPatch<Value: Sendable & Equatable>: Sendable, Equatable {
     }
 }
 
-/// A metadata update with the merge semantics of v0 §5.4, applied atomically by a backend.
+/// A metadata update with the merge semantics of a v0 PATCH (README.md: `null` deletes a field, custom metadata merges per key), applied atomically by a backend.
 public struct MetadataPatch: Sendable, Equatable {
     public var contentType: FieldPatch<String> = .unchanged
     public var contentEncoding: FieldPatch<String> = .unchanged

@@ -50,7 +50,7 @@ public struct PercentEncoding: Sendable {
 
 extension PercentEncoding {
     /// Decodes `%XX` escapes (either hex case) exactly once; with `plusIsSpace`, `+` is a space (query strings
-    /// and S3's `encoding-type=url` listings — never a path, v0 §2.2). Nil for a malformed escape or bytes that
+    /// and S3's `encoding-type=url` listings — never a path). Nil for a malformed escape or bytes that
     /// are not UTF-8: a name is never repaired into another name.
     ///
     /// On every routed request (bucket and object name), so it works on the contiguous bytes and decodes into

@@ -1,6 +1,6 @@
 public import PortcullisCore
 
-/// The rules methods (rules.md §2.1): `read` covers get+list, `write` covers create+update+delete.
+/// The rules methods: `read` covers get+list, `write` covers create+update+delete.
 public enum RulesMethod: String, Sendable, CaseIterable {
     case get, list, create, update, delete
 }

@@ -20,7 +20,7 @@ public struct RulesTestFileError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reader for CASES.json: `{"cases": [{"name", "method", "bucket", "path", "auth", "resource",
-/// "requestResource", "time", "expect"}]}`. Metadata uses the v0 wire format (protocol/v0.md §4) and is
+/// "requestResource", "time", "expect"}]}`. Metadata uses the v0 wire format (the object resource of openapi/portcullis.yaml) and is
 /// converted the way live requests are; unknown keys are ignored.
 public enum RulesTestFile {
     public static func parse(_ json: [UInt8]) throws -> [RulesTestCase] {

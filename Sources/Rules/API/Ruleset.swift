@@ -1,4 +1,4 @@
-/// A compiled Firebase Storage rules file, ready to authorize requests (rules.md).
+/// A compiled Firebase Storage rules file, ready to authorize requests (docs/rules-language.md).
 ///
 /// Compile once (at start-up or SIGHUP) and share: a `Ruleset` is an immutable value, safe to use from any
 /// thread. `evaluate` is the hot path; `explain` additionally says which `match`/`allow` decided.

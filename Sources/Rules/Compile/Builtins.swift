@@ -1,4 +1,4 @@
-/// Global and namespaced library functions (rules.md §4.2–4.3), resolved at compile time.
+/// Global and namespaced library functions, resolved at compile time.
 enum Builtin: String, CaseIterable, Sendable {
     case int, float, string, bool, path, debug
     case mathAbs = "math.abs", mathCeil = "math.ceil", mathFloor = "math.floor", mathRound = "math.round"
@@ -22,11 +22,11 @@ enum Builtin: String, CaseIterable, Sendable {
     /// Namespace identifiers: usable only as `ns.function(...)`, never as values.
     static let namespaces: Set<String> = ["math", "timestamp", "duration", "latlng", "hashing", "firestore"]
 
-    /// Firestore-only globals that must be unknown in Storage rules (rules.md §4.2).
+    /// Firestore-only globals that must be unknown in Storage rules.
     static let firestoreOnlyGlobals: Set<String> = ["get", "exists", "getAfter", "existsAfter"]
 }
 
-/// Methods by name (rules.md §4.4). A name maps to one arity whatever the receiver type.
+/// Methods by name. A name maps to one arity whatever the receiver type.
 enum Method: String, CaseIterable, Sendable {
     case size, matches, split, replace, lower, upper, trim, toUtf8
     case join, hasAll, hasAny, hasOnly, concat, removeAll, toSet

@@ -1,4 +1,4 @@
-/// Resolves a parsed file into a `Program` and applies the compile-time checks of rules.md §5.2:
+/// Resolves a parsed file into a `Program` and applies the compile-time checks of docs/rules-language.md:
 /// unknown identifiers and functions, arity, recursion, wildcard placement, `let` under v1, and limits.
 struct Compiler {
     /// One lexical level: a file, the service, or a match block (with its wildcard slots).

@@ -1,4 +1,4 @@
-/// The limits of rules.md §5.1, enforced at compile time or per request.
+/// The limits listed in docs/rules-language.md, enforced at compile time or per request.
 enum Limits {
     static let maxSourceBytes = 256 * 1024
     static let maxMatchDepth = 10
@@ -6,7 +6,7 @@ enum Limits {
     static let maxCaptures = 20
     static let maxFunctionParameters = 7
     static let maxLetBindings = 10
-    /// Call depth: DOC-LANG/STRUCT say 20 (DOC-COND says 10); rules.md §1.4 says implement 20.
+    /// Call depth: Firebase's language reference gives 20 in one place and 10 in another; 20 is the larger.
     static let maxCallDepth = 20
     static let maxExpressionsPerRequest = 1000
     /// Deepest expression tree accepted (bounds parser, compiler and evaluator recursion).

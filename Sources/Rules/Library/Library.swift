@@ -1,4 +1,4 @@
-/// The standard library of rules.md §4: method dispatch by receiver type and the global/namespaced functions.
+/// The standard library (docs/rules-language.md): method dispatch by receiver type and the global/namespaced functions.
 /// Arguments arrive evaluated, error-free and concrete (no host values).
 enum Library {
     static func method(_ m: Method, _ receiver: Value, _ args: [Value], _ regex: CompiledRegex?) -> Value {

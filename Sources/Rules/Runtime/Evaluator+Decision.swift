@@ -1,6 +1,6 @@
 internal import PortcullisCore
 
-/// Match resolution and the allow/deny decision (rules.md §2.2, §2.6).
+/// Match resolution and the allow/deny decision.
 extension Evaluator {
     // MARK: Decision
 
@@ -16,7 +16,7 @@ extension Evaluator {
         let wanted = MethodSet(method)
         if walk(program.blocks, from: 0, wanted: wanted) { return granted() }
         if method == .list {
-            // rules.md §2.6 (b): a list of P also counts as a request for "P/<child>", where the child may only be
+            // docs/rules-language.md, "Listing and wildcards": a list of P also counts as a request for "P/<child>", where the child may only be
             // taken by a wildcard, which is then unbound (using it is an error).
             childMarker = true
             if walk(program.blocks, from: 0, wanted: wanted) { return granted() }

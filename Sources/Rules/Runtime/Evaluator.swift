@@ -1,6 +1,6 @@
 internal import PortcullisCore
 
-/// Evaluates one request against a `Program` (rules.md §2). Created per decision; not shared across threads.
+/// Evaluates one request against a `Program`. Created per decision; not shared across threads.
 ///
 /// Budget: at most `Limits.maxExpressionsPerRequest` expression evaluations per request and
 /// `Limits.maxCallDepth` nested function calls; beyond either, expressions evaluate to errors.

@@ -19,7 +19,7 @@ enum HostRef: Sendable {
         }
     }
 
-    /// Fields of `resource` (rules.md §3.2).
+    /// Fields of `resource`.
     static let resourceFields = [
         "name", "bucket", "generation", "metageneration", "size", "timeCreated", "updated", "md5Hash", "crc32c",
         "etag", "contentDisposition", "contentEncoding", "contentLanguage", "contentType", "metadata",
@@ -105,7 +105,7 @@ struct HostContext {
             case .contentLanguage: return r.pointee?.contentLanguage.map(Value.string)
             case .contentType: return r.pointee?.contentType.map(Value.string)
             case .metadata: return .host(.metadata(proposed: proposed))
-            // Server-assigned fields are absent from request.resource (rules.md §3.3).
+            // Server-assigned fields are absent from request.resource.
             case .generation: return proposed ? nil : (r.pointee?.generation).map(Value.int)
             case .metageneration: return proposed ? nil : (r.pointee?.metageneration).map(Value.int)
             case .timeCreated:

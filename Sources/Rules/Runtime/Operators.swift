@@ -1,6 +1,6 @@
 internal import PortcullisCore
 
-/// Operator semantics of rules.md §2.3: dynamic type checks, errors as values, 64-bit overflow is an error.
+/// Operator semantics (docs/rules-language.md): dynamic type checks, errors as values, 64-bit overflow is an error.
 enum Operators {
     static func negate(_ v: Value) -> Value {
         switch v {

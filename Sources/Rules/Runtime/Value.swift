@@ -1,6 +1,6 @@
 internal import PortcullisCore
 
-/// A run-time value of the rules language (rules.md §4.1).
+/// A run-time value of the rules language.
 ///
 /// Strings are compared as Java compares them (the rules runtime is Java): equal when their code units are
 /// (for valid Unicode: their bytes), ordered by UTF-16 code units. Never by Swift's `String ==`/`<`, which follow
@@ -29,7 +29,7 @@ enum Value: Sendable {
     case duration(Int128)
     case latlng(Double, Double)
     case host(HostRef)
-    /// A list-request wildcard whose segment is unknown (rules.md §2.6); reading it is an error.
+    /// A list-request wildcard whose segment is unknown; reading it is an error.
     case unbound
     case error(EvalError)
     /// A value not known yet (the size or hashes of an upload still on the wire, `RulesRequest.unknownFields`).
@@ -85,7 +85,7 @@ struct MapDiffValue: Sendable {
 
 extension Value {
     /// `==` at the top level: values of different types are unequal, except int and float which compare
-    /// numerically. Inside lists and maps comparison is strict (`[1] == [1.0]` is false; rules.md §2.3).
+    /// numerically. Inside lists and maps comparison is strict (`[1] == [1.0]` is false).
     static func looseEquals(_ a: Value, _ b: Value) -> Bool {
         switch (a, b) {
         case (.int(let x), .float(let y)): return Double(x) == y

@@ -1,4 +1,4 @@
-/// Expression grammar of rules.md §1.5, lowest precedence first.
+/// Expression grammar of the rules language, lowest precedence first.
 extension Parser {
     func node(_ kind: SyntaxExpr.Kind, _ pos: SourcePos, _ children: SyntaxExpr?...) throws(SyntaxFailure) -> SyntaxExpr
     {

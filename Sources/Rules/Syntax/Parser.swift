@@ -1,4 +1,4 @@
-/// Recursive-descent parser for rules files (rules.md §1). Stops at the first syntax error.
+/// Recursive-descent parser for rules files. Stops at the first syntax error.
 ///
 /// Recursion is bounded: `match` nesting by `Limits.maxMatchDepth`, expression nesting by
 /// `Limits.maxExpressionDepth`, so hostile input cannot exhaust the stack.
@@ -180,7 +180,7 @@ struct Parser {
         }
     }
 
-    /// Scans `/seg/{x}/{y=**}...` directly from the source (rules.md §1.2).
+    /// Scans `/seg/{x}/{y=**}...` directly from the source.
     mutating func scanPattern() throws(SyntaxFailure) -> [(PatternSegment, SourcePos)] {
         precondition(peeked == nil)
         try lexer.skipTrivia()

@@ -3,7 +3,7 @@ public import Rules
 
 /// Authorization: the first thing every operation does, before anything about the object is revealed.
 extension StorageService {
-    /// Asks the rules (rules.md §2.1) unless the caller is an admin. Runs BEFORE any existence or precondition
+    /// Asks the rules unless the caller is an admin. Runs BEFORE any existence or precondition
     /// check is revealed, so a denied read of a missing object is 403, never 404, and a denied write never
     /// learns whether its precondition held. Records and counts the decision.
     func authorize(

@@ -1,9 +1,9 @@
 public import PortcullisCore
 public import Storage
 
-/// Conversions from module errors: the status mapping of v0 §6.2 and docs/operations.md lives here and nowhere else.
+/// Conversions from module errors: the status mapping of docs/operations.md lives here and nowhere else.
 extension ServiceError {
-    /// Storage failures. Retryable conditions get the statuses clients retry (502/503/504, v0 §6.3).
+    /// Storage failures. Retryable conditions get the statuses clients retry (502/503/504, which the Firebase SDKs retry).
     public init(_ error: StorageError) {
         switch error {
         case .notFound:

@@ -39,7 +39,7 @@ extension StorageService {
         // A decompressed body has no stable byte offsets: its range is ignored (served whole, as GCS does).
         var spec = decompress ? nil : options.range.flatMap { $0.applies(to: meta) ? $0.spec : nil }
         if let requested = spec, requested.resolve(size: meta.size) == nil {
-            // `bytes=0-N` on an empty object is served whole (v0 §5.2: the JS SDK treats 416 as an error).
+            // `bytes=0-N` on an empty object is served whole (the JS SDK treats 416 as an error).
             if meta.size == 0, case .fromTo(first: 0, _) = requested {
                 spec = nil
             } else {
@@ -151,7 +151,7 @@ extension StorageService {
         return (current, grant)
     }
 
-    /// Mints the first download token of an object (v0 §5.1, §8), bumping its metageneration. Concurrent
+    /// Mints the first download token of an object, bumping its metageneration. Concurrent
     /// readers race on the (meta)generation they read; the loser re-reads and uses the winner's token.
     /// Never inlined: once per object, and inlined it more than doubled the task frame of every read.
     @inline(never)

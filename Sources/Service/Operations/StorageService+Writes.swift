@@ -127,8 +127,8 @@ extension StorageService {
         throw .unavailable("The object is being modified concurrently; retry.", retryAfter: 1)
     }
 
-    /// Adds a download token (`token == nil`) or removes one (admin only, v0 §5.10). The last token is never
-    /// removed without a replacement (§8).
+    /// Adds a download token (`token == nil`) or removes one (admin only, README.md). The last token is never
+    /// removed without a replacement.
     public func manageDownloadToken(
         _ object: ObjectPath, removing token: String?, caller: Caller,
         _ context: RequestContext

@@ -78,7 +78,7 @@ extension StorageService {
             downloadTokens: a.downloadTokens, customTime: a.customTime)
     }
 
-    /// Write options whose `beforeCommit` runs rules `create` (overwrites included, v0 §5.8) for `principal`
+    /// Write options whose `beforeCommit` runs rules `create` (overwrites included, README.md "How the rules decide") for `principal`
     /// against the metadata the backend is about to commit; the backend checks the preconditions after it.
     func commitOptions(
         _ object: ObjectPath, principal: Principal?, existing: ObjectMetadata?,

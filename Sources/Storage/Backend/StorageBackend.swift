@@ -15,7 +15,7 @@ public protocol StorageBackend: Sendable {
 
     /// Opens the current generation for reading. `range` is resolved against that generation's size:
     /// unsatisfiable → `.rangeNotSatisfiable(size:)`, except `bytes=0-` / `bytes=0-N` on a zero-length object,
-    /// which returns the whole (empty) object with `range == nil` (v0 §5.2: JS treats 416 as an error). The
+    /// which returns the whole (empty) object with `range == nil` (the JS SDK treats 416 as an error). The
     /// returned body stays readable even if the object is overwritten or deleted meanwhile (readers of an old
     /// generation keep it). Throws `.notFound`.
     func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead
@@ -163,7 +163,7 @@ public enum ObjectBody: Sendable {
     }
 }
 
-/// One list page request (v0 §5.6, and the Cloud Storage JSON API's `objects.list`).
+/// One list page request (the v0 list, and the Cloud Storage JSON API's `objects.list`).
 ///
 /// Ordering and filtering contract: items (names with no delimiter after the prefix) and prefixes (the name up
 /// to and including the first delimiter after the prefix) form ONE stream sorted by UTF-8 byte order. Only

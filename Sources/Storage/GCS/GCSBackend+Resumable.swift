@@ -1,7 +1,7 @@
 public import PortcullisCore
 import Upstream
 
-/// Our resumable protocol (v0 §5.9) on a GCS resumable session: `startUpload` opens the session (object
+/// Our resumable protocol on a GCS resumable session: `startUpload` opens the session (object
 /// resource with the Firebase field mapping and download tokens, as for every write) and the handle carries its
 /// URI; chunks are PUT to the session as `bytes X-Y/*` in 256 KiB-aligned pieces (GCS's rule for non-final
 /// requests), streamed from the client's body; the unaligned tail waits in the upload's record

@@ -13,7 +13,7 @@ public enum StorageErrorCode: Int, Sendable, CaseIterable {
     case cancelled = -13040
     case invalidArgument = -13050
 
-    /// The code for an HTTP error status, as the Firebase SDKs map it (v0 §6.2, iOS column).
+    /// The code for an HTTP error status, as the Firebase SDKs map it (as the iOS SDK maps it).
     public static func from(httpStatus: Int) -> StorageErrorCode {
         switch httpStatus {
         case 401: .unauthenticated

@@ -4,7 +4,7 @@ public import PortcullisCore
 ///
 /// Like the Firebase iOS SDK, a value remembers the state it was read in: `updateMetadata` sends only what
 /// changed since then — changed fields, `nil`-ed fields as JSON `null` (delete), and a per-key diff of the
-/// custom metadata (v0 §5.4).
+/// custom metadata.
 public struct StorageMetadata: Sendable, Equatable {
     public var bucket: String
     public var path: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A (bucket, object path) pair normalised the way the Firebase SDKs do it (v0 §2.5): empty segments are
+/// A (bucket, object path) pair normalised the way the Firebase SDKs do it: empty segments are
 /// dropped, so `a//b/` becomes `a/b`; the root is the empty path.
 public struct StoragePath: Sendable, Hashable {
     public let bucket: String

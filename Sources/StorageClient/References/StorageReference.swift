@@ -147,7 +147,7 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A tokenised download URL (v0 §5.3), built from the first download token.
+    /// A tokenised download URL, built from the first download token.
     public func downloadURL() async throws(StorageError) -> URL {
         let metadata = try await getMetadata()
         guard let token = metadata.downloadTokens.first else {

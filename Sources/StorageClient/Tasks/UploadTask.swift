@@ -5,7 +5,7 @@ import PortcullisCore
 import FoundationNetworking
 #endif
 
-/// An upload over the resumable protocol (v0 §5.9): start → chunks → finalize, recovering through `query`
+/// An upload over the resumable protocol: start → chunks → finalize, recovering through `query`
 /// after pauses and retryable failures. Memory stays bounded by one chunk.
 public final class UploadTask: StorageObservableTask, @unchecked Sendable {
     enum Source: Sendable {

@@ -2,7 +2,7 @@ import PortcullisCore
 import Storage
 import Testing
 
-/// Contract checks for listing (v0 §5.6 semantics of `ListRequest`).
+/// Contract checks for listing (the v0 list semantics of `ListRequest`).
 extension BackendContract {
     // MARK: - List
 

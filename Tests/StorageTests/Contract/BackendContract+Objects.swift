@@ -70,7 +70,7 @@ extension BackendContract {
                 #expect(size == 1000)
             }
         }
-        // v0 §5.2: `bytes=0-N` on an empty object serves the (empty) object, not 416.
+        // As the JS SDK's getBytes needs: `bytes=0-N` on an empty object serves the (empty) object, not 416.
         try await put("zero", [])
         let (zero, zeroBytes) = try await get("zero", range: .fromTo(first: 0, last: 99))
         #expect(zero.range == nil)

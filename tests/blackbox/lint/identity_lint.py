@@ -1,5 +1,5 @@
 """Identity is bytes: a static check that keeps Swift's canonical-equivalence string semantics out of the code that
-decides access or identity (conventions.md §12; docs/testing.md "Identity lint").
+decides access or identity (docs/testing.md "Identity lint").
 
 Swift's `String` `==`, `<`, hashing, `hasPrefix`, `contains` and `split` follow Unicode canonical equivalence and
 grapheme clusters: "caf\\u{E9}" == "cafe\\u{301}", "\\u{212A}" (KELVIN SIGN) == "K", and "dir/\\u{301}x" does not

@@ -73,7 +73,7 @@ def test_manifest_validates(path: Path) -> None:
 
 
 def test_deployment_contract() -> None:
-    """Issue 8: probes, drain, non-root/read-only/drop-all, anti-affinity, scrape annotations."""
+    """The Deployment: probes, drain, non-root/read-only/drop-all, anti-affinity, scrape annotations."""
     deployment = yaml.safe_load((K8S / "base" / "deployment.yaml").read_text())
     spec = deployment["spec"]
     pod = spec["template"]["spec"]
@@ -102,7 +102,7 @@ def test_compose_file_shape() -> None:
 
 
 def test_dockerfile_contract() -> None:
-    """Issue 8 item 1: what hadolint cannot tell."""
+    """The Dockerfile: what hadolint cannot tell."""
     text = (ROOT / "Dockerfile").read_text()
     assert text.count("\nFROM ") >= 2, "multi-stage"
     for needle in ("USER 10001", "EXPOSE 8080", "PORTCULLIS_LISTEN=0.0.0.0:8080", "HEALTHCHECK",

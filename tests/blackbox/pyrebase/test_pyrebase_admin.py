@@ -1,4 +1,4 @@
-"""pyrebase4 with the gateway's admin key as its token (issue 19 item 4): it sends `Authorization: Firebase
+"""pyrebase4 with the gateway's admin key as its token: it sends `Authorization: Firebase
 <token>`, and under rules that deny everything the admin key must still upload and delete."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// The Cloud Storage JSON API surface (docs/architecture.md, §7; shared/protocol/gcs-json.md): what Google's Cloud Storage
+/// The Cloud Storage JSON API surface (README.md, "Server-side code"; openapi/gcs-json.yaml): what Google's Cloud Storage
 /// libraries and the Firebase Admin SDKs send with `STORAGE_EMULATOR_HOST`, as a codec over the same
 /// `StorageService` — and so the same buckets, objects, generations, download tokens and access decisions — as v0.
 ///

@@ -2,7 +2,7 @@ import HTTPServer
 import PortcullisCore
 import Service
 
-/// List (§5.6): items and prefixes as one paginated stream, with a sealed `nextPageToken`.
+/// List: items and prefixes as one paginated stream, with a sealed `nextPageToken`.
 extension V0API {
     func list(_ call: V0Call, bucket: String) async throws -> HTTPResponse {
         let prefix = call.query["prefix"] ?? ""

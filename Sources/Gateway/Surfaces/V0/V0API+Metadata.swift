@@ -2,7 +2,7 @@ import HTTPServer
 import PortcullisCore
 import Service
 
-/// PATCH (§5.4), DELETE (§5.5), download-token administration (§5.10) and signed URLs (README.md).
+/// PATCH, DELETE, download-token administration and signed URLs (README.md).
 extension V0API {
     func updateMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let patch = try ObjectResourceJSON.decodePatch(try await collectJSONBody(call))

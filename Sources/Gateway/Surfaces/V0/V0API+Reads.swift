@@ -3,7 +3,7 @@ import PortcullisCore
 import Service
 import Storage
 
-/// GET metadata (§5.1), GET `alt=media` (§5.2) and `alt=downloadUrl` (README.md).
+/// GET metadata, GET `alt=media` and `alt=downloadUrl` (README.md).
 extension V0API {
     func getMetadata(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         let conditions = try RequestConditions.parse(call.query, call.headers)
@@ -32,7 +32,7 @@ extension V0API {
             record: call.record)
     }
 
-    /// The representation headers of an object's bytes (§5.2).
+    /// The representation headers of an object's bytes.
     func downloadHeaders(_ meta: ObjectMetadata, decompressed: Bool = false) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add("Content-Type", ServedContentType.of(meta))

@@ -3,7 +3,7 @@ import PortcullisCore
 import Service
 import Storage
 
-/// The resumable ("X-Goog-Upload") protocol of v0 §5.9 over the service's resumable uploads: `start` opens
+/// The resumable ("X-Goog-Upload") protocol (openapi/portcullis.yaml) over the service's resumable uploads: `start` opens
 /// one and hands out its upload URL; upload, finalize, query and cancel act on the upload the URL names.
 extension V0API {
     /// Longest upload URL handed out: below the HTTP server's 8 KiB request line with room for the method.

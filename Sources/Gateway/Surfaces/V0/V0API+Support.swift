@@ -9,7 +9,7 @@ extension V0API {
         PublicBaseURL.resolve(configured: configuration.publicURL, headers: call.headers)
     }
 
-    /// `{base}/v0/b/{bucket}/o/{object}` with both segments encoded like `encodeURIComponent` (§2.4).
+    /// `{base}/v0/b/{bucket}/o/{object}` with both segments encoded like `encodeURIComponent`.
     func objectURL(_ call: V0Call, _ object: ObjectPath) -> String {
         baseURL(call) + "/v0/b/" + PercentEncoding.uriComponent.encode(object.bucket) + "/o/"
             + PercentEncoding.uriComponent.encode(object.name)
@@ -75,7 +75,7 @@ extension V0API {
         }
     }
 
-    /// Fills the upload defaults of §5.8: `application/octet-stream` and `inline` (the service mints the
+    /// Fills the multipart upload defaults: `application/octet-stream` and `inline` (the service mints the
     /// download token).
     static func completeAttributes(_ attributes: ObjectAttributes, contentType fallback: String?) -> ObjectAttributes {
         var a = attributes

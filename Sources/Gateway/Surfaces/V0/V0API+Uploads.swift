@@ -2,7 +2,7 @@ import HTTPServer
 import PortcullisCore
 import Service
 
-/// One-shot uploads: media (§5.7) and streamed multipart (§5.8).
+/// One-shot uploads: media and streamed multipart.
 extension V0API {
     func uploadMedia(_ call: V0Call, _ object: ObjectPath) async throws -> HTTPResponse {
         try checkDeclaredLength(call)

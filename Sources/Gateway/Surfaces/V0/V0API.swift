@@ -2,7 +2,7 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// The Firebase Storage v0 surface (v0.md §5 plus the gateway extensions of README.md): a codec between the
+/// The Firebase Storage v0 surface (README.md, "What it serves"; openapi/portcullis.yaml): a codec between the
 /// v0 wire format and the `StorageService`.
 ///
 /// It routes (`V0Router`), decodes what the request asks into typed service calls, and encodes what they
@@ -17,7 +17,7 @@ public final class V0API: APISurface {
         corsRequestHeaders: CORSPolicy.firebaseRequestHeaders, corsExposedHeaders: CORSPolicy.firebaseExposedHeaders,
         loggableQueryKeys: AccessLog.storageQueryKeys)
 
-    /// The granularity announced to resumable clients (v0 §5.9 [REC]: the SDKs' 256 KiB).
+    /// The granularity announced to resumable clients (the SDKs' 256 KiB).
     public static let chunkGranularity = 262_144
 
     public init(service: StorageService, configuration: V0Configuration = V0Configuration(), logger: Logger) {

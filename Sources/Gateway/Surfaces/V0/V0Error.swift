@@ -2,9 +2,9 @@ public import HTTPServer
 import PortcullisCore
 public import Service
 
-/// The v0 error shape (v0 §6.1): `{"error":{"code":<status>,"message":"…"}}`, plus the resumable protocol's
+/// The v0 error shape: `{"error":{"code":<status>,"message":"…"}}`, plus the resumable protocol's
 /// `X-Goog-Upload-Status` (and `X-Goog-Upload-Size-Received` for a refused offset) on upload-URL errors, so
-/// clients know whether they may resume (§5.9, §6.3).
+/// clients know whether they may resume.
 public struct V0ErrorShape: ErrorShape {
     public init() {}
 

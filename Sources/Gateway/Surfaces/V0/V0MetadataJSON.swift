@@ -1,10 +1,10 @@
 public import PortcullisCore
 import Service
 
-/// The v0 object resource on the wire (v0 §4): the encoding of `ObjectMetadata` (decoding of the writable
+/// The v0 object resource on the wire: the encoding of `ObjectMetadata` (decoding of the writable
 /// fields, which the JSON API shares, is `ObjectResourceJSON`).
 ///
-/// Encoding follows §4.1 exactly: `size`/`generation`/`metageneration` as decimal strings, millisecond RFC 3339
+/// Encoding follows the v0 object resource exactly (openapi/portcullis.yaml): `size`/`generation`/`metageneration` as decimal strings, millisecond RFC 3339
 /// timestamps, base64 hashes, `downloadTokens` as one comma-joined string, `contentEncoding: "identity"` when
 /// unset, and `metadata` omitted when empty. Written by hand (no Foundation) because it is on every response.
 public enum V0MetadataJSON {

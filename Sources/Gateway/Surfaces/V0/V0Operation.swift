@@ -15,11 +15,11 @@ public enum Operation: Sendable, Equatable {
     case updateMetadata(ObjectPath)
     /// `DELETE /o/{object}` (or `DELETE /o?name=` as pyrebase sends it).
     case delete(ObjectPath)
-    /// `POST /o?name=` with the object bytes as the body (§5.7).
+    /// `POST /o?name=` with the object bytes as the body.
     case uploadMedia(ObjectPath)
-    /// `POST /o?name=` with a `multipart/related` body (§5.8).
+    /// `POST /o?name=` with a `multipart/related` body.
     case uploadMultipart(bucket: String, name: String, boundary: String)
-    /// `POST /o?name=` with `X-Goog-Upload-Protocol: resumable` and command `start` (§5.9).
+    /// `POST /o?name=` with `X-Goog-Upload-Protocol: resumable` and command `start`.
     case resumableStart(bucket: String, name: String)
     /// Any request to an upload URL (`?upload_id=`): upload, finalize, query, cancel.
     case resumableContinue(bucket: String, uploadID: String)

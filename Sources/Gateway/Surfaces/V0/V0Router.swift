@@ -2,12 +2,12 @@ public import HTTPServer
 import PortcullisCore
 public import Service
 
-/// The v0 surface's route table (v0 §2.1) and the decoders that turn a matched request into a typed
+/// The v0 surface's route table and the decoders that turn a matched request into a typed
 /// `RoutedRequest` (docs/architecture.md), or the protocol error for it.
 ///
 /// Paths: `/v0/b/{bucket}/o` (collection) and `/v0/b/{bucket}/o/{object...}`: everything after `/o/`, raw
-/// slashes included (§2.2 [REC]). The bucket and the object name are percent-decoded exactly once, without
-/// turning `+` into a space; query parameters are form-decoded (§2.3). Whether the bucket exists is the
+/// slashes included. The bucket and the object name are percent-decoded exactly once, without
+/// turning `+` into a space; query parameters are form-decoded. Whether the bucket exists is the
 /// service's to answer, as on every surface.
 public struct V0Router: Sendable {
     public static let collectionTemplate = "/v0/b/{bucket}/o"
@@ -169,7 +169,7 @@ public struct V0Router: Sendable {
         }
     }
 
-    /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type (§5.7–5.9). The
+    /// Upload kind from `X-Goog-Upload-Protocol` / `uploadType`, then the body's Content-Type. The
     /// name comes from the path or `?name=` (as in the emulator; the SDKs always send it), never from JSON.
     private static func uploadOperation(
         bucket: String, name: String?, query: QueryParameters,

@@ -15,24 +15,30 @@
 /// nested deeper than `Limits.maxDepth`.
 ///
 /// Namespaces are not processed: an element's name is its qualified name as written (S3 uses a default
-/// namespace, so its names carry no prefix). Not a streaming parser: the caller holds the whole answer already.
-enum XMLReader {
+/// namespace, so its names carry no prefix). Not a streaming parser: the caller holds the whole answer already. Public: the S3 surface reads its request
+/// documents (DeleteObjects, CompleteMultipartUpload) with it too.
+public enum XMLReader {
     /// Bounds on what one document may cost.
-    struct Limits: Sendable {
+    public struct Limits: Sendable {
         /// Largest document accepted, in bytes (S3Backend collects at most 16 MiB of an answer).
-        var maxBytes = 16 << 20
+        public var maxBytes = 16 << 20
         /// Deepest element nesting accepted; the root is depth 1 (S3's answers nest 3 deep).
-        var maxDepth = 32
+        public var maxDepth = 32
+
+        public init(maxBytes: Int = 16 << 20, maxDepth: Int = 32) {
+            self.maxBytes = maxBytes
+            self.maxDepth = maxDepth
+        }
     }
 
     /// One element: its qualified name, the character data directly inside it (text, references and CDATA, in
     /// document order; a child's text stays with the child) and its child elements in order.
-    struct Element: Equatable, Sendable {
-        var name: String
-        var text: String
-        var children: [Element]
+    public struct Element: Equatable, Sendable {
+        public var name: String
+        public var text: String
+        public var children: [Element]
 
-        init(name: String, text: String = "", children: [Element] = []) {
+        public init(name: String, text: String = "", children: [Element] = []) {
             self.name = name
             self.text = text
             self.children = children
@@ -40,7 +46,7 @@ enum XMLReader {
     }
 
     /// The root element of `bytes`, or the first reason the document is not well-formed XML.
-    static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(XMLReaderError) -> Element {
+    public static func parse(_ bytes: [UInt8], limits: Limits = Limits()) throws(XMLReaderError) -> Element {
         guard bytes.count <= limits.maxBytes else { throw XMLReaderError(.tooLarge(limit: limits.maxBytes), at: 0) }
         try checkCharacters(bytes)
         var scanner = XMLScanner(bytes: bytes, maxDepth: limits.maxDepth)

@@ -1,5 +1,5 @@
 /// Why `XMLReader` refused a document, and the byte offset where it stopped.
-struct XMLReaderError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct XMLReaderError: Error, Sendable, Equatable, CustomStringConvertible {
     enum Kind: Sendable, Equatable {
         /// The document is longer than `Limits.maxBytes`.
         case tooLarge(limit: Int)
@@ -39,7 +39,7 @@ struct XMLReaderError: Error, Sendable, Equatable, CustomStringConvertible {
         self.offset = offset
     }
 
-    var description: String {
+    public var description: String {
         let what =
             switch kind {
             case .tooLarge(let limit): "document larger than \(limit) bytes"

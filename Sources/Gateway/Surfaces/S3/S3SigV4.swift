@@ -1,0 +1,260 @@
+import Crypto
+import PortcullisCore
+
+/// AWS Signature Version 4 as a server checks it: the canonical request rebuilt from what arrived, the string to
+/// sign, the signing key, and the signature compared in constant time.
+///
+/// Pure: no clock, no key lookup, no I/O — the caller passes the time and a function from access key id to
+/// secret, so the published test vectors run against exactly the code the surface uses.
+enum S3SigV4 {
+    static let algorithm = "AWS4-HMAC-SHA256"
+    /// Skew allowed between the request's `X-Amz-Date` and the gateway's clock (S3's 15 minutes).
+    static let allowedSkewSeconds: Int64 = 900
+    /// The longest presigned URL lifetime S3 accepts (7 days).
+    static let maxPresignSeconds: Int64 = 604_800
+
+    /// The parts of `Credential=AKID/DAY/REGION/SERVICE/aws4_request`.
+    struct Credential: Sendable {
+        var accessKeyID: String
+        var day: String
+        var region: String
+        var service: String
+
+        var scope: String { "\(day)/\(region)/\(service)/aws4_request" }
+
+        init(parsing text: Substring) throws(S3AuthFailure) {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 5, parts[4] == "aws4_request", parts[1].utf8.count == 8, !parts[0].isEmpty else {
+                throw .malformed("The credential is not AKID/YYYYMMDD/REGION/SERVICE/aws4_request.")
+            }
+            accessKeyID = String(parts[0])
+            day = String(parts[1])
+            region = String(parts[2])
+            service = String(parts[3])
+        }
+    }
+
+    /// What a request claims about its signature, from the `Authorization` header or the presigned query.
+    struct Claim: Sendable {
+        var credential: Credential
+        var signedHeaders: [String]
+        var signature: String
+        /// `YYYYMMDDTHHMMSSZ`.
+        var amzDate: String
+        /// Presigned: the lifetime in seconds; nil for header signatures.
+        var expires: Int64?
+    }
+
+    /// A request as the verifier reads it. `rawPath` is the path as it arrived (percent-encoded); `query` the
+    /// raw query string; `header` answers the values of a lower-cased header name.
+    struct Request {
+        var method: String
+        var rawPath: Substring
+        var query: Substring?
+        var header: (String) -> [String]
+    }
+
+    /// The `Authorization` header's claim: `AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`.
+    static func headerClaim(_ authorization: String, amzDate: String?) throws(S3AuthFailure) -> Claim {
+        guard authorization.hasPrefix(algorithm + " ") else {
+            throw .malformed("Only AWS4-HMAC-SHA256 signatures are accepted.")
+        }
+        var credential: Credential?
+        var signedHeaders: [String]?
+        var signature: String?
+        for part in authorization.dropFirst(algorithm.count + 1).split(separator: ",") {
+            let item = part.drop(while: { $0 == " " })
+            guard let equals = item.firstIndex(of: "=") else { continue }
+            let value = item[item.index(after: equals)...]
+            switch item[..<equals] {
+            case "Credential": credential = try Credential(parsing: value)
+            case "SignedHeaders": signedHeaders = value.split(separator: ";").map(String.init)
+            case "Signature": signature = String(value)
+            default: continue
+            }
+        }
+        guard let credential, let signedHeaders, let signature, let amzDate else {
+            throw .malformed("The Authorization header needs Credential, SignedHeaders, Signature and X-Amz-Date.")
+        }
+        return Claim(
+            credential: credential, signedHeaders: signedHeaders, signature: signature, amzDate: amzDate,
+            expires: nil)
+    }
+
+    /// The presigned query's claim (`X-Amz-Algorithm`, `X-Amz-Credential`, `X-Amz-Date`, `X-Amz-Expires`,
+    /// `X-Amz-SignedHeaders`, `X-Amz-Signature`), from decoded query pairs.
+    static func queryClaim(_ pairs: [(name: String, value: String)]) throws(S3AuthFailure) -> Claim {
+        func value(_ name: String) -> String? { pairs.first { $0.name.bytesEqual(name) }?.value }
+        guard value("X-Amz-Algorithm")?.bytesEqual(algorithm) == true else {
+            throw .malformed("X-Amz-Algorithm must be AWS4-HMAC-SHA256.")
+        }
+        guard let credentialText = value("X-Amz-Credential"), let date = value("X-Amz-Date"),
+            let expiresText = value("X-Amz-Expires"), let expires = Int64(expiresText),
+            let signedHeaders = value("X-Amz-SignedHeaders"), let signature = value("X-Amz-Signature")
+        else {
+            throw .malformed("A presigned URL needs X-Amz-Credential, -Date, -Expires, -SignedHeaders, -Signature.")
+        }
+        guard (1...maxPresignSeconds).contains(expires) else {
+            throw .malformed("X-Amz-Expires must be between 1 and \(maxPresignSeconds) seconds.")
+        }
+        return Claim(
+            credential: try Credential(parsing: Substring(credentialText)),
+            signedHeaders: signedHeaders.split(separator: ";").map(String.init), signature: signature,
+            amzDate: date, expires: expires)
+    }
+
+    /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, nil when it is not one.
+    static func seconds(amzDate text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8), let hour = number(9..<11),
+            let minute = number(11..<13), let second = number(13..<15), (1...12).contains(month),
+            (1...31).contains(day),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
+        return Timestamp.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    /// Checks the claim's time against `now`: a header signature within the skew, a presigned URL not expired
+    /// (and not dated in the future beyond the skew).
+    static func checkTime(_ claim: Claim, now: Int64) throws(S3AuthFailure) {
+        guard let signedAt = seconds(amzDate: claim.amzDate), claim.amzDate.hasPrefix(claim.credential.day) else {
+            throw .malformed("X-Amz-Date is not YYYYMMDDTHHMMSSZ of the credential's day.")
+        }
+        if let expires = claim.expires {
+            if signedAt - now > allowedSkewSeconds { throw .skewed }
+            if now > signedAt + expires { throw .expired }
+        } else if abs(now - signedAt) > allowedSkewSeconds {
+            throw .skewed
+        }
+    }
+
+    /// The canonical request: method, canonical URI, canonical query (without `X-Amz-Signature`), the signed
+    /// headers' canonical lines, their names, and the payload hash as declared.
+    static func canonicalRequest(_ request: Request, signedHeaders: [String], payloadHash: String) throws(S3AuthFailure)
+        -> String
+    {
+        guard let uri = canonicalURI(request.rawPath) else {
+            throw .malformed("Malformed percent-encoding in the path.")
+        }
+        guard let query = canonicalQuery(request.query) else {
+            throw .malformed("Malformed percent-encoding in the query.")
+        }
+        var lines = ""
+        for name in signedHeaders {
+            let values = request.header(name)
+            lines += name + ":" + values.map(trim).joined(separator: ",") + "\n"
+        }
+        return [request.method, uri, query, lines, signedHeaders.joined(separator: ";"), payloadHash]
+            .joined(separator: "\n")
+    }
+
+    /// The path decoded once and each byte outside RFC 3986's unreserved set (and `/`) encoded, upper-case hex:
+    /// what S3 clients sign, whichever way they chose to escape the path they sent.
+    static func canonicalURI(_ rawPath: Substring) -> String? {
+        guard let decoded = PercentEncoding.decode(rawPath, plusIsSpace: false) else { return nil }
+        let encoded = PercentEncoding.unreservedAndSlash.encode(decoded)
+        return encoded.isEmpty ? "/" : encoded
+    }
+
+    /// The query's pairs decoded, re-encoded, sorted bytewise by name then value, `=` always present;
+    /// `X-Amz-Signature` left out.
+    static func canonicalQuery(_ query: Substring?) -> String? {
+        guard let query, !query.isEmpty else { return "" }
+        var pairs: [(String, String)] = []
+        // Split on bytes: a raw `=` followed by a combining mark is still the separator.
+        for piece in query.utf8.split(separator: UInt8(ascii: "&")) {
+            let item = Substring(piece)
+            let name: Substring
+            let value: Substring
+            if let equals = item.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                name = item[..<equals]
+                value = item[item.utf8.index(after: equals)...]
+            } else {
+                name = item
+                value = ""
+            }
+            guard let n = PercentEncoding.decode(name, plusIsSpace: false),
+                let v = PercentEncoding.decode(value, plusIsSpace: false)
+            else { return nil }
+            if n.bytesEqual("X-Amz-Signature") { continue }
+            pairs.append((PercentEncoding.unreserved.encode(n), PercentEncoding.unreserved.encode(v)))
+        }
+        pairs.sort {
+            $0.0.bytesEqual($1.0)
+                ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
+                : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8))
+        }
+        return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    /// Leading and trailing spaces removed, inner runs collapsed to one.
+    static func trim(_ value: String) -> String {
+        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+
+    static func stringToSign(amzDate: String, scope: String, canonicalRequest: String) -> String {
+        [algorithm, amzDate, scope, hex(SHA256.hash(Array(canonicalRequest.utf8)))].joined(separator: "\n")
+    }
+
+    /// `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service), "aws4_request")`.
+    static func signingKey(secret: [UInt8], credential: Credential) -> [UInt8] {
+        var key = HMAC.sha256(key: Array("AWS4".utf8) + secret, data: Array(credential.day.utf8))
+        for part in [credential.region, credential.service, "aws4_request"] {
+            key = HMAC.sha256(key: key, data: Array(part.utf8))
+        }
+        return key
+    }
+
+    static func signature(signingKey: [UInt8], stringToSign: String) -> String {
+        hex(HMAC.sha256(key: signingKey, data: Array(stringToSign.utf8)))
+    }
+
+    /// Checks `claim` for `request` with `secret`; returns the signing key (the aws-chunked body's chunk
+    /// signatures chain from it). The signature is compared in constant time.
+    static func verify(_ request: Request, claim: Claim, secret: [UInt8], payloadHash: String) throws(S3AuthFailure)
+        -> [UInt8]
+    {
+        guard claim.signedHeaders.contains(where: { $0.bytesEqual("host") }) else {
+            throw .malformed("SignedHeaders must include host.")
+        }
+        let canonical = try canonicalRequest(request, signedHeaders: claim.signedHeaders, payloadHash: payloadHash)
+        let key = signingKey(secret: secret, credential: claim.credential)
+        let expected = signature(
+            signingKey: key,
+            stringToSign: stringToSign(
+                amzDate: claim.amzDate, scope: claim.credential.scope, canonicalRequest: canonical))
+        guard ConstantTime.equals(Array(expected.utf8), Array(claim.signature.utf8)) else { throw .mismatch }
+        return key
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Why a SigV4 signature was refused; `S3Error` words each for the wire.
+enum S3AuthFailure: Error, Sendable, Equatable {
+    case malformed(String)
+    case unknownKey
+    case mismatch
+    case skewed
+    case expired
+    case missingSessionToken
+    case invalidSessionToken
+}
