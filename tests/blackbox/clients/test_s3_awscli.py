@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import requests
 
 from clientkit import BUCKET
 from s3kit import S3Gateway, fill_readme, readme_block
@@ -93,5 +94,9 @@ def test_readme_commands_run_as_written(aws, s3: S3Gateway, tmp_path: Path) -> N
     script = readme_block("s3-aws-usage").replace("my-project.appspot.com", BUCKET)
     printed = aws("bash", "-euo", "pipefail", "-c", script, cwd=tmp_path)
     assert "site/index.html" in printed and "site/img/logo.svg" in printed
+    presigned = printed.strip().splitlines()[-1]  # `aws s3 presign` prints the URL last
+    assert presigned.startswith(s3.endpoint) and "X-Amz-Signature=" in presigned
+    got = requests.get(presigned, timeout=20)
+    assert got.status_code == 200 and got.content == b"<h1>hello</h1>"
     assert s3.v0_media("site/index.html") == (200, b"<h1>hello</h1>")
     assert s3.v0_media("site/img/logo.svg") == (200, b"<svg/>")
