@@ -23,8 +23,10 @@ import pytest
 from clientkit import BUCKET, start_gateway
 from harness import Server, free_port, portcullis_bin, request
 
-#: Path style everywhere: the gateway's S3 listener is 127.0.0.1:PORT, which has no bucket subdomains.
 REGION = "us-east-1"
+#: `--s3-domain` of every suite's gateway: `BUCKET.S3_DOMAIN` addresses BUCKET (virtual-host style). The name does
+#: not resolve; the virtual-host test maps it to 127.0.0.1 inside the test process.
+S3_DOMAIN = "s3.portcullis.test"
 RULES = """rules_version = '2';
 service firebase.storage {
   match /b/{bucket}/o {
@@ -125,7 +127,8 @@ def start_s3_gateway(workdir: Path, backend: str, rules: str = RULES) -> S3Gatew
     server = start_gateway(workdir, backend, rules=rules, name="s3",
                            extra=["--admin-key", str(workdir / "admin.key"),
                                   "--jwt-hmac-secret", str(workdir / "hmac.secret"),
-                                  "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(keys)])
+                                  "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(keys),
+                                  "--s3-domain", S3_DOMAIN])
     return S3Gateway(server, f"http://127.0.0.1:{port}", admin, alice, admin_token, jwt_secret, workdir)
 
 

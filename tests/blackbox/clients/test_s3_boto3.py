@@ -7,6 +7,7 @@ import datetime
 import hashlib
 import io
 import os
+import socket
 import secrets
 import time
 import urllib.parse
@@ -20,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from clientkit import BUCKET
 from harness import crc32c_b64, md5_b64
-from s3kit import REGION, Key, S3Gateway
+from s3kit import REGION, S3_DOMAIN, Key, S3Gateway
 
 MIB = 1 << 20
 
@@ -381,3 +382,30 @@ def test_bad_credentials_are_refused(s3: S3Gateway) -> None:
     anonymous = requests.get(f"{s3.endpoint}/{BUCKET}/boto/hello.txt", timeout=20)
     assert anonymous.status_code == 403 and b"<Error>" in anonymous.content
 
+
+
+def test_virtual_host_style(s3: S3Gateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    """boto3 with `addressing_style = virtual` against `--s3-domain`: the bucket travels in the Host header.
+    `*.s3.portcullis.test` resolves to 127.0.0.1 in this process only (a test domain has no DNS)."""
+    resolve = socket.getaddrinfo
+
+    def loopback(host, *args, **kwargs):
+        if isinstance(host, str) and host.endswith("." + S3_DOMAIN):
+            host = "127.0.0.1"
+        return resolve(host, *args, **kwargs)
+    monkeypatch.setattr(socket, "getaddrinfo", loopback)
+    port = s3.endpoint.rsplit(":", 1)[1]
+    config = botocore.config.Config(s3={"addressing_style": "virtual"}, signature_version="s3v4",
+                                    retries={"max_attempts": 1})
+    c = boto3.client("s3", endpoint_url=f"http://{S3_DOMAIN}:{port}", region_name=REGION,
+                     aws_access_key_id=s3.admin.id, aws_secret_access_key=s3.admin.secret, config=config)
+    seen: list[str] = []
+    c.meta.events.register("before-send.s3", lambda request, **_: seen.append(request.url))
+    c.put_object(Bucket=BUCKET, Key="boto/virtual.txt", Body=b"by host name")
+    assert seen[-1].startswith(f"http://{BUCKET}.{S3_DOMAIN}:{port}/boto/virtual.txt"), seen
+    assert c.get_object(Bucket=BUCKET, Key="boto/virtual.txt")["Body"].read() == b"by host name"
+    assert [o["Key"] for o in c.list_objects_v2(Bucket=BUCKET, Prefix="boto/virtual")["Contents"]] == \
+        ["boto/virtual.txt"]
+    url = c.generate_presigned_url("get_object", Params={"Bucket": BUCKET, "Key": "boto/virtual.txt"}, ExpiresIn=60)
+    assert requests.get(url, timeout=20).content == b"by host name"
+    assert s3.v0_media("boto/virtual.txt") == (200, b"by host name")
