@@ -22,6 +22,11 @@ extension S3Surface {
                 throw S3Error(400, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
             }
             payloadHash = declared
+        } else if query.contains("AWSAccessKeyId") || query.contains("Signature") {
+            // Never anonymous: a credential the gateway cannot check is refused, not ignored.
+            throw S3Error(
+                400, "InvalidRequest",
+                "Signature Version 2 is not supported; sign with AWS4-HMAC-SHA256 (signature_version='s3v4').")
         } else {
             return (nil, request.body)  // Anonymous: the rules decide.
         }
