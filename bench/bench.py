@@ -982,7 +982,7 @@ class Bench:
         self.json_api_pair(Scenario("S14", "JSON API 4 KiB alt=media + JWT + rules", "req/s", "≥1.5×"),
                            "bench/4k.bin", alt="media")
 
-    # the S3 surface (issue 32) ---------------------------------------------------------------------------------
+    # the S3 surface --------------------------------------------------------------------------------------------
 
     S3_KEY_ID = "BENCHS3KEY0000000001"
 

@@ -69,6 +69,7 @@ class S3Gateway:
     admin_token: str
     jwt_secret: bytes
     workdir: Path
+    multipart_served: bool | None = None
 
     def v0_media(self, name: str) -> tuple[int, bytes]:
         """The object's bytes as v0 serves them to the admin."""
@@ -104,6 +105,30 @@ class S3Gateway:
 
         now = int(time.time())
         return jwt.encode({"sub": "alice", "iat": now, "exp": now + lifetime}, self.jwt_secret, algorithm="HS256")
+
+    def require_multipart(self) -> None:
+        """Skip, saying why, when this gateway answers multipart uploads `501 NotImplemented` (a surface that
+        does not serve them yet); any other answer lets the test run and judge it."""
+        if self.multipart_served is None:
+            import boto3
+            import botocore.config
+            from botocore.exceptions import ClientError
+
+            admin = boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION,
+                                 aws_access_key_id=self.admin.id, aws_secret_access_key=self.admin.secret,
+                                 config=botocore.config.Config(s3={"addressing_style": "path"},
+                                                               retries={"max_attempts": 1}))
+            try:
+                upload = admin.create_multipart_upload(Bucket=BUCKET, Key="multipart-probe")
+            except ClientError as error:
+                if error.response["Error"]["Code"] != "NotImplemented":
+                    raise
+                self.multipart_served = False
+            else:
+                admin.abort_multipart_upload(Bucket=BUCKET, Key="multipart-probe", UploadId=upload["UploadId"])
+                self.multipart_served = True
+        if not self.multipart_served:
+            pytest.skip("multipart uploads are not served by this gateway (501 NotImplemented to ?uploads)")
 
     def stop(self) -> None:
         self.server.stop(timeout=10)

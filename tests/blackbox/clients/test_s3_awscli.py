@@ -50,6 +50,7 @@ def make_tree(root: Path) -> dict[str, bytes]:
 
 
 def test_cp_sync_ls_rm_recursive(aws, s3: S3Gateway, tmp_path: Path) -> None:
+    s3.require_multipart()
     tree = tmp_path / "tree"
     files = make_tree(tree)
     aws("s3", "cp", "--recursive", str(tree), f"s3://{BUCKET}/cli/tree/")

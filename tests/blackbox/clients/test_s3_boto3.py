@@ -261,6 +261,7 @@ def test_buckets_listed_headed_and_located(s3: S3Gateway) -> None:
 
 
 def test_multipart_upload_with_8_mib_parts(s3: S3Gateway) -> None:
+    s3.require_multipart()
     c = client(s3)
     name = f"boto/multi-{secrets.token_hex(4)}.bin"
     parts_data = [os.urandom(8 * MIB), os.urandom(8 * MIB), os.urandom(MIB + 17)]
@@ -303,6 +304,7 @@ def test_multipart_upload_with_8_mib_parts(s3: S3Gateway) -> None:
 
 
 def test_multipart_upload_part_copy_small_parts_and_abort(s3: S3Gateway) -> None:
+    s3.require_multipart()
     c = client(s3)
     source = os.urandom(6 * MIB)
     c.put_object(Bucket=BUCKET, Key="boto/copy-source.bin", Body=source)
@@ -334,6 +336,7 @@ def test_multipart_upload_part_copy_small_parts_and_abort(s3: S3Gateway) -> None
 
 def test_managed_transfer_in_8_mib_chunks(s3: S3Gateway) -> None:
     """boto3's transfer manager (what `upload_file` and most tools use): parallel 8 MiB parts, ranged GETs."""
+    s3.require_multipart()
     c = client(s3)
     body = os.urandom(20 * MIB + 3)
     config = TransferConfig(multipart_threshold=8 * MIB, multipart_chunksize=8 * MIB, max_concurrency=3)

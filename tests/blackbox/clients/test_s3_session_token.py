@@ -3,6 +3,7 @@ documented access key id), and her own access key (`uid` alice), both judged by 
 allowed under `users/alice/`, 403 AccessDenied everywhere else, before existence is revealed."""
 from __future__ import annotations
 
+import secrets
 import time
 
 import boto3
@@ -74,7 +75,7 @@ def test_bad_session_tokens_are_refused(s3: S3Gateway) -> None:
     expired = s3.alice_jwt(lifetime=-120)
     assert refused(as_jwt(s3, expired).get_object, Bucket=BUCKET, Key="users/alice/x")[0] in (400, 403)
     now = int(time.time())
-    forged = jwt.encode({"sub": "alice", "iat": now, "exp": now + 600}, b"another secret", algorithm="HS256")
+    forged = jwt.encode({"sub": "alice", "iat": now, "exp": now + 600}, secrets.token_bytes(32), algorithm="HS256")
     assert refused(as_jwt(s3, forged).get_object, Bucket=BUCKET, Key="users/alice/x")[0] in (400, 403)
     # The documented key id without a token is no credential at all.
     assert refused(client(s3, SESSION_KEY_ID, SESSION_SECRET).list_objects_v2, Bucket=BUCKET,
@@ -83,6 +84,7 @@ def test_bad_session_tokens_are_refused(s3: S3Gateway) -> None:
 
 @pytest.mark.parametrize("who", ["jwt", "uid-key"])
 def test_alice_uploads_in_parts_only_in_her_folder(s3: S3Gateway, who: str) -> None:
+    s3.require_multipart()
     alice = as_jwt(s3) if who == "jwt" else client(s3, s3.alice.id, s3.alice.secret)
     mine = f"users/alice/{who}/parts.bin"
     upload_id = alice.create_multipart_upload(Bucket=BUCKET, Key=mine)["UploadId"]
