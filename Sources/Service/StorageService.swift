@@ -125,7 +125,12 @@ public final class StorageService: Sendable {
     }
 
     /// Validates a name against the object-name policy (`ObjectPath`) before any backend sees it.
+    /// Names under `multipartPrefix` belong to the service's multipart staging and are refused here, so no
+    /// surface can read, overwrite or delete a staged part.
     public static func objectPath(_ bucket: String, _ name: String) throws(ServiceError) -> ObjectPath {
+        guard !name.bytesHasPrefix(multipartPrefix) else {
+            throw .badRequest("Object names starting with \(multipartPrefix) are reserved.")
+        }
         do { return try ObjectPath(bucket: bucket, name: name) } catch { throw ServiceError(error) }
     }
 

@@ -79,7 +79,8 @@ def gw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     server = Server(workdir=tmp, name="s3surface", args=[
         "--bucket", f"{BUCKET}=file:{tmp / 'data'}", "--rules", str(tmp / "storage.rules"),
         "--signing-key", str(tmp / "signing.key"), "--jwt-hmac-secret", str(tmp / "hmac.secret"),
-        "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(tmp / "keys.json")]).start()
+        "--s3-listen", f"127.0.0.1:{port}", "--s3-keys", str(tmp / "keys.json"),
+        "--s3-domain", "s3.portcullis.test"]).start()
     yield Gateway(server, f"http://127.0.0.1:{port}", hmac_secret)
     server.stop(timeout=10)
     server.kill()
@@ -434,3 +435,125 @@ def test_access_log_lines_name_the_s3_routes_and_never_the_secret(gw: Gateway) -
         time.sleep(0.05)
     assert any(e.get("object") == "public/anon.txt" for e in lines)
     assert ADMIN[1] not in gw.server.log_text() and ALICE[1] not in gw.server.log_text()
+
+
+# --- Multipart ----------------------------------------------------------------------------------------------------
+
+def test_multipart_upload_parallel_parts_complete_atomically(gw: Gateway) -> None:
+    """boto3's managed upload: 8 MiB parts sent in parallel, completed into one object whose ETag is S3's
+    multipart ETag; the staging area is never listed nor nameable."""
+    s3 = gw.client()
+    data = secrets.token_bytes(20 * 1024 * 1024 + 5)
+    s3.upload_fileobj(io.BytesIO(data), BUCKET, "public/mp/big.bin")
+    got = s3.get_object(Bucket=BUCKET, Key="public/mp/big.bin")
+    assert got["Body"].read() == data
+    size = 8 * 1024 * 1024
+    digests = b"".join(hashlib.md5(data[i:i + size]).digest() for i in range(0, len(data), size))
+    assert got["ETag"] == f'"{hashlib.md5(digests).hexdigest()}-3"'
+    listed = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
+    assert not any(k.startswith(".portcullis-multipart/") for k in listed)
+    v0 = requests.get(f"{gw.server.url}/v0/b/{BUCKET}/o", params={"prefix": ""}).json()
+    assert not any(i["name"].startswith(".portcullis-multipart/") for i in v0.get("items", []))
+    staged = requests.get(f"{gw.server.url}/v0/b/{BUCKET}/o/" + urllib.parse.quote(".portcullis-multipart/x", safe=""))
+    assert staged.status_code == 400
+
+
+def test_multipart_list_parts_abort_and_part_rules(gw: Gateway) -> None:
+    s3 = gw.client()
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/parts.bin", ContentType="text/plain",
+                                        Metadata={"m": "1"})["UploadId"]
+    small = s3.upload_part(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, PartNumber=1, Body=b"tiny")
+    assert small["ETag"] == '"' + hashlib.md5(b"tiny").hexdigest() + '"'
+    s3.upload_part(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, PartNumber=2, Body=b"last")
+    parts = s3.list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)["Parts"]
+    assert [(p["PartNumber"], p["Size"]) for p in parts] == [(1, 4), (2, 4)]
+    complete = {"Parts": [{"PartNumber": 1, "ETag": small["ETag"]}, {"PartNumber": 2, "ETag": parts[1]["ETag"]}]}
+    assert code_of(lambda: s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload, MultipartUpload=complete)) == (
+        400, "EntityTooSmall")
+    assert code_of(lambda: s3.complete_multipart_upload(
+        Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload,
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"' + "0" * 32 + '"'}]})) == (400, "InvalidPart")
+    # Another caller, or another key, cannot use the upload id: nothing is learned about it.
+    assert code_of(lambda: gw.client(ALICE).list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    assert code_of(lambda: s3.list_parts(Bucket=BUCKET, Key="public/mp/other.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    one = s3.complete_multipart_upload(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload,
+                                       MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": small["ETag"]}]})
+    assert one["ETag"] == f'"{hashlib.md5(hashlib.md5(b"tiny").digest()).hexdigest()}-1"'
+    head = s3.head_object(Bucket=BUCKET, Key="public/mp/parts.bin")
+    assert head["ContentLength"] == 4 and head["ContentType"] == "text/plain" and head["Metadata"]["m"] == "1"
+    assert code_of(lambda: s3.list_parts(Bucket=BUCKET, Key="public/mp/parts.bin", UploadId=upload)) == (
+        404, "NoSuchUpload")
+    aborted = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/aborted.bin")["UploadId"]
+    s3.upload_part(Bucket=BUCKET, Key="public/mp/aborted.bin", UploadId=aborted, PartNumber=1, Body=b"x")
+    s3.abort_multipart_upload(Bucket=BUCKET, Key="public/mp/aborted.bin", UploadId=aborted)
+    assert code_of(lambda: s3.head_object(Bucket=BUCKET, Key="public/mp/aborted.bin"))[0] == 404
+
+
+def test_multipart_is_judged_by_the_rules(gw: Gateway) -> None:
+    alice = gw.client(ALICE)
+    assert code_of(lambda: alice.create_multipart_upload(Bucket=BUCKET, Key="users/bob/mp.bin")) == (
+        403, "AccessDenied")
+    upload = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/mp.bin")["UploadId"]
+    part = alice.upload_part(Bucket=BUCKET, Key="users/alice/mp.bin", UploadId=upload, PartNumber=1, Body=b"mine")
+    alice.complete_multipart_upload(Bucket=BUCKET, Key="users/alice/mp.bin", UploadId=upload,
+                                    MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    assert alice.get_object(Bucket=BUCKET, Key="users/alice/mp.bin")["Body"].read() == b"mine"
+
+
+def test_virtual_host_style_addresses_the_bucket_by_host(gw: Gateway) -> None:
+    """With --s3-domain, `BUCKET.DOMAIN` names the bucket and the path is the key (signed for that host)."""
+    port = urllib.parse.urlsplit(gw.s3_url).port
+    host = f"{BUCKET}.s3.portcullis.test:{port}"
+    body = b"virtual host"
+    request = botocore.awsrequest.AWSRequest(method="PUT", url=f"http://{host}/public/vhost.txt", data=body,
+                                             headers={"x-amz-content-sha256": hashlib.sha256(body).hexdigest()})
+    botocore.auth.S3SigV4Auth(botocore.credentials.Credentials(*ADMIN), "s3", "us-east-1").add_auth(request)
+    headers = {**dict(request.headers), "Host": host}
+    put = requests.put(f"{gw.s3_url}/public/vhost.txt", data=body, headers=headers)
+    assert put.status_code == 200, put.text
+    assert gw.client().get_object(Bucket=BUCKET, Key="public/vhost.txt")["Body"].read() == body
+    listing = requests.get(f"{gw.s3_url}/?list-type=2&prefix=public/vhost", headers={"Host": host})
+    assert listing.status_code == 200 and b"<Key>public/vhost.txt</Key>" in listing.content
+
+
+def test_upload_part_copy_with_ranges(gw: Gateway) -> None:
+    s3 = gw.client()
+    source = secrets.token_bytes(6 * 1024 * 1024)
+    s3.put_object(Bucket=BUCKET, Key="public/mp/source.bin", Body=source)
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key="public/mp/copied.bin")["UploadId"]
+    cut = 5 * 1024 * 1024
+    first = s3.upload_part_copy(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, PartNumber=1,
+                                CopySource={"Bucket": BUCKET, "Key": "public/mp/source.bin"},
+                                CopySourceRange=f"bytes=0-{cut - 1}")["CopyPartResult"]
+    second = s3.upload_part_copy(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, PartNumber=2,
+                                 CopySource={"Bucket": BUCKET, "Key": "public/mp/source.bin"},
+                                 CopySourceRange=f"bytes={cut}-{len(source) - 1}")["CopyPartResult"]
+    assert first["ETag"] == '"' + hashlib.md5(source[:cut]).hexdigest() + '"'
+    s3.complete_multipart_upload(Bucket=BUCKET, Key="public/mp/copied.bin", UploadId=upload, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": first["ETag"]}, {"PartNumber": 2, "ETag": second["ETag"]}]})
+    assert s3.get_object(Bucket=BUCKET, Key="public/mp/copied.bin")["Body"].read() == source
+    # The source is judged by the rules for the caller: alice may not copy bob's object into her upload.
+    s3.put_object(Bucket=BUCKET, Key="users/bob/private.bin", Body=b"bob")
+    alice = gw.client(ALICE)
+    mine = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/steal.bin")["UploadId"]
+    assert code_of(lambda: alice.upload_part_copy(Bucket=BUCKET, Key="users/alice/steal.bin", UploadId=mine,
+                                                  PartNumber=1,
+                                                  CopySource={"Bucket": BUCKET, "Key": "users/bob/private.bin"})) == (
+        403, "AccessDenied")
+
+
+def test_list_multipart_uploads_shows_only_the_callers(gw: Gateway) -> None:
+    alice = gw.client(ALICE)
+    mine = alice.create_multipart_upload(Bucket=BUCKET, Key="users/alice/pending.bin")["UploadId"]
+    theirs = gw.client().create_multipart_upload(Bucket=BUCKET, Key="public/pending.bin")["UploadId"]
+    seen = [(u["Key"], u["UploadId"]) for u in alice.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
+    assert ("users/alice/pending.bin", mine) in seen and all(key.startswith("users/alice/") for key, _ in seen)
+    admin_seen = [u["UploadId"] for u in gw.client().list_multipart_uploads(Bucket=BUCKET, Prefix="public/pending")
+                  .get("Uploads", [])]
+    assert admin_seen == [theirs]
+    alice.abort_multipart_upload(Bucket=BUCKET, Key="users/alice/pending.bin", UploadId=mine)
+    seen = [u["UploadId"] for u in alice.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])]
+    assert mine not in seen

@@ -77,6 +77,8 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         public var allowedMethods: [String]?
         /// What the failure is about, for the surfaces that word it themselves.
         public var subject: Subject?
+        /// Which multipart-upload rule failed, for surfaces with codes of their own for each.
+        public var multipart: MultipartError?
 
         public init() {}
     }

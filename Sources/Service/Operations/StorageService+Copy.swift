@@ -71,7 +71,7 @@ extension StorageService {
     }
 
     /// Opens the bytes of generation `generation` of `source`.
-    private func openSource(_ source: ObjectPath, generation: Int64, _ bucket: Bucket, _ context: RequestContext)
+    func openSource(_ source: ObjectPath, generation: Int64, _ bucket: Bucket, _ context: RequestContext)
         async throws(ServiceError) -> any ByteStream
     {
         let read: ObjectRead

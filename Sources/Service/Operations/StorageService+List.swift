@@ -48,6 +48,7 @@ extension StorageService {
             try await bucket.backend.list(request)
         }
         if !caller.isAdmin { page = listable(page, query, scope: scope, principal: caller.principal) }
+        page = Self.withoutStaging(page)
         var objects: [ObjectMetadata?] = []
         if query.includeMetadata {
             let now = Timestamp.now()
@@ -64,6 +65,19 @@ extension StorageService {
         return ListResult(
             items: page.items, prefixes: page.prefixes, objects: objects,
             nextPageToken: page.nextCursor.map { ListCursor(binding: binding, cursor: $0).seal(sealer) })
+    }
+
+    /// `page` without the multipart staging area (`multipartPrefix`): the service's own objects, never listed.
+    static func withoutStaging(_ page: ListPage) -> ListPage {
+        let hidden = { (name: String) in name.bytesHasPrefix(multipartPrefix) }
+        let items = page.items.filter { !hidden($0) }
+        let prefixes = page.prefixes.filter { !hidden($0) }
+        guard items.count != page.items.count || prefixes.count != page.prefixes.count else { return page }
+        var out = page
+        out.items = items
+        out.prefixes = prefixes
+        out.objects = page.objects.filter { !hidden($0.name) }
+        return out
     }
 
     /// The entries of `page` the caller may see: each name and prefix only if rules `list` allows the folder

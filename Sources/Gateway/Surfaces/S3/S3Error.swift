@@ -56,6 +56,13 @@ public struct S3ErrorShape: ErrorShape {
 
     /// The S3 code of a service failure: what it is about first (a missing object, a denial), then its kind.
     static func s3Error(_ error: ServiceError) -> S3Error {
+        switch error.details.multipart {
+        case .noSuchUpload?: return S3Error(404, "NoSuchUpload", error.message)
+        case .invalidPart?: return S3Error(400, "InvalidPart", error.message)
+        case .invalidPartOrder?: return S3Error(400, "InvalidPartOrder", error.message)
+        case .entityTooSmall?: return S3Error(400, "EntityTooSmall", error.message)
+        case nil: break
+        }
         switch error.details.subject {
         case .noSuchObject?: return S3Error(404, "NoSuchKey", "The specified key does not exist.")
         case .denied?: return S3Error(403, "AccessDenied", "Access Denied")

@@ -141,7 +141,7 @@ final class AWSChunkedStream: ByteStream, @unchecked Sendable {
         if parts.count == 2 {
             let attribute = String(decoding: parts[1], as: UTF8.self)
             let prefix = "chunk-signature="
-            if attribute.hasPrefix(prefix) { chunkSignature = String(attribute.dropFirst(prefix.count)) }
+            if attribute.bytesHasPrefix(prefix) { chunkSignature = String(attribute.dropFirst(prefix.count)) }
         }
         hasher = SHA256()
         if size == 0 {

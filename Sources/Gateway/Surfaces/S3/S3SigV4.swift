@@ -56,7 +56,7 @@ enum S3SigV4 {
 
     /// The `Authorization` header's claim: `AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`.
     static func headerClaim(_ authorization: String, amzDate: String?) throws(S3AuthFailure) -> Claim {
-        guard authorization.hasPrefix(algorithm + " ") else {
+        guard authorization.bytesHasPrefix(algorithm + " ") else {
             throw .malformed("Only AWS4-HMAC-SHA256 signatures are accepted.")
         }
         var credential: Credential?
@@ -126,7 +126,7 @@ enum S3SigV4 {
     /// Checks the claim's time against `now`: a header signature within the skew, a presigned URL not expired
     /// (and not dated in the future beyond the skew).
     static func checkTime(_ claim: Claim, now: Int64) throws(S3AuthFailure) {
-        guard let signedAt = seconds(amzDate: claim.amzDate), claim.amzDate.hasPrefix(claim.credential.day) else {
+        guard let signedAt = seconds(amzDate: claim.amzDate), claim.amzDate.bytesHasPrefix(claim.credential.day) else {
             throw .malformed("X-Amz-Date is not YYYYMMDDTHHMMSSZ of the credential's day.")
         }
         if let expires = claim.expires {

@@ -121,7 +121,7 @@ extension S3Surface {
     /// `bucket/key` or `/bucket/key`, percent-encoded, optionally `?versionId=` (refused: no versions here).
     static func copySource(_ header: String) throws -> ObjectPath {
         var text = Substring(header)
-        if text.hasPrefix("/") { text = text.dropFirst() }
+        if text.bytesHasPrefix("/") { text = text.dropFirst() }
         if let mark = text.utf8.firstIndex(of: UInt8(ascii: "?")) {
             throw S3Error.notImplemented("Copying a version (\(text[mark...]))")
         }

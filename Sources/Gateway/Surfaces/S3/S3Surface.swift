@@ -100,7 +100,7 @@ public struct S3Surface: APISurface {
         "acl", "policy", "policyStatus", "lifecycle", "tagging", "website", "versioning", "versions", "object-lock",
         "retention", "legal-hold", "cors", "encryption", "logging", "notification", "replication", "requestPayment",
         "accelerate", "analytics", "inventory", "metrics", "intelligent-tiering", "ownershipControls",
-        "publicAccessBlock", "restore", "select", "torrent", "attributes", "uploads", "uploadId",
+        "publicAccessBlock", "restore", "select", "torrent", "attributes",
     ]
 
     private func perform(_ call: S3Call) async throws -> HTTPResponse {
@@ -115,6 +115,7 @@ public struct S3Surface: APISurface {
         guard let key = call.target.key else {
             switch method {
             case .get where call.query.contains("location"): return try location(call)
+            case .get where call.query.contains("uploads"): return try await listUploads(call, bucket)
             case .get where call.query["list-type"]?.bytesEqual("2") == true: return try await listV2(call, bucket)
             case .get: return try await listV1(call, bucket)
             case .head: return try headBucket(call, bucket)
@@ -123,6 +124,7 @@ public struct S3Surface: APISurface {
             }
         }
         let object = try StorageService.objectPath(bucket, key)
+        if let response = try await multipart(call, object) { return response }
         switch method {
         case .get, .head: return try await getObject(call, object)
         case .put where call.request.headers.contains("x-amz-copy-source"): return try await copyObject(call, object)
