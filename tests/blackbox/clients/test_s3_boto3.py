@@ -20,7 +20,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from clientkit import BUCKET
-from harness import crc32c_b64, md5_b64
+from harness import crc32c_b64, md5_b64, request
 from s3kit import REGION, S3_DOMAIN, Key, S3Gateway
 
 MIB = 1 << 20
@@ -208,6 +208,11 @@ def test_list_objects_v2_prefix_delimiter_pages_start_after(s3: S3Gateway, liste
     tree = c.list_objects_v2(Bucket=BUCKET, Prefix="list/", Delimiter="/")
     assert [o["Key"] for o in tree["Contents"]] == ["list/c.txt", "list/z.txt"]
     assert [p["Prefix"] for p in tree["CommonPrefixes"]] == ["list/a/", "list/b/", "list/sp ace+plus/"]
+    # The JSON API lists the same folder the same way.
+    same = request("GET", f"{s3.server.url}/storage/v1/b/{BUCKET}/o?" + urllib.parse.urlencode(
+        {"prefix": "list/", "delimiter": "/"}), headers=s3.bearer).json()
+    assert [i["name"] for i in same["items"]] == ["list/c.txt", "list/z.txt"]
+    assert same["prefixes"] == ["list/a/", "list/b/", "list/sp ace+plus/"]
 
     pages = list(c.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="list/",
                                                             PaginationConfig={"PageSize": 2}))
@@ -247,6 +252,7 @@ def test_list_objects_v1_marker_and_delimiter(s3: S3Gateway, listed: list[str]) 
 def test_buckets_listed_headed_and_located(s3: S3Gateway) -> None:
     c = client(s3)
     assert BUCKET in [b["Name"] for b in c.list_buckets()["Buckets"]]
+    assert request("GET", f"{s3.server.url}/storage/v1/b/{BUCKET}", headers=s3.bearer).json()["name"] == BUCKET
     assert c.head_bucket(Bucket=BUCKET)["ResponseMetadata"]["HTTPStatusCode"] == 200
     assert c.get_bucket_location(Bucket=BUCKET)["LocationConstraint"] in (None, REGION)
     with pytest.raises(ClientError) as caught:
