@@ -9,14 +9,14 @@
 # tests/gcs-system/not-yet.txt (features planned but not served yet) are deselected, each with its reason.
 # Ends with one line "gcs-system: N passed, N failed, N skipped, N deselected (N out of scope, N not yet)" and
 # exits non-zero when a test failed. `--fast` runs the part `make test` runs (FAST_SUBSET: signed URLs and POST
-# policies, preconditions, copy/rewrite/compose, buckets, listing — about half the suite). Other arguments are
+# policies, preconditions, copy/rewrite/compose, buckets, listing, XML multipart uploads — about half the suite). Other arguments are
 # passed to pytest (e.g. `-k signed`); PORTCULLIS_BIN picks the binary (default: the debug build);
 # PC_GCS_SYSTEM_JUNIT=FILE also writes a JUnit report; the gateway's log is kept as .build/gcs-system/portcullis.log.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$PC_ROOT"
 
-FAST_SUBSET="signed or post_policy or generation_match or compose or rewrite or copy or bucket or list"
+FAST_SUBSET="signed or post_policy or generation_match or compose or rewrite or copy or bucket or list or upload_chunks_concurrently"
 if [[ "${1:-}" == --fast ]]; then
     shift
     set -- -k "$FAST_SUBSET" "$@"

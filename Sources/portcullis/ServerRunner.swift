@@ -219,7 +219,7 @@ enum ServerRunner {
     }
 
     /// The token endpoint (always served: without `--service-accounts` no account exists and every assertion is
-    /// `invalid_grant`), the signed-URL surface with `--signed-url-accounts`, and, with accounts, their
+    /// `invalid_grant`), the XML API surface (signed URLs only with `--signed-url-accounts`), and, with accounts, their
     /// credentials checked ahead of `next`. Access tokens are sealed with the signing keys, so every instance
     /// sharing them accepts them.
     private static func serviceAccountAuthentication(
@@ -234,13 +234,12 @@ enum ServerRunner {
             keys: secrets.signingKeys.map { AccessTokenKey(id: $0.id, secret: $0.secret) },
             selfSignedAudiences: audiences, leewaySeconds: config.jwtLeewaySeconds)
         surfaces.append(OAuthTokenSurface(authority: authority, publicURL: config.publicURL, metrics: registry))
-        if let trust = SignedURLSigners.load(
+        // The XML API: multipart uploads always, signed URLs when `--signed-url-accounts` trusts a signer.
+        let trust = SignedURLSigners.load(
             config, registry: loader?.registry, client: client, logger: logger, traces: traces)
-        {
-            surfaces.append(
-                XMLSignedURLSurface(
-                    service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
-        }
+        surfaces.append(
+            XMLAPISurface(
+                service: service, trust: trust, publicURL: config.publicURL, metrics: registry, logger: logger))
         guard loader != nil else { return next }
         return ServiceAccountAuthentication(authority: authority, next: next, metrics: registry)
     }

@@ -138,7 +138,7 @@ public enum GoogleSignedURL {
         guard now < signedAt + expires else {
             throw SignedURLError(kind: .expired, message: "Request has expired: \(date)")
         }
-        guard let signature = hexBytes(signatureHex) else { throw invalid("X-Goog-Signature is not hex.") }
+        guard let signature = HexText.decode(signatureHex) else { throw invalid("X-Goog-Signature is not hex.") }
 
         var query: [(String, String)] = []
         for pair in request.query where !pair.name.bytesEqual("X-Goog-Signature") {
@@ -276,27 +276,6 @@ public enum GoogleSignedURL {
             out.append(digits[Int(byte & 0xF)])
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard !bytes.isEmpty, bytes.count % 2 == 0 else { return nil }
-        func value(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            case 0x41...0x46: c - 0x41 + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            guard let hi = value(bytes[i]), let lo = value(bytes[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 
     /// `YYYYMMDDTHHMMSSZ` → Unix seconds.

@@ -40,7 +40,7 @@ public enum PostPolicy {
         guard scope.count == 5, date.utf8.prefix(8).elementsEqual(scope[1].utf8) else {
             throw invalid("x-goog-credential must be ID/DATE/LOCATION/storage/goog4_request for x-goog-date.")
         }
-        guard let signature = GoogleSignedURL.hexBytes(signatureHex) else {
+        guard let signature = HexText.decode(signatureHex) else {
             throw invalid("x-goog-signature is not hex.")
         }
         let signed = Array(policyText.utf8)

@@ -25,21 +25,25 @@ public enum ObjectHeaders {
         headers.add("Accept-Ranges", "bytes")
         headers.add("ETag") { EntityTag.appendQuoted(meta, to: &$0) }
         headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
-        if !decompressed, meta.crc32c != nil || meta.md5Hash != nil {
-            headers.add("x-goog-hash") { value in
-                if let crc = meta.crc32c {
-                    value.append(contentsOf: "crc32c=".utf8)
-                    value.append(contentsOf: crc.utf8)
-                }
-                if let md5 = meta.md5Hash {
-                    if meta.crc32c != nil { value.append(UInt8(ascii: ",")) }
-                    value.append(contentsOf: "md5=".utf8)
-                    value.append(contentsOf: md5.utf8)
-                }
-            }
-        }
+        if !decompressed { addHashes(meta, to: &headers) }
         headers.add("x-goog-generation") { DecimalText.append(meta.generation, to: &$0) }
         headers.add("x-goog-metageneration") { DecimalText.append(meta.metageneration, to: &$0) }
         headers.add("x-goog-storage-class", meta.storageClass)
+    }
+
+    /// `x-goog-hash: crc32c=…,md5=…`, the stored bytes' hashes (whichever the object has).
+    public static func addHashes(_ meta: ObjectMetadata, to headers: inout HTTPHeaders) {
+        guard meta.crc32c != nil || meta.md5Hash != nil else { return }
+        headers.add("x-goog-hash") { value in
+            if let crc = meta.crc32c {
+                value.append(contentsOf: "crc32c=".utf8)
+                value.append(contentsOf: crc.utf8)
+            }
+            if let md5 = meta.md5Hash {
+                if meta.crc32c != nil { value.append(UInt8(ascii: ",")) }
+                value.append(contentsOf: "md5=".utf8)
+                value.append(contentsOf: md5.utf8)
+            }
+        }
     }
 }

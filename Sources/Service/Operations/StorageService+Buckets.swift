@@ -53,7 +53,7 @@ extension StorageService {
         return BucketInfo(info)
     }
 
-    /// Deletes an empty created bucket (admin only): 409 while it holds objects or an upload in progress.
+    /// Deletes an empty created bucket (admin only): 409 while it holds objects; unfinished uploads go with it.
     public func deleteBucket(
         _ name: String, ifMetagenerationMatch: Int64?, caller: Caller, _ context: RequestContext
     ) async throws(ServiceError) {
@@ -61,6 +61,9 @@ extension StorageService {
         if let expected = ifMetagenerationMatch, created.bucket(ExactString(name))?.info.metageneration != expected {
             throw .preconditionFailed()
         }
+        // Unfinished multipart uploads are not objects (no listing shows them, so no client can delete them
+        // first): like resumable sessions, they go with the bucket.
+        if let bucket = try? bucket(name, context) { await removeMultipartStaging(bucket, context) }
         try await storage(context, "storage.bucket.delete") { () async throws(StorageError) in
             try await created.root.deleteBucket(name)
         }

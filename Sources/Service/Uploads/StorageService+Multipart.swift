@@ -113,10 +113,11 @@ extension StorageService {
 
     /// Concatenates the named parts (ascending numbers, each as stored: `md5` must match the stored part's, and
     /// each but the last at least `minimumPartBytes`) into the destination, through `upload`. `etag` becomes
-    /// the object's custom metadata `s3-etag` (S3's multipart ETag, computed by the caller from the parts).
+    /// the object's custom metadata `s3-etag` (S3's multipart ETag, computed from the parts) when
+    /// `recordingS3ETag` — the S3 surface answers it for the object from then on; Cloud Storage keeps no such field.
     public func completeMultipart(
-        _ upload: MultipartTarget, parts chosen: [(number: Int, md5: [UInt8])], caller: Caller,
-        _ context: RequestContext
+        _ upload: MultipartTarget, parts chosen: [(number: Int, md5: [UInt8])], recordingS3ETag: Bool = true,
+        caller: Caller, _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
         let bucket = try bucket(upload.object.bucket, context)
         var attributes = try await manifest(upload, bucket, caller, context)
@@ -137,7 +138,9 @@ extension StorageService {
             selected.append(found.metadata)
             md5s += found.md5
         }
-        attributes.customMetadata[exactly: "s3-etag"] = Self.hex(MD5.hash(md5s)) + "-\(chosen.count)"
+        if recordingS3ETag {
+            attributes.customMetadata[exactly: "s3-etag"] = Self.hex(MD5.hash(md5s)) + "-\(chosen.count)"
+        }
         let total = selected.reduce(Int64(0)) { $0 + $1.size }
         var paths: [ObjectPath] = []
         for part in chosen { paths.append(try Self.stagingPath(bucket.name, upload.id, Self.partName(part.number))) }
@@ -257,7 +260,11 @@ extension StorageService {
         guard name.bytesEqual(upload.object.name),
             caller.isAdmin || owner.bytesEqual(Self.owner(caller))
         else { throw MultipartError.noSuchUpload.serviceError }
-        return Self.attributes(of: read.metadata)
+        // What the start was given, all of it: a copy's attributes leave out the custom time and storage class.
+        var attributes = Self.attributes(of: read.metadata)
+        attributes.customTime = read.metadata.customTime
+        attributes.storageClass = read.metadata.storageClass
+        return attributes
     }
 
     private func parts(_ id: String, _ bucket: Bucket, _ context: RequestContext) async throws(ServiceError)
@@ -284,14 +291,42 @@ extension StorageService {
     }
 
     private func removeStaging(_ id: String, _ bucket: Bucket, _ context: RequestContext) async {
-        let parts = (try? await parts(id, bucket, context)) ?? []
-        for part in parts {
-            guard let path = try? Self.stagingPath(bucket.name, id, Self.partName(part.number)) else { continue }
-            try? await bucket.backend.delete(path, preconditions: .none)
-        }
-        if let manifest = try? Self.stagingPath(bucket.name, id, "manifest") {
-            try? await bucket.backend.delete(manifest, preconditions: .none)
-        }
+        await purgeStaged(under: Self.multipartPrefix + id + "/", bucket)
+    }
+
+    /// Removes every unfinished upload's staged objects in `bucket` (best effort).
+    func removeMultipartStaging(_ bucket: Bucket, _ context: RequestContext) async {
+        await purgeStaged(under: Self.multipartPrefix, bucket)
+    }
+
+    /// Removes every object under `prefix` for good: on a versioned bucket each kept generation by number, so
+    /// staging (a part uploaded twice, a removed manifest) leaves no noncurrent generation behind — none that
+    /// no listing shows and that would keep the bucket from being deleted.
+    private func purgeStaged(under prefix: String, _ bucket: Bucket) async {
+        var cursor: String?
+        repeat {
+            let request = ListRequest(
+                bucket: bucket.name, prefix: prefix, delimiter: nil, maxResults: 1000, cursor: cursor,
+                firebaseView: false, includeMetadata: true)
+            let page: ListPage
+            do {
+                if let versioned = bucket.versioned {
+                    page = try await versioned.listVersions(request)
+                } else {
+                    page = try await bucket.backend.list(request)
+                }
+            } catch { return }
+            for object in page.objects {
+                guard let path = try? ObjectPath(bucket: bucket.name, name: object.name) else { continue }
+                if let versioned = bucket.versioned {
+                    try? await versioned.deleteGeneration(
+                        path, generation: object.generation, preconditions: .none, recording: nil)
+                } else {
+                    try? await bucket.backend.delete(path, preconditions: .none)
+                }
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

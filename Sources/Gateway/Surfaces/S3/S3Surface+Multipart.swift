@@ -31,11 +31,7 @@ extension S3Surface {
             UploadRequest(
                 object: object, attributes: try S3ObjectMapping.attributes(call.headers), mintDownloadToken: false),
             caller: call.caller, call.context)
-        var xml = S3XMLWriter(root: "InitiateMultipartUploadResult")
-        xml.element("Bucket", object.bucket)
-        xml.element("Key", object.name)
-        xml.element("UploadId", id)
-        return Self.xml(xml.finished(root: "InitiateMultipartUploadResult"))
+        return Self.xml(MultipartDocuments.initiated(object, id: id))
     }
 
     private func uploadPart(_ call: S3Call, _ target: MultipartTarget) async throws -> HTTPResponse {
@@ -87,26 +83,7 @@ extension S3Surface {
         let parts = try await service.listParts(target, caller: call.caller, call.context)
         let marker = call.query["part-number-marker"].flatMap { Int($0) } ?? 0
         let limit = min(call.query["max-parts"].flatMap { Int($0) } ?? 1000, 1000)
-        let after = parts.filter { $0.number > marker }
-        let page = after.prefix(max(limit, 0))
-        var xml = S3XMLWriter(root: "ListPartsResult")
-        xml.element("Bucket", target.object.bucket)
-        xml.element("Key", target.object.name)
-        xml.element("UploadId", target.id)
-        xml.element("PartNumberMarker", Int64(marker))
-        if let last = page.last { xml.element("NextPartNumberMarker", Int64(last.number)) }
-        xml.element("MaxParts", Int64(limit))
-        xml.element("IsTruncated", after.count > page.count)
-        xml.element("StorageClass", "STANDARD")
-        for part in page {
-            xml.open("Part")
-            xml.element("PartNumber", Int64(part.number))
-            xml.element("LastModified", part.metadata.updated.s3XMLTime)
-            xml.element("ETag", "\"" + S3SigV4.hex(part.md5) + "\"")
-            xml.element("Size", part.metadata.size)
-            xml.close("Part")
-        }
-        return Self.xml(xml.finished(root: "ListPartsResult"))
+        return Self.xml(MultipartDocuments.partList(target, parts, marker: marker, limit: limit))
     }
 
     private func completeMultipart(_ call: S3Call, _ target: MultipartTarget) async throws -> HTTPResponse {
@@ -117,30 +94,16 @@ extension S3Surface {
             if let recorded = call.verdict.recorded { throw recorded }
             throw S3Error.malformedXML
         }
-        let root: XMLReader.Element
-        do { root = try XMLReader.parse(document) } catch { throw S3Error.malformedXML }
-        guard root.name.bytesEqual("CompleteMultipartUpload") else { throw S3Error.malformedXML }
-        var chosen: [(number: Int, md5: [UInt8])] = []
-        for part in root.children where part.name.bytesEqual("Part") {
-            func field(_ name: String) -> String? { part.children.first { $0.name.bytesEqual(name) }?.text }
-            guard let number = field("PartNumber").flatMap({ Int($0.trimmingSpaces()) }),
-                var etag = field("ETag")?.trimmingSpaces()
-            else { throw S3Error.malformedXML }
-            if etag.bytesHasPrefix("\""), etag.bytesHasSuffix("\""), etag.utf8.count >= 2 {
-                etag = String(etag.dropFirst().dropLast())
-            }
-            guard let md5 = Self.hexBytes(etag), md5.count == 16 else {
+        let chosen: [(number: Int, md5: [UInt8])]
+        do { chosen = try MultipartDocuments.completionParts(document) } catch {
+            switch error {
+            case .malformed: throw S3Error.malformedXML
+            case .unknownPart:
                 throw S3Error(400, "InvalidPart", "One or more of the specified parts could not be found.")
             }
-            chosen.append((number, md5))
         }
         let meta = try await service.completeMultipart(target, parts: chosen, caller: call.caller, call.context)
-        var xml = S3XMLWriter(root: "CompleteMultipartUploadResult")
-        xml.element("Location", "/" + target.object.bucket + "/" + target.object.name)
-        xml.element("Bucket", target.object.bucket)
-        xml.element("Key", target.object.name)
-        xml.element("ETag", S3ObjectMapping.etag(meta))
-        return Self.xml(xml.finished(root: "CompleteMultipartUploadResult"))
+        return Self.xml(MultipartDocuments.completed(target.object, etag: S3ObjectMapping.etag(meta)))
     }
 
     /// ListMultipartUploads: the caller's unfinished uploads (all of them for an admin), `prefix` and
@@ -150,42 +113,6 @@ extension S3Surface {
         let prefix = call.query["prefix"] ?? ""
         let uploads = try await service.listMultipartUploads(
             bucket, prefix: prefix, limit: limit + 1, caller: call.caller, call.context)
-        var xml = S3XMLWriter(root: "ListMultipartUploadsResult")
-        xml.element("Bucket", bucket)
-        xml.element("KeyMarker", "")
-        xml.element("UploadIdMarker", "")
-        xml.element("Prefix", prefix)
-        xml.element("MaxUploads", Int64(limit))
-        xml.element("IsTruncated", uploads.count > limit)
-        for upload in uploads.prefix(limit) {
-            xml.open("Upload")
-            xml.element("Key", upload.name)
-            xml.element("UploadId", upload.id)
-            xml.element("StorageClass", "STANDARD")
-            xml.element("Initiated", upload.initiated.s3XMLTime)
-            xml.close("Upload")
-        }
-        return Self.xml(xml.finished(root: "ListMultipartUploadsResult"))
-    }
-
-    static func hexBytes(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 2 == 0 else { return nil }
-        func value(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            guard let high = value(bytes[index]), let low = value(bytes[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
+        return Self.xml(MultipartDocuments.uploadList(bucket: bucket, prefix: prefix, limit: limit, uploads))
     }
 }

@@ -4,12 +4,13 @@ public import Service
 
 /// GCS's XML API error: `<?xml version='1.0' encoding='UTF-8'?><Error><Code>…</Code><Message>…</Message>
 /// </Error>`, the codes chosen from the status as GCS chooses them (`NoSuchKey`, `AccessDenied`, …); signature
-/// failures carry their own code (`SignatureDoesNotMatch`, `ExpiredToken`) through `response(code:…)`.
+/// failures carry their own code (`SignatureDoesNotMatch`, `ExpiredToken`) through `response(code:…)`, and a
+/// multipart upload's failures theirs (`NoSuchUpload`, `InvalidPart`, `InvalidPartOrder`, `EntityTooSmall`).
 public struct XMLErrorShape: ErrorShape {
     public init() {}
 
     public func response(for error: ServiceError, requestID: String?) -> HTTPResponse {
-        let code: String
+        var code: String
         switch error.status {
         case 400: code = "InvalidArgument"
         case 401, 403: code = "AccessDenied"
@@ -20,6 +21,13 @@ public struct XMLErrorShape: ErrorShape {
         case 416: code = "InvalidRange"
         case 503: code = "ServiceUnavailable"
         default: code = error.status >= 500 ? "InternalError" : "InvalidRequest"
+        }
+        switch error.details.multipart {
+        case .noSuchUpload: code = "NoSuchUpload"
+        case .invalidPart: code = "InvalidPart"
+        case .invalidPartOrder: code = "InvalidPartOrder"
+        case .entityTooSmall: code = "EntityTooSmall"
+        case nil: break
         }
         var response = Self.response(status: error.status, code: code, message: error.message, requestID: requestID)
         if let methods = error.details.allowedMethods { response.headers.add("Allow", methods.joined(separator: ", ")) }

@@ -9,7 +9,7 @@ import Service
 /// `NextMarker` is an opaque sealed cursor (the JSON API's `nextPageToken`), and a `marker` must be one it gave —
 /// an object name there is a 400, not a position. Each `Contents` carries `Key`, `Generation`, `MetaGeneration`,
 /// `LastModified`, `ETag` and `Size`; a name the signer may list but not read shows its `Key` only.
-extension XMLSignedURLSurface {
+extension XMLAPISurface {
     func listObjects(_ matched: MatchedRequest) async -> HTTPResponse {
         let record = matched.record
         do {

@@ -10,7 +10,7 @@ import Service
 /// `content-length-range`, never held in memory). Answer: 303 to `success_action_redirect` (with `bucket`, `key`
 /// and `etag` added to its query) when given, else `success_action_status` 200 or 201 (with GCS's
 /// `<PostResponse>`), else 204.
-extension XMLSignedURLSurface {
+extension XMLAPISurface {
     /// Limits on the fields before the file: they are held in memory.
     static let maxFieldBytes = 64 * 1024
     static let maxFormFields = 64
@@ -25,6 +25,7 @@ extension XMLSignedURLSurface {
         let record = matched.record
         let request = matched.request
         do {
+            guard let trust else { throw ServiceError.forbidden("No signer is trusted for form uploads.") }
             guard let bucketText = matched.match["bucket"],
                 let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false)
             else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }

@@ -4,40 +4,52 @@ import HTTPServer
 public import PortcullisCore
 public import Service
 
-/// Google's signed URLs (V4 `X-Goog-*` and V2 `GoogleAccessId`/`Expires`/`Signature`) on the XML API's
-/// path-style form `/{bucket}/{object}`: what `blob.generate_signed_url()` makes, used with any HTTP client.
+/// Cloud Storage's XML API on its path-style form `/{bucket}/{object}`, for the two things clients use it for
+/// beside the JSON API: Google's signed URLs (V4 `X-Goog-*` and V2 `GoogleAccessId`/`Expires`/`Signature`, what
+/// `blob.generate_signed_url()` makes, used with any HTTP client) and multipart uploads (`?uploads`,
+/// `?partNumber=&uploadId=`, `?uploadId=`: google-cloud-storage's `transfer_manager.upload_chunks_concurrently`,
+/// `XMLAPISurface+Multipart`).
 ///
-/// The surface is query-gated (`SurfaceTraits.queryGate`): only a request whose query names `X-Goog-Signature`
-/// or `GoogleAccessId` reaches it, so `/{bucket}/{object...}` shadows no other surface's paths, prefixes or 405s.
-/// The signature is checked against the key of a signer `--signed-url-accounts` trusts (`SignedURLTrust`); the
-/// request then runs as that signer's grant — admin, or a registered account's uid and claims under the rules —
-/// for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and the resumable start, and GET of the bucket
-/// (its listing, `XMLSignedURLSurface+List`). A refused signature is GCS's XML error (`SignatureDoesNotMatch` 403, `ExpiredToken`
-/// 400).
-public struct XMLSignedURLSurface: APISurface {
+/// The surface is query-gated (`SurfaceTraits.queryGate`): only a request whose query names `X-Goog-Signature` or
+/// `GoogleAccessId` (when signers are trusted), `uploads` or `uploadId` reaches it, so `/{bucket}/{object...}`
+/// shadows no other surface's paths, prefixes or 405s. A signed request is checked against the key of a signer
+/// `--signed-url-accounts` trusts (`SignedURLTrust`) and runs as that signer's grant — admin, or a registered
+/// account's uid and claims under the rules — for GET/HEAD (the bytes), PUT (an upload of the body), DELETE and
+/// the resumable start, and GET of the bucket (its listing, `XMLAPISurface+List`). An unsigned multipart request
+/// runs as whoever its bearer token names, as on the JSON API. A refused signature is GCS's XML error
+/// (`SignatureDoesNotMatch` 403, `ExpiredToken` 400).
+public struct XMLAPISurface: APISurface {
     let service: StorageService
-    /// Whose signatures are honoured, and as whom.
-    let trust: SignedURLTrust
+    /// Whose signatures are honoured, and as whom; nil: no signed URL is honoured (nor routed here).
+    let trust: SignedURLTrust?
     let clock: @Sendable () -> Timestamp
     let logger: Logger
     /// `--public-url`: the base of the session URIs a resumable start hands out.
     let publicURL: String?
     let failures: AuthFailureCounters
 
-    public let traits = SurfaceTraits(
-        errorShape: XMLErrorShape(),
-        corsRequestHeaders: ["Content-Type", "Content-MD5", "X-Request-Id", "traceparent", "x-goog-resumable"],
-        corsExposedHeaders: [
-            "Content-Type", "Content-Length", "ETag", "X-Request-Id", "x-goog-generation", "x-goog-metageneration",
-            "x-goog-hash",
-        ],
-        loggableQueryKeys: ["X-Goog-Algorithm", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders", "Expires"],
-        queryGate: GoogleSignedURL.gateKeys, answersFormPosts: true)
+    public let traits: SurfaceTraits
+
+    /// The query keys that make a request a multipart-upload call.
+    static let multipartKeys = ["uploads", "uploadId"]
 
     public init(
-        service: StorageService, trust: SignedURLTrust, publicURL: String?, metrics: MetricsRegistry,
+        service: StorageService, trust: SignedURLTrust?, publicURL: String?, metrics: MetricsRegistry,
         logger: Logger, clock: @escaping @Sendable () -> Timestamp = { .now() }
     ) {
+        traits = SurfaceTraits(
+            errorShape: XMLErrorShape(),
+            corsRequestHeaders: ["Content-Type", "Content-MD5", "X-Request-Id", "traceparent", "x-goog-resumable"],
+            corsExposedHeaders: [
+                "Content-Type", "Content-Length", "ETag", "X-Request-Id", "x-goog-generation", "x-goog-metageneration",
+                "x-goog-hash",
+            ],
+            loggableQueryKeys: [
+                "X-Goog-Algorithm", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders", "Expires", "uploadId",
+                "partNumber", "uploads",
+            ],
+            queryGate: (trust == nil ? [] : GoogleSignedURL.gateKeys) + Self.multipartKeys,
+            answersFormPosts: trust != nil)
         failures = AuthFailureCounters(metrics)
         self.publicURL = publicURL
         self.logger = logger
@@ -58,7 +70,8 @@ public struct XMLSignedURLSurface: APISurface {
                 await handle($0)
             },
             Route([.get, .post], RouteTemplate(static: "/{bucket}")) { [self] in
-                $0.request.method == .post ? await formUpload($0) : await listObjects($0)
+                if Self.namesMultipart($0.request) { return await listUploads($0) }
+                return $0.request.method == .post ? await formUpload($0) : await listObjects($0)
             },
         ]
     }
@@ -73,6 +86,13 @@ public struct XMLSignedURLSurface: APISurface {
     /// signer's uid; the request runs as that signer's grant.
     func checkSigner(_ matched: MatchedRequest) throws -> SignerCheck {
         let request = matched.request
+        guard let trust, Self.isSigned(request) else {
+            // Routed here by a multipart key alone: the caller is who the bearer token names.
+            guard Self.namesMultipart(request) else {
+                throw ServiceError.forbidden("The request is neither signed nor authorized.")
+            }
+            return .caller(Caller(principal: matched.principal))
+        }
         let query = try QueryParameters(parsing: request.query, singleValued: Self.signingParameters)
         let headers = request.headers
         var names: [String] = []
@@ -99,6 +119,7 @@ public struct XMLSignedURLSurface: APISurface {
 
     func handle(_ matched: MatchedRequest) async -> HTTPResponse {
         if Self.isFormUpload(matched.request) { return await formUpload(matched) }
+        if Self.namesMultipart(matched.request) { return await multipart(matched) }
         let record = matched.record
         let request = matched.request
         do {
@@ -197,8 +218,9 @@ public struct XMLSignedURLSurface: APISurface {
         return HTTPResponse(status: 201, headers: headers, body: .empty)
     }
 
-    /// What an XML API upload's headers say about the object: its representation headers and `x-goog-meta-*`
-    /// custom metadata (each value checked as a header-safe string, as on the JSON API).
+    /// What an XML API upload's headers say about the object: its representation headers, `x-goog-custom-time`,
+    /// `x-goog-storage-class` and `x-goog-meta-*` custom metadata (each value checked as a header-safe string, as
+    /// on the JSON API).
     static func attributes(_ headers: HTTPHeaders) throws(ServiceError) -> ObjectAttributes {
         var attributes = ObjectAttributes()
         let type = headers["Content-Type"] ?? "application/octet-stream"
@@ -214,6 +236,8 @@ public struct XMLSignedURLSurface: APISurface {
             try ObjectResourceJSON.checkHeaderSafe(value, name)
             attributes[keyPath: keyPath] = value
         }
+        attributes.customTime = try ObjectResourceJSON.customTime(headers["x-goog-custom-time"])
+        attributes.storageClass = try ObjectResourceJSON.storageClass(headers["x-goog-storage-class"])
         let prefix = Array("x-goog-meta-".utf8)
         for (name, value) in headers.fields {
             let lowered = Array(name.lowercased().utf8)
