@@ -24,8 +24,11 @@ public enum ObjectResource {
     }
 
     /// The members of the resource, written through `w` (whose `fields` mask, if any, selects among them): the
-    /// one field list both the JSON API surface and change events render.
-    public static func write(_ m: ObjectMetadata, links: Links?, into w: inout JSONObjectWriter) {
+    /// one field list both the JSON API surface and change events render. `fullProjection` (`projection=full`)
+    /// adds `owner`, the one member of Cloud Storage's ACL model that is kept.
+    public static func write(
+        _ m: ObjectMetadata, links: Links?, fullProjection: Bool = false, into w: inout JSONObjectWriter
+    ) {
         w.string("kind", "storage#object")
         w.string("id") { out in
             JSONValue.appendEscaped(m.bucket, into: &out)
@@ -75,5 +78,15 @@ public enum ObjectResource {
         w.timestamp("customTime", m.customTime, keepingPrecision: true)
         w.timestamp("timeDeleted", m.timeDeleted)
         w.stringMap("metadata", m.customMetadata, joined: (ObjectMetadata.downloadTokensKey, m.downloadTokens))
+        if fullProjection, let owner = m.owner {
+            w.nested("owner") { out, mask in
+                var inner = JSONObjectWriter(mask: mask, capacity: 64 + 2 * owner.utf8.count)
+                inner.string("entity", owner)
+                if owner.bytesHasPrefix("user-") {
+                    inner.string("entityId", String(decoding: owner.utf8.dropFirst(5), as: UTF8.self))
+                }
+                out += inner.finish()
+            }
+        }
     }
 }

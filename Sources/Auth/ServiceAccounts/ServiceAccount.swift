@@ -19,6 +19,13 @@ public struct ServiceAccount: Sendable {
         self.publicKey = publicKey
         self.grant = grant
     }
+
+    /// The principal the account's requests run as: its grant's, the admin one carrying the account's email as
+    /// its `email` claim, so what it writes names the account as its owner (as Cloud Storage does).
+    public var principal: Principal {
+        guard case .admin = grant else { return grant.principal }
+        return Principal(uid: Principal.admin.uid, claims: ["email": .string(email)], isAdmin: true)
+    }
 }
 
 /// What a service account's requests act as: the admin (rules bypassed), or a principal with a uid and token

@@ -92,7 +92,7 @@ public final class ServiceAccountAuthority: Sendable {
             throw AuthError(.wrongIssuer, "a self-signed JWT's iss must be the account of its kid")
         }
         try verify(token, account: account, audiences: selfSignedAudiences, now: clock().secondsSinceEpoch)
-        return .principal(account.grant.principal)
+        return .principal(account.principal)
     }
 
     private func principal(forAccessToken token: [UInt8]) throws(AuthError) -> Principal {
@@ -103,7 +103,7 @@ public final class ServiceAccountAuthority: Sendable {
         guard let account = registry.account(email: contents.email), account.keyID.bytesEqual(contents.keyID) else {
             throw AuthError(.unknownKey, "the service account was removed or given a new key")
         }
-        return account.grant.principal
+        return account.principal
     }
 
     /// A structurally valid JWT and its payload (nothing verified yet).

@@ -12,6 +12,8 @@ public struct ObjectAttributes: Sendable, Equatable {
     public var storageClass: String?
     /// Cloud Storage's `customTime`.
     public var customTime: Timestamp?
+    /// The writer (`ObjectMetadata.owner`). Never read from a request: the service sets it from the caller.
+    public var owner: String? = nil
 
     public init(
         contentType: String? = nil, contentEncoding: String? = nil, contentDisposition: String? = nil,
@@ -36,6 +38,7 @@ public struct ObjectAttributes: Sendable, Equatable {
             && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
             && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
             && a.storageClass.bytesEqual(b.storageClass) && a.customTime == b.customTime
+            && a.owner.bytesEqual(b.owner)
     }
 }
 

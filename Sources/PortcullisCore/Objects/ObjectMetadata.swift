@@ -31,6 +31,10 @@ public struct ObjectMetadata: Sendable, Equatable {
     /// When this generation stopped being the live one (Cloud Storage's `timeDeleted`): set only on a
     /// noncurrent generation a versioned bucket keeps; nil for the live object.
     public var timeDeleted: Timestamp? = nil
+    /// Who wrote this generation, as Cloud Storage's `owner.entity` names it (`user-ID`): the uid of the
+    /// signed-in caller, or a service account's email; nil for anonymous and admin-key writes and where the
+    /// backend keeps no owner. Shown only under `projection=full`.
+    public var owner: String? = nil
 
     public init(
         bucket: String, name: String, generation: Int64, metageneration: Int64 = 1, size: Int64,
@@ -74,6 +78,6 @@ public struct ObjectMetadata: Sendable, Equatable {
             && a.contentEncoding.bytesEqual(b.contentEncoding) && a.contentDisposition.bytesEqual(b.contentDisposition)
             && a.contentLanguage.bytesEqual(b.contentLanguage) && a.cacheControl.bytesEqual(b.cacheControl)
             && a.customMetadata.bytesEqual(b.customMetadata) && a.downloadTokens.bytesEqual(b.downloadTokens)
-            && a.customTime == b.customTime
+            && a.customTime == b.customTime && a.owner.bytesEqual(b.owner)
     }
 }

@@ -18,8 +18,9 @@ extension StorageService {
             throw error
         }
         let object = request.object
-        let attributes = Self.withDownloadToken(
+        var attributes = Self.withDownloadToken(
             Self.ownTokens(request.attributes, for: caller.principal), request.mintDownloadToken)
+        attributes.owner = Self.ownerEntity(caller.principal)
         var admitted = request
         admitted.attributes = attributes
         let existing: ObjectMetadata?

@@ -21,6 +21,7 @@ extension StorageService {
         let object = request.object
         var admitted = request
         admitted.attributes = Self.ownTokens(request.attributes, for: caller.principal)
+        admitted.attributes.owner = Self.ownerEntity(caller.principal)
         admitted.possibleSizes = declaredSize.map { [$0] } ?? []
         let existing = try await existing(object, in: bucket, context)
         if try admit(admitted, principal: caller.principal, existing: existing, context) == .allowed,
@@ -263,6 +264,7 @@ public struct ResumableUpload: Sendable {
                 expectedSize: ticket.declaredSize, context),
             in: bucket)
         var attributes = ticket.attributes
+        attributes.owner = StorageService.ownerEntity(ticket.principal)
         if ticket.derivesDownloadToken {
             attributes.downloadTokens = [service.sealer.derivedDownloadToken(ticket.downloadTokenSeed, keyOf: uploadID)]
         }

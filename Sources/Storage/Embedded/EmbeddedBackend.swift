@@ -215,7 +215,7 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
             throw error
         }
         let now = Timestamp.now()
-        let proposed = ObjectMetadata(
+        var draft = ObjectMetadata(
             bucket: object.bucket, name: object.name, generation: blobID, metageneration: 1, size: checksums.size,
             timeCreated: now, updated: now, md5Hash: checksums.md5Base64, crc32c: checksums.crc32cBase64,
             storageClass: attributes.storageClass ?? "STANDARD", contentType: attributes.contentType,
@@ -223,6 +223,8 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
             contentDisposition: attributes.contentDisposition, contentLanguage: attributes.contentLanguage,
             cacheControl: attributes.cacheControl, customMetadata: attributes.customMetadata,
             downloadTokens: attributes.downloadTokens, customTime: attributes.customTime)
+        draft.owner = attributes.owner
+        let proposed = draft
         do throws(StorageError) {
             if let beforeCommit = options.beforeCommit {
                 do {

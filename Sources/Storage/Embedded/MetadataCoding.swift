@@ -76,6 +76,7 @@ enum MetadataCoding {
             ("contentDisposition", attributes.contentDisposition), ("contentLanguage", attributes.contentLanguage),
             ("cacheControl", attributes.cacheControl), ("storageClass", attributes.storageClass),
             ("customTime", attributes.customTime.map { String($0.nanosecondsSinceEpoch) }),
+            ("owner", attributes.owner),
         ]
         for (key, value) in fields { if let value { object[key] = .string(value) } }
         return JSONValue.object(object).encoded()
@@ -83,7 +84,7 @@ enum MetadataCoding {
 
     static func decodeAttributes(_ text: String?) -> ObjectAttributes {
         guard let text, let json = try? JSONValue.parse(text) else { return ObjectAttributes() }
-        return ObjectAttributes(
+        var attributes = ObjectAttributes(
             contentType: json["contentType"]?.stringValue, contentEncoding: json["contentEncoding"]?.stringValue,
             contentDisposition: json["contentDisposition"]?.stringValue,
             contentLanguage: json["contentLanguage"]?.stringValue, cacheControl: json["cacheControl"]?.stringValue,
@@ -93,5 +94,7 @@ enum MetadataCoding {
             customTime: json["customTime"]?.stringValue.flatMap { Int64($0) }.map {
                 Timestamp(nanosecondsSinceEpoch: $0)
             })
+        attributes.owner = json["owner"]?.stringValue
+        return attributes
     }
 }

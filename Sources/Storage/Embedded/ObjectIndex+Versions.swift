@@ -79,10 +79,10 @@ extension ObjectIndex {
         let statement = try db.statement(
             """
             INSERT OR REPLACE INTO noncurrent_objects (bucket, name, \(columns), time_deleted)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
             """)
         try bindRow(statement, object)
-        try statement.bind(20, timeDeleted.nanosecondsSinceEpoch)
+        try statement.bind(21, timeDeleted.nanosecondsSinceEpoch)
         try statement.run()
     }
 

@@ -38,6 +38,7 @@ enum ObjectIndex {
             updated INTEGER NOT NULL,
             blob_id INTEGER NOT NULL,
             custom_time INTEGER,
+            owner TEXT,
             PRIMARY KEY (bucket, name)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS objects_by_blob ON objects (blob_id);
@@ -61,6 +62,7 @@ enum ObjectIndex {
             updated INTEGER NOT NULL,
             blob_id INTEGER NOT NULL,
             custom_time INTEGER,
+            owner TEXT,
             time_deleted INTEGER NOT NULL,
             PRIMARY KEY (bucket, name, generation)
         ) WITHOUT ROWID;
@@ -70,20 +72,23 @@ enum ObjectIndex {
     static let columns = """
         generation, metageneration, size, md5, crc32c, storage_class, content_type, content_encoding, \
         content_disposition, content_language, cache_control, custom_metadata, download_tokens, time_created, \
-        updated, blob_id, custom_time
+        updated, blob_id, custom_time, owner
         """
 
-    /// Brings an index written by an earlier version to this schema: the `custom_time` column (absent: no
-    /// object has a custom time). Idempotent; run in one immediate transaction so processes sharing the
-    /// directory cannot both add it.
+    /// Brings an index written by an earlier version to this schema: the `custom_time` and `owner` columns of
+    /// both object tables (absent: no object has a custom time or a recorded owner). Idempotent; run in one
+    /// immediate transaction so processes sharing the directory cannot both add them.
     static func migrate(_ db: SQLiteDatabase) throws(StorageError) {
         try db.transaction(immediate: true) { () throws(StorageError) in
-            let columns = try db.statement("SELECT name FROM pragma_table_info('objects')")
-            var present = false
-            while try columns.step() {
-                if columns.text(0)?.utf8.elementsEqual("custom_time".utf8) == true { present = true }
+            for table in ["objects", "noncurrent_objects"] {
+                let columns = try db.statement("SELECT name FROM pragma_table_info('\(table)')")
+                var present: [String] = []
+                while try columns.step() { if let name = columns.text(0) { present.append(name) } }
+                for (column, type) in [("custom_time", "INTEGER"), ("owner", "TEXT")]
+                where !present.contains(where: { $0.utf8.elementsEqual(column.utf8) }) {
+                    try db.execute("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
+                }
             }
-            if !present { try db.execute("ALTER TABLE objects ADD COLUMN custom_time INTEGER") }
         }
     }
 
@@ -100,7 +105,7 @@ enum ObjectIndex {
     }
 
     /// The row `statement` stands on, its columns `columns` from index 0 (a `noncurrent_objects` row adds
-    /// `time_deleted` as column 17).
+    /// `time_deleted` as column 18).
     static func decode(_ statement: SQLiteStatement, bucket: String, name: String, noncurrent: Bool = false)
         -> StoredObject
     {
@@ -117,7 +122,8 @@ enum ObjectIndex {
             customMetadata: statement.withTextBytes(11) { MetadataCoding.decodeMap(bytes: $0) },
             downloadTokens: statement.withTextBytes(12) { MetadataCoding.decodeList(bytes: $0) },
             customTime: statement.isNull(16) ? nil : Timestamp(nanosecondsSinceEpoch: statement.int64(16)))
-        if noncurrent { metadata.timeDeleted = Timestamp(nanosecondsSinceEpoch: statement.int64(17)) }
+        metadata.owner = statement.text(17)
+        if noncurrent { metadata.timeDeleted = Timestamp(nanosecondsSinceEpoch: statement.int64(18)) }
         return StoredObject(metadata: metadata, blobID: statement.int64(15))
     }
 
@@ -126,13 +132,13 @@ enum ObjectIndex {
         let statement = try db.statement(
             """
             INSERT OR REPLACE INTO objects (bucket, name, \(columns))
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """)
         try bindRow(statement, object)
         try statement.run()
     }
 
-    /// Binds `object`'s `bucket`, `name` and `columns` as parameters 1–19.
+    /// Binds `object`'s `bucket`, `name` and `columns` as parameters 1–20.
     static func bindRow(_ statement: SQLiteStatement, _ object: StoredObject) throws(StorageError) {
         let m = object.metadata
         try statement.bind(1, m.bucket)
@@ -154,6 +160,7 @@ enum ObjectIndex {
         try statement.bind(17, m.updated.nanosecondsSinceEpoch)
         try statement.bind(18, object.blobID)
         try statement.bind(19, m.customTime?.nanosecondsSinceEpoch)
+        try statement.bind(20, m.owner)
     }
 
     static func remove(_ db: SQLiteDatabase, bucket: String, name: String) throws(StorageError) {

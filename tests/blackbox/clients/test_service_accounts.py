@@ -121,6 +121,33 @@ def test_firebase_admin_worker_account_is_judged_by_the_rules(emulator: tuple[Se
         firebase_admin.delete_app(app)
 
 
+def test_objects_name_their_writer_as_owner_under_full_projection(emulator: tuple[Server, Path]) -> None:
+    _, workdir = emulator
+    ci = storage.Client.from_service_account_json(str(workdir / "ci.json")).bucket(BUCKET)
+    worker = storage.Client.from_service_account_json(str(workdir / "worker.json")).bucket(BUCKET)
+    ci.blob("owners/by-ci.txt").upload_from_string(b"ci", **CALL)
+    worker.blob("worker/by-worker.txt").upload_from_string(b"worker", **CALL)
+
+    plain = ci.blob("owners/by-ci.txt")
+    plain.reload(**CALL)
+    assert plain.owner is None  # noAcl, the default projection, carries no owner
+    full = ci.blob("owners/by-ci.txt")
+    full.reload(projection="full", **CALL)
+    email = f"ci@{PROJECT}.iam.portcullis"
+    assert full.owner == {"entity": f"user-{email}", "entityId": email}
+    theirs = worker.blob("worker/by-worker.txt")
+    theirs.reload(projection="full", **CALL)
+    assert theirs.owner == {"entity": "user-worker", "entityId": "worker"}  # a uid account: its uid
+    listed = {b.name: b.owner for b in ci.client.list_blobs(BUCKET, prefix="owners/", projection="full", **CALL)}
+    assert listed == {"owners/by-ci.txt": {"entity": f"user-{email}", "entityId": email}}
+    # A copy is the copier's: the new object's owner is who wrote it.
+    copied = ci.copy_blob(worker.blob("worker/by-worker.txt"), ci, "owners/copied.txt", **CALL)
+    copied.reload(projection="full", **CALL)
+    assert copied.owner["entity"] == f"user-{email}"
+    for name in ("owners/by-ci.txt", "owners/copied.txt", "worker/by-worker.txt"):
+        ci.blob(name).delete(**CALL)
+
+
 def test_gcsfs_with_key_file(emulator: tuple[Server, Path]) -> None:
     import gcsfs  # imported here: clientkit sets gcsfs's environment before any module imports it
 

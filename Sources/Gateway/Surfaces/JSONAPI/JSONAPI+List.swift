@@ -7,8 +7,7 @@ extension JSONAPI {
     /// `GET /storage/v1/b/{bucket}/o`: items as full object resources (where the caller may read them),
     /// prefixes, and our sealed `nextPageToken`. `maxResults` above 1000 is served as 1000, as GCS does;
     /// `versions=true` lists every kept generation (noncurrent ones of a bucket with versioning enabled too, each
-    /// with `timeDeleted`; name by name, oldest generation first); `projection` changes nothing (no ACLs are
-    /// kept).
+    /// with `timeDeleted`; name by name, oldest generation first); `projection=full` adds each item's `owner`.
     func list(_ call: JSONCall, bucket: String) async throws -> HTTPResponse {
         var maxResults = StorageService.maxPageSize
         if let text = call.query["maxResults"] {
@@ -25,7 +24,9 @@ extension JSONAPI {
             matchGlob: call.query["matchGlob"], firebaseView: false, includeMetadata: true,
             versions: try Self.flag(call, "versions"))
         let page = try await service.list(query, caller: call.caller, call.context)
-        return Self.json(JSONResources.objectList(page, bucket: bucket, base: baseURL(call), mask: call.fields))
+        return Self.json(
+            JSONResources.objectList(
+                page, bucket: bucket, base: baseURL(call), mask: call.fields, fullProjection: call.fullProjection))
     }
 
     func getBucket(_ call: JSONCall, _ name: String) throws -> HTTPResponse {

@@ -17,7 +17,9 @@ extension JSONAPI {
 
     /// The object resource of `meta` with its `ETag`.
     func objectResponse(_ call: JSONCall, _ meta: ObjectMetadata, status: Int = 200) -> HTTPResponse {
-        var response = Self.json(JSONResources.object(meta, base: baseURL(call), mask: call.fields), status: status)
+        var response = Self.json(
+            JSONResources.object(meta, base: baseURL(call), mask: call.fields, fullProjection: call.fullProjection),
+            status: status)
         Self.setETag(meta, in: &response.headers)
         return response
     }

@@ -76,7 +76,7 @@ public final class JSONAPI: APISurface {
     }
 
     /// Google's standard parameters every call accepts: `prettyPrint` (a boolean; responses are always
-    /// compact), `projection` (`full` or `noAcl`; no ACLs are kept, so both render the same), `userProject`
+    /// compact), `projection` (`full` or `noAcl`; `full` adds `owner`, no ACLs are kept), `userProject`
     /// and `alt` (checked by the router). Invalid values are 400, as on GCS.
     static func checkStandardParameters(_ query: QueryParameters) throws(ServiceError) {
         if let value = query["prettyPrint"], !["true", "false"].contains(value.lowercased()) {
@@ -144,4 +144,10 @@ struct JSONCall: Sendable {
 
     /// The JSON API takes no capabilities in the query: the caller is who authenticated.
     var caller: Caller { Caller(principal: principal) }
+
+    /// `projection=full`: the resource carries `owner` (no other part of the ACL model is kept).
+    var fullProjection: Bool {
+        guard let value = query["projection"] else { return false }
+        return value.utf8.elementsEqual("full".utf8, by: { $0 | 0x20 == $1 })
+    }
 }

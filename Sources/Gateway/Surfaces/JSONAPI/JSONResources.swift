@@ -20,14 +20,18 @@ enum JSONResources {
             + PercentEncoding.uriComponent.encode(name)
     }
 
-    static func object(_ m: ObjectMetadata, base: String, mask: FieldMask?) -> [UInt8] {
+    static func object(_ m: ObjectMetadata, base: String, mask: FieldMask?, fullProjection: Bool = false)
+        -> [UInt8]
+    {
         var w = JSONObjectWriter(mask: mask)
-        write(m, base: base, into: &w)
+        write(m, base: base, fullProjection: fullProjection, into: &w)
         return w.finish()
     }
 
-    static func write(_ m: ObjectMetadata, base: String, into w: inout JSONObjectWriter) {
-        ObjectResource.write(m, links: ObjectResource.Links(base: base), into: &w)
+    static func write(
+        _ m: ObjectMetadata, base: String, fullProjection: Bool = false, into w: inout JSONObjectWriter
+    ) {
+        ObjectResource.write(m, links: ObjectResource.Links(base: base), fullProjection: fullProjection, into: &w)
     }
 
     /// What a caller who may list but not read an object sees of it: its name.
@@ -38,7 +42,9 @@ enum JSONResources {
     }
 
     /// A list page: `{"kind":"storage#objects","nextPageToken","prefixes","items"}` (empty members left out).
-    static func objectList(_ page: ListResult, bucket: String, base: String, mask: FieldMask?) -> [UInt8] {
+    static func objectList(
+        _ page: ListResult, bucket: String, base: String, mask: FieldMask?, fullProjection: Bool = false
+    ) -> [UInt8] {
         var w = JSONObjectWriter(mask: mask, capacity: 256 + 700 * page.items.count)
         w.string("kind", "storage#objects")
         w.string("nextPageToken", page.nextPageToken)
@@ -59,7 +65,7 @@ enum JSONResources {
                     if i > 0 { out.append(UInt8(ascii: ",")) }
                     var item = JSONObjectWriter(mask: itemMask)
                     if i < page.objects.count, let meta = page.objects[i] {
-                        write(meta, base: base, into: &item)
+                        write(meta, base: base, fullProjection: fullProjection, into: &item)
                     } else {
                         writeNameOnly(bucket: bucket, name: name, into: &item)
                     }
