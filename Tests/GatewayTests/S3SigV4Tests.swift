@@ -193,4 +193,30 @@ import Testing
         #expect(S3SigV4.canonicalURI("/b/caf%C3%A9") == "/b/caf%C3%A9")
         #expect(S3SigV4.canonicalURI("/b/%zz") == nil)
     }
+
+    @Test func signingKeysAreKeptPerSecretAndScope() throws {
+        let keys = S3SigningKeys(capacity: 2)
+        let day1 = try S3SigV4.Credential(parsing: "AKID/20261204/us-east-1/s3/aws4_request")
+        let day2 = try S3SigV4.Credential(parsing: "AKID/20261205/us-east-1/s3/aws4_request")
+        let secret = Array("first secret".utf8)
+        #expect(keys.key(secret: secret, credential: day1) == S3SigV4.signingKey(secret: secret, credential: day1))
+        #expect(keys.key(secret: secret, credential: day1) == S3SigV4.signingKey(secret: secret, credential: day1))
+        #expect(keys.key(secret: secret, credential: day2) == S3SigV4.signingKey(secret: secret, credential: day2))
+        // A reloaded key file with a new secret for the same id derives the new key, never the kept one.
+        let rotated = Array("second secret".utf8)
+        #expect(keys.key(secret: rotated, credential: day1) == S3SigV4.signingKey(secret: rotated, credential: day1))
+        #expect(keys.key(secret: rotated, credential: day1) != S3SigV4.signingKey(secret: secret, credential: day1))
+        // Past its capacity the cache starts over and still answers right.
+        let other = try S3SigV4.Credential(parsing: "OTHER/20261204/eu-west-1/s3/aws4_request")
+        #expect(keys.key(secret: secret, credential: other) == S3SigV4.signingKey(secret: secret, credential: other))
+    }
+
+    @Test func canonicalQuerySortsByteWiseAndDropsTheSignature() {
+        #expect(S3SigV4.canonicalQuery(nil) == "")
+        #expect(S3SigV4.canonicalQuery("b=2&a=1&X-Amz-Signature=ff&uploads") == "a=1&b=2&uploads=")
+        #expect(S3SigV4.canonicalQuery("k=b&k=a&Z=1") == "Z=1&k=a&k=b")
+        #expect(S3SigV4.canonicalQuery("p=a%20b%2Fc~&q=%zz") == nil)
+        #expect(S3SigV4.canonicalQuery("p=a%20b%2Fc~") == "p=a%20b%2Fc~")
+        #expect(S3SigV4.canonicalQuery("p=a+b") == "p=a%2Bb")
+    }
 }

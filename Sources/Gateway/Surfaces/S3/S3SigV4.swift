@@ -1,5 +1,6 @@
 import Crypto
 import PortcullisCore
+import Synchronization
 
 /// AWS Signature Version 4 as a server checks it: the canonical request rebuilt from what arrived, the string to
 /// sign, the signing key, and the signature compared in constant time.
@@ -23,14 +24,17 @@ enum S3SigV4 {
         var scope: String { "\(day)/\(region)/\(service)/aws4_request" }
 
         init(parsing text: Substring) throws(S3AuthFailure) {
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 5, parts[4] == "aws4_request", parts[1].utf8.count == 8, !parts[0].isEmpty else {
+            // Cut on bytes (every request carries one): `/` is ASCII, so the pieces are whole UTF-8.
+            let parts = text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            guard parts.count == 5, parts[4].elementsEqual("aws4_request".utf8), parts[1].count == 8,
+                !parts[0].isEmpty
+            else {
                 throw .malformed("The credential is not AKID/YYYYMMDD/REGION/SERVICE/aws4_request.")
             }
-            accessKeyID = String(parts[0])
-            day = String(parts[1])
-            region = String(parts[2])
-            service = String(parts[3])
+            accessKeyID = String(Substring(parts[0]))
+            day = String(Substring(parts[1]))
+            region = String(Substring(parts[2]))
+            service = String(Substring(parts[3]))
         }
     }
 
@@ -142,20 +146,48 @@ enum S3SigV4 {
     static func canonicalRequest(_ request: Request, signedHeaders: [String], payloadHash: String) throws(S3AuthFailure)
         -> String
     {
+        String(
+            decoding: try canonicalRequestBytes(request, signedHeaders: signedHeaders, payloadHash: payloadHash),
+            as: UTF8.self)
+    }
+
+    /// `canonicalRequest` as the bytes that are hashed (built in one buffer: every request is verified).
+    static func canonicalRequestBytes(_ request: Request, signedHeaders: [String], payloadHash: String)
+        throws(S3AuthFailure) -> [UInt8]
+    {
         guard let uri = canonicalURI(request.rawPath) else {
             throw .malformed("Malformed percent-encoding in the path.")
         }
-        guard let query = canonicalQuery(request.query) else {
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + (request.query?.utf8.count ?? 0))
+        out += request.method.utf8
+        out.append(newline)
+        out += uri.utf8
+        out.append(newline)
+        guard appendCanonicalQuery(request.query, to: &out) else {
             throw .malformed("Malformed percent-encoding in the query.")
         }
-        var lines = ""
+        out.append(newline)
         for name in signedHeaders {
-            let values = request.header(name)
-            lines += name + ":" + values.map(trim).joined(separator: ",") + "\n"
+            out += name.utf8
+            out.append(UInt8(ascii: ":"))
+            for (index, value) in request.header(name).enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out += trim(value).utf8
+            }
+            out.append(newline)
         }
-        return [request.method, uri, query, lines, signedHeaders.joined(separator: ";"), payloadHash]
-            .joined(separator: "\n")
+        out.append(newline)
+        for (index, name) in signedHeaders.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ";")) }
+            out += name.utf8
+        }
+        out.append(newline)
+        out += payloadHash.utf8
+        return out
     }
+
+    private static let newline = UInt8(ascii: "\n")
 
     /// The path decoded once and each byte outside RFC 3986's unreserved set (and `/`) encoded, upper-case hex:
     /// what S3 clients sign, whichever way they chose to escape the path they sent.
@@ -168,41 +200,56 @@ enum S3SigV4 {
     /// The query's pairs decoded, re-encoded, sorted bytewise by name then value, `=` always present;
     /// `X-Amz-Signature` left out.
     static func canonicalQuery(_ query: Substring?) -> String? {
-        guard let query, !query.isEmpty else { return "" }
-        var pairs: [(String, String)] = []
+        var out: [UInt8] = []
+        guard appendCanonicalQuery(query, to: &out) else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `canonicalQuery(query)`; false for malformed percent-encoding.
+    static func appendCanonicalQuery(_ query: Substring?, to out: inout [UInt8]) -> Bool {
+        guard var query, !query.isEmpty else { return true }
         // Split on bytes: a raw `=` followed by a combining mark is still the separator.
-        for piece in query.utf8.split(separator: UInt8(ascii: "&")) {
-            let item = Substring(piece)
-            let name: Substring
-            let value: Substring
-            if let equals = item.utf8.firstIndex(of: UInt8(ascii: "=")) {
-                name = item[..<equals]
-                value = item[item.utf8.index(after: equals)...]
-            } else {
-                name = item
-                value = ""
+        let pairs: [(name: [UInt8], value: [UInt8])]? = query.withUTF8 { bytes in
+            var pairs: [(name: [UInt8], value: [UInt8])] = []
+            for piece in bytes.split(separator: UInt8(ascii: "&")) {
+                let equals = piece.firstIndex(of: UInt8(ascii: "="))
+                let rawName = UnsafeBufferPointer(rebasing: piece[..<(equals ?? piece.endIndex)])
+                let rawValue = equals.map { UnsafeBufferPointer(rebasing: piece[($0 + 1)...]) }
+                guard let name = reencoded(rawName) else { return nil }
+                if name.elementsEqual("X-Amz-Signature".utf8) { continue }
+                guard let value = rawValue.map(reencoded) ?? [] else { return nil }
+                pairs.append((name, value))
             }
-            guard let n = PercentEncoding.decode(name, plusIsSpace: false),
-                let v = PercentEncoding.decode(value, plusIsSpace: false)
-            else { return nil }
-            if n.bytesEqual("X-Amz-Signature") { continue }
-            pairs.append((PercentEncoding.unreserved.encode(n), PercentEncoding.unreserved.encode(v)))
+            return pairs
         }
+        guard var pairs else { return false }
         pairs.sort {
-            $0.0.bytesEqual($1.0)
-                ? Array($0.1.utf8).lexicographicallyPrecedes(Array($1.1.utf8))
-                : Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8))
+            $0.name.elementsEqual($1.name)
+                ? $0.value.lexicographicallyPrecedes($1.value) : $0.name.lexicographicallyPrecedes($1.name)
         }
-        return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "&")) }
+            out += pair.name
+            out.append(UInt8(ascii: "="))
+            out += pair.value
+        }
+        return true
+    }
+
+    /// A query component decoded once and encoded as SigV4 wants it (RFC 3986 unreserved kept).
+    private static func reencoded(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard let decoded = PercentEncoding.decode(String(decoding: raw, as: UTF8.self), plusIsSpace: false) else {
+            return nil
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        PercentEncoding.unreserved.append(decoded, to: &out)
+        return out
     }
 
     /// Leading and trailing spaces removed, inner runs collapsed to one.
     static func trim(_ value: String) -> String {
         value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
-    }
-
-    static func stringToSign(amzDate: String, scope: String, canonicalRequest: String) -> String {
-        [algorithm, amzDate, scope, hex(SHA256.hash(Array(canonicalRequest.utf8)))].joined(separator: "\n")
     }
 
     /// `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service), "aws4_request")`.
@@ -219,19 +266,29 @@ enum S3SigV4 {
     }
 
     /// Checks `claim` for `request` with `secret`; returns the signing key (the aws-chunked body's chunk
-    /// signatures chain from it). The signature is compared in constant time.
-    static func verify(_ request: Request, claim: Claim, secret: [UInt8], payloadHash: String) throws(S3AuthFailure)
-        -> [UInt8]
-    {
+    /// signatures chain from it). The signature is compared in constant time. `keys`, when given, keeps the
+    /// signing key of each access key and day: it changes once a day, and deriving it is four HMACs.
+    static func verify(
+        _ request: Request, claim: Claim, secret: [UInt8], payloadHash: String, keys: S3SigningKeys? = nil
+    ) throws(S3AuthFailure) -> [UInt8] {
         guard claim.signedHeaders.contains(where: { $0.bytesEqual("host") }) else {
             throw .malformed("SignedHeaders must include host.")
         }
-        let canonical = try canonicalRequest(request, signedHeaders: claim.signedHeaders, payloadHash: payloadHash)
-        let key = signingKey(secret: secret, credential: claim.credential)
-        let expected = signature(
-            signingKey: key,
-            stringToSign: stringToSign(
-                amzDate: claim.amzDate, scope: claim.credential.scope, canonicalRequest: canonical))
+        let canonical = try canonicalRequestBytes(
+            request, signedHeaders: claim.signedHeaders, payloadHash: payloadHash)
+        let key =
+            keys?.key(secret: secret, credential: claim.credential)
+            ?? signingKey(secret: secret, credential: claim.credential)
+        var toSign: [UInt8] = []
+        toSign.reserveCapacity(160)
+        toSign += algorithm.utf8
+        toSign.append(newline)
+        toSign += claim.amzDate.utf8
+        toSign.append(newline)
+        toSign += claim.credential.scope.utf8
+        toSign.append(newline)
+        toSign += hex(SHA256.hash(canonical)).utf8
+        let expected = hex(HMAC.sha256(key: key, data: toSign))
         guard ConstantTime.equals(Array(expected.utf8), Array(claim.signature.utf8)) else { throw .mismatch }
         return key
     }
@@ -257,4 +314,30 @@ enum S3AuthFailure: Error, Sendable, Equatable {
     case expired
     case missingSessionToken
     case invalidSessionToken
+}
+
+/// Signing keys already derived, per access key, secret and credential scope: a key is valid for one day, one
+/// region and one service, and its secret; a reloaded key file with a new secret derives anew. Bounded: past
+/// `capacity` entries the cache starts over.
+final class S3SigningKeys: Sendable {
+    private struct Entry {
+        let secret: [UInt8]
+        let key: [UInt8]
+    }
+
+    private let entries = Mutex<[ExactString: Entry]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 1024) { self.capacity = capacity }
+
+    func key(secret: [UInt8], credential: S3SigV4.Credential) -> [UInt8] {
+        let id = ExactString(credential.accessKeyID + "/" + credential.scope)
+        if let hit = entries.withLock({ $0[id] }), hit.secret == secret { return hit.key }
+        let key = S3SigV4.signingKey(secret: secret, credential: credential)
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[id] = Entry(secret: secret, key: key)
+        }
+        return key
+    }
 }

@@ -47,7 +47,8 @@ extension S3Surface {
         let verifiable = S3SigV4.Request(
             method: request.method.rawValue, rawPath: request.path, query: request.query,
             header: { headers.values($0) })
-        let signingKey = try S3SigV4.verify(verifiable, claim: claim, secret: secret, payloadHash: payloadHash)
+        let signingKey = try S3SigV4.verify(
+            verifiable, claim: claim, secret: secret, payloadHash: payloadHash, keys: signingKeys)
         if isSession {
             guard let token = headers["x-amz-security-token"] ?? query["X-Amz-Security-Token"] else {
                 throw S3AuthFailure.missingSessionToken

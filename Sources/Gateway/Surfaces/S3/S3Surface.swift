@@ -27,6 +27,8 @@ public struct S3Configuration: Sendable {
 public struct S3Surface: APISurface {
     let service: StorageService
     let keys: S3AccessKeyStore
+    /// Signing keys derived so far (one per access key and day).
+    let signingKeys = S3SigningKeys()
     /// Verifies a session token (a user's JWT) as the other surfaces verify a bearer token.
     let sessions: any RequestAuthenticating
     let configuration: S3Configuration
