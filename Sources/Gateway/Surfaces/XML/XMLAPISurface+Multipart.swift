@@ -35,13 +35,7 @@ extension XMLAPISurface {
             case .caller(let signer): caller = signer
             case .refused(let response): return response
             }
-            guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
-                let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
-                let name = PercentEncoding.decode(objectText, plusIsSpace: false)
-            else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }
-            let object = try StorageService.objectPath(bucketName, name)
-            record.bucket = object.bucket
-            record.objectName = object.name
+            let object = try objectPath(matched)
             let query = try QueryParameters(
                 parsing: request.query, singleValued: Self.signingParameters + ["uploadId", "partNumber"])
             if request.method == .post, query.contains("uploads") {

@@ -128,13 +128,7 @@ public struct XMLAPISurface: APISurface {
             case .caller(let signer): caller = signer
             case .refused(let response): return response
             }
-            guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
-                let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
-                let name = PercentEncoding.decode(objectText, plusIsSpace: false)
-            else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }
-            let object = try StorageService.objectPath(bucketName, name)
-            record.bucket = object.bucket
-            record.objectName = object.name
+            let object = try objectPath(matched)
             switch request.method {
             case .get, .head: return try await read(object, caller, matched)
             case .put: return try await write(object, caller, matched)
@@ -146,6 +140,18 @@ public struct XMLAPISurface: APISurface {
         } catch {
             return failureResponse(for: error, record: record, logger: logger)
         }
+    }
+
+    /// The object `/{bucket}/{object...}` names (each segment percent-decoded once), recorded in the access log.
+    func objectPath(_ matched: MatchedRequest) throws -> ObjectPath {
+        guard let bucketText = matched.match["bucket"], let objectText = matched.match["object"],
+            let bucketName = PercentEncoding.decode(bucketText, plusIsSpace: false),
+            let name = PercentEncoding.decode(objectText, plusIsSpace: false)
+        else { throw ServiceError.badRequest("Malformed percent-encoding in the path.") }
+        let object = try StorageService.objectPath(bucketName, name)
+        matched.record.bucket = object.bucket
+        matched.record.objectName = object.name
+        return object
     }
 
     /// A signature or policy that did not verify: counted by reason, answered in GCS's XML error shape. Both
