@@ -101,7 +101,7 @@ public struct GatewayRouter: Sendable {
     }
 
     /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.
-    private static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
+    static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
         for piece in QueryPieces(query) where keys.contains(where: { piece.name.utf8.elementsEqual($0) }) {
             return true
         }

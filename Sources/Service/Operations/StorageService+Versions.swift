@@ -26,37 +26,4 @@ extension StorageService {
             try await commitGenerationDelete(object, current: current, versioned, in: bucket)
         }
     }
-
-    /// Updates the metadata of `object` at `generation`, live or noncurrent. The rules judge `update` on the
-    /// object's path with `resource` = that generation and `request.resource` = it as it would become (as for a
-    /// generation-addressed read or delete); the write is pinned to the metageneration they judged.
-    func updateGeneration(
-        _ object: ObjectPath, _ generation: Int64, _ versioned: any VersionedStorage, _ update: MetadataUpdate,
-        conditions: Conditions, caller: Caller, _ bucket: Bucket, _ context: RequestContext
-    ) async throws(ServiceError) -> ObjectMetadata {
-        for _ in 0..<Self.writeAttempts {
-            let current = try await existing(object, in: bucket, context, generation: generation)
-            let patch = current.map { update.patch(against: $0) }
-            let proposed = current.flatMap { current in patch.map { $0.applied(to: current, now: .now()) } }
-            try authorize(
-                .update, (object.bucket, object.name), principal: caller.principal, resource: current,
-                requestResource: proposed, context)
-            guard let current, let patch, let proposed else {
-                throw .noSuchObject(bucket: object.bucket, name: object.name)
-            }
-            try conditions.checkWrite(current)
-            try Self.checkCustomTime(from: current, to: proposed)
-            let pinned = Preconditions(ifMetagenerationMatch: current.metageneration)
-            do {
-                let committed = try await storage(context, "storage.update") { () async throws(StorageError) in
-                    try await commitGenerationPatch(
-                        object, generation: generation, patch, preconditions: pinned, versioned, in: bucket)
-                }
-                return revealed(committed, to: caller.principal)
-            } catch  where error.kind == .preconditionFailed {
-                continue
-            }
-        }
-        throw .unavailable("The object is being modified concurrently; retry.", retryAfter: 1)
-    }
 }

@@ -51,19 +51,20 @@ extension StorageService {
     }
 
     /// Applies `update` to `object` after rules `update` judged the object as it would become, then the
-    /// client's conditions. The write is pinned to the generation the rules judged.
+    /// client's conditions. The write is pinned to the generation the rules judged. On a versioned bucket a
+    /// request naming a generation updates that generation, live or noncurrent: the rules judge it as the
+    /// `resource` (as a generation-addressed read does), and the write is pinned to its metageneration.
     public func updateMetadata(
         _ object: ObjectPath, _ update: MetadataUpdate, conditions: Conditions,
         caller: Caller, _ context: RequestContext
     ) async throws(ServiceError) -> ObjectMetadata {
         let bucket = try bucket(object.bucket, context)
         let update = Self.ownTokens(update, for: caller.principal)
-        if let generation = conditions.selectedGeneration, let versioned = bucket.versioned {
-            return try await updateGeneration(
-                object, generation, versioned, update, conditions: conditions, caller: caller, bucket, context)
+        let addressed = conditions.selectedGeneration.flatMap { generation in
+            bucket.versioned.map { (generation: generation, versioned: $0) }
         }
         for _ in 0..<Self.writeAttempts {
-            let current = try await existing(object, in: bucket, context)
+            let current = try await existing(object, in: bucket, context, generation: addressed?.generation)
             let patch = current.map { update.patch(against: $0) }
             let proposed = current.flatMap { current in patch.map { $0.applied(to: current, now: .now()) } }
             try authorize(
@@ -74,12 +75,22 @@ extension StorageService {
             }
             try conditions.checkWrite(current)
             try Self.checkCustomTime(from: current, to: proposed)
-            let pinned = Preconditions(
-                ifGenerationMatch: current.generation,
-                ifMetagenerationMatch: current.metageneration)
             do {
                 let committed = try await storage(context, "storage.update") { () async throws(StorageError) in
-                    try await commitPatch(object, patch, preconditions: pinned, in: bucket)
+                    if let addressed {
+                        // A generation's own preconditions: `ifGenerationMatch` would name the live object.
+                        try await commitGenerationPatch(
+                            object, generation: addressed.generation, patch,
+                            preconditions: Preconditions(ifMetagenerationMatch: current.metageneration),
+                            addressed.versioned, in: bucket)
+                    } else {
+                        try await commitPatch(
+                            object, patch,
+                            preconditions: Preconditions(
+                                ifGenerationMatch: current.generation,
+                                ifMetagenerationMatch: current.metageneration),
+                            in: bucket)
+                    }
                 }
                 return revealed(committed, to: caller.principal)
             } catch  where error.kind == .preconditionFailed {

@@ -85,16 +85,7 @@ extension EmbeddedBackend: VersionedStorage {
     }
 
     public func listVersions(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        guard request.bucket.bytesEqual(bucket) else { throw .bucketNotFound(request.bucket) }
-        guard (1...1000).contains(request.maxResults) else {
-            throw .invalidArgument("maxResults must be between 1 and 1000")
-        }
-        let cursor = try request.cursor.map { (text) throws(StorageError) -> ListCursor in
-            try ListCursor(decoding: text)
-        }
-        var shape = request
-        shape.cursor = nil
-        let scanner = ListScanner(shape)
+        let (cursor, scanner) = try listScan(request)
         let bucket = self.bucket
         return try await store.reader().run { (db) throws(StorageError) -> ListPage in
             try db.transaction(immediate: false) { () throws(StorageError) -> ListPage in

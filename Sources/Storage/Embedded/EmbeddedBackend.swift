@@ -122,7 +122,9 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         return ObjectRead(metadata: stored.metadata, range: resolved, body: .file(region))
     }
 
-    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
+    /// What every listing (live, or every generation) starts from: the request checked against this bucket and
+    /// the page bounds, its cursor decoded, and the scanner of its prefix and delimiter.
+    func listScan(_ request: ListRequest) throws(StorageError) -> (cursor: ListCursor?, scanner: ListScanner) {
         guard request.bucket.bytesEqual(bucket) else { throw .bucketNotFound(request.bucket) }
         guard (1...1000).contains(request.maxResults) else {
             throw .invalidArgument("maxResults must be between 1 and 1000")
@@ -133,6 +135,11 @@ public final class EmbeddedBackend: StorageBackend, ResumableStaging, ChangeOutb
         var shape = request
         shape.cursor = nil
         let scanner = ListScanner(shape)
+        return (cursor, scanner)
+    }
+
+    public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
+        let (cursor, scanner) = try listScan(request)
         let bucket = self.bucket
         return try await store.reader().run { (db) throws(StorageError) -> ListPage in
             try db.transaction(immediate: false) { () throws(StorageError) -> ListPage in

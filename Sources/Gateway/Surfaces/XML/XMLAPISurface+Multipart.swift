@@ -13,18 +13,17 @@ import Service
 /// on the completed object) and the one atomic commit are the service's, shared with the S3 surface.
 extension XMLAPISurface {
     /// Whether the request's query names `uploads` or `uploadId` (the multipart calls).
-    static func namesMultipart(_ request: HTTPRequest) -> Bool { names(request, anyOf: multipartKeys) }
+    static func namesMultipart(_ request: HTTPRequest) -> Bool {
+        request.query.map { GatewayRouter.names($0, anyOf: multipartKeyBytes) } ?? false
+    }
 
     /// Whether the request's query carries a signed URL's signature.
-    static func isSigned(_ request: HTTPRequest) -> Bool { names(request, anyOf: GoogleSignedURL.gateKeys) }
-
-    private static func names(_ request: HTTPRequest, anyOf keys: [String]) -> Bool {
-        guard let query = request.query else { return false }
-        for piece in QueryPieces(query) where keys.contains(where: { piece.name.utf8.elementsEqual($0.utf8) }) {
-            return true
-        }
-        return false
+    static func isSigned(_ request: HTTPRequest) -> Bool {
+        request.query.map { GatewayRouter.names($0, anyOf: signatureKeyBytes) } ?? false
     }
+
+    private static let multipartKeyBytes = multipartKeys.map { Array($0.utf8) }
+    private static let signatureKeyBytes = GoogleSignedURL.gateKeys.map { Array($0.utf8) }
 
     func multipart(_ matched: MatchedRequest) async -> HTTPResponse {
         let record = matched.record
