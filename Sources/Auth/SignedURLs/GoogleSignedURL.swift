@@ -205,9 +205,10 @@ public enum GoogleSignedURL {
         elements += extensions.map { "\($0.0):\($0.1)" }
         let path = try canonicalPath(request.path)
         // The resource is the path; google-cloud-storage's V2 signer appends the URL's own query parameters
-        // (`query_parameters=`, e.g. a bucket listing's `prefix`) to it, so that form verifies too.
-        var resources = [path]
-        if let query = v2SignedQuery(request) { resources.append(path + "?" + query) }
+        // (`query_parameters=`, e.g. a bucket listing's `prefix`) to it. A URL that carries parameters beyond the
+        // signature's own verifies only in that form: a signature over the bare path would let anyone add or
+        // change parameters (another listing prefix, a multipart call) the signer never signed.
+        let resources = [v2SignedQuery(request).map { path + "?" + $0 } ?? path]
         let signer = key(email)
         let verified = resources.contains { resource in
             let stringToSign = Array((elements + [resource]).joined(separator: "\n").utf8)

@@ -468,3 +468,29 @@ def test_signed_bucket_url_lists_objects(client_for, version: str) -> None:
     tampered = signer.bucket(BUCKET).generate_signed_url(expiration=TEN_MINUTES, version=version) + "0"
     refused = requests.get(tampered.replace("Signature=", "Signature=00", 1), timeout=TIMEOUT)
     assert refused.status_code in (400, 403) and error_code(refused) in ("SignatureDoesNotMatch", "InvalidArgument")
+
+
+@pytest.mark.parametrize("version", ["v4", "v2"])
+def test_parameters_the_signature_does_not_cover_are_refused(client_for, setup: tuple[Server, Path],
+                                                             version: str) -> None:
+    """A signed URL grants what was signed: adding a query parameter (another listing prefix, a multipart call)
+    to it fails its signature, in V2 as in V4 — V2 signs the path alone only when the URL carries no other
+    parameter."""
+    signer = client_for("signer")
+    signer.bucket(BUCKET).blob("covered/a.txt").upload_from_string(b"a", **CALL)
+    listing = signer.bucket(BUCKET).generate_signed_url(expiration=TEN_MINUTES, version=version,
+                                                        query_parameters={"prefix": "covered/"})
+    assert requests.get(listing, timeout=TIMEOUT).status_code == 200
+    widened = requests.get(listing.replace("prefix=covered", "prefix=other"), timeout=TIMEOUT)
+    assert widened.status_code == 403 and error_code(widened) == "SignatureDoesNotMatch"
+
+    put = signer.bucket(BUCKET).blob("covered/b.txt").generate_signed_url(
+        version=version, expiration=TEN_MINUTES, method="POST", headers={"x-goog-resumable": "start"})
+    started = requests.post(put + "&uploads", timeout=TIMEOUT, headers={"x-goog-resumable": "start"})
+    assert started.status_code == 403 and error_code(started) == "SignatureDoesNotMatch"
+    plain = signer.bucket(BUCKET).blob("covered/a.txt").generate_signed_url(version=version, expiration=TEN_MINUTES)
+    listed_parts = requests.get(plain + "&uploadId=" + "0" * 32, timeout=TIMEOUT)
+    assert listed_parts.status_code == 403 and error_code(listed_parts) == "SignatureDoesNotMatch"
+    bucket_url = signer.bucket(BUCKET).generate_signed_url(expiration=TEN_MINUTES, version=version)
+    uploads = requests.get(bucket_url + "&uploads", timeout=TIMEOUT)
+    assert uploads.status_code == 403 and error_code(uploads) == "SignatureDoesNotMatch"
