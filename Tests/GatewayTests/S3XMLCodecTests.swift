@@ -72,4 +72,15 @@ import Testing
         #expect(S3ObjectMapping.etag(meta) == "\"abc-3\"")
         #expect(S3ObjectMapping.responseHeaders(meta)["x-amz-meta-s3-etag"] == nil)
     }
+
+    @Test func objectsAreServedWithAMediaTypeOnly() {
+        var meta = ObjectMetadata(
+            bucket: "b", name: "n", generation: 1, size: 0, timeCreated: .now(), updated: .now(),
+            contentType: "text/html; charset=utf-8")
+        #expect(S3ObjectMapping.responseHeaders(meta)["Content-Type"] == "text/html; charset=utf-8")
+        meta.contentType = "text/html, <script>"
+        #expect(S3ObjectMapping.responseHeaders(meta)["Content-Type"] == ServedContentType.unknown)
+        meta.contentType = nil
+        #expect(S3ObjectMapping.responseHeaders(meta)["Content-Type"] == S3ObjectMapping.defaultContentType)
+    }
 }

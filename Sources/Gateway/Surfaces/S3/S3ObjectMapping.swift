@@ -61,7 +61,8 @@ enum S3ObjectMapping {
     /// The headers of a GetObject or HeadObject answer (besides length and range, which the content adds).
     static func responseHeaders(_ meta: ObjectMetadata) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.add("Content-Type", meta.contentType ?? defaultContentType)
+        // A stored type that is no media type is served as unknown bytes, as on the other surfaces.
+        headers.add("Content-Type", meta.contentType == nil ? defaultContentType : ServedContentType.of(meta))
         if let value = meta.contentEncoding { headers.add("Content-Encoding", value) }
         if let value = meta.contentDisposition { headers.add("Content-Disposition", value) }
         if let value = meta.contentLanguage { headers.add("Content-Language", value) }
