@@ -53,7 +53,7 @@ final class AsyncBridge<Work: BridgedWork>: Sendable {
     /// otherwise `work.deliver` is called later on `loop`.
     static func start(on loop: any EventLoop, _ work: Work) -> (task: Task<Void, Never>, inline: Work.Result?) {
         let bridge = AsyncBridge(work: work, loop: loop)
-        let task = Task.immediate { await bridge.run() }
+        let task = Task.immediate(executorPreference: loop.taskExecutor) { await bridge.run() }
         let inline = bridge.state.withLock { state -> Work.Result? in
             if case .finishedInline(let result) = state { return result }
             state = .detached

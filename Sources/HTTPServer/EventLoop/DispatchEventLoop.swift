@@ -51,6 +51,9 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
     /// Each readiness is its own block on the queue: there is no batch to hold output for.
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool { false }
 
+    /// None: exchanges resume on the global executor, which the queue's blocks already share.
+    var taskExecutor: (any TaskExecutor)? { nil }
+
     /// A serial queue has no turns of its own: the job is queued behind every block already on the queue, so
     /// what those blocks add before it runs is handled with it.
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void) {

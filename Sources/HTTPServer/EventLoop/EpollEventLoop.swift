@@ -29,13 +29,15 @@ import PortcullisCore
 /// sweeps, not one per connection.
 ///
 /// Everything not behind `inbox` is confined to the loop thread (hence `@unchecked Sendable`).
-final class EpollEventLoop: EventLoop, @unchecked Sendable {
+final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private static let wakeKey = UInt64.max
 
     private struct Inbox {
         var jobs: [@Sendable () -> Void] = []
+        /// Async work resuming on this loop (`enqueue`): kept apart from `jobs` so a resumption costs no closure.
+        var tasks: [UnownedJob] = []
         /// The loop is in (or about to enter) a blocking `epoll_wait`: the next job must wake it.
         var sleeping = false
     }
@@ -93,6 +95,20 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         if wake { _ = eventfd_write(wakeFD, 1) }
     }
 
+    /// The loop as the exchanges' task executor: a resumed task runs here, in order with the loop's other jobs.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let wake = inbox.withLock { inbox -> Bool in
+            inbox.tasks.append(job)
+            guard inbox.sleeping else { return false }
+            inbox.sleeping = false
+            return true
+        }
+        if wake { _ = eventfd_write(wakeFD, 1) }
+    }
+
+    var taskExecutor: (any TaskExecutor)? { self }
+
     func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
     var coversCurrentThread: Bool { pthread_equal(pthread_self(), pthread_t(thread.load(ordering: .relaxed))) != 0 }
@@ -145,13 +161,14 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         var jobs: [@Sendable () -> Void] = []
+        var tasks: [UnownedJob] = []
         while true {
-            runJobs(&jobs)
+            runJobs(&jobs, &tasks)
             held.sendAll()
             finishReleasing()
             runTurnEnd()
             let block = inbox.withLock { inbox -> Bool in
-                guard inbox.jobs.isEmpty else { return false }
+                guard inbox.jobs.isEmpty && inbox.tasks.isEmpty else { return false }
                 inbox.sleeping = true
                 return true
             }
@@ -180,11 +197,20 @@ final class EpollEventLoop: EventLoop, @unchecked Sendable {
         return readiness
     }
 
-    private func runJobs(_ jobs: inout [@Sendable () -> Void]) {
-        inbox.withLock { swap(&$0.jobs, &jobs) }
-        guard !jobs.isEmpty else { return }
-        for job in jobs { job() }
-        jobs.removeAll(keepingCapacity: jobs.capacity <= 1024)
+    private func runJobs(_ jobs: inout [@Sendable () -> Void], _ tasks: inout [UnownedJob]) {
+        inbox.withLock {
+            swap(&$0.jobs, &jobs)
+            swap(&$0.tasks, &tasks)
+        }
+        if !jobs.isEmpty {
+            for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: jobs.capacity <= 1024)
+        }
+        if !tasks.isEmpty {
+            let executor = asUnownedTaskExecutor()
+            for task in tasks { task.runSynchronously(on: executor) }
+            tasks.removeAll(keepingCapacity: tasks.capacity <= 1024)
+        }
     }
 
     private func runTurnEnd() {

@@ -133,6 +133,9 @@ protocol EventLoop: InPlaceLookupPermit {
     /// or the jobs handed over since the last — is handled, before anything else runs. False when the driver
     /// has no batches (Dispatch: each readiness is its own callback), and the channel sends at once.
     func sendAtEndOfBatch(_ channel: any EventLoopChannel) -> Bool
+    /// The executor the async work of this loop's exchanges prefers (`AsyncBridge`), so that it resumes here
+    /// after a suspension instead of on Swift's global executor; nil: the global executor.
+    var taskExecutor: (any TaskExecutor)? { get }
 }
 
 /// The channels that held output for the end of a loop's batch (`sendAtEndOfBatch`), kept by the loop. Shared by

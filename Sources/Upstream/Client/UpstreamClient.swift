@@ -32,6 +32,10 @@ public final class UpstreamClient: Sendable {
         self.logger = logger
     }
 
+    deinit {
+        loop.stop()
+    }
+
     /// Transfers currently holding a curl easy handle (leak checks; 0 when idle).
     public var activeTransfers: Int { loop.activeTransfers }
 

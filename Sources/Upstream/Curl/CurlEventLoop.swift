@@ -1,44 +1,65 @@
 internal import CCurl
-import Dispatch
-import Synchronization
-
-#if canImport(Glibc)
+internal import CEpoll
 import Glibc
-#endif
+import PortcullisCore
+import Synchronization
 
 /// libcurl's process-wide initialisation, run once before the first multi handle exists.
 private let curlGlobalInit: Bool = curl_global_init(pc_curl_global_default()) == CURLE_OK
 
-/// The event loop behind an `UpstreamClient`: ONE curl multi handle driven by `curl_multi_socket_action` from
-/// DispatchSource read/write sources per socket (`CURLMOPT_SOCKETFUNCTION`) and one timer source
-/// (`CURLMOPT_TIMERFUNCTION`), all on one serial queue.
+/// The event loop behind an `UpstreamClient`: ONE curl multi handle driven by `curl_multi_socket_action` from a
+/// thread of its own that waits in `epoll_wait` on curl's sockets (`CURLMOPT_SOCKETFUNCTION`), sleeping until
+/// the earliest of curl's timer (`CURLMOPT_TIMERFUNCTION`) and the loop's own deadlines (`CurlLoopDeadlines`).
 ///
-/// Threading contract: every curl call and every mutable field below is confined to `queue` (hence
-/// `@unchecked Sendable`); other threads only enqueue blocks. Callbacks curl makes run on that queue too,
-/// because curl calls them from inside the calls we make there.
+/// Why a thread and not Dispatch sources on a serial queue: with sources, every readiness event of an upstream
+/// socket is fetched by Dispatch's manager thread and handed to a worker that runs the queue, and every change of
+/// interest (curl asks for one on each request over a reused connection and on each pause) or of a timer goes
+/// through the manager again — about six context switches per proxied metadata GET (bench/NOTES.md, "What binds
+/// S16"). Here readiness, curl's callbacks and the deadlines all run on the one thread that waits, interest changes
+/// are one `epoll_ctl` there, and other threads reach it through `execute` (an `eventfd` write, only when it
+/// sleeps).
 ///
-/// Socket close is deferred (`CURLOPT_CLOSESOCKETFUNCTION`): a socket is closed only after its dispatch sources
-/// finished cancelling, so a reused descriptor number can never be unregistered by a stale source.
+/// Threading contract: every curl call and every mutable field below is confined to the loop thread (hence
+/// `@unchecked Sendable`); other threads only `execute` jobs. Callbacks curl makes run on that thread too,
+/// because curl calls them from inside the calls made there.
+///
+/// Sockets curl closes are closed at the end of the loop turn (`CURLOPT_CLOSESOCKETFUNCTION`), after the
+/// readiness batch that might still name their number: a socket curl opens meanwhile cannot reuse the number
+/// and receive a stale event.
+///
+/// Lifetime: the thread holds the loop until `stop` (the client's deinit) and the last transfer has finished;
+/// then it cleans up the multi handle and exits.
 final class CurlEventLoop: @unchecked Sendable {
-    let queue = DispatchQueue(label: "portcullis.upstream.curl")
     private let multi: UnsafeMutableRawPointer
-    private var watches: [Int32: SocketWatch] = [:]
-    private let sockets = SocketCloser()
-    private let timer: any DispatchSourceTimer
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private static let wakeKey = UInt64.max
+
+    private struct Inbox {
+        var jobs: [@Sendable () -> Void] = []
+        /// The loop is in (or about to enter) a blocking `epoll_wait`: the next job must wake it.
+        var sleeping = false
+        var stopRequested = false
+    }
+    private let inbox = Mutex(Inbox())
+    /// The loop thread's id (`pthread_t`), read by `isCurrent` from any thread.
+    private let thread = Atomic<UInt>(0)
+
+    // Confined to the loop thread.
+    /// The epoll events each of curl's sockets is registered for.
+    private var watched: [Int32: UInt32] = [:]
+    private var closing: [Int32] = []
     private var transfers: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var deadlines = CurlLoopDeadlines<UnsafeMutableRawPointer>()
+    /// Response streams holding bytes for a waiting consumer below its low-water mark (see
+    /// `ResponseBodyStream`), woken once their bytes are `flushDelayNanoseconds` old.
+    private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
+    private var stopping = false
+
     private let active = Atomic<Int>(0)
     let verifyTLS: Bool
     /// Shared by the response streams of all transfers (see `WindowBudget`).
     let windowBudget: WindowBudget
-    /// Response streams holding bytes for a waiting consumer below its low-water mark (see
-    /// `ResponseBodyStream`), woken by `flushTimer` once their bytes are `flushDelayNanoseconds` old.
-    private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
-    private let flushTimer: any DispatchSourceTimer
-    private var flushArmed = false
-    /// A "time-out now" run is queued (see `updateTimer`).
-    private var runNowPending = false
-    /// When `timer` fires (`DispatchTime` uptime nanoseconds), given what curl asks for.
-    private var timerSchedule = CurlTimerSchedule()
     static let flushDelayNanoseconds: UInt64 = 1_000_000
 
     /// Transfers added to the multi handle and not yet finished (leak checks, `/metrics`).
@@ -50,8 +71,11 @@ final class CurlEventLoop: @unchecked Sendable {
         windowBudget = WindowBudget(bytes: configuration.responseWindowBudgetBytes)
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        flushTimer = DispatchSource.makeTimerSource(queue: queue)
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        precondition(epollFD >= 0 && wakeFD >= 0, "cannot create the upstream event loop: errno \(errno)")
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeKey))
+        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0, "cannot watch the wake-up descriptor")
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = pc_curl_multi_setopt_socket_function(multi, curlSocketCallback)
         _ = pc_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
@@ -59,37 +83,62 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = pc_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
         _ = pc_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.maxIdleConnections)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            timerSchedule.firing()
-            socketAction(pc_curl_socket_timeout(), 0)
-            if let deadline = timerSchedule.afterRun(now: DispatchTime.now().uptimeNanoseconds) {
-                timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
-            }
-        }
-        timer.schedule(deadline: .distantFuture)
-        timer.activate()
-        flushTimer.setEventHandler { [weak self] in self?.flushDue() }
-        flushTimer.schedule(deadline: .distantFuture)
-        flushTimer.activate()
+        startThread()
     }
 
     deinit {
-        // Runs once no transfer holds the loop (transfers keep it alive), so the multi handle is idle.
-        timer.cancel()
-        flushTimer.cancel()
-        for (_, watch) in watches { watch.cancelAll(sockets) }
-        curl_multi_cleanup(multi)
+        // The thread has exited (it holds the loop until then) and cleaned up the multi handle.
+        _ = Glibc.close(epollFD)
+        _ = Glibc.close(wakeFD)
     }
 
+    private func startThread() {
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(
+            &handle, nil,
+            { context in
+                Unmanaged<CurlEventLoop>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
+        precondition(result == 0, "cannot start the upstream event loop thread: \(result)")
+        pthread_detach(handle)
+    }
+
+    // MARK: any thread
+
+    /// Runs `job` on the loop thread after the current turn; wakes the loop if it waits.
+    func execute(_ job: @escaping @Sendable () -> Void) {
+        let wake = inbox.withLock { inbox -> Bool in
+            inbox.jobs.append(job)
+            guard inbox.sleeping else { return false }
+            inbox.sleeping = false
+            return true
+        }
+        if wake { _ = eventfd_write(wakeFD, 1) }
+    }
+
+    /// Lets the thread exit once every transfer has finished (the owning client is gone).
+    func stop() {
+        let wake = inbox.withLock { inbox -> Bool in
+            inbox.stopRequested = true
+            let sleeping = inbox.sleeping
+            inbox.sleeping = false
+            return sleeping
+        }
+        if wake { _ = eventfd_write(wakeFD, 1) }
+    }
+
+    var isCurrent: Bool { pthread_equal(pthread_self(), pthread_t(thread.load(ordering: .relaxed))) != 0 }
+
     /// The opaque pointer given to curl as close-socket user data (lives as long as the loop).
-    var socketCloserPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(sockets).toOpaque() }
+    var closeSocketContext: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    // MARK: transfers (queue only)
+    // MARK: transfers (loop thread)
 
-    /// Adds a configured easy handle; `transfer` is kept alive until `finish`.
+    /// Adds a configured easy handle; `transfer` is kept alive until `remove`.
     func add(_ transfer: CurlTransfer, easy: UnsafeMutableRawPointer) -> Bool {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(isCurrent, "curl handles are added on the upstream loop")
         transfers[easy] = transfer
         guard curl_multi_add_handle(multi, easy) == CURLM_OK else {
             transfers[easy] = nil
@@ -101,17 +150,20 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Removes an easy handle (finished or aborted). curl closes the connection of an unfinished transfer.
     func remove(easy: UnsafeMutableRawPointer) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(isCurrent, "curl handles are removed on the upstream loop")
+        deadlines.cancel(easy)
         guard transfers.removeValue(forKey: easy) != nil else { return }
         curl_multi_remove_handle(multi, easy)
         active.subtract(1, ordering: .relaxed)
     }
 
-    /// Drives curl after an event (or the timer), then completes whatever finished.
-    private func socketAction(_ socket: Int32, _ mask: Int32) {
-        var running: Int32 = 0
-        _ = curl_multi_socket_action(multi, socket, mask, &running)
-        drainMessages()
+    /// The transfer of `easy` (added) hears `firstByteDeadlinePassed` once `deadline` is reached.
+    func setFirstByteDeadline(_ deadline: UInt64, easy: UnsafeMutableRawPointer) {
+        deadlines.set(easy, at: deadline)
+    }
+
+    func cancelFirstByteDeadline(easy: UnsafeMutableRawPointer) {
+        deadlines.cancel(easy)
     }
 
     /// Called after `curl_easy_pause` un-pauses a transfer: curl expires it at once via the timer callback,
@@ -127,153 +179,142 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// `stream` holds bytes its waiting consumer was not woken for: wake it within the flush delay.
     func scheduleFlush(_ stream: ResponseBodyStream) {
-        dispatchPrecondition(condition: .onQueue(queue))
         pendingFlush[ObjectIdentifier(stream)] = stream
-        armFlushTimer()
+        deadlines.armFlush(at: MonotonicClock.nanoseconds() &+ Self.flushDelayNanoseconds)
     }
 
-    private func armFlushTimer() {
-        guard !flushArmed, !pendingFlush.isEmpty else { return }
-        flushArmed = true
-        flushTimer.schedule(
-            deadline: .now() + .nanoseconds(Int(Self.flushDelayNanoseconds)),
-            leeway: .microseconds(200))
+    // MARK: the loop thread
+
+    private func run() {
+        thread.store(UInt(pthread_self()), ordering: .relaxed)
+        pc_name_current_thread("upstream")
+        let capacity = 64
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        var jobs: [@Sendable () -> Void] = []
+        while true {
+            runJobs(&jobs)
+            runDeadlines()
+            closeSockets()
+            let idle = transfers.isEmpty
+            let (block, exit) = inbox.withLock { inbox -> (Bool, Bool) in
+                guard inbox.jobs.isEmpty else { return (false, false) }
+                if inbox.stopRequested && idle { return (false, true) }
+                inbox.sleeping = true
+                return (true, false)
+            }
+            if exit { break }
+            let count = epoll_wait(epollFD, events, Int32(capacity), block ? timeoutMillis() : 0)
+            if block { inbox.withLock { $0.sleeping = false } }
+            for index in 0..<max(0, Int(count)) {
+                let event = events[index]
+                if event.data.u64 == Self.wakeKey {
+                    var value: eventfd_t = 0
+                    _ = eventfd_read(wakeFD, &value)
+                    continue
+                }
+                let fd = Int32(truncatingIfNeeded: event.data.u64)
+                // A socket curl stopped watching earlier in this batch hears nothing more.
+                guard watched[fd] != nil else { continue }
+                socketAction(fd, Self.curlMask(event.events))
+            }
+            closeSockets()
+        }
+        shutDown()
+    }
+
+    private func runJobs(_ jobs: inout [@Sendable () -> Void]) {
+        inbox.withLock { swap(&$0.jobs, &jobs) }
+        guard !jobs.isEmpty else { return }
+        for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: jobs.capacity <= 1024)
+    }
+
+    private func runDeadlines() {
+        let now = MonotonicClock.nanoseconds()
+        if deadlines.takeCurl(now: now) { socketAction(pc_curl_socket_timeout(), 0) }
+        if deadlines.takeFlush(now: now) { flushDue() }
+        for easy in deadlines.takeDue(now: now) { transfers[easy]?.firstByteDeadlinePassed() }
+    }
+
+    /// Milliseconds until the earliest deadline, rounded up (-1: none).
+    private func timeoutMillis() -> Int32 {
+        guard let next = deadlines.next else { return -1 }
+        let now = MonotonicClock.nanoseconds()
+        guard next > now else { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+
+    private static func curlMask(_ events: UInt32) -> Int32 {
+        var mask: Int32 = 0
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_IN }
+        if events & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
+        if events & EPOLLERR.rawValue != 0 { mask |= CURL_CSELECT_ERR }
+        return mask
+    }
+
+    /// Drives curl after an event (or its timer), then completes whatever finished.
+    private func socketAction(_ socket: Int32, _ mask: Int32) {
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(multi, socket, mask, &running)
+        drainMessages()
     }
 
     private func flushDue() {
-        flushArmed = false
-        // A little slack, so a stream made pending just after the timer was armed is not left for a whole period.
+        // A little slack, so a stream made pending just after the flush was armed is not left for a whole period.
         let age = Self.flushDelayNanoseconds / 2
         for (key, stream) in pendingFlush where !stream.flush(olderThan: age) {
             pendingFlush[key] = nil
         }
-        armFlushTimer()
+        if !pendingFlush.isEmpty {
+            deadlines.armFlush(at: MonotonicClock.nanoseconds() &+ Self.flushDelayNanoseconds)
+        }
     }
 
-    // MARK: curl callbacks (queue only)
+    private func closeSockets() {
+        guard !closing.isEmpty else { return }
+        for fd in closing { _ = Glibc.close(fd) }
+        closing.removeAll(keepingCapacity: true)
+    }
+
+    private func shutDown() {
+        stopping = true
+        curl_multi_cleanup(multi)  // closes the cached connections through `closeSocket`, at once now
+        closeSockets()
+        watched.removeAll()
+    }
+
+    // MARK: curl callbacks (loop thread)
 
     fileprivate func updateSocket(_ fd: Int32, what: Int32) {
-        let watch = watches[fd] ?? SocketWatch(fd: fd)
-        watches[fd] = watch
-        let wantRead = what == CURL_POLL_IN || what == CURL_POLL_INOUT
-        let wantWrite = what == CURL_POLL_OUT || what == CURL_POLL_INOUT
-        if wantRead, watch.read == nil {
-            if let parked = sockets.unpark(fd) {
-                watch.read = parked
-                parked.resume()
-            } else {
-                let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-                source.setEventHandler { [weak self] in self?.socketAction(fd, CURL_CSELECT_IN) }
-                watch.read = source
-                source.activate()
-            }
-        } else if !wantRead, let source = watch.read {
-            // curl keeps the socket but does not want it read now: a paused transfer (hundreds of times per
-            // GiB with a slow client), or a connection back in its cache until the next request. Suspended, not
-            // cancelled, so the next `CURL_POLL_IN` resumes it instead of registering a new source.
-            watch.read = nil
-            sockets.park(source, fd: fd)
+        var wanted: UInt32 = 0
+        if what == CURL_POLL_IN || what == CURL_POLL_INOUT { wanted |= EPOLLIN.rawValue }
+        if what == CURL_POLL_OUT || what == CURL_POLL_INOUT { wanted |= EPOLLOUT.rawValue }
+        let current = watched[fd]
+        guard current != wanted || what == CURL_POLL_REMOVE else { return }
+        if what == CURL_POLL_REMOVE || wanted == 0 {
+            // Also when curl keeps the socket but wants nothing from it now (a paused transfer, a connection in
+            // its cache): a level-triggered socket left in the set would wake the loop for nothing.
+            if current != nil { _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+            watched[fd] = nil
+            return
         }
-        if wantWrite, watch.write == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [weak self] in self?.socketAction(fd, CURL_CSELECT_OUT) }
-            watch.write = source
-            source.activate()
-        } else if !wantWrite, let source = watch.write {
-            watch.write = nil
-            sockets.cancel(source, fd: fd)
-        }
-        if what == CURL_POLL_REMOVE { watches[fd] = nil }
+        var event = epoll_event(events: wanted, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
+        _ = epoll_ctl(epollFD, current == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+        watched[fd] = wanted
     }
 
-    /// curl's timer callback: the timer moves only when `CurlTimerSchedule` says so (it explains why).
     fileprivate func updateTimer(milliseconds: Int) {
-        let deadline = timerSchedule.curlAsked(milliseconds: milliseconds, now: DispatchTime.now().uptimeNanoseconds)
-        if milliseconds == 0 {
-            // "As soon as possible" (an un-paused transfer, a new one): run on this queue right after the current
-            // block instead of through a timer. Not from inside the callback itself, which curl forbids.
-            guard !runNowPending else { return }
-            runNowPending = true
-            queue.async { [weak self] in
-                guard let self else { return }
-                runNowPending = false
-                socketAction(pc_curl_socket_timeout(), 0)
-            }
-        } else if let deadline {
-            timer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
-        }
-    }
-}
-
-/// The read and write sources currently watching one socket.
-private final class SocketWatch {
-    let fd: Int32
-    var read: (any DispatchSourceRead)?
-    var write: (any DispatchSourceWrite)?
-    init(fd: Int32) { self.fd = fd }
-
-    func cancelAll(_ closer: SocketCloser) {
-        if let read { closer.cancel(read, fd: fd) }
-        if let write { closer.cancel(write, fd: fd) }
-        read = nil
-        write = nil
-    }
-}
-
-/// Defers `close(fd)` until every dispatch source on `fd` has finished cancelling. Thread-safe (the
-/// close-socket callback may also run from the loop's deinit).
-///
-/// It also holds the suspended ("parked") read sources of sockets curl keeps open but does not want read now, and
-/// cancels a parked source when curl closes its socket. Making a Dispatch source and cancelling it each cost the
-/// manager thread a wake-up and an `epoll_ctl`, and curl asks for that on every pause and un-pause of a transfer
-/// and on every request over a reused connection; a suspended source fires no events (it does not spin on a
-/// readable socket) and resuming it delivers what arrived meanwhile.
-final class SocketCloser: Sendable {
-    private let state = Mutex<(cancelling: [Int32: Int], closeRequested: Set<Int32>)>(([:], []))
-    private let parked = Mutex<[Int32: ParkedRead]>([:])
-
-    /// Dispatch sources are thread-safe objects (suspend, resume and cancel may come from any thread); the
-    /// protocol existential is just not marked `Sendable`.
-    private struct ParkedRead: @unchecked Sendable { let source: any DispatchSourceRead }
-
-    /// Suspends `source` until `unpark(fd)` (which the caller resumes) or `close(fd)`.
-    func park(_ source: any DispatchSourceRead, fd: Int32) {
-        source.suspend()
-        let entry = ParkedRead(source: source)
-        parked.withLock { $0[fd] = entry }
+        // Zero ("as soon as possible": an un-paused transfer, a new one) runs before the loop sleeps again, never
+        // from inside this callback, which curl forbids.
+        deadlines.curlAsked(milliseconds: milliseconds, now: MonotonicClock.nanoseconds())
     }
 
-    /// The parked, still suspended read source of `fd`, if any; the caller resumes it.
-    func unpark(_ fd: Int32) -> (any DispatchSourceRead)? {
-        parked.withLock { $0.removeValue(forKey: fd) }?.source
-    }
-
-    func cancel(_ source: any DispatchSourceProtocol, fd: Int32) {
-        state.withLock { $0.cancelling[fd, default: 0] += 1 }
-        source.setCancelHandler { [self] in
-            let close = state.withLock { s -> Bool in
-                let left = (s.cancelling[fd] ?? 1) - 1
-                s.cancelling[fd] = left > 0 ? left : nil
-                return left <= 0 && s.closeRequested.remove(fd) != nil
-            }
-            if close { _ = Glibc.close(fd) }
-        }
-        source.cancel()
-    }
-
-    func close(_ fd: Int32) {
-        if let source = unpark(fd) {
-            cancel(source, fd: fd)
-            source.resume()  // a suspended source runs its cancel handler only once resumed
-        }
-        let now = state.withLock { s -> Bool in
-            if s.cancelling[fd] != nil {
-                s.closeRequested.insert(fd)
-                return false
-            }
-            return true
-        }
-        if now { _ = Glibc.close(fd) }
+    fileprivate func closeSocket(_ fd: Int32) -> Int32 {
+        if watched.removeValue(forKey: fd) != nil { _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+        if stopping { return Glibc.close(fd) }
+        closing.append(fd)
+        return 0
     }
 }
 
@@ -289,9 +330,8 @@ private let curlTimerCallback: curl_multi_timer_callback = { _, timeoutMS, userp
     return 0
 }
 
-/// Installed on every easy handle with `CURLOPT_CLOSESOCKETDATA` = the loop's `SocketCloser`.
+/// Installed on every easy handle with `CURLOPT_CLOSESOCKETDATA` = the loop (`closeSocketContext`).
 let curlCloseSocketCallback: curl_closesocket_callback = { clientp, fd in
     guard let clientp else { return Glibc.close(fd) }
-    Unmanaged<SocketCloser>.fromOpaque(clientp).takeUnretainedValue().close(fd)
-    return 0
+    return Unmanaged<CurlEventLoop>.fromOpaque(clientp).takeUnretainedValue().closeSocket(fd)
 }

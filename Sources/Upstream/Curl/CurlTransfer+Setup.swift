@@ -54,7 +54,7 @@ extension CurlTransfer {
         _ = pc_curl_easy_setopt_xferinfo_function(easy, transferProgressCallback)
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me)
         _ = pc_curl_easy_setopt_closesocket_function(easy, curlCloseSocketCallback)
-        _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, loop.socketCloserPointer)
+        _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, loop.closeSocketContext)
 
         // Method and body.
         let method = request.method.uppercased()

@@ -1,5 +1,4 @@
 internal import CCurl
-import Dispatch
 import PortcullisCore
 
 /// The response head, handed to `send` as soon as the final status line and headers are in.
@@ -28,8 +27,6 @@ final class CurlHandle {
     /// The response head being collected (the last status line and its fields; interim 1xx heads reset it).
     var status = 0
     var headers: [(String, String)] = []
-    /// Armed while the transfer waits for its head (`awaitingHead`).
-    var firstByteTimer: (any DispatchSourceTimer)?
     /// How much of an in-memory request body curl has taken (it may seek back), and of a streamed one.
     var bytesOffset = 0
     var streamSent: Int64 = 0
@@ -95,7 +92,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Starts the transfer; `continuation` receives the head or the failure before any head.
     func start(_ continuation: CheckedContinuation<Result<TransferHead, UpstreamError>, Never>) {
-        loop.queue.async { [self] in
+        loop.execute { [self] in
             startTime = MonotonicClock.nanoseconds()
             if let error = lifecycle.takeEarlyAbort() {
                 continuation.resume(returning: .failure(error))
@@ -115,12 +112,11 @@ final class CurlTransfer: @unchecked Sendable {
             case .bytes(let bytes): requestComplete = bytes.isEmpty
             case .stream: requestComplete = false
             }
-            if let deadline = lifecycle.start(handle, requestComplete: requestComplete, now: startTime) {
-                armFirstByteTimer(handle, deadline: deadline)
-            }
+            let deadline = lifecycle.start(handle, requestComplete: requestComplete, now: startTime)
             guard loop.add(self, easy: handle.easy) else {
                 return finish(.invalidRequest("curl_multi_add_handle failed"))
             }
+            if let deadline { loop.setFirstByteDeadline(deadline, easy: handle.easy) }
             if case .stream(let stream, _) = request.body, let buffer = requestBuffer {
                 let box = WeakTransfer()
                 box.transfer = self
@@ -134,14 +130,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// Aborts the transfer at once (consumer cancelled, task cancelled): the easy handle is removed, which
     /// closes its connection.
     func abort(_ error: UpstreamError) {
-        loop.queue.async { [self] in
+        loop.execute { [self] in
             if !lifecycle.abortBeforeStart(error) { finish(error) }
         }
     }
 
     /// Re-applies the pause state after a buffer changed (consumer drained, producer pushed).
     func enqueuePauseUpdate() {
-        loop.queue.async { [self] in applyPauseState() }
+        loop.execute { [self] in applyPauseState() }
     }
 
     // MARK: loop queue
@@ -173,8 +169,6 @@ final class CurlTransfer: @unchecked Sendable {
         var bodyBytes: Int64 = 0
         var status = 0
         if let handle {
-            handle.firstByteTimer?.cancel()
-            handle.firstByteTimer = nil
             var downloaded: curl_off_t = 0
             _ = pc_curl_easy_getinfo_off(handle.easy, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
             bodyBytes = Int64(downloaded)
@@ -242,28 +236,18 @@ final class CurlTransfer: @unchecked Sendable {
     func requestSent() {
         guard let handle = lifecycle.handle, let deadline = lifecycle.requestSent(now: MonotonicClock.nanoseconds())
         else { return }
-        armFirstByteTimer(handle, deadline: deadline)
+        loop.setFirstByteDeadline(deadline, easy: handle.easy)
     }
 
-    private func armFirstByteTimer(_ handle: CurlHandle, deadline: UInt64) {
-        let timer = DispatchSource.makeTimerSource(queue: loop.queue)
-        let now = MonotonicClock.nanoseconds()
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: deadline > now ? deadline - now : 0)))
-        timer.setEventHandler { [weak self] in self?.firstByteTimerFired(deadline: deadline) }
-        timer.activate()
-        handle.firstByteTimer?.cancel()
-        handle.firstByteTimer = timer
-    }
-
-    private func firstByteTimerFired(deadline: UInt64) {
-        if let error = lifecycle.expiry(now: max(deadline, MonotonicClock.nanoseconds())) { finish(error) }
+    /// The loop's deadline for the head passed (it was set from `lifecycle`, which decides).
+    func firstByteDeadlinePassed() {
+        if let error = lifecycle.expiry(now: MonotonicClock.nanoseconds()) { finish(error) }
     }
 
     /// The final head is in: hand it to the waiter (`awaitingHead` → `streaming`). Later calls do nothing.
     func deliverHead() {
         guard let handle = lifecycle.headArrived(now: MonotonicClock.nanoseconds()) else { return }
-        handle.firstByteTimer?.cancel()
-        handle.firstByteTimer = nil
+        loop.cancelFirstByteDeadline(easy: handle.easy)
         var length: Int64?
         if request.method != "HEAD", handle.status >= 200, handle.status != 204, handle.status != 304,
             handle.headers.first(ignoringCase: "transfer-encoding") == nil,

@@ -11,6 +11,8 @@ import Glibc
 /// the test says (`advance(to:)`), readiness is polled only when the test says (`run()`), and jobs handed
 /// over from other threads wait until then. Everything runs on the test's thread; nothing sleeps.
 final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
+    var taskExecutor: (any TaskExecutor)? { nil }
+
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let clock = Atomic<UInt64>(1_000_000_000)
     private let thread = pthread_self()

@@ -1,0 +1,73 @@
+/// Every deadline the curl loop keeps, as one pure value on plain nanoseconds of one monotonic clock: curl's own
+/// timer (`CURLMOPT_TIMERFUNCTION`), the flush of response streams holding bytes for a waiting consumer, and each
+/// transfer's first-byte deadline. The loop sleeps in `epoll_wait` until `next`, then takes what is due.
+///
+/// curl's timer is single-shot, as curl's documentation asks: once taken it stays unset until curl asks again
+/// (curl re-reports a deadline it still holds from inside the run the expiry triggers).
+///
+/// First-byte deadlines are set for almost every request and cancelled a few milliseconds later when the head
+/// arrives, so cancelling must be cheap and leave nothing behind: they live in a table, with `earliest` kept
+/// as a lower bound. A cancel leaves the bound where it was; when it passes, one scan of the table (the
+/// transfers waiting for a head, a handful to a few hundred) finds what is really due and the true bound.
+struct CurlLoopDeadlines<Key: Hashable> {
+    /// When curl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; nil: curl holds no timeout.
+    private(set) var curl: UInt64?
+    /// When the pending response streams are flushed; nil: none pending.
+    private(set) var flush: UInt64?
+    private var keyed: [Key: UInt64] = [:]
+    /// At or before every deadline in `keyed` (`.max` when it is empty, or may be stale-early).
+    private(set) var earliest: UInt64 = .max
+
+    /// curl asked for its timeouts to run in `milliseconds` (negative: it has none; zero: at once).
+    mutating func curlAsked(milliseconds: Int, now: UInt64) {
+        curl = milliseconds < 0 ? nil : now &+ UInt64(milliseconds) &* 1_000_000
+    }
+
+    /// Arms the flush for `deadline` unless one is armed (the earlier one serves every pending stream).
+    mutating func armFlush(at deadline: UInt64) {
+        if flush == nil { flush = deadline }
+    }
+
+    mutating func set(_ key: Key, at deadline: UInt64) {
+        keyed[key] = deadline
+        earliest = min(earliest, deadline)
+    }
+
+    mutating func cancel(_ key: Key) {
+        keyed[key] = nil
+        if keyed.isEmpty { earliest = .max }
+    }
+
+    /// The earliest time anything may be due; nil when nothing is armed.
+    var next: UInt64? {
+        let soonest = min(curl ?? .max, flush ?? .max, earliest)
+        return soonest == .max ? nil : soonest
+    }
+
+    /// Whether curl's timer is due at `now`; if so it is disarmed (single-shot).
+    mutating func takeCurl(now: UInt64) -> Bool {
+        guard let curl, curl <= now else { return false }
+        self.curl = nil
+        return true
+    }
+
+    /// Whether the flush is due at `now`; if so it is disarmed (the loop re-arms it while streams stay pending).
+    mutating func takeFlush(now: UInt64) -> Bool {
+        guard let flush, flush <= now else { return false }
+        self.flush = nil
+        return true
+    }
+
+    /// The keys whose deadline is at or before `now`, removed; nothing is scanned before `earliest`.
+    mutating func takeDue(now: UInt64) -> [Key] {
+        guard earliest <= now else { return [] }
+        var due: [Key] = []
+        var rest = UInt64.max
+        for (key, deadline) in keyed {
+            if deadline <= now { due.append(key) } else { rest = min(rest, deadline) }
+        }
+        for key in due { keyed[key] = nil }
+        earliest = rest
+        return due
+    }
+}
