@@ -6,7 +6,7 @@ import Testing
 @Suite struct CurlLoopDeadlinesTests {
     static let ms: UInt64 = 1_000_000
 
-    @Test func curlsTimerIsSingleShotAndFollowsWhatCurlAsks() {
+    @Test func curlsTimerFollowsWhatCurlAsks() {
         var deadlines = CurlLoopDeadlines<Int>()
         #expect(deadlines.next == nil)
         deadlines.curlAsked(milliseconds: 100, now: 0)
@@ -16,9 +16,24 @@ import Testing
         #expect(!early)
         let onTime = deadlines.takeCurl(now: 510 * Self.ms)
         #expect(onTime)
-        #expect(deadlines.curl == nil && deadlines.next == nil, "taken: unset until curl asks again")
-        let again = deadlines.takeCurl(now: 2_000 * Self.ms)
-        #expect(!again)
+        // curl ran the timeout and reported its next deadline from inside the run: that one counts.
+        deadlines.curlAsked(milliseconds: 2_000, now: 510 * Self.ms)
+        #expect(deadlines.next == 2_510 * Self.ms)
+    }
+
+    /// The case a single-shot timer gets wrong: curl truncates the delay it reports, the timer fires before curl's
+    /// own deadline, curl runs nothing and reports nothing (its deadline did not change). The timer must come
+    /// again, or the timeout curl waits for (a connect timeout, a stalled body's limit) never runs.
+    @Test func aRunThatCurlAnswersWithNothingIsRetriedAMillisecondLater() {
+        var deadlines = CurlLoopDeadlines<Int>()
+        deadlines.curlAsked(milliseconds: 4, now: 0)
+        let first = deadlines.takeCurl(now: 4 * Self.ms)
+        #expect(first)
+        #expect(deadlines.next == 5 * Self.ms, "retry armed; curl said nothing during the run")
+        let retry = deadlines.takeCurl(now: 5 * Self.ms)
+        #expect(retry)
+        deadlines.curlAsked(milliseconds: -1, now: 5 * Self.ms)
+        #expect(deadlines.next == nil, "curl ran it and holds no timeout: nothing armed")
     }
 
     @Test func aNegativeDelayCancelsAndZeroIsDueAtOnce() {
@@ -83,6 +98,7 @@ import Testing
         #expect(deadlines.next == 250 * Self.ms)
         let curlDue = deadlines.takeCurl(now: 250 * Self.ms)
         #expect(curlDue)
+        deadlines.curlAsked(milliseconds: -1, now: 250 * Self.ms)
         #expect(deadlines.next == 300 * Self.ms)
         deadlines.cancel("a")
         #expect(deadlines.next == nil, "the last keyed deadline cancelled: nothing armed")

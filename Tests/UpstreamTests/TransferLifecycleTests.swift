@@ -51,6 +51,14 @@ import Testing
         #expect(lifecycle.expiry(now: 23 * Self.second) == .timedOut(.idle))
     }
 
+    /// The loop reads the clock once per turn, so a check may carry a time older than the last activity it saw.
+    @Test func aCheckTimedBeforeTheLastActivityIsNoTimeout() {
+        var lifecycle = Self.make(firstByte: nil, idle: 10 * Self.second)
+        _ = lifecycle.start("h", requestComplete: true, now: 0)
+        _ = lifecycle.headArrived(now: 5 * Self.second)
+        #expect(lifecycle.expiry(now: 5 * Self.second - 1) == nil)
+    }
+
     @Test func disabledTimeoutsNeverExpire() {
         var lifecycle = Self.make(firstByte: nil, idle: nil)
         #expect(lifecycle.start("h", requestComplete: true, now: 0) == nil)

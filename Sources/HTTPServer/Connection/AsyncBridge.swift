@@ -27,8 +27,10 @@ struct ClosureWork<Value: Sendable>: BridgedWork {
 /// `start` runs the work as an immediate task (`Task.immediate`): it begins synchronously on the calling
 /// thread — the connection's loop — and, when it finishes without ever suspending (a canned response, a
 /// chunk already in memory), its result is returned to the caller directly: no thread hop at all, which is
-/// what keeps small responses cheap. When it does suspend, it continues on Swift's global executor and its
-/// result is delivered with `loop.execute` instead. Exactly one of the two paths delivers the result.
+/// what keeps small responses cheap. When it does suspend, it resumes on the loop's task executor (the epoll
+/// driver's loop itself: an upstream answer or a blob read comes back to this thread, not to Swift's global
+/// executor and then here) or, without one, on the global executor; its result is delivered on the loop, at
+/// once when it finished there, else with `loop.execute`. Exactly one of the two paths delivers the result.
 ///
 /// Consequence for responders: the code before a responder's first `await` runs on the connection's
 /// loop, so it must not block (the same rule as for the cooperative pool) — except for the brief, bounded
@@ -80,6 +82,12 @@ final class AsyncBridge<Work: BridgedWork>: Sendable {
             }
             return false
         }
-        if !handedInline { loop.execute { self.work.deliver(result) } }
+        guard !handedInline else { return }
+        // Resumed on the loop itself (its task executor): deliver now rather than a turn later.
+        if loop.coversCurrentThread {
+            work.deliver(result)
+        } else {
+            loop.execute { self.work.deliver(result) }
+        }
     }
 }

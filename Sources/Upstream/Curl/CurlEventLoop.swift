@@ -55,6 +55,14 @@ final class CurlEventLoop: @unchecked Sendable {
     /// `ResponseBodyStream`), woken once their bytes are `flushDelayNanoseconds` old.
     private var pendingFlush: [ObjectIdentifier: ResponseBodyStream] = [:]
     private var stopping = false
+    /// Easy handles of finished transfers, reset for the next (`takeEasy`): `curl_easy_init` and
+    /// `curl_easy_cleanup` cost ~24 allocations per request, a reset only the options' own.
+    private var spareEasy: [UnsafeMutableRawPointer] = []
+    private static let maxSpareEasy = 64
+    /// The clock when the current turn began (after `epoll_wait`): what the per-chunk callbacks (idle checks,
+    /// body activity) and the flush read instead of the clock itself, several times per transfer. Timeouts are
+    /// seconds long and the flush delay a millisecond; a turn is far shorter.
+    private(set) var turnTime: UInt64 = MonotonicClock.nanoseconds()
 
     private let active = Atomic<Int>(0)
     let verifyTLS: Bool
@@ -157,6 +165,18 @@ final class CurlEventLoop: @unchecked Sendable {
         active.subtract(1, ordering: .relaxed)
     }
 
+    /// An easy handle in curl's default state: a reset spare, or a new one.
+    func takeEasy() -> UnsafeMutableRawPointer? {
+        spareEasy.popLast() ?? curl_easy_init()
+    }
+
+    /// Takes back an easy handle out of the multi handle (removed, or never added), for `takeEasy`.
+    func recycle(easy: UnsafeMutableRawPointer) {
+        guard !stopping, spareEasy.count < Self.maxSpareEasy else { return curl_easy_cleanup(easy) }
+        curl_easy_reset(easy)
+        spareEasy.append(easy)
+    }
+
     /// The transfer of `easy` (added) hears `firstByteDeadlinePassed` once `deadline` is reached.
     func setFirstByteDeadline(_ deadline: UInt64, easy: UnsafeMutableRawPointer) {
         deadlines.set(easy, at: deadline)
@@ -180,7 +200,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// `stream` holds bytes its waiting consumer was not woken for: wake it within the flush delay.
     func scheduleFlush(_ stream: ResponseBodyStream) {
         pendingFlush[ObjectIdentifier(stream)] = stream
-        deadlines.armFlush(at: MonotonicClock.nanoseconds() &+ Self.flushDelayNanoseconds)
+        deadlines.armFlush(at: turnTime &+ Self.flushDelayNanoseconds)
     }
 
     // MARK: the loop thread
@@ -206,6 +226,7 @@ final class CurlEventLoop: @unchecked Sendable {
             if exit { break }
             let count = epoll_wait(epollFD, events, Int32(capacity), block ? timeoutMillis() : 0)
             if block { inbox.withLock { $0.sleeping = false } }
+            turnTime = MonotonicClock.nanoseconds()
             for index in 0..<max(0, Int(count)) {
                 let event = events[index]
                 if event.data.u64 == Self.wakeKey {
@@ -232,6 +253,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func runDeadlines() {
         let now = MonotonicClock.nanoseconds()
+        turnTime = now
         if deadlines.takeCurl(now: now) { socketAction(pc_curl_socket_timeout(), 0) }
         if deadlines.takeFlush(now: now) { flushDue() }
         for easy in deadlines.takeDue(now: now) { transfers[easy]?.firstByteDeadlinePassed() }
@@ -267,7 +289,7 @@ final class CurlEventLoop: @unchecked Sendable {
             pendingFlush[key] = nil
         }
         if !pendingFlush.isEmpty {
-            deadlines.armFlush(at: MonotonicClock.nanoseconds() &+ Self.flushDelayNanoseconds)
+            deadlines.armFlush(at: turnTime &+ Self.flushDelayNanoseconds)
         }
     }
 
@@ -279,6 +301,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func shutDown() {
         stopping = true
+        for easy in spareEasy { curl_easy_cleanup(easy) }
+        spareEasy.removeAll()
         curl_multi_cleanup(multi)  // closes the cached connections through `closeSocket`, at once now
         closeSockets()
         watched.removeAll()

@@ -2,8 +2,12 @@
 /// timer (`CURLMOPT_TIMERFUNCTION`), the flush of response streams holding bytes for a waiting consumer, and each
 /// transfer's first-byte deadline. The loop sleeps in `epoll_wait` until `next`, then takes what is due.
 ///
-/// curl's timer is single-shot, as curl's documentation asks: once taken it stays unset until curl asks again
-/// (curl re-reports a deadline it still holds from inside the run the expiry triggers).
+/// curl's timer: curl reports a deadline only when the earliest timeout it holds changes, and it computes the
+/// delay it reports in whole milliseconds, truncated (7.88), so a deadline kept here can come up to a millisecond
+/// before curl's own. A run that expires a timeout changes curl's earliest one, and curl reports the new one (or
+/// none) from inside that run; a run that came too early changes nothing, and curl reports nothing. So taking
+/// the timer leaves a retry a millisecond later, which whatever curl reports during the run replaces: a run too
+/// early is followed by another, never by silence while curl still waits for its timeout to be run.
 ///
 /// First-byte deadlines are set for almost every request and cancelled a few milliseconds later when the head
 /// arrives, so cancelling must be cheap and leave nothing behind: they live in a table, with `earliest` kept
@@ -44,12 +48,15 @@ struct CurlLoopDeadlines<Key: Hashable> {
         return soonest == .max ? nil : soonest
     }
 
-    /// Whether curl's timer is due at `now`; if so it is disarmed (single-shot).
+    /// Whether curl's timer is due at `now`; if so the retry is armed (see the type's comment): call
+    /// `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` next, which reports curl's next deadline, if it changed.
     mutating func takeCurl(now: UInt64) -> Bool {
         guard let curl, curl <= now else { return false }
-        self.curl = nil
+        self.curl = now &+ Self.retryNanoseconds
         return true
     }
+
+    static var retryNanoseconds: UInt64 { 1_000_000 }
 
     /// Whether the flush is due at `now`; if so it is disarmed (the loop re-arms it while streams stay pending).
     mutating func takeFlush(now: UInt64) -> Bool {

@@ -12,20 +12,19 @@ import Darwin
 /// state of `TransferLifecycle`.
 extension CurlTransfer {
     func receiveHeader(_ line: UnsafeRawBufferPointer) -> Int {
+        // Lines after the final head (trailers) change nothing.
         guard let handle = lifecycle.handle else { return 0 }
-        var count = line.count
-        while count > 0, line[count - 1] == 0x0D || line[count - 1] == 0x0A { count -= 1 }
-        let text = Substring(String(decoding: UnsafeRawBufferPointer(rebasing: line[..<count]), as: UTF8.self))
-        if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            handle.status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            handle.headers = []
-        } else if text.isEmpty {
+        guard !lifecycle.headDelivered else { return line.count }
+        switch ResponseHeadLine(line) {
+        case .status(let code):
+            handle.status = code
+            handle.headers.removeAll(keepingCapacity: true)
+        case .end:
             if handle.status >= 200 { deliverHead() }
-        } else if !lifecycle.headDelivered, let colon = text.firstIndex(of: ":") {
-            let name = String(text[..<colon])
-            let value = text[text.index(after: colon)...].trimmingSpaces()
+        case .field(let name, let value):
             if handle.headers.count < 200 { handle.headers.append((name, value)) }
+        case .other:
+            break
         }
         return line.count
     }
@@ -33,7 +32,7 @@ extension CurlTransfer {
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         deliverHead()
         guard let easy = lifecycle.handle?.easy else { return 0 }
-        lifecycle.activity(now: MonotonicClock.nanoseconds())
+        lifecycle.activity(now: loop.turnTime)
         let (offer, needsFlush) = response.offer(bytes)
         if needsFlush { loop.scheduleFlush(response) }
         switch offer {
@@ -54,7 +53,7 @@ extension CurlTransfer {
     /// timeout once the head arrived. Time the transfer spends paused by us (a slow consumer) does not count.
     func checkIdle() -> Int32 {
         guard lifecycle.headDelivered, let handle = lifecycle.handle else { return 0 }
-        let now = MonotonicClock.nanoseconds()
+        let now = loop.turnTime
         if response.isReceivePaused || requestBuffer?.isSendPaused == true {
             lifecycle.activity(now: now)
             return 0
@@ -83,7 +82,7 @@ extension CurlTransfer {
             switch requestBuffer!.take(into: destination) {
             case .bytes(let n):
                 handle.streamSent += Int64(n)
-                lifecycle.activity(now: MonotonicClock.nanoseconds())
+                lifecycle.activity(now: loop.turnTime)
                 if let length, handle.streamSent >= length { requestSent() }
                 return n
             case .end:
@@ -110,15 +109,6 @@ extension CurlTransfer {
         case .stream:
             return (origin == SEEK_SET && offset == handle.streamSent) ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
         }
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> String {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }
 

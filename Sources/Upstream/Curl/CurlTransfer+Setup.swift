@@ -5,14 +5,14 @@ extension CurlTransfer {
     /// A configured easy handle for `request`, not yet in the multi handle. On failure nothing is left
     /// allocated.
     func configure() throws(UpstreamError) -> CurlHandle {
-        guard let easy = curl_easy_init() else { throw .invalidRequest("curl_easy_init failed") }
+        guard let easy = loop.takeEasy() else { throw .invalidRequest("curl_easy_init failed") }
         let handle = CurlHandle(easy: easy)
         do throws(UpstreamError) {
             try configure(handle)
             return handle
         } catch {
             if let list = handle.headerList { curl_slist_free_all(list) }
-            curl_easy_cleanup(easy)
+            loop.recycle(easy: easy)
             throw error
         }
     }

@@ -179,7 +179,7 @@ final class CurlTransfer: @unchecked Sendable {
                 status = code
             }
             loop.remove(easy: handle.easy)
-            curl_easy_cleanup(handle.easy)
+            loop.recycle(easy: handle.easy)
             if let list = handle.headerList { curl_slist_free_all(list) }
             handle.headerList = nil
             if let waiter = handle.headWaiter {
@@ -234,19 +234,19 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The whole request is sent: the first-byte deadline starts now.
     func requestSent() {
-        guard let handle = lifecycle.handle, let deadline = lifecycle.requestSent(now: MonotonicClock.nanoseconds())
+        guard let handle = lifecycle.handle, let deadline = lifecycle.requestSent(now: loop.turnTime)
         else { return }
         loop.setFirstByteDeadline(deadline, easy: handle.easy)
     }
 
     /// The loop's deadline for the head passed (it was set from `lifecycle`, which decides).
     func firstByteDeadlinePassed() {
-        if let error = lifecycle.expiry(now: MonotonicClock.nanoseconds()) { finish(error) }
+        if let error = lifecycle.expiry(now: loop.turnTime) { finish(error) }
     }
 
     /// The final head is in: hand it to the waiter (`awaitingHead` → `streaming`). Later calls do nothing.
     func deliverHead() {
-        guard let handle = lifecycle.headArrived(now: MonotonicClock.nanoseconds()) else { return }
+        guard let handle = lifecycle.headArrived(now: loop.turnTime) else { return }
         loop.cancelFirstByteDeadline(easy: handle.easy)
         var length: Int64?
         if request.method != "HEAD", handle.status >= 200, handle.status != 204, handle.status != 304,

@@ -119,7 +119,7 @@ struct TransferLifecycle<Handle> {
             return now >= deadline ? .timedOut(.firstByte) : nil
         case .streaming(_, let lastActivity):
             guard let idleTimeout else { return nil }
-            return now &- lastActivity >= idleTimeout ? .timedOut(.idle) : nil
+            return now > lastActivity && now - lastActivity >= idleTimeout ? .timedOut(.idle) : nil
         case .created, .abortedBeforeStart, .sending, .finished:
             return nil
         }
