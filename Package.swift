@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Streaming gunzip (decompressive transcoding): the only importer of CZlib.
         .target(name: "Gzip", dependencies: ["PortcullisCore", "CZlib"], swiftSettings: strict),
-        .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl", "CEpoll"], swiftSettings: strict),
+        .target(name: "Upstream", dependencies: ["PortcullisCore", "CCurl"], swiftSettings: strict),
         .target(name: "Auth", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CJWT"], swiftSettings: strict),
         .target(
             name: "Storage", dependencies: ["PortcullisCore", "Crypto", "Upstream", "CSQLite"], swiftSettings: strict),

@@ -1,7 +1,7 @@
 #ifndef PC_EPOLL_SHIM_H
 #define PC_EPOLL_SHIM_H
-/* Linux readiness, wake-up and thread-naming primitives for the event loops: the HTTP server's and the upstream
-   client's. Swift's Glibc module does not export these headers; this module exposes them to HTTPServer and Upstream. */
+/* Linux readiness, wake-up and thread-naming primitives for the HTTP event loops. Swift's Glibc module does not export
+   these headers; this module exposes them to exactly one Swift target, HTTPServer. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>

@@ -1,5 +1,4 @@
 internal import CCurl
-internal import CEpoll
 import Glibc
 import PortcullisCore
 import Synchronization
@@ -207,7 +206,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
-        pc_name_current_thread("upstream")
+        pc_curl_name_loop_thread("upstream")
         let capacity = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
