@@ -6,7 +6,7 @@ public import PortcullisCore
 ///
 /// One client per process is the intent (it owns one event queue and one connection pool). Thread-safe.
 public final class UpstreamClient: Sendable {
-    private let loop: CurlEventLoop
+    let loop: CurlEventLoop
     private let configuration: UpstreamConfiguration
     private let breaker: CircuitBreaker
     private let metrics: UpstreamMetrics?
