@@ -57,28 +57,41 @@ extension PercentEncoding {
     /// stack memory: the result `String` is the only allocation, and none for a short name.
     public static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
         var text = Substring(text)
-        return text.withUTF8 { bytes -> String? in
-            let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
-            guard escaped else { return String(decoding: bytes, as: UTF8.self) }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
-                var count = 0
-                var i = 0
-                while i < bytes.count {
-                    let c = bytes[i]
-                    if c == UInt8(ascii: "%") {
-                        guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
-                        else { return nil }
-                        out[count] = hi << 4 | lo
-                        i += 3
-                    } else {
-                        out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
-                        i += 1
-                    }
-                    count += 1
-                }
-                return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
-            }
+        return text.withUTF8 { decode($0, plusIsSpace: plusIsSpace) }
+    }
+
+    /// `decode` of UTF-8 bytes (a piece of a query walked as bytes). Nil also for unescaped bytes that are not
+    /// UTF-8.
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
+        let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
+        guard escaped else { return String(validating: bytes, as: UTF8.self) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
+            guard let count = decode(bytes, plusIsSpace: plusIsSpace, into: out) else { return nil }
+            return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
         }
+    }
+
+    /// Decodes `bytes` into `out` (at least `bytes.count` long) and returns how many bytes it wrote; nil for a
+    /// malformed escape. The bytes written are not checked to be UTF-8.
+    public static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool, into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int? {
+        var count = 0
+        var i = 0
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
+                else { return nil }
+                out[count] = hi << 4 | lo
+                i += 3
+            } else {
+                out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
+                i += 1
+            }
+            count += 1
+        }
+        return count
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {
