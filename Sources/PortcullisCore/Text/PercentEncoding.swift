@@ -35,15 +35,42 @@ public struct PercentEncoding: Sendable {
 
     /// Appends the encoding of `text` to `out`: links and ids rendered straight into a response body.
     public func append(_ text: String, to out: inout [UInt8]) {
-        let hex: StaticString = "0123456789ABCDEF"
-        for byte in text.utf8 {
-            if literal[Int(byte)] {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0x0F)])
+        for byte in text.utf8 { append(byte, to: &out) }
+    }
+
+    /// Appends `escaped` decoded once (`%XX` only; `+` stays itself) and encoded again in this dialect: how a
+    /// signature's canonical form re-escapes a path or query component whichever way the client escaped it.
+    /// False when an escape is malformed or the decoded bytes are not UTF-8; `out` then holds a partial result.
+    public func appendReencoded(_ escaped: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        guard escaped.contains(UInt8(ascii: "%")) else {
+            // Nothing to decode: text that came as a `String` is UTF-8 already, but bytes need not be.
+            guard escaped.allSatisfy({ $0 < 0x80 }) || String(validating: escaped, as: UTF8.self) != nil else {
+                return false
             }
+            out.reserveCapacity(out.count + escaped.count)
+            for byte in escaped { append(byte, to: &out) }
+            return true
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: escaped.count) { buffer in
+            guard let count = Self.decode(escaped, plusIsSpace: false, into: buffer) else { return false }
+            let decoded = UnsafeBufferPointer(rebasing: buffer[..<count])
+            guard decoded.allSatisfy({ $0 < 0x80 }) || String(validating: decoded, as: UTF8.self) != nil else {
+                return false
+            }
+            out.reserveCapacity(out.count + count)
+            for byte in decoded { append(byte, to: &out) }
+            return true
+        }
+    }
+
+    private func append(_ byte: UInt8, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        if literal[Int(byte)] {
+            out.append(byte)
+        } else {
+            out.append(UInt8(ascii: "%"))
+            out.append(hex.utf8Start[Int(byte >> 4)])
+            out.append(hex.utf8Start[Int(byte & 0x0F)])
         }
     }
 }

@@ -26,7 +26,7 @@ public final class S3AccessKeyStore: Sendable {
 
     public var count: Int { keys.withLock { $0.count } }
 
-    func key(id: String) -> S3AccessKey? { keys.withLock { list in list.first { $0.id.bytesEqual(id) } } }
+    func key(id: some StringProtocol) -> S3AccessKey? { keys.withLock { list in list.first { $0.id.bytesEqual(id) } } }
 }
 
 /// The `--s3-keys` file: `{"keys":[{"id","secret","admin":true} | {"id","secret","uid","claims":{…}}]}`.
