@@ -77,8 +77,8 @@ import Testing
 
     @Test func withBytesReadsNativeAndBridgedText() {
         let text = "x=1&y=2"
-        #expect(QueryPieces.withBytes(of: text) { Array(QueryPieces($0)).count } == 2)
-        #expect(QueryPieces.withBytes(of: text.dropFirst(4)) { Array($0) } == Array("y=2".utf8))
+        #expect(text.withContiguousUTF8 { Array(QueryPieces($0)).count } == 2)
+        #expect(text.dropFirst(4).withContiguousUTF8 { Array($0) } == Array("y=2".utf8))
     }
 
     @Test func parametersDecodeEachPiece() throws {

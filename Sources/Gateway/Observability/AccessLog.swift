@@ -110,7 +110,7 @@ public final class AccessLog: Sendable {
 
     /// `redactedTarget` with the keys as bytes (what `SurfaceTraits` keeps, so nothing is converted per request).
     static func redactedTarget(_ target: String, keeping keys: [[UInt8]]) -> String {
-        QueryPieces.withBytes(of: target) { redaction($0, target, keys) }
+        target.withContiguousUTF8 { redaction($0, target, keys) }
     }
 
     private static func redaction(_ bytes: UnsafeBufferPointer<UInt8>, _ target: String, _ keys: [[UInt8]]) -> String {

@@ -102,7 +102,7 @@ public struct GatewayRouter: Sendable {
 
     /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.
     static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
-        QueryPieces.withBytes(of: query) { bytes in
+        query.withContiguousUTF8 { bytes in
             QueryPieces(bytes).contains { piece in keys.contains { $0.elementsEqual(piece.name) } }
         }
     }

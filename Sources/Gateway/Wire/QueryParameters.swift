@@ -12,7 +12,7 @@ public struct QueryParameters: Sendable, Equatable {
     /// or last wins), so the request is ambiguous and refused.
     public init(parsing query: Substring?, singleValued: [String] = []) throws(ServiceError) {
         guard let query, !query.isEmpty else { return }
-        pairs = try QueryPieces.withBytes(of: query) { bytes throws(ServiceError) in
+        pairs = try query.withContiguousUTF8 { bytes throws(ServiceError) in
             var pairs: [(name: String, value: String)] = []
             for piece in QueryPieces(bytes) where !(piece.name.isEmpty && piece.value == nil) {
                 try Self.append(name: piece.name, value: piece.value, singleValued: singleValued, to: &pairs)
@@ -53,7 +53,7 @@ public struct QueryParameters: Sendable, Equatable {
 /// n `&`s has n + 1 pieces). The one reading of a query's shape: the parser, the router's gate-key test, SigV4's
 /// canonical query and the access log's redaction all cut with it.
 ///
-/// Cut on contiguous UTF-8 bytes (`withBytes`): request targets are visible ASCII (the HTTP parser refuses
+/// Cut on contiguous UTF-8 bytes (`withContiguousUTF8`): request targets are visible ASCII (the HTTP parser refuses
 /// anything else), where bytes and `Character`s agree, and a `Substring.UTF8View` walk of a presigned URL's long
 /// query cost whole per cents of an S3 GetObject. A `&` or `=` followed by a combining mark still cuts.
 /// Pieces are slices of the walked buffer, so their indices are offsets into it.
@@ -89,18 +89,5 @@ struct QueryPieces: Sequence, IteratorProtocol {
         start = cut < end ? cut + 1 : nil
         guard let equals else { return (bytes[pieceStart..<cut], nil) }
         return (bytes[pieceStart..<equals], bytes[(equals + 1)..<cut])
-    }
-
-    /// Calls `body` with the UTF-8 bytes of `text` in one buffer: a native string's own storage, else a copy.
-    static func withBytes<R, E: Error>(
-        of text: some StringProtocol, _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R
-    ) throws(E) -> R {
-        let result = text.utf8.withContiguousStorageIfAvailable { bytes in
-            Result { () throws(E) -> R in try body(bytes) }
-        }
-        if let result { return try result.get() }
-        return try Array(text.utf8).withUnsafeBufferPointer { bytes in
-            Result { () throws(E) -> R in try body(bytes) }
-        }.get()
     }
 }

@@ -44,22 +44,38 @@ public struct PercentEncoding: Sendable {
     public func appendReencoded(_ escaped: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
         guard escaped.contains(UInt8(ascii: "%")) else {
             // Nothing to decode: text that came as a `String` is UTF-8 already, but bytes need not be.
-            guard escaped.allSatisfy({ $0 < 0x80 }) || String(validating: escaped, as: UTF8.self) != nil else {
-                return false
-            }
-            out.reserveCapacity(out.count + escaped.count)
-            for byte in escaped { append(byte, to: &out) }
+            guard escaped.allSatisfy({ $0 < 0x80 }) || Self.utf8String(escaped) != nil else { return false }
+            appendEncoded(escaped, to: &out)
             return true
         }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: escaped.count) { buffer in
             guard let count = Self.decode(escaped, plusIsSpace: false, into: buffer) else { return false }
             let decoded = UnsafeBufferPointer(rebasing: buffer[..<count])
-            guard decoded.allSatisfy({ $0 < 0x80 }) || String(validating: decoded, as: UTF8.self) != nil else {
-                return false
-            }
-            out.reserveCapacity(out.count + count)
-            for byte in decoded { append(byte, to: &out) }
+            guard decoded.allSatisfy({ $0 < 0x80 }) || Self.utf8String(decoded) != nil else { return false }
+            appendEncoded(decoded, to: &out)
             return true
+        }
+    }
+
+    /// Encodes `bytes` into stack memory and appends the result at once (one growth check, not one per byte).
+    private func appendEncoded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        literal.withUnsafeBufferPointer { literal in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 3) { encoded in
+                var count = 0
+                for byte in bytes {
+                    if literal[Int(byte)] {
+                        encoded[count] = byte
+                        count += 1
+                    } else {
+                        encoded[count] = UInt8(ascii: "%")
+                        encoded[count + 1] = hex.utf8Start[Int(byte >> 4)]
+                        encoded[count + 2] = hex.utf8Start[Int(byte & 0x0F)]
+                        count += 3
+                    }
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: encoded[..<count]))
+            }
         }
     }
 
@@ -91,11 +107,20 @@ extension PercentEncoding {
     /// UTF-8.
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
         let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
-        guard escaped else { return String(validating: bytes, as: UTF8.self) }
+        guard escaped else { return utf8String(bytes) }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
             guard let count = decode(bytes, plusIsSpace: plusIsSpace, into: out) else { return nil }
-            return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
+            return utf8String(UnsafeBufferPointer(rebasing: out[..<count]))
         }
+    }
+
+    /// The text of `bytes` when they are UTF-8, else nil. `String(validating:)` is generic and looks up type
+    /// metadata on each call (a few per cent of a presigned S3 GET, which decodes every query piece);
+    /// `String(decoding:)` of a buffer is specialised, and it changes the bytes exactly when they are not UTF-8.
+    static func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
+        return text.utf8.elementsEqual(bytes) ? text : nil
     }
 
     /// Decodes `bytes` into `out` (at least `bytes.count` long) and returns how many bytes it wrote; nil for a

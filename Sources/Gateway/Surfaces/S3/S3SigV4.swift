@@ -30,7 +30,7 @@ enum S3SigV4 {
 
         init(parsing text: Substring) throws(S3AuthFailure) {
             // Cut on the contiguous bytes: `/` is ASCII, so the pieces are whole UTF-8.
-            let slashes = QueryPieces.withBytes(of: text) { bytes -> (Int, Int, Int, Int)? in
+            let slashes = text.withContiguousUTF8 { bytes -> (Int, Int, Int, Int)? in
                 func slash(after start: Int) -> Int? {
                     bytes[start...].firstIndex(of: UInt8(ascii: "/"))
                 }
@@ -117,13 +117,13 @@ enum S3SigV4 {
         }
         return Claim(
             credential: try Credential(parsing: Substring(credentialText)),
-            signedHeaders: signedHeaders.split(separator: ";").map(String.init), signature: signature,
+            signedHeaders: signedHeaders.bytesSplit(separator: UInt8(ascii: ";")), signature: signature,
             amzDate: date, expires: expires)
     }
 
     /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, nil when it is not one.
     static func seconds(amzDate text: String) -> Int64? {
-        QueryPieces.withBytes(of: text) { seconds(amzDate: $0) }
+        text.withContiguousUTF8 { seconds(amzDate: $0) }
     }
 
     private static func seconds(amzDate bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
@@ -217,7 +217,7 @@ enum S3SigV4 {
     /// Appends `canonicalURI(rawPath)`; false for malformed percent-encoding.
     static func appendCanonicalURI(_ rawPath: Substring, to out: inout [UInt8]) -> Bool {
         let start = out.count
-        let valid = QueryPieces.withBytes(of: rawPath) {
+        let valid = rawPath.withContiguousUTF8 {
             PercentEncoding.unreservedAndSlash.appendReencoded($0, to: &out)
         }
         if valid, out.count == start { out.append(UInt8(ascii: "/")) }
@@ -239,14 +239,17 @@ enum S3SigV4 {
         guard let query, !query.isEmpty else { return true }
         var encoded: [UInt8] = []
         var pairs: [(name: Range<Int>, value: Range<Int>)] = []
-        let valid = QueryPieces.withBytes(of: query) { bytes in
+        pairs.reserveCapacity(8)
+        let valid = query.withContiguousUTF8 { bytes in
             encoded.reserveCapacity(bytes.count + 32)
             for piece in QueryPieces(bytes) where !(piece.name.isEmpty && piece.value == nil) {
                 let nameStart = encoded.count
                 guard
                     PercentEncoding.unreserved.appendReencoded(UnsafeBufferPointer(rebasing: piece.name), to: &encoded)
                 else { return false }
-                if encoded[nameStart...].elementsEqual("X-Amz-Signature".utf8) {
+                if encoded.count - nameStart == signatureName.count,
+                    encoded.withUnsafeBufferPointer({ $0[nameStart...].elementsEqual(signatureName) })
+                {
                     encoded.removeSubrange(nameStart...)
                     continue
                 }
@@ -277,6 +280,8 @@ enum S3SigV4 {
         return true
     }
 
+    private static let signatureName = Array("X-Amz-Signature".utf8)
+
     /// Leading and trailing spaces and tabs removed, inner runs collapsed to one space.
     static func trim(_ value: String) -> String {
         var out: [UInt8] = []
@@ -287,7 +292,7 @@ enum S3SigV4 {
     /// Appends `trim(value)`. Cut on bytes, as the clients that sign the value cut it (a space before a
     /// combining mark is still a space).
     static func appendTrimmed(_ value: String, to out: inout [UInt8]) {
-        QueryPieces.withBytes(of: value) { bytes in
+        value.withContiguousUTF8 { bytes in
             var pendingSpace = false
             var wroteAny = false
             for byte in bytes {
@@ -338,11 +343,14 @@ enum S3SigV4 {
         toSign.append(newline)
         toSign += claim.credential.scopeText.utf8
         toSign.append(newline)
-        appendHex(SHA256.hash(canonical), to: &toSign)
+        // The raw-buffer entry points: the `Sequence` ones are generic across the module boundary, so each call
+        // would dispatch through witness tables.
+        appendHex(canonical.withUnsafeBytes { SHA256.hash($0) }, to: &toSign)
+        let mac = key.withUnsafeBytes { key in toSign.withUnsafeBytes { HMAC.compute(.sha256, key: key, data: $0) } }
         var expected: [UInt8] = []
         expected.reserveCapacity(64)
-        appendHex(HMAC.sha256(key: key, data: toSign), to: &expected)
-        let matches = QueryPieces.withBytes(of: claim.signature) { ConstantTime.equals(expected, $0) }
+        appendHex(mac, to: &expected)
+        let matches = claim.signature.withContiguousUTF8 { ConstantTime.equals(expected, $0) }
         guard matches else { throw .mismatch }
         return key
     }
