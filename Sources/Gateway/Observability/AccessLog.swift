@@ -115,15 +115,22 @@ public final class AccessLog: Sendable {
 
     private static func redaction(_ bytes: UnsafeBufferPointer<UInt8>, _ target: String, _ keys: [[UInt8]]) -> String {
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
-        let query = bytes[(question + 1)...]
-        func isLoggable(_ name: QueryPieces.Bytes) -> Bool { keys.contains { $0.elementsEqual(name) } }
-        // Most queries name only loggable keys (`alt=media`): then the target is its own redaction, no copy.
-        guard QueryPieces(query).contains(where: { !isLoggable($0.name) }) else { return target }
-        var out = Array(bytes[...question])
-        out.reserveCapacity(bytes.count)
-        for piece in QueryPieces(query) {
-            if piece.name.startIndex > query.startIndex { out.append(UInt8(ascii: "&")) }
+        func isLoggable(_ name: QueryPieces.Bytes) -> Bool {
+            keys.contains { $0.count == name.count && $0.elementsEqual(name) }
+        }
+        // Loggable pieces are copied as they are, so everything before the first other piece is the target's
+        // own bytes; most queries name only loggable keys (`alt=media`), and then the target is its own redaction.
+        var pieces = QueryPieces(bytes[(question + 1)...])
+        var out: [UInt8] = []
+        while let piece = pieces.next() {
             let loggable = isLoggable(piece.name)
+            if out.isEmpty {
+                if loggable { continue }
+                out.reserveCapacity(bytes.count)
+                out += bytes[..<piece.name.startIndex]
+            } else {
+                out.append(UInt8(ascii: "&"))
+            }
             guard let value = piece.value else {
                 if loggable { out += piece.name } else { out += redacted }
                 continue
@@ -132,7 +139,7 @@ public final class AccessLog: Sendable {
             out.append(UInt8(ascii: "="))
             if loggable { out += value } else { out += redacted }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out.isEmpty ? target : String(decoding: out, as: UTF8.self)
     }
 
     private static let redacted = Array("REDACTED".utf8)

@@ -14,6 +14,7 @@ public struct QueryParameters: Sendable, Equatable {
         guard let query, !query.isEmpty else { return }
         pairs = try query.withContiguousUTF8 { bytes throws(ServiceError) in
             var pairs: [(name: String, value: String)] = []
+            pairs.reserveCapacity(bytes.reduce(1) { $1 == UInt8(ascii: "&") ? $0 + 1 : $0 })
             for piece in QueryPieces(bytes) where !(piece.name.isEmpty && piece.value == nil) {
                 try Self.append(name: piece.name, value: piece.value, singleValued: singleValued, to: &pairs)
             }

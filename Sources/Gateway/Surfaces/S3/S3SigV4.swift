@@ -240,12 +240,13 @@ enum S3SigV4 {
         var encoded: [UInt8] = []
         var pairs: [(name: Range<Int>, value: Range<Int>)] = []
         pairs.reserveCapacity(8)
+        let encoding = PercentEncoding.unreserved
         let valid = query.withContiguousUTF8 { bytes in
             encoded.reserveCapacity(bytes.count + 32)
             for piece in QueryPieces(bytes) where !(piece.name.isEmpty && piece.value == nil) {
                 let nameStart = encoded.count
                 guard
-                    PercentEncoding.unreserved.appendReencoded(UnsafeBufferPointer(rebasing: piece.name), to: &encoded)
+                    encoding.appendReencoded(UnsafeBufferPointer(rebasing: piece.name), to: &encoded)
                 else { return false }
                 if encoded.count - nameStart == signatureName.count,
                     encoded.withUnsafeBufferPointer({ $0[nameStart...].elementsEqual(signatureName) })
@@ -255,7 +256,7 @@ enum S3SigV4 {
                 }
                 let valueStart = encoded.count
                 if let value = piece.value,
-                    !PercentEncoding.unreserved.appendReencoded(UnsafeBufferPointer(rebasing: value), to: &encoded)
+                    !encoding.appendReencoded(UnsafeBufferPointer(rebasing: value), to: &encoded)
                 {
                     return false
                 }
