@@ -7,7 +7,8 @@
 
 Each binary serves the S2 (metadata GET + JWT + rules) and S3 (4 KiB alt=media + JWT + rules) objects of
 `bench.py` from a gateway started exactly as `bench.py` starts it; S13/S14 request the same two objects through
-the JSON API (`/storage/v1/b/{bucket}/o/{name}`, metadata and `alt=media`). Rounds alternate the binaries (the order
+the JSON API (`/storage/v1/b/{bucket}/o/{name}`, metadata and `alt=media`); S19 GETs the 4 KiB object through the
+S3 surface (`--s3-listen`) with one presigned URL, its access key mapped to the bench user as `bench.py` maps it. Rounds alternate the binaries (the order
 flips every round), each run is `wrk -t2 -c64`, and a run's figures are:
 
 - CPU µs per request: utime + stime of the gateway process (all threads, /proc/PID/stat) over the run,
@@ -31,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import http.server
+import json
 import os
+import secrets
 import signal
 import statistics
 import subprocess
@@ -43,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (bench.py: Portcullis, KeySet, http helpers)
+import s3bench  # noqa: E402  (s3bench.py: presign)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,8 +94,17 @@ class Gateway:
         self.counts = workdir / "alloc-counts.txt"
         env = {"LD_PRELOAD": str(shim), "ALLOC_COUNT_FILE": str(self.counts)} if shim else {}
         env.update(extra_env or {})
-        self.server = bench.Portcullis(binary, workdir, keys, env=env or None)
+        self.s3_secret = secrets.token_urlsafe(30)
+        self.s3_port = bench.free_port()
+        s3_keys = workdir / "s3-keys.json"
+        s3_keys.write_text(json.dumps({"keys": [{"id": bench.Bench.S3_KEY_ID, "secret": self.s3_secret,
+                                                 "uid": "benchuser", "claims": {"role": "bench"}}]}))
+        s3_keys.chmod(0o600)
+        self.server = bench.Portcullis(binary, workdir, keys, env=env or None,
+                                       extra_args=["--s3-listen", f"127.0.0.1:{self.s3_port}", "--s3-keys",
+                                                   str(s3_keys)])
         self.auth: dict[str, str] = {}
+        self.presigned = ""
 
     def start(self, token: str) -> None:
         self.server.start()
@@ -108,8 +121,14 @@ class Gateway:
         status, _, body = bench.http_request("POST", url + "bench%2F4k.bin", body=os.urandom(4096),
                                              headers={"Content-Type": "application/octet-stream", **self.auth})
         assert status == 200, body
+        self.presigned = s3bench.presign("GET", f"http://127.0.0.1:{self.s3_port}", bench.BUCKET, "bench/4k.bin",
+                                         bench.Bench.S3_KEY_ID, self.s3_secret)
+        status, _, body = bench.http_request("GET", self.presigned)
+        assert status == 200 and len(body) == 4096, (status, body[:200])
 
     def url(self, scenario: str) -> str:
+        if scenario == "S19":
+            return self.presigned
         surface = "/storage/v1/b/" if scenario in ("S13", "S14") else "/v0/b/"
         base = f"{self.server.url}{surface}{bench.BUCKET}/o/"
         return base + ("bench%2Fmeta.json" if scenario in ("S2", "S13") else "bench%2F4k.bin?alt=media")
@@ -128,7 +147,7 @@ class Gateway:
         pid = self.server.process.pid
         allocated = self.allocation_count() if allocations else 0
         cpu = bench.cpu_seconds(pid)
-        result = bench.wrk(self.url(scenario), seconds, headers=self.auth)
+        result = bench.wrk(self.url(scenario), seconds, headers=None if scenario == "S19" else self.auth)
         cpu = bench.cpu_seconds(pid) - cpu
         allocated = self.allocation_count() - allocated if allocations else 0
         if result.non_2xx or result.errors:
@@ -140,7 +159,7 @@ class Gateway:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", action="append", required=True, metavar="LABEL=PATH")
-    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3", "S13", "S14"])
+    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3", "S13", "S14", "S19"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--allocations", action="store_true", help="count heap allocations (slower runs)")

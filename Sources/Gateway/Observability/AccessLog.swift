@@ -110,51 +110,36 @@ public final class AccessLog: Sendable {
 
     /// `redactedTarget` with the keys as bytes (what `SurfaceTraits` keeps, so nothing is converted per request).
     static func redactedTarget(_ target: String, keeping keys: [[UInt8]]) -> String {
-        // Walked over the contiguous bytes: a `Substring` walk of a presigned URL's long query cost ~7 % of an
-        // S3 GetObject. Native strings are contiguous; anything else is copied once.
-        if let answer = target.utf8.withContiguousStorageIfAvailable({ redaction($0, target, keys) }) { return answer }
-        let copy = Array(target.utf8)
-        return copy.withUnsafeBufferPointer { redaction($0, target, keys) }
+        target.withContiguousUTF8 { redaction($0, target, keys) }
     }
 
     private static func redaction(_ bytes: UnsafeBufferPointer<UInt8>, _ target: String, _ keys: [[UInt8]]) -> String {
         guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return target }
-        // The query's pieces between `&`s, each split at its first `=` (as `QueryPieces` cuts them).
-        var pieces: [(name: Range<Int>, value: Range<Int>?)] = []
-        var start = question + 1
-        while start <= bytes.count {
-            var end = start
-            var equals: Int?
-            while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
-                if equals == nil, bytes[end] == UInt8(ascii: "=") { equals = end }
-                end += 1
-            }
-            if let equals {
-                pieces.append((start..<equals, (equals + 1)..<end))
-            } else {
-                pieces.append((start..<end, nil))
-            }
-            start = end + 1
+        func isLoggable(_ name: QueryPieces.Bytes) -> Bool {
+            keys.contains { $0.count == name.count && $0.elementsEqual(name) }
         }
-        func isLoggable(_ name: Range<Int>) -> Bool {
-            keys.contains { $0.elementsEqual(UnsafeBufferPointer(rebasing: bytes[name])) }
-        }
-        // Most queries name only loggable keys (`alt=media`): then the target is its own redaction, no copy.
-        guard pieces.contains(where: { !isLoggable($0.name) }) else { return target }
-        var out = Array(bytes[...question])
-        out.reserveCapacity(bytes.count)
-        for (i, piece) in pieces.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: "&")) }
+        // Loggable pieces are copied as they are, so everything before the first other piece is the target's
+        // own bytes; most queries name only loggable keys (`alt=media`), and then the target is its own redaction.
+        var pieces = QueryPieces(bytes[(question + 1)...])
+        var out: [UInt8] = []
+        while let piece = pieces.next() {
             let loggable = isLoggable(piece.name)
+            if out.isEmpty {
+                if loggable { continue }
+                out.reserveCapacity(bytes.count)
+                out += bytes[..<piece.name.startIndex]
+            } else {
+                out.append(UInt8(ascii: "&"))
+            }
             guard let value = piece.value else {
-                out += loggable ? Array(bytes[piece.name]) : redacted
+                if loggable { out += piece.name } else { out += redacted }
                 continue
             }
-            out += bytes[piece.name]
+            out += piece.name
             out.append(UInt8(ascii: "="))
-            out += loggable ? Array(bytes[value]) : redacted
+            if loggable { out += value } else { out += redacted }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out.isEmpty ? target : String(decoding: out, as: UTF8.self)
     }
 
     private static let redacted = Array("REDACTED".utf8)

@@ -102,10 +102,9 @@ public struct GatewayRouter: Sendable {
 
     /// Whether a raw query has a parameter named (exactly, undecoded) one of `keys`.
     static func names(_ query: Substring, anyOf keys: [[UInt8]]) -> Bool {
-        for piece in QueryPieces(query) where keys.contains(where: { piece.name.utf8.elementsEqual($0) }) {
-            return true
+        query.withContiguousUTF8 { bytes in
+            QueryPieces(bytes).contains { piece in keys.contains { $0.elementsEqual(piece.name) } }
         }
-        return false
     }
 
     public func decide(_ method: HTTPMethod, path: Substring) -> Decision {

@@ -35,15 +35,58 @@ public struct PercentEncoding: Sendable {
 
     /// Appends the encoding of `text` to `out`: links and ids rendered straight into a response body.
     public func append(_ text: String, to out: inout [UInt8]) {
+        for byte in text.utf8 { append(byte, to: &out) }
+    }
+
+    /// Appends `escaped` decoded once (`%XX` only; `+` stays itself) and encoded again in this dialect: how a
+    /// signature's canonical form re-escapes a path or query component whichever way the client escaped it.
+    /// False when an escape is malformed or the decoded bytes are not UTF-8; `out` then holds a partial result.
+    public func appendReencoded(_ escaped: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        guard escaped.contains(UInt8(ascii: "%")) else {
+            // Nothing to decode: text that came as a `String` is UTF-8 already, but bytes need not be.
+            guard escaped.allSatisfy({ $0 < 0x80 }) || Self.utf8String(escaped) != nil else { return false }
+            appendEncoded(escaped, to: &out)
+            return true
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: escaped.count) { buffer in
+            guard let count = Self.decode(escaped, plusIsSpace: false, into: buffer) else { return false }
+            let decoded = UnsafeBufferPointer(rebasing: buffer[..<count])
+            guard decoded.allSatisfy({ $0 < 0x80 }) || Self.utf8String(decoded) != nil else { return false }
+            appendEncoded(decoded, to: &out)
+            return true
+        }
+    }
+
+    /// Encodes `bytes` into stack memory and appends the result at once (one growth check, not one per byte).
+    private func appendEncoded(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         let hex: StaticString = "0123456789ABCDEF"
-        for byte in text.utf8 {
-            if literal[Int(byte)] {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(hex.utf8Start[Int(byte >> 4)])
-                out.append(hex.utf8Start[Int(byte & 0x0F)])
+        literal.withUnsafeBufferPointer { literal in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 3) { encoded in
+                var count = 0
+                for byte in bytes {
+                    if literal[Int(byte)] {
+                        encoded[count] = byte
+                        count += 1
+                    } else {
+                        encoded[count] = UInt8(ascii: "%")
+                        encoded[count + 1] = hex.utf8Start[Int(byte >> 4)]
+                        encoded[count + 2] = hex.utf8Start[Int(byte & 0x0F)]
+                        count += 3
+                    }
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: encoded[..<count]))
             }
+        }
+    }
+
+    private func append(_ byte: UInt8, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        if literal[Int(byte)] {
+            out.append(byte)
+        } else {
+            out.append(UInt8(ascii: "%"))
+            out.append(hex.utf8Start[Int(byte >> 4)])
+            out.append(hex.utf8Start[Int(byte & 0x0F)])
         }
     }
 }
@@ -57,28 +100,50 @@ extension PercentEncoding {
     /// stack memory: the result `String` is the only allocation, and none for a short name.
     public static func decode(_ text: some StringProtocol, plusIsSpace: Bool) -> String? {
         var text = Substring(text)
-        return text.withUTF8 { bytes -> String? in
-            let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
-            guard escaped else { return String(decoding: bytes, as: UTF8.self) }
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
-                var count = 0
-                var i = 0
-                while i < bytes.count {
-                    let c = bytes[i]
-                    if c == UInt8(ascii: "%") {
-                        guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
-                        else { return nil }
-                        out[count] = hi << 4 | lo
-                        i += 3
-                    } else {
-                        out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
-                        i += 1
-                    }
-                    count += 1
-                }
-                return String(validating: UnsafeBufferPointer(rebasing: out[..<count]), as: UTF8.self)
-            }
+        return text.withUTF8 { decode($0, plusIsSpace: plusIsSpace) }
+    }
+
+    /// `decode` of UTF-8 bytes (a piece of a query walked as bytes). Nil also for unescaped bytes that are not
+    /// UTF-8.
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
+        let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
+        guard escaped else { return utf8String(bytes) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
+            guard let count = decode(bytes, plusIsSpace: plusIsSpace, into: out) else { return nil }
+            return utf8String(UnsafeBufferPointer(rebasing: out[..<count]))
         }
+    }
+
+    /// The text of `bytes` when they are UTF-8, else nil. `String(validating:)` is generic and looks up type
+    /// metadata on each call (a few per cent of a presigned S3 GET, which decodes every query piece);
+    /// `String(decoding:)` of a buffer is specialised, and it changes the bytes exactly when they are not UTF-8.
+    static func utf8String(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
+        return text.utf8.elementsEqual(bytes) ? text : nil
+    }
+
+    /// Decodes `bytes` into `out` (at least `bytes.count` long) and returns how many bytes it wrote; nil for a
+    /// malformed escape. The bytes written are not checked to be UTF-8.
+    public static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool, into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int? {
+        var count = 0
+        var i = 0
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < bytes.count, let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
+                else { return nil }
+                out[count] = hi << 4 | lo
+                i += 3
+            } else {
+                out[count] = plusIsSpace && c == UInt8(ascii: "+") ? 0x20 : c
+                i += 1
+            }
+            count += 1
+        }
+        return count
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -26,7 +26,7 @@ public final class S3AccessKeyStore: Sendable {
 
     public var count: Int { keys.withLock { $0.count } }
 
-    func key(id: String) -> S3AccessKey? { keys.withLock { list in list.first { $0.id.bytesEqual(id) } } }
+    func key(id: some StringProtocol) -> S3AccessKey? { keys.withLock { list in list.first { $0.id.bytesEqual(id) } } }
 }
 
 /// The `--s3-keys` file: `{"keys":[{"id","secret","admin":true} | {"id","secret","uid","claims":{…}}]}`.
@@ -69,11 +69,20 @@ public enum S3AccessKeysFile {
                     throw problem("claims must be an object")
                 }
                 claims[exactly: "sub"] = .string(uid)
-                principal = Principal(uid: uid, claims: claims)
+                principal = Principal(uid: uid, claims: claims, credentialDigest: freshIdentity())
             }
             keys.append(S3AccessKey(id: id, secret: Array(secret.utf8), principal: principal))
         }
         return keys
+    }
+
+    /// The `credentialDigest` of a loaded key's principal: 256 random bits drawn once per key per load. The
+    /// rules' decision memo caches answers per digest, which must stand for one uid and one set of claims; a
+    /// key's are fixed as loaded, and a reload draws new digests, so answers cached for the old claims are never
+    /// served for new ones. Without a digest every request signed with the key evaluated the rules anew.
+    private static func freshIdentity() -> CredentialDigest {
+        var random = SystemRandomNumberGenerator()
+        return CredentialDigest(a: random.next(), b: random.next(), c: random.next(), d: random.next())
     }
 }
 

@@ -51,11 +51,25 @@ enum S3ObjectMapping {
 
     /// The object's ETag as S3 gives it, quoted.
     static func etag(_ meta: ObjectMetadata) -> String {
-        if let multipart = meta.customMetadata[exactly: multipartETagKey] { return "\"" + multipart + "\"" }
-        if let md5 = meta.md5Hash, let bytes = Base64.decode(md5), bytes.count == 16 {
-            return "\"" + S3SigV4.hex(bytes) + "\""
+        var out: [UInt8] = []
+        appendETag(meta, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `etag(meta)`: every GetObject and HeadObject writes one straight into its header buffer.
+    static func appendETag(_ meta: ObjectMetadata, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if !meta.customMetadata.isEmpty, let multipart = meta.customMetadata[exactly: multipartETagKey] {
+            out += multipart.utf8
+        } else if let md5 = meta.md5Hash,
+            let bytes = md5.withContiguousUTF8({ Base64.decode(bytes: UnsafeRawBufferPointer($0)) }), bytes.count == 16
+        {
+            S3SigV4.appendHex(bytes, to: &out)
+        } else {
+            out += String(meta.generation, radix: 16).utf8
+            out += "-1".utf8
         }
-        return "\"" + String(meta.generation, radix: 16) + "-1\""
+        out.append(UInt8(ascii: "\""))
     }
 
     /// The headers of a GetObject or HeadObject answer (besides length and range, which the content adds).
@@ -67,7 +81,7 @@ enum S3ObjectMapping {
         if let value = meta.contentDisposition { headers.add("Content-Disposition", value) }
         if let value = meta.contentLanguage { headers.add("Content-Language", value) }
         if let value = meta.cacheControl { headers.add("Cache-Control", value) }
-        headers.add("ETag", etag(meta))
+        headers.add("ETag") { appendETag(meta, to: &$0) }
         headers.add("Last-Modified") { meta.updated.appendHTTPDate(to: &$0) }
         headers.add("Accept-Ranges", "bytes")
         for (key, value) in meta.customMetadata where !key.bytesEqual(multipartETagKey) {

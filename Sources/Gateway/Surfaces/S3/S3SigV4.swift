@@ -14,27 +14,41 @@ enum S3SigV4 {
     /// The longest presigned URL lifetime S3 accepts (7 days).
     static let maxPresignSeconds: Int64 = 604_800
 
-    /// The parts of `Credential=AKID/DAY/REGION/SERVICE/aws4_request`.
+    /// The parts of `Credential=AKID/DAY/REGION/SERVICE/aws4_request`: slices of the text as it arrived, so
+    /// parsing one (every signed request does) copies nothing.
     struct Credential: Sendable {
-        var accessKeyID: String
-        var day: String
-        var region: String
-        var service: String
+        /// `AKID/DAY/REGION/SERVICE/aws4_request`, whole.
+        let text: Substring
+        let accessKeyID: Substring
+        let day: Substring
+        let region: Substring
+        let service: Substring
 
-        var scope: String { "\(day)/\(region)/\(service)/aws4_request" }
+        /// `DAY/REGION/SERVICE/aws4_request`, as the string to sign names it.
+        var scopeText: Substring { text[day.startIndex...] }
+        var scope: String { String(scopeText) }
 
         init(parsing text: Substring) throws(S3AuthFailure) {
-            // Cut on bytes (every request carries one): `/` is ASCII, so the pieces are whole UTF-8.
-            let parts = text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            guard parts.count == 5, parts[4].elementsEqual("aws4_request".utf8), parts[1].count == 8,
-                !parts[0].isEmpty
-            else {
+            // Cut on the contiguous bytes: `/` is ASCII, so the pieces are whole UTF-8.
+            let slashes = text.withContiguousUTF8 { bytes -> (Int, Int, Int, Int)? in
+                func slash(after start: Int) -> Int? {
+                    bytes[start...].firstIndex(of: UInt8(ascii: "/"))
+                }
+                guard let s0 = slash(after: 0), s0 > 0, let s1 = slash(after: s0 + 1), s1 - s0 == 9,
+                    let s2 = slash(after: s1 + 1), let s3 = slash(after: s2 + 1),
+                    bytes[(s3 + 1)...].elementsEqual("aws4_request".utf8)
+                else { return nil }
+                return (s0, s1, s2, s3)
+            }
+            guard let (s0, s1, s2, s3) = slashes else {
                 throw .malformed("The credential is not AKID/YYYYMMDD/REGION/SERVICE/aws4_request.")
             }
-            accessKeyID = String(Substring(parts[0]))
-            day = String(Substring(parts[1]))
-            region = String(Substring(parts[2]))
-            service = String(Substring(parts[3]))
+            func at(_ offset: Int) -> String.Index { text.utf8.index(text.startIndex, offsetBy: offset) }
+            self.text = text
+            accessKeyID = text[..<at(s0)]
+            day = text[at(s0 + 1)..<at(s1)]
+            region = text[at(s1 + 1)..<at(s2)]
+            service = text[at(s2 + 1)..<at(s3)]
         }
     }
 
@@ -103,13 +117,16 @@ enum S3SigV4 {
         }
         return Claim(
             credential: try Credential(parsing: Substring(credentialText)),
-            signedHeaders: signedHeaders.split(separator: ";").map(String.init), signature: signature,
+            signedHeaders: signedHeaders.bytesSplit(separator: UInt8(ascii: ";")), signature: signature,
             amzDate: date, expires: expires)
     }
 
     /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, nil when it is not one.
     static func seconds(amzDate text: String) -> Int64? {
-        let bytes = Array(text.utf8)
+        text.withContiguousUTF8 { seconds(amzDate: $0) }
+    }
+
+    private static func seconds(amzDate bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0
@@ -151,18 +168,18 @@ enum S3SigV4 {
             as: UTF8.self)
     }
 
-    /// `canonicalRequest` as the bytes that are hashed (built in one buffer: every request is verified).
+    /// `canonicalRequest` as the bytes that are hashed. Every request is verified, so it is built in one buffer
+    /// straight from the request's bytes: no text is decoded into a `String` on the way.
     static func canonicalRequestBytes(_ request: Request, signedHeaders: [String], payloadHash: String)
         throws(S3AuthFailure) -> [UInt8]
     {
-        guard let uri = canonicalURI(request.rawPath) else {
-            throw .malformed("Malformed percent-encoding in the path.")
-        }
         var out: [UInt8] = []
-        out.reserveCapacity(512 + (request.query?.utf8.count ?? 0))
+        out.reserveCapacity(512 + request.rawPath.utf8.count + (request.query?.utf8.count ?? 0))
         out += request.method.utf8
         out.append(newline)
-        out += uri.utf8
+        guard appendCanonicalURI(request.rawPath, to: &out) else {
+            throw .malformed("Malformed percent-encoding in the path.")
+        }
         out.append(newline)
         guard appendCanonicalQuery(request.query, to: &out) else {
             throw .malformed("Malformed percent-encoding in the query.")
@@ -173,7 +190,7 @@ enum S3SigV4 {
             out.append(UInt8(ascii: ":"))
             for (index, value) in request.header(name).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                out += trim(value).utf8
+                appendTrimmed(value, to: &out)
             }
             out.append(newline)
         }
@@ -192,9 +209,19 @@ enum S3SigV4 {
     /// The path decoded once and each byte outside RFC 3986's unreserved set (and `/`) encoded, upper-case hex:
     /// what S3 clients sign, whichever way they chose to escape the path they sent.
     static func canonicalURI(_ rawPath: Substring) -> String? {
-        guard let decoded = PercentEncoding.decode(rawPath, plusIsSpace: false) else { return nil }
-        let encoded = PercentEncoding.unreservedAndSlash.encode(decoded)
-        return encoded.isEmpty ? "/" : encoded
+        var out: [UInt8] = []
+        guard appendCanonicalURI(rawPath, to: &out) else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `canonicalURI(rawPath)`; false for malformed percent-encoding.
+    static func appendCanonicalURI(_ rawPath: Substring, to out: inout [UInt8]) -> Bool {
+        let start = out.count
+        let valid = rawPath.withContiguousUTF8 {
+            PercentEncoding.unreservedAndSlash.appendReencoded($0, to: &out)
+        }
+        if valid, out.count == start { out.append(UInt8(ascii: "/")) }
+        return valid
     }
 
     /// The query's pairs decoded, re-encoded, sorted bytewise by name then value, `=` always present;
@@ -205,51 +232,81 @@ enum S3SigV4 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Appends `canonicalQuery(query)`; false for malformed percent-encoding.
+    /// Appends `canonicalQuery(query)`; false for malformed percent-encoding. The query is cut as `QueryPieces`
+    /// cuts it, empty pieces dropped; each name and value is re-encoded once into one buffer, and the pairs are
+    /// sorted as ranges of it.
     static func appendCanonicalQuery(_ query: Substring?, to out: inout [UInt8]) -> Bool {
-        guard var query, !query.isEmpty else { return true }
-        // Split on bytes: a raw `=` followed by a combining mark is still the separator.
-        let pairs: [(name: [UInt8], value: [UInt8])]? = query.withUTF8 { bytes in
-            var pairs: [(name: [UInt8], value: [UInt8])] = []
-            for piece in bytes.split(separator: UInt8(ascii: "&")) {
-                let equals = piece.firstIndex(of: UInt8(ascii: "="))
-                let rawName = UnsafeBufferPointer(rebasing: piece[..<(equals ?? piece.endIndex)])
-                let rawValue = equals.map { UnsafeBufferPointer(rebasing: piece[($0 + 1)...]) }
-                guard let name = reencoded(rawName) else { return nil }
-                if name.elementsEqual("X-Amz-Signature".utf8) { continue }
-                guard let value = rawValue.map(reencoded) ?? [] else { return nil }
-                pairs.append((name, value))
+        guard let query, !query.isEmpty else { return true }
+        var encoded: [UInt8] = []
+        var pairs: [(name: Range<Int>, value: Range<Int>)] = []
+        pairs.reserveCapacity(8)
+        let encoding = PercentEncoding.unreserved
+        let valid = query.withContiguousUTF8 { bytes in
+            encoded.reserveCapacity(bytes.count + 32)
+            for piece in QueryPieces(bytes) where !(piece.name.isEmpty && piece.value == nil) {
+                let nameStart = encoded.count
+                guard
+                    encoding.appendReencoded(UnsafeBufferPointer(rebasing: piece.name), to: &encoded)
+                else { return false }
+                if encoded.count - nameStart == signatureName.count,
+                    encoded.withUnsafeBufferPointer({ $0[nameStart...].elementsEqual(signatureName) })
+                {
+                    encoded.removeSubrange(nameStart...)
+                    continue
+                }
+                let valueStart = encoded.count
+                if let value = piece.value,
+                    !encoding.appendReencoded(UnsafeBufferPointer(rebasing: value), to: &encoded)
+                {
+                    return false
+                }
+                pairs.append((nameStart..<valueStart, valueStart..<encoded.count))
             }
-            return pairs
+            return true
         }
-        guard var pairs else { return false }
-        pairs.sort {
-            $0.name.elementsEqual($1.name)
-                ? $0.value.lexicographicallyPrecedes($1.value) : $0.name.lexicographicallyPrecedes($1.name)
-        }
-        for (index, pair) in pairs.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: "&")) }
-            out += pair.name
-            out.append(UInt8(ascii: "="))
-            out += pair.value
+        guard valid else { return false }
+        encoded.withUnsafeBufferPointer { encoded in
+            pairs.sort {
+                let a = encoded[$0.name], b = encoded[$1.name]
+                return a.elementsEqual(b)
+                    ? encoded[$0.value].lexicographicallyPrecedes(encoded[$1.value]) : a.lexicographicallyPrecedes(b)
+            }
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: "&")) }
+                out += encoded[pair.name]
+                out.append(UInt8(ascii: "="))
+                out += encoded[pair.value]
+            }
         }
         return true
     }
 
-    /// A query component decoded once and encoded as SigV4 wants it (RFC 3986 unreserved kept).
-    private static func reencoded(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard let decoded = PercentEncoding.decode(String(decoding: raw, as: UTF8.self), plusIsSpace: false) else {
-            return nil
-        }
+    private static let signatureName = Array("X-Amz-Signature".utf8)
+
+    /// Leading and trailing spaces and tabs removed, inner runs collapsed to one space.
+    static func trim(_ value: String) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
-        PercentEncoding.unreserved.append(decoded, to: &out)
-        return out
+        appendTrimmed(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// Leading and trailing spaces removed, inner runs collapsed to one.
-    static func trim(_ value: String) -> String {
-        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    /// Appends `trim(value)`. Cut on bytes, as the clients that sign the value cut it (a space before a
+    /// combining mark is still a space).
+    static func appendTrimmed(_ value: String, to out: inout [UInt8]) {
+        value.withContiguousUTF8 { bytes in
+            var pendingSpace = false
+            var wroteAny = false
+            for byte in bytes {
+                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                    pendingSpace = wroteAny
+                    continue
+                }
+                if pendingSpace { out.append(UInt8(ascii: " ")) }
+                pendingSpace = false
+                wroteAny = true
+                out.append(byte)
+            }
+        }
     }
 
     /// `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service), "aws4_request")`.
@@ -285,23 +342,34 @@ enum S3SigV4 {
         toSign.append(newline)
         toSign += claim.amzDate.utf8
         toSign.append(newline)
-        toSign += claim.credential.scope.utf8
+        toSign += claim.credential.scopeText.utf8
         toSign.append(newline)
-        toSign += hex(SHA256.hash(canonical)).utf8
-        let expected = hex(HMAC.sha256(key: key, data: toSign))
-        guard ConstantTime.equals(Array(expected.utf8), Array(claim.signature.utf8)) else { throw .mismatch }
+        // The raw-buffer entry points: the `Sequence` ones are generic across the module boundary, so each call
+        // would dispatch through witness tables.
+        appendHex(canonical.withUnsafeBytes { SHA256.hash($0) }, to: &toSign)
+        let mac = key.withUnsafeBytes { key in toSign.withUnsafeBytes { HMAC.compute(.sha256, key: key, data: $0) } }
+        var expected: [UInt8] = []
+        expected.reserveCapacity(64)
+        appendHex(mac, to: &expected)
+        let matches = claim.signature.withContiguousUTF8 { ConstantTime.equals(expected, $0) }
+        guard matches else { throw .mismatch }
         return key
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
+        appendHex(bytes, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `bytes` in lower-case hex.
+    static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        for byte in bytes {
+            out.append(digits.utf8Start[Int(byte >> 4)])
+            out.append(digits.utf8Start[Int(byte & 15)])
+        }
     }
 }
 
@@ -331,7 +399,7 @@ final class S3SigningKeys: Sendable {
     init(capacity: Int = 1024) { self.capacity = capacity }
 
     func key(secret: [UInt8], credential: S3SigV4.Credential) -> [UInt8] {
-        let id = ExactString(credential.accessKeyID + "/" + credential.scope)
+        let id = ExactString(String(credential.text))
         if let hit = entries.withLock({ $0[id] }), hit.secret == secret { return hit.key }
         let key = S3SigV4.signingKey(secret: secret, credential: credential)
         entries.withLock { entries in
