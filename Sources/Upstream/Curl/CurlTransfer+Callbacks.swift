@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// curl's callbacks: on the loop queue, from inside the curl calls the loop makes (so they may re-enter from
+/// curl's callbacks: on the loop thread, from inside the curl calls the loop makes (so they may re-enter from
 /// `curl_easy_pause`). They only run while the transfer's handle is in the multi handle, i.e. in a running
 /// state of `TransferLifecycle`.
 extension CurlTransfer {

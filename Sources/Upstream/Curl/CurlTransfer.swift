@@ -39,7 +39,7 @@ final class CurlHandle {
 /// One attempt of one request: a curl easy handle, its callbacks and its two bounded buffers, with its
 /// lifecycle in one `TransferLifecycle` (see there for the states, what each owns, and both timeouts).
 ///
-/// Threading: everything but the buffers (which carry their own locks) is confined to the loop's queue;
+/// Threading: everything but the buffers (which carry their own locks) is confined to the loop's thread;
 /// `start` and `abort` only enqueue. curl's callbacks find the transfer through an unretained pointer set as
 /// their user data; the loop keeps the transfer alive while its handle is in the multi handle.
 final class CurlTransfer: @unchecked Sendable {
@@ -140,7 +140,7 @@ final class CurlTransfer: @unchecked Sendable {
         loop.execute { [self] in applyPauseState() }
     }
 
-    // MARK: loop queue
+    // MARK: loop thread
 
     private func applyPauseState() {
         guard let easy = lifecycle.handle?.easy else { return }

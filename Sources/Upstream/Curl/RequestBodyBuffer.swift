@@ -2,7 +2,7 @@ import PortcullisCore
 import Synchronization
 
 /// The producer side of a streamed request body: a pump task pulls chunks from the caller's `ByteStream`
-/// into this bounded buffer; curl's read callback (loop queue) copies them out.
+/// into this bounded buffer; curl's read callback (loop thread) copies them out.
 ///
 /// Backpressure both ways: the pump waits while `capacity` bytes are buffered; the read callback answers
 /// `CURL_READFUNC_PAUSE` when the buffer is empty, and the pump asks the transfer to un-pause after its next
@@ -76,7 +76,7 @@ final class RequestBodyBuffer: Sendable {
         }
     }
 
-    /// Read callback (loop queue): copies up to `capacity` bytes into `destination`.
+    /// Read callback (loop thread): copies up to `capacity` bytes into `destination`.
     func take(into destination: UnsafeMutableRawBufferPointer) -> Take {
         let (result, waiter) = state.withLock { s -> (Take, CheckedContinuation<Bool, Never>?) in
             if s.buffered == 0 {

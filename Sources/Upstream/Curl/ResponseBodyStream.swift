@@ -2,7 +2,7 @@ import PortcullisCore
 import Synchronization
 
 /// The consumer side of a transfer's response body: a bounded buffer between curl's write callback (producer,
-/// on the loop queue) and one async consumer.
+/// on the loop thread) and one async consumer.
 ///
 /// Backpressure: once less than one curl write (`maxWrite`, curl's `CURLOPT_BUFFERSIZE`) of room is left,
 /// `offer` asks the transfer to pause receiving right away (`.acceptedPause`), so curl never has to keep a refused
@@ -16,8 +16,8 @@ import Synchronization
 /// pause longer than `slowPauseNanoseconds` — the consumer is slow (a client on a slow link: the usual case with
 /// many concurrent downloads), and a slow consumer gains nothing from a deep buffer but holds its memory.
 ///
-/// Throughput: every hand-off to a waiting consumer costs two thread wake-ups (its continuation resumes on the
-/// global executor, which then hops to the consumer's own queue), so bytes are handed over in batches:
+/// Throughput: every hand-off to a waiting consumer costs a thread wake-up (its continuation resumes on the
+/// consumer's executor: its connection's loop), so bytes are handed over in batches:
 /// - curl's writes are appended to fixed-size chunks (`chunkBytes`, the consumer's `maxLength`), so the consumer
 ///   gets whole arrays without a re-copy and the allocator sees one size class;
 /// - a waiting consumer is woken at once only when half the window is ready,
@@ -64,7 +64,7 @@ final class ResponseBodyStream: ByteStream {
     /// The largest single curl write (`CURLOPT_BUFFERSIZE`): receiving pauses once less room than this is left.
     private let maxWrite: Int
     /// Bytes that wake a waiting consumer at the end of a loop round (below it, the flush timer does).
-    /// Asks the transfer to re-evaluate its pause state (un-pause receiving) on the loop queue.
+    /// Asks the transfer to re-evaluate its pause state (un-pause receiving) on the loop thread.
     private let resume: @Sendable () -> Void
     /// Aborts the transfer (consumer cancelled).
     private let abort: @Sendable () -> Void
@@ -101,7 +101,7 @@ final class ResponseBodyStream: ByteStream {
 
     var bufferedBytes: Int { state.withLock { $0.buffered } }
 
-    // MARK: producer (loop queue)
+    // MARK: producer (loop thread)
 
     func setExpectedLength(_ length: Int64?) { state.withLock { $0.expectedLength = length } }
 
