@@ -4,7 +4,7 @@ public import PortcullisCore
 /// streamed both ways with bounded buffers, timeouts, retries for idempotent requests and a circuit breaker
 /// per backend.
 ///
-/// One client per process is the intent (it owns one event queue and one connection pool). Thread-safe.
+/// One client per process is the intent (it owns one event-loop thread and one connection pool). Thread-safe.
 public final class UpstreamClient: Sendable {
     let loop: CurlEventLoop
     private let configuration: UpstreamConfiguration

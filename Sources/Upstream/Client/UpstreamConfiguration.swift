@@ -1,4 +1,4 @@
-/// Client-wide settings; one client (one curl multi handle, one event queue) serves the whole process.
+/// Client-wide settings; one client (one curl multi handle on one event-loop thread) serves the whole process.
 public struct UpstreamConfiguration: Sendable, Equatable {
     /// Simultaneous connections to one host (transfers beyond it wait in curl's queue).
     public var maxConnectionsPerHost: Int
