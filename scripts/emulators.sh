@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Upstream emulators for tests, on free loopback ports: fake-gcs-server (GCS JSON API, in memory) and moto (S3,
-# no signature checks). The real S3 engine, which checks SigV4, is Ceph RGW (scripts/rgw.sh).
+# no signature checks; launched by scripts/moto_server.py, which makes its conditional writes atomic as AWS's are). The real S3 engine, which checks SigV4, is Ceph RGW (scripts/rgw.sh).
 #
 #   eval "$(scripts/emulators.sh start [VENV])"   start both; prints `export VAR=...` lines
 #   scripts/emulators.sh stop                      stop what `start` started (by recorded pid)
@@ -63,7 +63,7 @@ start() {
     launch fake-gcs "$gcs_bin" -scheme http -host 127.0.0.1 -port "$gcs_port" -backend memory \
         -external-url "http://127.0.0.1:$gcs_port" -log-level warn
     moto_port="$(pc_free_port)"
-    launch moto "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port"
+    launch moto "$venv/bin/python" "$PC_ROOT/scripts/moto_server.py" 127.0.0.1 "$moto_port"
     wait_up fake-gcs "http://127.0.0.1:$gcs_port/storage/v1/b"
     wait_up moto "http://127.0.0.1:$moto_port/"
     cat <<ENV
