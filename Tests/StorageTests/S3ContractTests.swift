@@ -150,11 +150,11 @@ struct S3RGWContractTests {
     @Test func signatureFailuresAreRefusedAsOnAWS() async throws {
         let (backend, bucket) = try await S3TestEnvironment.freshBackend(on: .rgw)
         let body: [UInt8] = Array("payload".utf8)
-        let good = S3Signer.hex(SHA256.hash(body))
+        let good = HexText.encode(SHA256.hash(body))
         #expect(try await signedPut(backend, key: "ok", body: body, payloadHash: good).status == 200)
         // The body does not hash to the signed x-amz-content-sha256.
         let tampered = try await signedPut(
-            backend, key: "k", body: body, payloadHash: S3Signer.hex(SHA256.hash(Array("other".utf8))))
+            backend, key: "k", body: body, payloadHash: HexText.encode(SHA256.hash(Array("other".utf8))))
         #expect(tampered.status == 400 && tampered.code == "XAmzContentSHA256Mismatch", "\(tampered)")
         // Not the client's fault: a 503 to retry, never a 400.
         guard case .unavailable = tampered.error else { Issue.record("\(tampered.error)"); return }

@@ -1,4 +1,5 @@
 import Crypto
+import PortcullisCore
 
 /// Signs event bodies so a receiver can tell them from forgeries and replays (`--events-secret`):
 /// `Portcullis-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
@@ -20,17 +21,7 @@ public struct EventSigner: Sendable {
         var message = Array(stamp.utf8)
         message.append(UInt8(ascii: "."))
         message.append(contentsOf: body)
-        return "t=\(stamp),v1=\(Self.hex(HMAC.sha256(key: secret, data: message)))"
+        return "t=\(stamp),v1=\(HexText.encode(HMAC.sha256(key: secret, data: message)))"
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

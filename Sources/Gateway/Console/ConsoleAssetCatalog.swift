@@ -34,7 +34,7 @@ public struct ConsoleAssetCatalog: Sendable {
             digest.update(Array(file.name.utf8) + [0])
             digest.update(SHA256.hash(file.bytes))
         }
-        version = Self.hex(digest.finalize().prefix(8))
+        version = HexText.encode(digest.finalize().prefix(8))
         var table: [ExactString: Asset] = [:]
         for file in files {
             table[ExactString(file.name)] = Self.asset(file.name, file.bytes)
@@ -72,7 +72,7 @@ public struct ConsoleAssetCatalog: Sendable {
     static func asset(_ name: String, _ bytes: [UInt8]) -> Asset {
         Asset(
             name: name, contentType: contentType(of: name), body: bytes,
-            etag: "\"" + hex(SHA256.hash(bytes).prefix(16)) + "\"")
+            etag: "\"" + HexText.encode(SHA256.hash(bytes).prefix(16)) + "\"")
     }
 
     /// The media type served for a file name, by extension.
@@ -89,16 +89,6 @@ public struct ConsoleAssetCatalog: Sendable {
         case "txt": return "text/plain; charset=utf-8"
         default: return "application/octet-stream"
         }
-    }
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// `bytes` with every occurrence of `token` replaced by `value`.

@@ -15,7 +15,7 @@ enum MultipartDocuments {
     }
 
     /// A part's ETag: its MD5 in hex, quoted — what a completion document names the part by.
-    static func partETag(_ md5: [UInt8]) -> String { "\"" + S3SigV4.hex(md5) + "\"" }
+    static func partETag(_ md5: [UInt8]) -> String { "\"" + HexText.encode(md5) + "\"" }
 
     /// One page of `parts`: those numbered above `marker`, at most `limit`.
     static func partList(_ target: MultipartTarget, _ parts: [MultipartPart], marker: Int, limit: Int) -> [UInt8] {

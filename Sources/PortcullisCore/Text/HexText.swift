@@ -1,5 +1,32 @@
-/// Hexadecimal digits as bytes: signatures, digests and ETags arrive in hex on several wires.
+/// Hexadecimal digits as bytes: signatures, digests, ETags and ids travel in hex on several wires.
 public enum HexText {
+    /// `bytes` in lower-case hex. Inlinable, so each caller gets it specialized for its collection (signatures
+    /// hex-encode twice per request).
+    @inlinable
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            var index = 0
+            for byte in bytes {
+                out[index] = digit(byte >> 4)
+                out[index + 1] = digit(byte & 0x0F)
+                index += 2
+            }
+            return index
+        }
+    }
+
+    /// Appends `bytes` in lower-case hex to `out`.
+    @inlinable
+    public static func append(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        for byte in bytes {
+            out.append(digit(byte >> 4))
+            out.append(digit(byte & 0x0F))
+        }
+    }
+
+    @inlinable @inline(__always)
+    static func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+
     /// The bytes `text` spells (either case, an even number of digits, at least two); nil for anything else.
     public static func decode(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)

@@ -35,7 +35,7 @@ public struct PercentEncoding: Sendable {
 
     /// Appends the encoding of `text` to `out`: links and ids rendered straight into a response body.
     public func append(_ text: String, to out: inout [UInt8]) {
-        for byte in text.utf8 { append(byte, to: &out) }
+        text.withContiguousUTF8 { appendEncoded($0, to: &out) }
     }
 
     /// Appends `escaped` decoded once (`%XX` only; `+` stays itself) and encoded again in this dialect: how a
@@ -76,17 +76,6 @@ public struct PercentEncoding: Sendable {
                 }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: encoded[..<count]))
             }
-        }
-    }
-
-    private func append(_ byte: UInt8, to out: inout [UInt8]) {
-        let hex: StaticString = "0123456789ABCDEF"
-        if literal[Int(byte)] {
-            out.append(byte)
-        } else {
-            out.append(UInt8(ascii: "%"))
-            out.append(hex.utf8Start[Int(byte >> 4)])
-            out.append(hex.utf8Start[Int(byte & 0x0F)])
         }
     }
 }

@@ -26,7 +26,7 @@ extension StorageService {
         let bucket = try bucket(request.object.bucket, context)
         let existing = try await existing(request.object, in: bucket, context)
         _ = try admit(request, principal: caller.principal, existing: existing, context)
-        let id = Self.hex(SecureRandom.bytes(16))
+        let id = HexText.encode(SecureRandom.bytes(16))
         var document = Array(#"{"name":"#.utf8)
         JSONValue.encodeString(request.object.name, into: &document)
         document += Array(#","owner":"#.utf8)
@@ -139,7 +139,7 @@ extension StorageService {
             md5s += found.md5
         }
         if recordingS3ETag {
-            attributes.customMetadata[exactly: "s3-etag"] = Self.hex(MD5.hash(md5s)) + "-\(chosen.count)"
+            attributes.customMetadata[exactly: "s3-etag"] = HexText.encode(MD5.hash(md5s)) + "-\(chosen.count)"
         }
         let total = selected.reduce(Int64(0)) { $0 + $1.size }
         var paths: [ObjectPath] = []
@@ -327,11 +327,6 @@ extension StorageService {
             }
             cursor = page.nextCursor
         } while cursor != nil
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 
     static func isLowerHex(_ byte: UInt8) -> Bool {

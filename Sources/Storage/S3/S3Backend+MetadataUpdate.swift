@@ -31,7 +31,7 @@ extension S3Backend {
 
     /// The claim key of one object version.
     static func claimKey(_ name: String, generation: Int64, metageneration: Int64) -> String {
-        stagingPrefix + "m/" + S3Signer.hex(SHA256.hash(Array(name.utf8))) + "/\(generation).\(metageneration)"
+        stagingPrefix + "m/" + HexText.encode(SHA256.hash(Array(name.utf8))) + "/\(generation).\(metageneration)"
     }
 
     public func updateMetadata(

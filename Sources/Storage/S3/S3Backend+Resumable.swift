@@ -285,7 +285,7 @@ extension S3Backend: ResumableStaging {
     }
 
     static func objectHash(_ object: ObjectPath) -> String {
-        String(S3Signer.hex(SHA256.hash(Array("\(object.bucket)\n\(object.name)".utf8))).prefix(32))
+        String(HexText.encode(SHA256.hash(Array("\(object.bucket)\n\(object.name)".utf8))).prefix(32))
     }
 
     /// Reads the upload's folder. `.notFound` for a malformed or unknown handle, or one of another object.

@@ -78,7 +78,7 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
         let payloadHash: String
         switch body {
         case .none: payloadHash = S3Signer.emptyPayloadHash
-        case .bytes(let bytes): payloadHash = S3Signer.hex(SHA256.hash(bytes))
+        case .bytes(let bytes): payloadHash = HexText.encode(SHA256.hash(bytes))
         case .stream: payloadHash = S3Signer.unsignedPayload
         }
         let signed = signer.sign(method: method, url: url, headers: headers, payloadHash: payloadHash)
@@ -255,7 +255,7 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
 
 extension String {
     /// Two lower-case hex digits.
-    init(format2 byte: UInt8) { self = S3Signer.hex([byte]) }
+    init(format2 byte: UInt8) { self = HexText.encode([byte]) }
 }
 
 /// S3 metadata keys are case-insensitive ASCII header names, and Ceph RGW stores `_` in one as `-`: a key made

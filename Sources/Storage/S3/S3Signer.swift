@@ -36,7 +36,7 @@ struct S3Signer: Sendable {
             .map { "\($0.0)=\($0.1)" }
             .joined(separator: "&")
     }
-    static let emptyPayloadHash = hex(SHA256.hash([UInt8]()))
+    static let emptyPayloadHash = HexText.encode(SHA256.hash([UInt8]()))
 
     /// `headers` plus the signature headers. `payloadHash` is the hex SHA-256 of the body or `UNSIGNED-PAYLOAD`.
     func sign(
@@ -75,9 +75,11 @@ struct S3Signer: Sendable {
         ]
         .joined(separator: "\n")
         let scope = "\(day)/\(region)/s3/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(Array(canonicalRequest.utf8)))]
-            .joined(separator: "\n")
-        let signature = Self.hex(HMAC.sha256(key: signingKey(day: day), data: Array(stringToSign.utf8)))
+        let stringToSign = [
+            "AWS4-HMAC-SHA256", amzDate, scope, HexText.encode(SHA256.hash(Array(canonicalRequest.utf8))),
+        ]
+        .joined(separator: "\n")
+        let signature = HexText.encode(HMAC.sha256(key: signingKey(day: day), data: Array(stringToSign.utf8)))
         var result = all
         result.append(
             (
@@ -120,19 +122,6 @@ struct S3Signer: Sendable {
     static func trim(_ value: String) -> String {
         value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
     }
-
-    /// Lower-case hex, written into one string (two of these per signature).
-    static func hex(_ bytes: [UInt8]) -> String {
-        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            for (index, byte) in bytes.enumerated() {
-                out[2 * index] = hexDigit(byte >> 4)
-                out[2 * index + 1] = hexDigit(byte & 0x0F)
-            }
-            return bytes.count * 2
-        }
-    }
-
-    static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
 
     /// The SigV4 signing key of `day` (`YYYYMMDD`): four HMACs that change once a day, so the last one is kept.
     func signingKey(day: String) -> [UInt8] {

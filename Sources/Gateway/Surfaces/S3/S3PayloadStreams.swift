@@ -51,7 +51,7 @@ final class DigestCheckedStream: ByteStream, @unchecked Sendable {
     }
 
     private func check() throws {
-        if let sha256, !ConstantTime.equals(Array(S3SigV4.hex(sha256Hasher.finalize()).utf8), sha256) {
+        if let sha256, !ConstantTime.equals(Array(HexText.encode(sha256Hasher.finalize()).utf8), sha256) {
             throw verdict.record(
                 S3Error(
                     400, "XAmzContentSHA256Mismatch",
@@ -100,7 +100,7 @@ final class AWSChunkedStream: ByteStream, @unchecked Sendable {
     private var finished = false
     private var produced: Int64 = 0
     static let maxLineBytes = 4096
-    static let emptyHash = S3SigV4.hex(SHA256.hash([UInt8]()))
+    static let emptyHash = HexText.encode(SHA256.hash([UInt8]()))
 
     init(_ base: any ByteStream, signing: Signing?, decodedLength: Int64?, verdict: S3BodyVerdict) {
         self.base = base
@@ -174,7 +174,7 @@ final class AWSChunkedStream: ByteStream, @unchecked Sendable {
         }
         let stringToSign = [
             "AWS4-HMAC-SHA256-PAYLOAD", signing.amzDate, signing.scope, previous, Self.emptyHash,
-            S3SigV4.hex(hasher.finalize()),
+            HexText.encode(hasher.finalize()),
         ].joined(separator: "\n")
         let expected = S3SigV4.signature(signingKey: signing.key, stringToSign: stringToSign)
         guard ConstantTime.equals(Array(expected.utf8), Array(claimed.utf8)) else {

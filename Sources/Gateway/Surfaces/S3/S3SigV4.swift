@@ -283,15 +283,9 @@ enum S3SigV4 {
 
     private static let signatureName = Array("X-Amz-Signature".utf8)
 
-    /// Leading and trailing spaces and tabs removed, inner runs collapsed to one space.
-    static func trim(_ value: String) -> String {
-        var out: [UInt8] = []
-        appendTrimmed(value, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Appends `trim(value)`. Cut on bytes, as the clients that sign the value cut it (a space before a
-    /// combining mark is still a space).
+    /// Appends `value` with leading and trailing spaces and tabs removed and inner runs collapsed to one space,
+    /// as SigV4 canonicalises a header value. Cut on bytes, as the clients that sign the value cut it (a space
+    /// before a combining mark is still a space).
     static func appendTrimmed(_ value: String, to out: inout [UInt8]) {
         value.withContiguousUTF8 { bytes in
             var pendingSpace = false
@@ -319,7 +313,7 @@ enum S3SigV4 {
     }
 
     static func signature(signingKey: [UInt8], stringToSign: String) -> String {
-        hex(HMAC.sha256(key: signingKey, data: Array(stringToSign.utf8)))
+        HexText.encode(HMAC.sha256(key: signingKey, data: Array(stringToSign.utf8)))
     }
 
     /// Checks `claim` for `request` with `secret`; returns the signing key (the aws-chunked body's chunk
@@ -346,31 +340,16 @@ enum S3SigV4 {
         toSign.append(newline)
         // The raw-buffer entry points: the `Sequence` ones are generic across the module boundary, so each call
         // would dispatch through witness tables.
-        appendHex(canonical.withUnsafeBytes { SHA256.hash($0) }, to: &toSign)
+        HexText.append(canonical.withUnsafeBytes { SHA256.hash($0) }, to: &toSign)
         let mac = key.withUnsafeBytes { key in toSign.withUnsafeBytes { HMAC.compute(.sha256, key: key, data: $0) } }
         var expected: [UInt8] = []
         expected.reserveCapacity(64)
-        appendHex(mac, to: &expected)
+        HexText.append(mac, to: &expected)
         let matches = claim.signature.withContiguousUTF8 { ConstantTime.equals(expected, $0) }
         guard matches else { throw .mismatch }
         return key
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        appendHex(bytes, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Appends `bytes` in lower-case hex.
-    static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
-        let digits: StaticString = "0123456789abcdef"
-        for byte in bytes {
-            out.append(digits.utf8Start[Int(byte >> 4)])
-            out.append(digits.utf8Start[Int(byte & 15)])
-        }
-    }
 }
 
 /// Why a SigV4 signature was refused; `S3Error` words each for the wire.
