@@ -9,6 +9,23 @@ import PortcullisCore
 /// the UTF-8; SQLite's default, spelled out because identity must never depend on a collation): canonically
 /// equivalent spellings are different keys here, as everywhere.
 enum ObjectIndex {
+    /// The columns of every object row, live (`objects`) or noncurrent (`noncurrent_objects`), after its
+    /// `bucket` and `name`, in the order `columns` lists them (statements read and bind them by position).
+    private static let objectColumns: [(name: String, type: String)] = [
+        ("generation", "INTEGER NOT NULL"), ("metageneration", "INTEGER NOT NULL"), ("size", "INTEGER NOT NULL"),
+        ("md5", "TEXT"), ("crc32c", "TEXT"), ("storage_class", "TEXT NOT NULL"), ("content_type", "TEXT"),
+        ("content_encoding", "TEXT"), ("content_disposition", "TEXT"), ("content_language", "TEXT"),
+        ("cache_control", "TEXT"), ("custom_metadata", "TEXT NOT NULL"), ("download_tokens", "TEXT NOT NULL"),
+        ("time_created", "INTEGER NOT NULL"), ("updated", "INTEGER NOT NULL"), ("blob_id", "INTEGER NOT NULL"),
+        ("custom_time", "INTEGER"), ("owner", "TEXT"),
+    ]
+
+    /// The object columns as a statement lists them.
+    static let columns = objectColumns.map(\.name).joined(separator: ", ")
+
+    /// The object columns as a table declares them.
+    private static let columnDefinitions = objectColumns.map { "\($0.name) \($0.type)" }.joined(separator: ",\n")
+
     static let schema = """
         CREATE TABLE IF NOT EXISTS buckets (
             name TEXT COLLATE BINARY PRIMARY KEY NOT NULL,
@@ -21,58 +38,18 @@ enum ObjectIndex {
         CREATE TABLE IF NOT EXISTS objects (
             bucket TEXT COLLATE BINARY NOT NULL,
             name BLOB NOT NULL,
-            generation INTEGER NOT NULL,
-            metageneration INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            md5 TEXT,
-            crc32c TEXT,
-            storage_class TEXT NOT NULL,
-            content_type TEXT,
-            content_encoding TEXT,
-            content_disposition TEXT,
-            content_language TEXT,
-            cache_control TEXT,
-            custom_metadata TEXT NOT NULL,
-            download_tokens TEXT NOT NULL,
-            time_created INTEGER NOT NULL,
-            updated INTEGER NOT NULL,
-            blob_id INTEGER NOT NULL,
-            custom_time INTEGER,
-            owner TEXT,
+            \(columnDefinitions),
             PRIMARY KEY (bucket, name)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS objects_by_blob ON objects (blob_id);
         CREATE TABLE IF NOT EXISTS noncurrent_objects (
             bucket TEXT COLLATE BINARY NOT NULL,
             name BLOB NOT NULL,
-            generation INTEGER NOT NULL,
-            metageneration INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            md5 TEXT,
-            crc32c TEXT,
-            storage_class TEXT NOT NULL,
-            content_type TEXT,
-            content_encoding TEXT,
-            content_disposition TEXT,
-            content_language TEXT,
-            cache_control TEXT,
-            custom_metadata TEXT NOT NULL,
-            download_tokens TEXT NOT NULL,
-            time_created INTEGER NOT NULL,
-            updated INTEGER NOT NULL,
-            blob_id INTEGER NOT NULL,
-            custom_time INTEGER,
-            owner TEXT,
+            \(columnDefinitions),
             time_deleted INTEGER NOT NULL,
             PRIMARY KEY (bucket, name, generation)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS noncurrent_objects_by_blob ON noncurrent_objects (blob_id);
-        """
-
-    static let columns = """
-        generation, metageneration, size, md5, crc32c, storage_class, content_type, content_encoding, \
-        content_disposition, content_language, cache_control, custom_metadata, download_tokens, time_created, \
-        updated, blob_id, custom_time, owner
         """
 
     /// Brings an index written by an earlier version to this schema: the `custom_time` and `owner` columns of

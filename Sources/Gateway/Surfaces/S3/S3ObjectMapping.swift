@@ -39,13 +39,7 @@ enum S3ObjectMapping {
             try ObjectResourceJSON.checkHeaderSafe(value, name)
             attributes[keyPath: keyPath] = value
         }
-        let prefix = Array(metaPrefix.utf8)
-        for (name, value) in headers.fields {
-            let lowered = Array(name.lowercased().utf8)
-            guard lowered.count > prefix.count, lowered.starts(with: prefix) else { continue }
-            try ObjectResourceJSON.checkHeaderSafe(value, name)
-            attributes.customMetadata[exactly: String(decoding: lowered[prefix.count...], as: UTF8.self)] = value
-        }
+        try CustomMetadataHeaders.read(headers, prefix: metaPrefix, into: &attributes)
         return attributes
     }
 
@@ -64,7 +58,7 @@ enum S3ObjectMapping {
         } else if let md5 = meta.md5Hash,
             let bytes = md5.withContiguousUTF8({ Base64.decode(bytes: UnsafeRawBufferPointer($0)) }), bytes.count == 16
         {
-            S3SigV4.appendHex(bytes, to: &out)
+            HexText.append(bytes, to: &out)
         } else {
             out += String(meta.generation, radix: 16).utf8
             out += "-1".utf8

@@ -244,13 +244,7 @@ public struct XMLAPISurface: APISurface {
         }
         attributes.customTime = try ObjectResourceJSON.customTime(headers["x-goog-custom-time"])
         attributes.storageClass = try ObjectResourceJSON.storageClass(headers["x-goog-storage-class"])
-        let prefix = Array("x-goog-meta-".utf8)
-        for (name, value) in headers.fields {
-            let lowered = Array(name.lowercased().utf8)
-            guard lowered.count > prefix.count, lowered.starts(with: prefix) else { continue }
-            try ObjectResourceJSON.checkHeaderSafe(value, name)
-            attributes.customMetadata[exactly: String(decoding: lowered[prefix.count...], as: UTF8.self)] = value
-        }
+        try CustomMetadataHeaders.read(headers, prefix: "x-goog-meta-", into: &attributes)
         return attributes
     }
 }
