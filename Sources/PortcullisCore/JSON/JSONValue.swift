@@ -140,7 +140,7 @@ extension JSONValue {
     }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: [UInt8]
     var i = 0
 
@@ -220,6 +220,68 @@ private struct JSONParser {
         default:
             return try parseNumber()
         }
+    }
+
+    /// Reads past one value as `parseValue` would read it — same grammar and limits — without building it: an
+    /// ASCII string without escapes (nearly every string) is scanned, not copied. Member names of skipped objects
+    /// are not checked for canonical equivalence (nothing keeps them).
+    mutating func skipValue(depth: Int) throws(JSONParseError) {
+        guard depth < JSONValue.maxDepth else { throw fail("nesting deeper than \(JSONValue.maxDepth)") }
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        let open = bytes[i]
+        guard open == UInt8(ascii: "{") || open == UInt8(ascii: "[") else {
+            if open == UInt8(ascii: "\"") { return try skipString() }
+            _ = try parseValue(depth: depth)  // a literal or a number: nothing allocated for the usual ones
+            return
+        }
+        let isObject = open == UInt8(ascii: "{")
+        let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        i += 1
+        skipWhitespace()
+        if i < bytes.count, bytes[i] == close {
+            i += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            if isObject {
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                try skipString()
+                skipWhitespace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                skipWhitespace()
+            }
+            try skipValue(depth: depth + 1)
+            skipWhitespace()
+            guard i < bytes.count else { throw fail(isObject ? "unterminated object" : "unterminated array") }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == close {
+                i += 1
+                return
+            }
+            throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+        }
+    }
+
+    /// `parseString` without the string: the plain ASCII case is scanned; anything else is parsed and dropped.
+    mutating func skipString() throws(JSONParseError) {
+        let quote = i
+        i += 1
+        var high: UInt8 = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+            high |= bytes[i]
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\""), high < 0x80 {
+            i += 1
+            return
+        }
+        i = quote
+        _ = try parseString()
     }
 
     mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {

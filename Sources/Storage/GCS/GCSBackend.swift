@@ -94,6 +94,17 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         op: String, idempotent: Bool? = nil,
         rawBody: [UInt8]? = nil
     ) async throws(StorageError) -> (status: Int, headers: [(String, String)], json: JSONValue?) {
+        let (status, headers, bytes) = try await sendForAnswer(
+            method, url, json: json, headers: headers, op: op, idempotent: idempotent, rawBody: rawBody)
+        return (status, headers, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+    }
+
+    /// `sendJSON`, with the answer's bytes left unparsed.
+    func sendForAnswer(
+        _ method: String, _ url: String, json: JSONValue? = nil, headers: [(String, String)] = [],
+        op: String, idempotent: Bool? = nil,
+        rawBody: [UInt8]? = nil
+    ) async throws(StorageError) -> (status: Int, headers: [(String, String)], body: [UInt8]) {
         var headers = headers
         var body = UpstreamRequestBody.none
         if let rawBody {
@@ -110,7 +121,7 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         if !(200..<300).contains(response.status) && response.status != 308 {
             throw Self.map(status: response.status, headers: response.headers, body: bytes)
         }
-        return (response.status, response.headers, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+        return (response.status, response.headers, bytes)
     }
 
     static func map(_ error: UpstreamError) -> StorageError {
@@ -150,9 +161,9 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
     /// The live generation's metadata, or generation `generation`'s (live or noncurrent) when given.
     func objectMetadata(_ object: ObjectPath, generation: Int64? = nil) async throws(StorageError) -> ObjectMetadata {
         let query = generation.map { [("generation", String($0))] } ?? []
-        let (_, _, json) = try await sendJSON("GET", objectURL(object.name, query: query), op: "metadata")
-        guard let json else { throw .internalError("GCS metadata answer was empty") }
-        return try GCSObjectCoding.metadata(from: json, bucket: object.bucket)
+        let (_, _, body) = try await sendForAnswer("GET", objectURL(object.name, query: query), op: "metadata")
+        guard !body.isEmpty else { throw .internalError("GCS metadata answer was empty") }
+        return try GCSObjectCoding.metadata(fromResource: body, bucket: object.bucket)
     }
 
     public func read(_ object: ObjectPath, range: ByteRangeSpec?) async throws(StorageError) -> ObjectRead {

@@ -4,36 +4,39 @@ import PortcullisCore
 /// `firebaseStorageDownloadTokens` (comma-separated), exactly as Firebase stores them, so existing buckets work.
 enum GCSObjectCoding {
     static func metadata(from json: JSONValue, bucket: String) throws(StorageError) -> ObjectMetadata {
-        guard let name = json["name"]?.stringValue,
-            let generation = json["generation"]?.stringValue.flatMap({ Int64($0) }) ?? json["generation"]?.int64Value
-        else { throw .internalError("GCS object resource without name/generation") }
-        func int(_ key: String) -> Int64? { json[key]?.stringValue.flatMap { Int64($0) } ?? json[key]?.int64Value }
-        func time(_ key: String) -> Timestamp? { json[key]?.stringValue.flatMap { Timestamp(rfc3339: $0) } }
-        func text(_ key: String) -> String? {
-            guard let value = json[key]?.stringValue, !value.isEmpty else { return nil }
-            return value
-        }
-        var custom = [String: String]()
-        var tokens = [String]()
-        for (key, value) in json["metadata"]?.objectValue ?? [:] {
-            guard let value = value.stringValue else { continue }
-            if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
-                tokens = value.bytesSplit(separator: UInt8(ascii: ","))
-            } else {
-                custom[key] = value
+        var fields = ResourceFields()
+        for (key, value) in json.objectValue ?? [:] {
+            guard let field = ResourceFields.field(key) else { continue }
+            guard field == .metadata else {
+                fields.take(field, value)
+                continue
+            }
+            for (custom, value) in value.objectValue ?? [:] {
+                if let value = value.stringValue { fields.takeCustom(custom, value) }
             }
         }
-        let created = time("timeCreated") ?? Timestamp(nanosecondsSinceEpoch: 0)
-        var metadata = ObjectMetadata(
-            bucket: bucket, name: name, generation: generation, metageneration: int("metageneration") ?? 1,
-            size: int("size") ?? 0, timeCreated: created, updated: time("updated") ?? created,
-            md5Hash: text("md5Hash"), crc32c: text("crc32c"), storageClass: text("storageClass") ?? "STANDARD",
-            contentType: text("contentType"), contentEncoding: text("contentEncoding"),
-            contentDisposition: text("contentDisposition"), contentLanguage: text("contentLanguage"),
-            cacheControl: text("cacheControl"), customMetadata: custom, downloadTokens: tokens,
-            customTime: time("customTime"))
-        metadata.timeDeleted = time("timeDeleted")
-        return metadata
+        return try fields.metadata(bucket: bucket)
+    }
+
+    /// `metadata(from:bucket:)` read straight from the resource's bytes (`JSONReader`): the proxied metadata read's
+    /// path, which never needs the resource as a dictionary.
+    static func metadata(fromResource bytes: [UInt8], bucket: String) throws(StorageError) -> ObjectMetadata {
+        var fields = ResourceFields()
+        var reader = JSONReader(bytes)
+        do throws(JSONParseError) {
+            try reader.readObject { reader, key throws(JSONParseError) in
+                guard let field = ResourceFields.field(key) else { return try reader.skipValue() }
+                guard field == .metadata else { return fields.take(field, try reader.readValue()) }
+                guard reader.nextIsObject else { return try reader.skipValue() }
+                try reader.readObject { reader, custom throws(JSONParseError) in
+                    if let value = try reader.readString() { fields.takeCustom(custom, value) }
+                }
+            }
+            try reader.finish()
+        } catch {
+            throw .internalError("GCS object resource is not JSON: \(error)")
+        }
+        return try fields.metadata(bucket: bucket)
     }
 
     /// The writable part of a resource: what an upload or a full update (`PUT`) sends.
@@ -74,5 +77,90 @@ enum GCSObjectCoding {
             contentDisposition: metadata.contentDisposition, contentLanguage: metadata.contentLanguage,
             cacheControl: metadata.cacheControl, custom: metadata.customMetadata,
             tokens: metadata.downloadTokens, customTime: metadata.customTime)
+    }
+}
+
+/// The members of an object resource the gateway keeps, taken one at a time — from a parsed `JSONValue` or from
+/// the bytes (`JSONReader`) — so the mapping from GCS's members to `ObjectMetadata` is written once for both.
+private struct ResourceFields {
+    enum Field {
+        case name, generation, metageneration, size, timeCreated, updated, customTime, timeDeleted
+        case md5Hash, crc32c, storageClass, contentType, contentEncoding, contentDisposition, contentLanguage
+        case cacheControl, metadata
+    }
+
+    private static let fields: [ExactString: Field] = [
+        "name": .name, "generation": .generation, "metageneration": .metageneration, "size": .size,
+        "timeCreated": .timeCreated, "updated": .updated, "customTime": .customTime, "timeDeleted": .timeDeleted,
+        "md5Hash": .md5Hash, "crc32c": .crc32c, "storageClass": .storageClass, "contentType": .contentType,
+        "contentEncoding": .contentEncoding, "contentDisposition": .contentDisposition,
+        "contentLanguage": .contentLanguage, "cacheControl": .cacheControl, "metadata": .metadata,
+    ]
+
+    /// The field member `key` fills, if the gateway keeps it.
+    static func field(_ key: String) -> Field? { fields[ExactString(key)] }
+
+    private var name: String?
+    private var generation, metageneration, size: Int64?
+    private var timeCreated, updated, customTime, timeDeleted: Timestamp?
+    private var md5Hash, crc32c, storageClass, contentType, contentEncoding, contentDisposition: String?
+    private var contentLanguage, cacheControl: String?
+    private var custom: [String: String] = [:]
+    private var tokens: [String] = []
+    /// Two custom keys that differ in bytes but are canonically equivalent: one slot of `custom`, refused.
+    private var ambiguous = false
+
+    mutating func take(_ field: Field, _ value: JSONValue) {
+        // GCS sends 64-bit integers as strings; emulators sometimes as numbers.
+        func integer() -> Int64? { value.stringValue.flatMap { Int64($0) } ?? value.int64Value }
+        func time() -> Timestamp? { value.stringValue.flatMap { Timestamp(rfc3339: $0) } }
+        // An empty text is no value.
+        func text() -> String? { value.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        switch field {
+        case .name: name = value.stringValue
+        case .generation: generation = integer()
+        case .metageneration: metageneration = integer()
+        case .size: size = integer()
+        case .timeCreated: timeCreated = time()
+        case .updated: updated = time()
+        case .customTime: customTime = time()
+        case .timeDeleted: timeDeleted = time()
+        case .md5Hash: md5Hash = text()
+        case .crc32c: crc32c = text()
+        case .storageClass: storageClass = text()
+        case .contentType: contentType = text()
+        case .contentEncoding: contentEncoding = text()
+        case .contentDisposition: contentDisposition = text()
+        case .contentLanguage: contentLanguage = text()
+        case .cacheControl: cacheControl = text()
+        case .metadata: break
+        }
+    }
+
+    /// One member of the resource's custom `metadata`; the download tokens live in one of them.
+    mutating func takeCustom(_ key: String, _ value: String) {
+        if key.bytesEqual(ObjectMetadata.downloadTokensKey) {
+            tokens = value.bytesSplit(separator: UInt8(ascii: ","))
+            return
+        }
+        // identity-ok: reads the stored key to compare its bytes
+        if let stored = custom.index(forKey: key), !custom[stored].key.bytesEqual(key) { ambiguous = true }
+        // identity-ok: the check above makes this key's bytes the only spelling kept
+        custom[key] = value
+    }
+
+    func metadata(bucket: String) throws(StorageError) -> ObjectMetadata {
+        guard let name, let generation else { throw .internalError("GCS object resource without name/generation") }
+        guard !ambiguous else { throw .internalError("GCS object resource with ambiguous metadata keys") }
+        let created = timeCreated ?? Timestamp(nanosecondsSinceEpoch: 0)
+        var metadata = ObjectMetadata(
+            bucket: bucket, name: name, generation: generation, metageneration: metageneration ?? 1,
+            size: size ?? 0, timeCreated: created, updated: updated ?? created,
+            md5Hash: md5Hash, crc32c: crc32c, storageClass: storageClass ?? "STANDARD",
+            contentType: contentType, contentEncoding: contentEncoding,
+            contentDisposition: contentDisposition, contentLanguage: contentLanguage,
+            cacheControl: cacheControl, customMetadata: custom, downloadTokens: tokens, customTime: customTime)
+        metadata.timeDeleted = timeDeleted
+        return metadata
     }
 }
