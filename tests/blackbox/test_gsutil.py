@@ -155,7 +155,13 @@ def test_cp_ls_stat_mv_rm(gsutil: Gsutil) -> None:
     work = gsutil.workdir
     small = secrets.token_bytes(1000)
     resumable = secrets.token_bytes(2 * 1024 * 1024 + 123)
-    composite = secrets.token_bytes(5 * 1024 * 1024 + 7)
+    composite = bytearray(secrets.token_bytes(5 * 1024 * 1024 + 7))
+    # gsutil splits it into ceil(size / 1 MiB) = 6 equal components (the last shorter) and sends each as a
+    # multipart upload with LF line breaks; each component's last byte is CR, which is then content.
+    component = -(-len(composite) // 6)
+    for end in range(component, len(composite) + component, component):
+        composite[min(end, len(composite)) - 1] = 0x0D
+    composite = bytes(composite)
     (work / "small.bin").write_bytes(small)
     (work / "resumable.bin").write_bytes(resumable)
     (work / "composite.bin").write_bytes(composite)

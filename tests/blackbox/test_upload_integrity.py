@@ -26,6 +26,17 @@ WRONG_MD5 = md5_b64(b"something else")
 WRONG_CRC = crc32c_b64(b"something else")
 
 
+def _multipart_body(boundary: str, metadata: dict[str, str], data: bytes, line_break: bytes = b"\r\n",
+                    media_type: str = "application/octet-stream") -> bytes:
+    """A `multipart/related` upload body (the resource JSON, then `data`) whose every line break is `line_break`
+    (LF alone: google-apitools, so gsutil, and gcsfs write those), including the one before the closing
+    delimiter."""
+    br, meta, b = line_break, json.dumps(metadata).encode(), boundary.encode()
+    return (b"--" + b + br + b"Content-Type: application/json; charset=utf-8" + br + br + meta + br
+            + b"--" + b + br + b"Content-Type: " + media_type.encode() + br + br + data + br
+            + b"--" + b + b"--")
+
+
 class Gateway:
     def __init__(self, server: Server, bucket: str) -> None:
         self.server = server
@@ -49,9 +60,7 @@ class Gateway:
 
     def multipart(self, name: str, metadata: dict[str, str], headers: dict[str, str] | None = None) -> Response:
         boundary = "b" + secrets.token_hex(8)
-        meta = json.dumps({"name": name, **metadata})
-        body = (f"--{boundary}\r\nContent-Type: application/json; charset=utf-8\r\n\r\n{meta}\r\n"
-                f"--{boundary}\r\nContent-Type: text/plain\r\n\r\n").encode() + DATA + f"\r\n--{boundary}--".encode()
+        body = _multipart_body(boundary, {"name": name, **metadata}, DATA, media_type="text/plain")
         return request("POST", f"{self.url}/upload/storage/v1/b/{self.bucket}/o?uploadType=multipart", body,
                        {"Content-Type": f"multipart/related; boundary={boundary}", **(headers or {})})
 
@@ -150,6 +159,59 @@ def test_resumable_upload_with_a_wrong_digest_on_its_final_chunk_stores_nothing(
     assert ok.status == 200, ok.body[:300]
 
 
+@pytest.mark.parametrize("surface", ["jsonapi", "v0"])
+@pytest.mark.parametrize("line_break", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_multipart_content_ending_in_cr_is_stored_whole(gateway: Gateway, surface: str, line_break: bytes) -> None:
+    """Content whose last byte is CR keeps it: with LF line breaks that CR is the object's, not the delimiter's
+    (one gsutil composite-upload component in 256 ends in CR), and with CRLF ones the delimiter's own CR is
+    still not stored."""
+    name, boundary = _fresh(), "b" + secrets.token_hex(8)
+    data = secrets.token_bytes(70_000) + b"\r"
+    body = _multipart_body(boundary, {"name": name}, data, line_break)
+    headers = {"Content-Type": f"multipart/related; boundary={boundary}"}
+    if surface == "jsonapi":
+        url = f"{gateway.url}/upload/storage/v1/b/{gateway.bucket}/o?uploadType=multipart"
+    else:
+        url = f"{gateway.url}/v0/b/{gateway.bucket}/o?name={urllib.parse.quote(name, safe='')}"
+    r = request("POST", url, body, headers)
+    assert r.status == 200, (r.status, r.body[:300])
+    answered = r.json()
+    assert int(answered["size"]) == len(data) and answered["md5Hash"] == md5_b64(data), answered  # type: ignore[index]
+    stored = request("GET", f"{gateway.url}/storage/v1/b/{gateway.bucket}/o/{urllib.parse.quote(name, safe='')}"
+                            "?alt=media")
+    assert stored.status == 200 and stored.body == data, (stored.status, len(stored.body), len(data))
+
+
+def _gateway_writing_if(tmp_path: Path, condition: str) -> Server:
+    """A started gateway on the embedded backend whose rules allow every read, and writes when `condition`."""
+    rules = tmp_path / "write-if.rules"
+    rules.write_text("rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n"
+                     "    match /{all=**} {\n      allow read;\n"
+                     f"      allow write: if {condition};\n"
+                     "    }\n  }\n}\n")
+    server = allow_all_server(tmp_path, f"integrity=file:{tmp_path / 'data'}", "integrity-rules")
+    server.args[server.args.index("--rules") + 1] = str(rules)
+    return server.start()
+
+
+def test_a_size_rule_judges_an_lf_writers_upload_by_its_true_size(tmp_path: Path) -> None:
+    """The early rules check estimates the size of a multipart upload from its Content-Length; for a writer
+    whose line breaks are LF alone the framing is shorter, and an upload of exactly the least size a rule
+    allows must not be refused before its bytes arrive."""
+    least = 5000
+    server = _gateway_writing_if(tmp_path, f"request.resource.size >= {least}")
+    try:
+        url = f"{server.url}/upload/storage/v1/b/integrity/o?uploadType=multipart"
+        for size, status in [(least, 200), (least - 1, 403)]:
+            boundary = "b" + secrets.token_hex(8)
+            body = _multipart_body(boundary, {"name": _fresh()}, secrets.token_bytes(size), b"\n")
+            r = request("POST", url, body, {"Content-Type": f"multipart/related; boundary={boundary}"})
+            assert r.status == status, (size, r.status, r.body[:300])
+    finally:
+        server.stop(timeout=10)
+        server.kill()
+
+
 def test_a_malformed_declared_crc32c_is_refused_before_any_byte(gateway: Gateway) -> None:
     name = _fresh()
     r = gateway.multipart(name, {"crc32c": "not-base64!"})
@@ -160,14 +222,7 @@ def test_a_malformed_declared_crc32c_is_refused_before_any_byte(gateway: Gateway
 def test_rules_see_a_declared_crc32c_at_the_head(tmp_path: Path) -> None:
     """The early rules check treats a declared CRC32C as known: a rule on `request.resource.crc32c` decides at
     the head (403 before any byte), and a matching declaration is allowed."""
-    rules = tmp_path / "crc.rules"
-    rules.write_text("rules_version = '2';\nservice firebase.storage {\n  match /b/{bucket}/o {\n"
-                     "    match /{all=**} {\n      allow read;\n"
-                     f"      allow write: if request.resource.crc32c == '{crc32c_b64(DATA)}';\n"
-                     "    }\n  }\n}\n")
-    server = allow_all_server(tmp_path, f"integrity=file:{tmp_path / 'data'}", "integrity-rules")
-    server.args[server.args.index("--rules") + 1] = str(rules)
-    server.start()
+    server = _gateway_writing_if(tmp_path, f"request.resource.crc32c == '{crc32c_b64(DATA)}'")
     try:
         g = Gateway(server, "integrity")
         denied = g.multipart(_fresh(), {"crc32c": WRONG_CRC})

@@ -67,8 +67,9 @@ private func read(
 ) async -> Transcript {
     var reads = reads
     let reader = MultipartReader(body: stream, boundary: boundary)
-    // The reader's delimiter: `LF--boundary`, with the CR before it (RFC 2046's CRLF) belonging to it when
-    // present — a bare LF is accepted too (clients that write LF line ends).
+    // The reader's delimiter: `LF--boundary`, with the CR before it (RFC 2046's CRLF) belonging to it when the
+    // part's own line breaks are CRLF — a writer whose line breaks are LF alone (gsutil, gcsfs) puts a bare LF
+    // there too, and a CR before it is then the content's last byte.
     let delimiter = Array("\n--\(boundary)".utf8)
     let view: [UInt8] = [0x0D, 0x0A] + stream.bytes  // the reader pretends the first delimiter had a CRLF
     var transcript = Transcript()
@@ -94,9 +95,11 @@ private func read(
         precondition(media <= stream.fed, "\(media) media bytes from \(stream.fed) bytes fed")
     }
 
-    /// A finished part: its content, then its delimiter (then `--` when `closed`), end where the reader is. The
-    /// content is followed by the delimiter's CR when there is one, and never ends with a CR of its own.
-    func checkEnd(_ content: [UInt8], closed: Bool) {
+    /// A finished part: its content, then its delimiter (then `--` when `closed`), end where the reader is. With
+    /// CRLF line breaks (`crlf`: the blank line ending the part's headers) the content is followed by the
+    /// delimiter's CR when there is one, and never ends with a CR of its own; with LF ones it is followed by the
+    /// delimiter itself, whatever its last byte.
+    func checkEnd(_ content: [UInt8], closed: Bool, crlf: Bool) {
         let end = Int(reader.consumedBytes) + 2 - (closed ? 2 : 0)
         let delimiterStart = end - delimiter.count
         precondition(delimiterStart >= content.count && end <= view.count, "part outside the body")
@@ -105,7 +108,7 @@ private func read(
         let afterCR =
             delimiterStart > content.count && view[delimiterStart - 1] == 0x0D
             && view[(delimiterStart - 1 - content.count)..<(delimiterStart - 1)].elementsEqual(content)
-        precondition(afterCR || (bare && content.last != 0x0D), "part is not the body")
+        precondition(crlf ? afterCR || (bare && content.last != 0x0D) : bare, "part is not the body")
         precondition(!contains(content, delimiter), "part content holds its delimiter")
         precondition(reader.consumedBytes <= Int64(stream.fed), "consumed more than fed")
     }
@@ -115,13 +118,14 @@ private func read(
         while index < 16, let headers = try await reader.nextPartHeaders() {
             precondition(reader.consumedBytes >= consumed && reader.consumedBytes <= Int64(stream.fed))
             consumed = reader.consumedBytes
+            let crlf = view[Int(consumed)] == 0x0D  // the blank line's first byte, when it is CRLF
             let lines = headers.map { "\($0.name):\($0.value)" }
             for line in lines { precondition(!contains(Array(line.utf8), [0x0D, 0x0A]), "CRLF in a part header") }
             var content: [UInt8] = []
             if handlerShape, index == 0 {
                 content = try await reader.collectPart(limit: 1024)
                 precondition(content.count <= 1024, "collectPart passed its limit")
-                checkEnd(content, closed: false)
+                checkEnd(content, closed: false, crlf: crlf)
             } else if handlerShape, index == 1 {
                 let part = reader.partStream(lastPart: true)
                 while true {
@@ -130,7 +134,7 @@ private func read(
                     check(chunk, maxLength: max)
                     content += chunk
                 }
-                checkEnd(content, closed: true)
+                checkEnd(content, closed: true, crlf: crlf)
                 // A clean end of the last part means the closing delimiter came next.
                 let after = try await reader.nextPartHeaders()
                 precondition(after == nil, "a part after the last part")
@@ -141,7 +145,7 @@ private func read(
                     check(chunk, maxLength: max)
                     content += chunk
                 }
-                checkEnd(content, closed: false)
+                checkEnd(content, closed: false, crlf: crlf)
             }
             transcript.parts.append(lines)
             transcript.contents.append(content)

@@ -30,10 +30,13 @@ public final class MultipartReader: @unchecked Sendable {
     private enum State { case preamble, content, afterDelimiter, closed }
 
     private let base: any ByteStream
-    /// `LF--boundary`: the delimiter that ends every part's content. RFC 2046 puts CRLF before it; a CR right
-    /// before the match belongs to the delimiter, and a bare LF is accepted too (gcsfs writes LF line ends,
-    /// and GCS takes them).
+    /// `LF--boundary`: the delimiter that ends every part's content. RFC 2046 puts CRLF before it; a bare LF
+    /// is accepted too (gcsfs and google-apitools, so gsutil, write LF line ends, and GCS takes them).
     private let delimiter: [UInt8]
+    /// Whether a CR right before the delimiter belongs to it (CRLF line ends) or to the content (LF line ends).
+    /// Decided per part by the blank line that ends its headers: a writer that ends lines with LF alone does so
+    /// before the delimiter too, and content that itself ends in a CR byte must keep it.
+    private var crBeforeDelimiter = true
     private var buffer: [UInt8]
     private var head = 0
     /// Absolute buffer index before which no delimiter starts (so searches never rescan).
@@ -104,14 +107,17 @@ public final class MultipartReader: @unchecked Sendable {
             guard c == 0x20 || c == 0x09 else { break }
             head += 1
         }
-        guard try await readLine().isEmpty else { throw MultipartError.malformed("text after a delimiter") }
+        guard try await readLine().text.isEmpty else { throw MultipartError.malformed("text after a delimiter") }
         var headers: [(name: String, value: String)] = []
         var headerBytes = 0
         while true {
-            let line = try await readLine()
+            let (line, endsWithCRLF) = try await readLine()
             headerBytes += line.count + 2
             guard headerBytes <= Self.maxHeaderBytes else { throw MultipartError.malformed("part headers too large") }
-            if line.isEmpty { break }
+            if line.isEmpty {
+                crBeforeDelimiter = endsWithCRLF
+                break
+            }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
                 throw MultipartError.malformed("part header without a colon")
             }
@@ -129,7 +135,7 @@ public final class MultipartReader: @unchecked Sendable {
         guard state == .content || state == .preamble else { return nil }
         while true {
             if let at = findDelimiter() {
-                let contentEnd = at > head && buffer[at - 1] == 0x0D ? at - 1 : at
+                let contentEnd = crBeforeDelimiter && at > head && buffer[at - 1] == 0x0D ? at - 1 : at
                 if contentEnd > head {
                     let end = min(contentEnd, head + max(1, maxLength))
                     return take(upTo: end)
@@ -167,6 +173,10 @@ public final class MultipartReader: @unchecked Sendable {
 
     /// Body bytes consumed so far (headers, delimiters and content handed out).
     public var consumedBytes: Int64 { pulled - Int64(buffer.count - head) }
+
+    /// The length of the current part's line breaks (2: CRLF, 1: LF), which its writer puts before the
+    /// delimiter that ends the part too.
+    public var lineBreakBytes: Int { crBeforeDelimiter ? 2 : 1 }
 
     // MARK: - buffer
 
@@ -218,15 +228,17 @@ public final class MultipartReader: @unchecked Sendable {
         return nil
     }
 
-    private func readLine() async throws -> ArraySlice<UInt8> {
+    /// The next line without its line break, and whether that break was CRLF (else a bare LF).
+    private func readLine() async throws -> (text: ArraySlice<UInt8>, endsWithCRLF: Bool) {
         var from = head
         while true {
             var i = from
             while i < buffer.count {
                 if buffer[i] == 0x0A {
-                    let line = buffer[head..<(i > head && buffer[i - 1] == 0x0D ? i - 1 : i)]
+                    let crlf = i > head && buffer[i - 1] == 0x0D
+                    let line = buffer[head..<(crlf ? i - 1 : i)]
                     head = i + 1
-                    return line
+                    return (line, crlf)
                 }
                 i += 1
             }

@@ -10,8 +10,9 @@ public struct MultipartUpload: Sendable {
     public let metadata: [UInt8]
     /// The media part's own `Content-Type`, when it has one (checked to be header-safe).
     public let mediaContentType: String?
-    /// The media part's size if the body ends the way the SDKs end it (`CRLF--boundary--`), or with one more
-    /// CRLF after it (curl, most MIME writers); empty without a `Content-Length`.
+    /// The media part's size if the body ends the way the SDKs end it (`CRLF--boundary--`, or `LF--boundary--`
+    /// from a writer whose line breaks are LF), or with one more line break after it (curl, most MIME writers);
+    /// empty without a `Content-Length`.
     public let possibleSizes: [Int64]
     /// The media part's bytes; failing if the body holds more than two parts.
     public let media: any ByteStream
@@ -31,8 +32,9 @@ public struct MultipartUpload: Sendable {
             if let partType { try ObjectResourceJSON.checkHeaderSafe(partType, "Content-Type") }
             var sizes: [Int64] = []
             if let length = body.expectedLength {
-                let estimate = max(0, length - reader.consumedBytes - Int64(boundary.utf8.count + 6))
-                sizes = [estimate, max(0, estimate - 2)]
+                let lineBreak = Int64(reader.lineBreakBytes)
+                let estimate = max(0, length - reader.consumedBytes - Int64(boundary.utf8.count + 4) - lineBreak)
+                sizes = [estimate, max(0, estimate - lineBreak)]
             }
             return MultipartUpload(
                 metadata: json, mediaContentType: partType, possibleSizes: sizes,
