@@ -8,7 +8,9 @@
 Each binary serves the S2 (metadata GET + JWT + rules) and S3 (4 KiB alt=media + JWT + rules) objects of
 `bench.py` from a gateway started exactly as `bench.py` starts it; S13/S14 request the same two objects through
 the JSON API (`/storage/v1/b/{bucket}/o/{name}`, metadata and `alt=media`); S19 GETs the 4 KiB object through the
-S3 surface (`--s3-listen`) with one presigned URL, its access key mapped to the bench user as `bench.py` maps it. Rounds alternate the binaries (the order
+S3 surface (`--s3-listen`) with one presigned URL, its access key mapped to the bench user as `bench.py` maps it;
+S16 reads a 17-byte object's metadata through v0 from a second bucket, `gs://` on one fake-gcs-server started here
+and shared by every gateway (the proxied metadata read of `bench.py` S16). Rounds alternate the binaries (the order
 flips every round), each run is `wrk -t2 -c64`, and a run's figures are:
 
 - CPU µs per request: utime + stime of the gateway process (all threads, /proc/PID/stat) over the run,
@@ -89,7 +91,7 @@ class DiscardingCollector:
 
 class Gateway:
     def __init__(self, label: str, binary: str, workdir: Path, keys: bench.KeySet, shim: Path | None,
-                 extra_env: dict[str, str] | None = None) -> None:
+                 extra_env: dict[str, str] | None = None, gcs: bench.FakeGCS | None = None) -> None:
         self.label = label
         self.counts = workdir / "alloc-counts.txt"
         env = {"LD_PRELOAD": str(shim), "ALLOC_COUNT_FILE": str(self.counts)} if shim else {}
@@ -100,7 +102,13 @@ class Gateway:
         s3_keys.write_text(json.dumps({"keys": [{"id": bench.Bench.S3_KEY_ID, "secret": self.s3_secret,
                                                  "uid": "benchuser", "claims": {"role": "bench"}}]}))
         s3_keys.chmod(0o600)
-        self.server = bench.Portcullis(binary, workdir, keys, env=env or None,
+        buckets = None
+        self.gcs = gcs
+        if gcs:
+            env["STORAGE_EMULATOR_HOST"] = gcs.url
+            buckets = [f"{bench.BUCKET}=file:{workdir / 'data'}",
+                       f"{bench.Bench.GCS_BUCKET}=gs://{bench.Bench.GCS_BUCKET}"]
+        self.server = bench.Portcullis(binary, workdir, keys, env=env or None, buckets=buckets,
                                        extra_args=["--s3-listen", f"127.0.0.1:{self.s3_port}", "--s3-keys",
                                                    str(s3_keys)])
         self.auth: dict[str, str] = {}
@@ -125,10 +133,16 @@ class Gateway:
                                          bench.Bench.S3_KEY_ID, self.s3_secret)
         status, _, body = bench.http_request("GET", self.presigned)
         assert status == 200 and len(body) == 4096, (status, body[:200])
+        if self.gcs:
+            # One read before any load: the first v0 read of the object gives it a download token (an update).
+            status, _, body = bench.http_request("GET", self.url("S16"), headers=self.auth)
+            assert status == 200, (status, body[:200])
 
     def url(self, scenario: str) -> str:
         if scenario == "S19":
             return self.presigned
+        if scenario == "S16":
+            return f"{self.server.url}/v0/b/{bench.Bench.GCS_BUCKET}/o/bench%2Fmeta.json"
         surface = "/storage/v1/b/" if scenario in ("S13", "S14") else "/v0/b/"
         base = f"{self.server.url}{surface}{bench.BUCKET}/o/"
         return base + ("bench%2Fmeta.json" if scenario in ("S2", "S13") else "bench%2F4k.bin?alt=media")
@@ -151,7 +165,9 @@ class Gateway:
         cpu = bench.cpu_seconds(pid) - cpu
         allocated = self.allocation_count() - allocated if allocations else 0
         if result.non_2xx or result.errors:
-            raise RuntimeError(f"{self.label} {scenario}: {result.non_2xx} non-2xx, {result.errors} socket errors")
+            status, _, body = bench.http_request("GET", self.url(scenario), headers=None if scenario == "S19" else self.auth)
+            raise RuntimeError(f"{self.label} {scenario}: {result.non_2xx} non-2xx, {result.errors} socket errors; "
+                               f"now {status} {body[:200]!r}")
         served = result.requests
         return cpu / served * 1e6, (allocated / served if allocations else None), result.requests_per_second
 
@@ -159,7 +175,7 @@ class Gateway:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", action="append", required=True, metavar="LABEL=PATH")
-    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3", "S13", "S14", "S19"])
+    parser.add_argument("--scenarios", nargs="*", default=["S2", "S3"], choices=["S2", "S3", "S13", "S14", "S16", "S19"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--allocations", action="store_true", help="count heap allocations (slower runs)")
@@ -187,11 +203,19 @@ def main() -> int:
     keys = bench.KeySet.create(workdir)
     token = keys.token("benchuser", role="bench")
     shim = build_shim(workdir) if args.allocations else None
+    gcs = None
+    if "S16" in args.scenarios:
+        gcs = bench.FakeGCS(bench.find_fake_gcs(None), workdir)
+        gcs.start()
+        gcs.create_bucket(bench.Bench.GCS_BUCKET)
+        meta = workdir / "meta.json"
+        meta.write_bytes(b'{"hello":"world"}')
+        gcs.upload(bench.Bench.GCS_BUCKET, "bench/meta.json", meta)
     gateways = []
     for spec in args.binary:
         label, _, path = spec.partition("=")
         (workdir / label).mkdir()
-        gateways.append(Gateway(label, path, workdir / label, keys, shim, extra_env[label]))
+        gateways.append(Gateway(label, path, workdir / label, keys, shim, extra_env[label], gcs))
     results: dict[tuple[str, str], list[tuple[float, float | None, float]]] = {}
     try:
         for gateway in gateways:
@@ -208,6 +232,8 @@ def main() -> int:
     finally:
         for gateway in gateways:
             gateway.server.stop()
+        if gcs:
+            gcs.stop()
     print("\nmedians:")
     first = gateways[0].label
     for scenario in args.scenarios:

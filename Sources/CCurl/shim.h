@@ -1,7 +1,7 @@
 #ifndef PC_CURL_SHIM_H
 #define PC_CURL_SHIM_H
 #include <curl/curl.h>
-/* The readiness and wake-up primitives the multi handle's own event loop waits on (Upstream's CurlEventLoop):
+/* The readiness and wake-up primitives the upstream client's own thread waits on (Upstream's CurlLoopThread):
  * Swift's Glibc module leaves these headers out. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

@@ -36,6 +36,29 @@ import Testing
         #expect(deadlines.next == nil, "curl ran it and holds no timeout: nothing armed")
     }
 
+    /// A due timeout that running changes nothing about (curl reports nothing after the run, nor after the retry)
+    /// is not run again and again: after the one retry nothing is armed, until curl reports a deadline anew.
+    @Test func theRetryIsOneShot() {
+        var deadlines = CurlLoopDeadlines<Int>()
+        deadlines.curlAsked(milliseconds: 0, now: 0)
+        let run1 = deadlines.takeCurl(now: 0)
+        #expect(run1)
+        #expect(deadlines.next == 1 * Self.ms)
+        let run2 = deadlines.takeCurl(now: 1 * Self.ms)
+        #expect(run2)
+        #expect(deadlines.next == nil, "curl answered the retry with nothing: the loop may sleep")
+        let run3 = deadlines.takeCurl(now: 2 * Self.ms)
+        #expect(!run3)
+        // A later report arms the timer again, with its own one retry.
+        deadlines.curlAsked(milliseconds: 3, now: 10 * Self.ms)
+        let run4 = deadlines.takeCurl(now: 13 * Self.ms)
+        #expect(run4)
+        #expect(deadlines.next == 14 * Self.ms)
+        let run5 = deadlines.takeCurl(now: 14 * Self.ms)
+        #expect(run5)
+        #expect(deadlines.next == nil)
+    }
+
     @Test func aNegativeDelayCancelsAndZeroIsDueAtOnce() {
         var deadlines = CurlLoopDeadlines<Int>()
         deadlines.curlAsked(milliseconds: 100, now: 0)

@@ -15,17 +15,17 @@ import Testing
         #expect(client.activeTransfers == 0)
     }
 
-    /// The loop's thread holds the loop until its client is gone and its transfers are over, then exits: a process
-    /// that makes clients (tests, key fetchers) does not collect threads.
+    /// The client's own thread holds its host until the client is gone and its transfers are over, then exits: a
+    /// process that makes clients (tests, key fetchers) does not collect threads.
     @Test func aDroppedClientsLoopThreadExits() async throws {
-        final class Watch: @unchecked Sendable { weak var loop: CurlEventLoop? }
+        final class Watch: @unchecked Sendable { weak var loop: CurlLoopThread? }
         let server = try await TestServer.start()
         let watch = Watch()
         do {
             let client = UpstreamClient()
             let result = try await client.fetch(UpstreamRequest(url: "\(server.base)/bytes?n=10"), maxBytes: 100)
             #expect(result.status == 200)
-            watch.loop = client.loop
+            watch.loop = client.ownThread
         }
         try await waitUntil { watch.loop == nil }
     }

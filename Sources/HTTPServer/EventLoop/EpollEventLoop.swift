@@ -28,20 +28,20 @@ import PortcullisCore
 /// channel check its own. Sweeps are at least `coalescing` apart, so a burst of deadlines costs a few
 /// sweeps, not one per connection.
 ///
+/// Guests (`SocketHost`): the upstream client's curl multi handle runs on the loop whose exchange started the
+/// transfer, with its sockets in the same epoll set (tagged apart from the channels'), its deadlines run on time
+/// after each batch, and its closed sockets released when the batch is over. A proxied request then never leaves
+/// its connection's thread.
+///
 /// Everything not behind `inbox` is confined to the loop thread (hence `@unchecked Sendable`).
-final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
+final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private static let wakeKey = UInt64.max
+    /// Set in the epoll data of a guest's socket (a channel's is its bare descriptor).
+    private static let guestTag: UInt64 = 1 << 32
 
-    private struct Inbox {
-        var jobs: [@Sendable () -> Void] = []
-        /// Async work resuming on this loop (`enqueue`): kept apart from `jobs` so a resumption costs no closure.
-        var tasks: [UnownedJob] = []
-        /// The loop is in (or about to enter) a blocking `epoll_wait`: the next job must wake it.
-        var sleeping = false
-    }
-    private let inbox = Mutex(Inbox())
+    private let inbox: LoopInbox
     /// The loop thread's id (`pthread_t`), read by `coversCurrentThread` from any thread.
     private let thread = Atomic<UInt>(0)
 
@@ -54,6 +54,8 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
     private var turnEnd: [@Sendable () -> Void] = []
     /// Channels whose output waits for the end of the batch (`sendAtEndOfBatch`).
     private let held = HeldOutput()
+    private let guests = GuestTable()
+    private(set) var turnTime: UInt64 = MonotonicClock.nanoseconds()
 
     private let name: String
     let shard: LoopShard?
@@ -67,44 +69,19 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
         precondition(epollFD >= 0 && wakeFD >= 0, "cannot create an event loop: errno \(errno)")
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeKey))
         precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0, "cannot watch the wake-up descriptor")
-        startThread()
-    }
-
-    private func startThread() {
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(
-            &handle, nil,
-            { context in
-                Unmanaged<EpollEventLoop>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, context)
-        precondition(result == 0, "cannot start an event loop thread: \(result)")
-        pthread_detach(handle)
+        inbox = LoopInbox(wake: { [wakeFD] in _ = eventfd_write(wakeFD, 1) })
+        LoopThread.start { self.run() }
     }
 
     // MARK: - Any thread
 
     func execute(_ job: @escaping @Sendable () -> Void) {
-        let wake = inbox.withLock { inbox -> Bool in
-            inbox.jobs.append(job)
-            guard inbox.sleeping else { return false }
-            inbox.sleeping = false
-            return true
-        }
-        if wake { _ = eventfd_write(wakeFD, 1) }
+        inbox.execute(job)
     }
 
     /// The loop as the exchanges' task executor: a resumed task runs here, in order with the loop's other jobs.
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let wake = inbox.withLock { inbox -> Bool in
-            inbox.tasks.append(job)
-            guard inbox.sleeping else { return false }
-            inbox.sleeping = false
-            return true
-        }
-        if wake { _ = eventfd_write(wakeFD, 1) }
+        inbox.enqueue(UnownedJob(job))
     }
 
     var taskExecutor: (any TaskExecutor)? { self }
@@ -124,9 +101,8 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
         guard old != interest else { return }
         channel.registration.applied = interest
         let fd = channel.descriptor
-        let events =
-            (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
-        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
+        var event = epoll_event(
+            events: Self.epollEvents(interest), data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
         let operation = old.isEmpty ? EPOLL_CTL_ADD : (interest.isEmpty ? EPOLL_CTL_DEL : EPOLL_CTL_MOD)
         _ = epoll_ctl(epollFD, operation, fd, &event)
     }
@@ -154,9 +130,34 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
         return true
     }
 
+    // MARK: - Guests (loop thread)
+
+    func attach(_ guest: any SocketGuest) { guests.attach(guest) }
+
+    func detach(_ guest: any SocketGuest) { guests.detach(guest) }
+
+    func watch(_ descriptor: Int32, _ interest: SocketInterest, for guest: any SocketGuest) {
+        let operation: Int32
+        switch guests.watch(descriptor, interest, for: guest) {
+        case .none: return
+        case .add: operation = EPOLL_CTL_ADD
+        case .modify: operation = EPOLL_CTL_MOD
+        case .remove:
+            _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, descriptor, nil)
+            return
+        }
+        var event = epoll_event(
+            events: Self.epollEvents(interest),
+            data: epoll_data_t(u64: UInt64(UInt32(bitPattern: descriptor)) | Self.guestTag))
+        _ = epoll_ctl(epollFD, operation, descriptor, &event)
+    }
+
+    func guestDeadlineChanged(_ deadline: UInt64) { guests.deadlineChanged(deadline) }
+
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
         EventLoopThreads.markCurrentThread()
+        SocketHosts.markCurrentThread(self)
         pc_name_current_thread(name)
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
@@ -167,26 +168,33 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
             held.sendAll()
             finishReleasing()
             runTurnEnd()
-            let block = inbox.withLock { inbox -> Bool in
-                guard inbox.jobs.isEmpty && inbox.tasks.isEmpty else { return false }
-                inbox.sleeping = true
-                return true
-            }
+            guests.endTurns()
+            let block = inbox.prepareToSleep(idle: false).block
             let count = epoll_wait(epollFD, events, Int32(capacity), block ? timeoutMillis() : 0)
-            if block { inbox.withLock { $0.sleeping = false } }
+            if block { inbox.awoke() }
+            turnTime = MonotonicClock.nanoseconds()
             for index in 0..<max(0, Int(count)) {
                 let event = events[index]
                 let key = event.data.u64
                 if key == Self.wakeKey {
                     var value: eventfd_t = 0
                     _ = eventfd_read(wakeFD, &value)
-                } else if let channel = channels[Int32(truncatingIfNeeded: key)] {
-                    channel.handleReadiness(Self.readiness(event.events))
+                } else if key & Self.guestTag == 0 {
+                    channels[Int32(truncatingIfNeeded: key)]?.handleReadiness(Self.readiness(event.events))
+                } else if let guest = guests.guest(watching: Int32(truncatingIfNeeded: key)) {
+                    // A socket its guest stopped watching earlier in this batch hears nothing more.
+                    guest.socketReady(Int32(truncatingIfNeeded: key), Self.readiness(event.events))
                 }
             }
+            guests.runDeadlines(now: turnTime)
             held.sendAll()
+            guests.endTurns()
             if firesAt != .max && MonotonicClock.nanoseconds() >= firesAt { sweep() }
         }
+    }
+
+    private static func epollEvents(_ interest: IOInterest) -> UInt32 {
+        (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
     }
 
     private static func readiness(_ events: UInt32) -> Readiness {
@@ -194,14 +202,12 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
         if events & EPOLLIN.rawValue != 0 { readiness.insert(.readable) }
         if events & EPOLLOUT.rawValue != 0 { readiness.insert(.writable) }
         if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readiness.insert(.failed) }
+        if events & EPOLLERR.rawValue != 0 { readiness.insert(.errorReported) }
         return readiness
     }
 
     private func runJobs(_ jobs: inout [@Sendable () -> Void], _ tasks: inout [UnownedJob]) {
-        inbox.withLock {
-            swap(&$0.jobs, &jobs)
-            swap(&$0.tasks, &tasks)
-        }
+        inbox.take(&jobs, &tasks)
         if !jobs.isEmpty {
             for job in jobs { job() }
             jobs.removeAll(keepingCapacity: jobs.capacity <= 1024)
@@ -227,12 +233,13 @@ final class EpollEventLoop: EventLoop, TaskExecutor, @unchecked Sendable {
         for channel in done { channel.descriptorReleased() }
     }
 
-    /// Milliseconds until the earliest deadline, rounded up (-1: none).
+    /// Milliseconds until the earliest deadline (the channels' sweep or a guest's), rounded up (-1: none).
     private func timeoutMillis() -> Int32 {
-        guard firesAt != .max else { return -1 }
+        let next = min(firesAt, guests.firesAt)
+        guard next != .max else { return -1 }
         let now = MonotonicClock.nanoseconds()
-        guard firesAt > now else { return 0 }
-        return Int32(clamping: (firesAt - now + 999_999) / 1_000_000)
+        guard next > now else { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
     }
 
     private func sweep() {

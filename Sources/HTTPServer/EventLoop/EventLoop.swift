@@ -46,21 +46,12 @@ public enum EventLoopDriver: String, Sendable, CaseIterable, CustomStringConvert
     public var description: String { rawValue }
 }
 
-/// Readiness a channel asks its loop to report.
-struct IOInterest: OptionSet, Sendable {
-    let rawValue: UInt8
-    static let read = IOInterest(rawValue: 1)
-    static let write = IOInterest(rawValue: 2)
-}
+/// Readiness a channel asks its loop to report: the same as a loop's guests ask for theirs.
+typealias IOInterest = SocketInterest
 
 /// What a loop reports about a channel's descriptor. `failed` (hang-up or error) comes with whatever
 /// interest the channel has: its next `read` or `send` then says what happened.
-struct Readiness: OptionSet, Sendable {
-    let rawValue: UInt8
-    static let readable = Readiness(rawValue: 1)
-    static let writable = Readiness(rawValue: 2)
-    static let failed = Readiness(rawValue: 4)
-}
+typealias Readiness = SocketReadiness
 
 /// Driver-private bookkeeping kept in the channel itself, so a driver needs no table lookup to change a
 /// registration (`setInterest` runs several times per request).

@@ -1,12 +1,22 @@
 public import PortcullisCore
+import Synchronization
 
-/// An async HTTP client over one libcurl multi handle (see `CurlEventLoop`): connection reuse, bodies
-/// streamed both ways with bounded buffers, timeouts, retries for idempotent requests and a circuit breaker
-/// per backend.
+/// An async HTTP client over libcurl multi handles (see `CurlMulti`): connection reuse, bodies streamed both
+/// ways with bounded buffers, timeouts, retries for idempotent requests and a circuit breaker per backend.
 ///
-/// One client per process is the intent (it owns one event-loop thread and one connection pool). Thread-safe.
+/// Where a transfer runs: a request sent from an event loop that hosts guests (`SocketHosts.current`: the HTTP
+/// server's epoll loops) runs on that loop, in a multi handle of this client's made there on first use; any
+/// other caller's runs on the client's own thread (`CurlLoopThread`). Each multi handle keeps its own connection
+/// pool, so the connection limits apply per loop.
+///
+/// One client per process is the intent. Thread-safe.
 public final class UpstreamClient: Sendable {
-    let loop: CurlEventLoop
+    /// The client's own thread and its multi handle, for callers on no hosting loop.
+    let ownThread: CurlLoopThread
+    private let ownMulti: CurlMulti
+    /// This client's multi handle on each hosting loop that sent a request, by the host's identity.
+    private let hosted = Mutex<[ObjectIdentifier: CurlMulti]>([:])
+    private let shared: CurlShared
     private let configuration: UpstreamConfiguration
     private let breaker: CircuitBreaker
     private let metrics: UpstreamMetrics?
@@ -16,8 +26,11 @@ public final class UpstreamClient: Sendable {
         configuration: UpstreamConfiguration = .init(), metrics: MetricsRegistry? = nil,
         logger: Logger = .disabled
     ) {
-        let loop = CurlEventLoop(configuration: configuration)
-        self.loop = loop
+        let shared = CurlShared(configuration: configuration)
+        let thread = CurlLoopThread()
+        self.shared = shared
+        ownThread = thread
+        ownMulti = CurlMulti.made(on: thread, shared: shared)
         self.configuration = configuration
         self.breaker = CircuitBreaker(
             threshold: configuration.breakerThreshold,
@@ -25,19 +38,38 @@ public final class UpstreamClient: Sendable {
         self.metrics = metrics.map {
             UpstreamMetrics(
                 registry: $0,
-                activeTransfers: { [weak loop] in
-                    Double(loop?.activeTransfers ?? 0)
+                activeTransfers: { [weak shared] in
+                    Double(shared?.active.load(ordering: .relaxed) ?? 0)
                 })
         }
         self.logger = logger
     }
 
     deinit {
-        loop.stop()
+        ownMulti.stop()
+        ownThread.stop()
+        for multi in hosted.withLock({ Array($0.values) }) { multi.stop() }
     }
 
     /// Transfers currently holding a curl easy handle (leak checks; 0 when idle).
-    public var activeTransfers: Int { loop.activeTransfers }
+    public var activeTransfers: Int { shared.active.load(ordering: .relaxed) }
+
+    /// This client's multi handles on hosting loops (tests).
+    var hostedMultis: [CurlMulti] { hosted.withLock { Array($0.values) } }
+    var hostedMultiCount: Int { hosted.withLock { $0.count } }
+
+    /// The multi handle a transfer started here runs in: this client's on the calling thread's host, made there
+    /// on first use, or the one on the client's own thread.
+    private func multiForCurrentThread() -> CurlMulti {
+        guard let host = SocketHosts.current, host !== ownThread else { return ownMulti }
+        let key = ObjectIdentifier(host)
+        if let multi = hosted.withLock({ $0[key] }) { return multi }
+        // On the host's thread: the only thread that adds this key.
+        let multi = CurlMulti(host: host, shared: shared)
+        multi.attach()
+        hosted.withLock { $0[key] = multi }
+        return multi
+    }
 
     /// Whether `backend`'s circuit lets requests through (closed, or due for its half-open probe): the
     /// readiness signal for `/readyz`.
@@ -144,7 +176,8 @@ public final class UpstreamClient: Sendable {
         var traced = original
         let span = Self.traceAttempt(&traced, resends: resends)
         let request = traced
-        let transfer = CurlTransfer(loop: loop, request: request, configuration: configuration) { outcome in
+        let transfer = CurlTransfer(multi: multiForCurrentThread(), request: request, configuration: configuration) {
+            outcome in
             if let span { Self.end(span, outcome) }
             guard let metrics else { return Self.judgeBody(outcome, request: request, breaker: breaker) }
             metrics.duration.labels(request.backend, request.operation)

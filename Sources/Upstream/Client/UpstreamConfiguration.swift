@@ -1,8 +1,10 @@
-/// Client-wide settings; one client (one curl multi handle on one event-loop thread) serves the whole process.
+/// Client-wide settings; one client serves the whole process, with a curl multi handle on each event loop that
+/// sends through it (see `UpstreamClient`).
 public struct UpstreamConfiguration: Sendable, Equatable {
-    /// Simultaneous connections to one host (transfers beyond it wait in curl's queue).
+    /// Simultaneous connections to one host per multi handle, so per event loop (transfers beyond it wait in
+    /// curl's queue).
     public var maxConnectionsPerHost: Int
-    /// Idle connections kept for reuse across all hosts.
+    /// Idle connections kept for reuse across all hosts, per multi handle.
     public var maxIdleConnections: Int
     /// Response bytes buffered per transfer before it is paused (≤ 256 KiB by design).
     public var responseBufferBytes: Int

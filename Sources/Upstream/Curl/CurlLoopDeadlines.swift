@@ -7,7 +7,12 @@
 /// before curl's own. A run that expires a timeout changes curl's earliest one, and curl reports the new one (or
 /// none) from inside that run; a run that came too early changes nothing, and curl reports nothing. So taking
 /// the timer leaves a retry a millisecond later, which whatever curl reports during the run replaces: a run too
-/// early is followed by another, never by silence while curl still waits for its timeout to be run.
+/// early is followed by another, never by silence while curl still waits for its timeout to be run. The retry is
+/// one-shot: a retry run comes at least a millisecond after the deadline curl reported, so every timeout curl
+/// held then was due and has run; if curl still reports nothing, its earliest timeout is one that running
+/// changes nothing about, and another run a millisecond later would change nothing either. (A gateway idle after
+/// proxying holds such a timer: retried without end, it would wake each hosting loop 1,000 times a second.) curl
+/// reports again when anything it holds changes.
 ///
 /// First-byte deadlines are set for almost every request and cancelled a few milliseconds later when the head
 /// arrives, so cancelling must be cheap and leave nothing behind: they live in a table, with `earliest` kept
@@ -16,6 +21,8 @@
 struct CurlLoopDeadlines<Key: Hashable> {
     /// When curl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; nil: curl holds no timeout.
     private(set) var curl: UInt64?
+    /// `curl` is the one retry of a run curl answered with nothing.
+    private var curlIsRetry = false
     /// When the pending response streams are flushed; nil: none pending.
     private(set) var flush: UInt64?
     private var keyed: [Key: UInt64] = [:]
@@ -25,6 +32,7 @@ struct CurlLoopDeadlines<Key: Hashable> {
     /// curl asked for its timeouts to run in `milliseconds` (negative: it has none; zero: at once).
     mutating func curlAsked(milliseconds: Int, now: UInt64) {
         curl = milliseconds < 0 ? nil : now &+ UInt64(milliseconds) &* 1_000_000
+        curlIsRetry = false
     }
 
     /// Arms the flush for `deadline` unless one is armed (the earlier one serves every pending stream).
@@ -48,11 +56,13 @@ struct CurlLoopDeadlines<Key: Hashable> {
         return soonest == .max ? nil : soonest
     }
 
-    /// Whether curl's timer is due at `now`; if so the retry is armed (see the type's comment): call
-    /// `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` next, which reports curl's next deadline, if it changed.
+    /// Whether curl's timer is due at `now`; if so the retry is armed, unless this is the retry (see the type's
+    /// comment): call `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` next, which reports curl's next deadline,
+    /// if it changed.
     mutating func takeCurl(now: UInt64) -> Bool {
         guard let curl, curl <= now else { return false }
-        self.curl = now &+ Self.retryNanoseconds
+        self.curl = curlIsRetry ? nil : now &+ Self.retryNanoseconds
+        curlIsRetry = !curlIsRetry
         return true
     }
 

@@ -32,9 +32,9 @@ extension CurlTransfer {
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         deliverHead()
         guard let easy = lifecycle.handle?.easy else { return 0 }
-        lifecycle.activity(now: loop.turnTime)
+        lifecycle.activity(now: multi.turnTime)
         let (offer, needsFlush) = response.offer(bytes)
-        if needsFlush { loop.scheduleFlush(response) }
+        if needsFlush { multi.scheduleFlush(response) }
         switch offer {
         case .accepted: return bytes.count
         case .acceptedPause:
@@ -53,7 +53,7 @@ extension CurlTransfer {
     /// timeout once the head arrived. Time the transfer spends paused by us (a slow consumer) does not count.
     func checkIdle() -> Int32 {
         guard lifecycle.headDelivered, let handle = lifecycle.handle else { return 0 }
-        let now = loop.turnTime
+        let now = multi.turnTime
         if response.isReceivePaused || requestBuffer?.isSendPaused == true {
             lifecycle.activity(now: now)
             return 0
@@ -82,7 +82,7 @@ extension CurlTransfer {
             switch requestBuffer!.take(into: destination) {
             case .bytes(let n):
                 handle.streamSent += Int64(n)
-                lifecycle.activity(now: loop.turnTime)
+                lifecycle.activity(now: multi.turnTime)
                 if let length, handle.streamSent >= length { requestSent() }
                 return n
             case .end:

@@ -5,14 +5,14 @@ extension CurlTransfer {
     /// A configured easy handle for `request`, not yet in the multi handle. On failure nothing is left
     /// allocated.
     func configure() throws(UpstreamError) -> CurlHandle {
-        guard let easy = loop.takeEasy() else { throw .invalidRequest("curl_easy_init failed") }
+        guard let easy = multi.takeEasy() else { throw .invalidRequest("curl_easy_init failed") }
         let handle = CurlHandle(easy: easy)
         do throws(UpstreamError) {
             try configure(handle)
             return handle
         } catch {
             if let list = handle.headerList { curl_slist_free_all(list) }
-            loop.recycle(easy: easy)
+            multi.recycle(easy: easy)
             throw error
         }
     }
@@ -42,7 +42,7 @@ extension CurlTransfer {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(idle.rounded(.up))))
         }
-        if !loop.verifyTLS {
+        if !multi.verifyTLS {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
         }
@@ -54,7 +54,7 @@ extension CurlTransfer {
         _ = pc_curl_easy_setopt_xferinfo_function(easy, transferProgressCallback)
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me)
         _ = pc_curl_easy_setopt_closesocket_function(easy, curlCloseSocketCallback)
-        _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, loop.closeSocketContext)
+        _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, multi.closeSocketContext)
 
         // Method and body.
         let method = request.method.uppercased()

@@ -39,11 +39,12 @@ final class CurlHandle {
 /// One attempt of one request: a curl easy handle, its callbacks and its two bounded buffers, with its
 /// lifecycle in one `TransferLifecycle` (see there for the states, what each owns, and both timeouts).
 ///
-/// Threading: everything but the buffers (which carry their own locks) is confined to the loop's thread;
-/// `start` and `abort` only enqueue. curl's callbacks find the transfer through an unretained pointer set as
-/// their user data; the loop keeps the transfer alive while its handle is in the multi handle.
+/// Threading: everything but the buffers (which carry their own locks) is confined to the thread of the multi
+/// handle's host. `start` runs at once when called there (an exchange on its connection's loop), else it enqueues;
+/// `abort` always enqueues (it may come from inside a callback). curl's callbacks find the transfer through an
+/// unretained pointer set as their user data; the multi handle keeps the transfer alive while its handle is added.
 final class CurlTransfer: @unchecked Sendable {
-    let loop: CurlEventLoop
+    let multi: CurlMulti
     let request: UpstreamRequest
     let response: ResponseBodyStream
     let requestBuffer: RequestBodyBuffer?
@@ -53,15 +54,15 @@ final class CurlTransfer: @unchecked Sendable {
     /// Where curl writes its error text (`CURLOPT_ERRORBUFFER`); lives as long as the transfer.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
-    // Loop-queue state.
+    // Host-thread state.
     var lifecycle: TransferLifecycle<CurlHandle>
     private var startTime: UInt64 = 0
 
     init(
-        loop: CurlEventLoop, request: UpstreamRequest, configuration: UpstreamConfiguration,
+        multi: CurlMulti, request: UpstreamRequest, configuration: UpstreamConfiguration,
         onEnd: @escaping @Sendable (TransferOutcome) -> Void
     ) {
-        self.loop = loop
+        self.multi = multi
         self.request = request
         self.onEnd = onEnd
         receiveBufferBytes = min(512 * 1024, max(16 * 1024, configuration.receiveBufferBytes))
@@ -75,10 +76,10 @@ final class CurlTransfer: @unchecked Sendable {
             requestBuffer = nil
         }
         // The stream's callbacks hold the transfer weakly: the consumer's stream must not keep a finished
-        // transfer alive, and a live transfer is owned by the loop.
+        // transfer alive, and a live transfer is owned by its multi handle.
         let box = WeakTransfer()
         response = ResponseBodyStream(
-            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes, budget: loop.windowBudget,
+            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes, budget: multi.windowBudget,
             resume: { [box] in box.transfer?.enqueuePauseUpdate() },
             abort: { [box] in box.transfer?.abort(.cancelled) })
         box.transfer = self
@@ -92,37 +93,44 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Starts the transfer; `continuation` receives the head or the failure before any head.
     func start(_ continuation: CheckedContinuation<Result<TransferHead, UpstreamError>, Never>) {
-        loop.execute { [self] in
-            startTime = MonotonicClock.nanoseconds()
-            if let error = lifecycle.takeEarlyAbort() {
-                continuation.resume(returning: .failure(error))
-                return report(error, status: nil, headDelivered: false, bodyBytes: 0)
-            }
-            let handle: CurlHandle
-            do throws(UpstreamError) {
-                handle = try configure()
-            } catch {
-                continuation.resume(returning: .failure(error))
-                return report(error, status: nil, headDelivered: false, bodyBytes: 0)
-            }
-            handle.headWaiter = continuation
-            let requestComplete: Bool
-            switch request.body {
-            case .none: requestComplete = true
-            case .bytes(let bytes): requestComplete = bytes.isEmpty
-            case .stream: requestComplete = false
-            }
-            let deadline = lifecycle.start(handle, requestComplete: requestComplete, now: startTime)
-            guard loop.add(self, easy: handle.easy) else {
-                return finish(.invalidRequest("curl_multi_add_handle failed"))
-            }
-            if let deadline { loop.setFirstByteDeadline(deadline, easy: handle.easy) }
-            if case .stream(let stream, _) = request.body, let buffer = requestBuffer {
-                let box = WeakTransfer()
-                box.transfer = self
-                Task {
-                    await buffer.pump(stream) { box.transfer?.enqueuePauseUpdate() }
-                }
+        if multi.mayRunInline {
+            begin(continuation)
+        } else {
+            multi.execute { [self] in begin(continuation) }
+        }
+    }
+
+    /// `start` on the host's thread.
+    private func begin(_ continuation: CheckedContinuation<Result<TransferHead, UpstreamError>, Never>) {
+        startTime = MonotonicClock.nanoseconds()
+        if let error = lifecycle.takeEarlyAbort() {
+            continuation.resume(returning: .failure(error))
+            return report(error, status: nil, headDelivered: false, bodyBytes: 0)
+        }
+        let handle: CurlHandle
+        do throws(UpstreamError) {
+            handle = try configure()
+        } catch {
+            continuation.resume(returning: .failure(error))
+            return report(error, status: nil, headDelivered: false, bodyBytes: 0)
+        }
+        handle.headWaiter = continuation
+        let requestComplete: Bool
+        switch request.body {
+        case .none: requestComplete = true
+        case .bytes(let bytes): requestComplete = bytes.isEmpty
+        case .stream: requestComplete = false
+        }
+        let deadline = lifecycle.start(handle, requestComplete: requestComplete, now: startTime)
+        guard multi.add(self, easy: handle.easy) else {
+            return finish(.invalidRequest("curl_multi_add_handle failed"))
+        }
+        if let deadline { multi.setFirstByteDeadline(deadline, easy: handle.easy) }
+        if case .stream(let stream, _) = request.body, let buffer = requestBuffer {
+            let box = WeakTransfer()
+            box.transfer = self
+            Task {
+                await buffer.pump(stream) { box.transfer?.enqueuePauseUpdate() }
             }
         }
     }
@@ -130,17 +138,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// Aborts the transfer at once (consumer cancelled, task cancelled): the easy handle is removed, which
     /// closes its connection.
     func abort(_ error: UpstreamError) {
-        loop.execute { [self] in
+        multi.execute { [self] in
             if !lifecycle.abortBeforeStart(error) { finish(error) }
         }
     }
 
     /// Re-applies the pause state after a buffer changed (consumer drained, producer pushed).
     func enqueuePauseUpdate() {
-        loop.execute { [self] in applyPauseState() }
+        multi.execute { [self] in applyPauseState() }
     }
 
-    // MARK: loop thread
+    // MARK: host thread
 
     private func applyPauseState() {
         guard let easy = lifecycle.handle?.easy else { return }
@@ -148,12 +156,10 @@ final class CurlTransfer: @unchecked Sendable {
         // A paused response pauses both directions (see `receiveBody`): the upload, if any, waits for the consumer.
         if response.isReceivePaused { mask |= pc_curl_pause_recv() | pc_curl_pause_send() }
         if requestBuffer?.isSendPaused == true { mask |= pc_curl_pause_send() }
-        // May re-enter the write/read callbacks before it returns; they only touch the buffers' locks.
-        _ = curl_easy_pause(easy, mask)
-        loop.drainMessages()
+        multi.pause(easy: easy, mask: mask)
     }
 
-    /// Called by the loop when curl reports the transfer done.
+    /// Called by the multi handle when curl reports the transfer done.
     func complete(_ result: CURLcode) {
         if result == CURLE_OK { return finish(nil) }
         finish(lifecycle.handle?.pendingError ?? classify(result))
@@ -178,8 +184,8 @@ final class CurlTransfer: @unchecked Sendable {
                 _ = pc_curl_easy_getinfo_long(handle.easy, CURLINFO_RESPONSE_CODE, &code)
                 status = code
             }
-            loop.remove(easy: handle.easy)
-            loop.recycle(easy: handle.easy)
+            multi.remove(easy: handle.easy)
+            multi.recycle(easy: handle.easy)
             if let list = handle.headerList { curl_slist_free_all(list) }
             handle.headerList = nil
             if let waiter = handle.headWaiter {
@@ -234,20 +240,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The whole request is sent: the first-byte deadline starts now.
     func requestSent() {
-        guard let handle = lifecycle.handle, let deadline = lifecycle.requestSent(now: loop.turnTime)
+        guard let handle = lifecycle.handle, let deadline = lifecycle.requestSent(now: multi.turnTime)
         else { return }
-        loop.setFirstByteDeadline(deadline, easy: handle.easy)
+        multi.setFirstByteDeadline(deadline, easy: handle.easy)
     }
 
     /// The loop's deadline for the head passed (it was set from `lifecycle`, which decides).
     func firstByteDeadlinePassed() {
-        if let error = lifecycle.expiry(now: loop.turnTime) { finish(error) }
+        if let error = lifecycle.expiry(now: multi.turnTime) { finish(error) }
     }
 
     /// The final head is in: hand it to the waiter (`awaitingHead` → `streaming`). Later calls do nothing.
     func deliverHead() {
-        guard let handle = lifecycle.headArrived(now: loop.turnTime) else { return }
-        loop.cancelFirstByteDeadline(easy: handle.easy)
+        guard let handle = lifecycle.headArrived(now: multi.turnTime) else { return }
+        multi.cancelFirstByteDeadline(easy: handle.easy)
         var length: Int64?
         if request.method != "HEAD", handle.status >= 200, handle.status != 204, handle.status != 304,
             handle.headers.first(ignoringCase: "transfer-encoding") == nil,

@@ -16,8 +16,8 @@ import Synchronization
 /// pause longer than `slowPauseNanoseconds` — the consumer is slow (a client on a slow link: the usual case with
 /// many concurrent downloads), and a slow consumer gains nothing from a deep buffer but holds its memory.
 ///
-/// Throughput: every hand-off to a waiting consumer costs a thread wake-up (its continuation resumes on the
-/// consumer's executor: its connection's loop), so bytes are handed over in batches:
+/// Throughput: every hand-off to a waiting consumer resumes its task (on its connection's loop: the same thread
+/// when the transfer runs there, a thread wake-up when it does not), so bytes are handed over in batches:
 /// - curl's writes are appended to fixed-size chunks (`chunkBytes`, the consumer's `maxLength`), so the consumer
 ///   gets whole arrays without a re-copy and the allocator sees one size class;
 /// - a waiting consumer is woken at once only when half the window is ready,
