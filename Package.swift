@@ -44,12 +44,13 @@ let package = Package(
         // Not a library: CRC-32C with the SSE4.2 instruction (header-only), for Crypto.
         .systemLibrary(name: "CCRC32C"),
 
-        .target(name: "PortcullisCore", swiftSettings: strict),
-        // CEpoll only where epoll exists: elsewhere HTTPServer builds with its Dispatch driver alone.
+        // CEpoll only where epoll exists (EpollSet, the loops' kernel half): elsewhere HTTPServer builds with its
+        // Dispatch driver alone.
         .target(
-            name: "HTTPServer",
-            dependencies: ["PortcullisCore", .target(name: "CEpoll", condition: .when(platforms: [.linux]))],
+            name: "PortcullisCore",
+            dependencies: [.target(name: "CEpoll", condition: .when(platforms: [.linux]))],
             swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["PortcullisCore"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["PortcullisCore", "COpenSSL", "CCRC32C"], swiftSettings: strict),
         .target(name: "Rules", dependencies: ["PortcullisCore"], swiftSettings: strict),
         // Streaming gunzip (decompressive transcoding): the only importer of CZlib.

@@ -1,11 +1,6 @@
 #ifndef PC_CURL_SHIM_H
 #define PC_CURL_SHIM_H
 #include <curl/curl.h>
-/* The readiness and wake-up primitives the upstream client's own thread waits on (Upstream's CurlLoopThread):
- * Swift's Glibc module leaves these headers out. */
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
 
 /* Typed wrappers for libcurl's variadic setopt/getinfo calls and for macros Swift cannot import.
  * Only the Upstream target imports this module. Every wrapper names the argument kind it passes, so a wrong
@@ -83,9 +78,4 @@ static inline int pc_curl_pause_send(void) { return CURLPAUSE_SEND; }
 static inline int pc_curl_pause_cont(void) { return CURLPAUSE_CONT; }
 static inline curl_socket_t pc_curl_socket_timeout(void) { return CURL_SOCKET_TIMEOUT; }
 static inline long pc_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
-
-/* Names the calling thread (shown by top -H, perf and gdb); prctl is variadic, which Swift cannot call. */
-static inline void pc_curl_name_loop_thread(const char *name) {
-    prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
-}
 #endif

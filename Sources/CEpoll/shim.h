@@ -1,7 +1,8 @@
 #ifndef PC_EPOLL_SHIM_H
 #define PC_EPOLL_SHIM_H
-/* Linux readiness, wake-up and thread-naming primitives for the HTTP event loops. Swift's Glibc module does not export
-   these headers; this module exposes them to exactly one Swift target, HTTPServer. */
+/* Linux readiness, wake-up and thread-naming primitives for our loop threads (the HTTP event loops, an upstream
+   client's own thread). Swift's Glibc module does not export these headers; this module exposes them to exactly one
+   Swift target, PortcullisCore, whose EpollSet is the one user. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>

@@ -1,5 +1,4 @@
 #if os(Linux)
-import CEpoll
 import Glibc
 import Synchronization
 import PortcullisCore
@@ -35,9 +34,7 @@ import PortcullisCore
 ///
 /// Everything not behind `inbox` is confined to the loop thread (hence `@unchecked Sendable`).
 final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Sendable {
-    private let epollFD: Int32
-    private let wakeFD: Int32
-    private static let wakeKey = UInt64.max
+    private let poll = EpollSet(capacity: 256)
     /// Set in the epoll data of a guest's socket (a channel's is its bare descriptor).
     private static let guestTag: UInt64 = 1 << 32
 
@@ -64,12 +61,7 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
         self.name = name
         self.shard = shard
         self.coalescing = coalescing
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        precondition(epollFD >= 0 && wakeFD >= 0, "cannot create an event loop: errno \(errno)")
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeKey))
-        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0, "cannot watch the wake-up descriptor")
-        inbox = LoopInbox(wake: { [wakeFD] in _ = eventfd_write(wakeFD, 1) })
+        inbox = LoopInbox(wake: { [poll] in poll.wake() })
         LoopThread.start { self.run() }
     }
 
@@ -101,10 +93,8 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
         guard old != interest else { return }
         channel.registration.applied = interest
         let fd = channel.descriptor
-        var event = epoll_event(
-            events: Self.epollEvents(interest), data: epoll_data_t(u64: UInt64(UInt32(bitPattern: fd))))
-        let operation = old.isEmpty ? EPOLL_CTL_ADD : (interest.isEmpty ? EPOLL_CTL_DEL : EPOLL_CTL_MOD)
-        _ = epoll_ctl(epollFD, operation, fd, &event)
+        let change: GuestTable.Change = old.isEmpty ? .add : (interest.isEmpty ? .remove : .modify)
+        poll.apply(change, fd, interest, key: UInt64(UInt32(bitPattern: fd)))
     }
 
     /// No `EPOLL_CTL_DEL`: closing the descriptor in `descriptorReleased` (at the end of this turn, before the
@@ -137,19 +127,8 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
     func detach(_ guest: any SocketGuest) { guests.detach(guest) }
 
     func watch(_ descriptor: Int32, _ interest: SocketInterest, for guest: any SocketGuest) {
-        let operation: Int32
-        switch guests.watch(descriptor, interest, for: guest) {
-        case .none: return
-        case .add: operation = EPOLL_CTL_ADD
-        case .modify: operation = EPOLL_CTL_MOD
-        case .remove:
-            _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, descriptor, nil)
-            return
-        }
-        var event = epoll_event(
-            events: Self.epollEvents(interest),
-            data: epoll_data_t(u64: UInt64(UInt32(bitPattern: descriptor)) | Self.guestTag))
-        _ = epoll_ctl(epollFD, operation, descriptor, &event)
+        let change = guests.watch(descriptor, interest, for: guest)
+        poll.apply(change, descriptor, interest, key: UInt64(UInt32(bitPattern: descriptor)) | Self.guestTag)
     }
 
     func guestDeadlineChanged(_ deadline: UInt64) { guests.deadlineChanged(deadline) }
@@ -158,9 +137,7 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
         thread.store(UInt(pthread_self()), ordering: .relaxed)
         EventLoopThreads.markCurrentThread()
         SocketHosts.markCurrentThread(self)
-        pc_name_current_thread(name)
-        let capacity = 256
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        EpollSet.nameCurrentThread(name)
         var jobs: [@Sendable () -> Void] = []
         var tasks: [UnownedJob] = []
         while true {
@@ -170,20 +147,16 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
             runTurnEnd()
             guests.endTurns()
             let block = inbox.prepareToSleep(idle: false).block
-            let count = epoll_wait(epollFD, events, Int32(capacity), block ? timeoutMillis() : 0)
+            let count = poll.wait(timeoutMillis: block ? timeoutMillis() : 0)
             if block { inbox.awoke() }
             turnTime = MonotonicClock.nanoseconds()
-            for index in 0..<max(0, Int(count)) {
-                let event = events[index]
-                let key = event.data.u64
-                if key == Self.wakeKey {
-                    var value: eventfd_t = 0
-                    _ = eventfd_read(wakeFD, &value)
-                } else if key & Self.guestTag == 0 {
-                    channels[Int32(truncatingIfNeeded: key)]?.handleReadiness(Self.readiness(event.events))
+            for index in 0..<count {
+                guard let (key, readiness) = poll.event(index) else { continue }
+                if key & Self.guestTag == 0 {
+                    channels[Int32(truncatingIfNeeded: key)]?.handleReadiness(readiness)
                 } else if let guest = guests.guest(watching: Int32(truncatingIfNeeded: key)) {
                     // A socket its guest stopped watching earlier in this batch hears nothing more.
-                    guest.socketReady(Int32(truncatingIfNeeded: key), Self.readiness(event.events))
+                    guest.socketReady(Int32(truncatingIfNeeded: key), readiness)
                 }
             }
             guests.runDeadlines(now: turnTime)
@@ -191,19 +164,6 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
             guests.endTurns()
             if firesAt != .max && MonotonicClock.nanoseconds() >= firesAt { sweep() }
         }
-    }
-
-    private static func epollEvents(_ interest: IOInterest) -> UInt32 {
-        (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
-    }
-
-    private static func readiness(_ events: UInt32) -> Readiness {
-        var readiness: Readiness = []
-        if events & EPOLLIN.rawValue != 0 { readiness.insert(.readable) }
-        if events & EPOLLOUT.rawValue != 0 { readiness.insert(.writable) }
-        if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readiness.insert(.failed) }
-        if events & EPOLLERR.rawValue != 0 { readiness.insert(.errorReported) }
-        return readiness
     }
 
     private func runJobs(_ jobs: inout [@Sendable () -> Void], _ tasks: inout [UnownedJob]) {

@@ -1,4 +1,3 @@
-internal import CCurl
 import Glibc
 import PortcullisCore
 import Synchronization
@@ -11,9 +10,7 @@ import Synchronization
 /// Lifetime: the thread holds the host until `stop` (the client's deinit) and its guests have detached (the
 /// last transfer finished); then it exits.
 final class CurlLoopThread: SocketHost, @unchecked Sendable {
-    private let epollFD: Int32
-    private let wakeFD: Int32
-    private static let wakeKey = UInt64.max
+    private let poll = EpollSet(capacity: 64)
 
     private let inbox: LoopInbox
     /// The loop thread's id (`pthread_t`), read by `coversCurrentThread` from any thread.
@@ -24,19 +21,9 @@ final class CurlLoopThread: SocketHost, @unchecked Sendable {
     private(set) var turnTime: UInt64 = MonotonicClock.nanoseconds()
 
     init() {
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
-        precondition(epollFD >= 0 && wakeFD >= 0, "cannot create the upstream event loop: errno \(errno)")
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeKey))
-        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, &event) == 0, "cannot watch the wake-up descriptor")
-        inbox = LoopInbox(wake: { [wakeFD] in _ = eventfd_write(wakeFD, 1) })
+        inbox = LoopInbox(wake: { [poll] in poll.wake() })
         // The thread holds the host until it leaves.
         LoopThread.start { self.run() }
-    }
-
-    deinit {
-        _ = Glibc.close(epollFD)
-        _ = Glibc.close(wakeFD)
     }
 
     // MARK: any thread
@@ -59,19 +46,8 @@ final class CurlLoopThread: SocketHost, @unchecked Sendable {
     func detach(_ guest: any SocketGuest) { guests.detach(guest) }
 
     func watch(_ descriptor: Int32, _ interest: SocketInterest, for guest: any SocketGuest) {
-        let operation: Int32
-        switch guests.watch(descriptor, interest, for: guest) {
-        case .none: return
-        case .add: operation = EPOLL_CTL_ADD
-        case .modify: operation = EPOLL_CTL_MOD
-        case .remove:
-            _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, descriptor, nil)
-            return
-        }
-        let events =
-            (interest.contains(.read) ? EPOLLIN.rawValue : 0) | (interest.contains(.write) ? EPOLLOUT.rawValue : 0)
-        var event = epoll_event(events: events, data: epoll_data_t(u64: UInt64(UInt32(bitPattern: descriptor))))
-        _ = epoll_ctl(epollFD, operation, descriptor, &event)
+        let change = guests.watch(descriptor, interest, for: guest)
+        poll.apply(change, descriptor, interest, key: UInt64(UInt32(bitPattern: descriptor)))
     }
 
     func guestDeadlineChanged(_ deadline: UInt64) { guests.deadlineChanged(deadline) }
@@ -81,10 +57,7 @@ final class CurlLoopThread: SocketHost, @unchecked Sendable {
     private func run() {
         thread.store(UInt(pthread_self()), ordering: .relaxed)
         SocketHosts.markCurrentThread(self)
-        pc_curl_name_loop_thread("upstream")
-        let capacity = 64
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
-        defer { events.deallocate() }
+        EpollSet.nameCurrentThread("upstream")
         var jobs: [@Sendable () -> Void] = []
         var tasks: [UnownedJob] = []  // none: nothing resumes tasks here
         while true {
@@ -96,18 +69,13 @@ final class CurlLoopThread: SocketHost, @unchecked Sendable {
             guests.endTurns()
             let (block, exit) = inbox.prepareToSleep(idle: guests.isEmpty)
             if exit { break }
-            let count = epoll_wait(epollFD, events, Int32(capacity), block ? timeoutMillis() : 0)
+            let count = poll.wait(timeoutMillis: block ? timeoutMillis() : 0)
             if block { inbox.awoke() }
             turnTime = MonotonicClock.nanoseconds()
-            for index in 0..<max(0, Int(count)) {
-                let event = events[index]
-                if event.data.u64 == Self.wakeKey {
-                    var value: eventfd_t = 0
-                    _ = eventfd_read(wakeFD, &value)
-                    continue
-                }
-                let fd = Int32(truncatingIfNeeded: event.data.u64)
-                guests.guest(watching: fd)?.socketReady(fd, Self.readiness(event.events))
+            for index in 0..<count {
+                guard let (key, readiness) = poll.event(index) else { continue }
+                let fd = Int32(truncatingIfNeeded: key)
+                guests.guest(watching: fd)?.socketReady(fd, readiness)
             }
             guests.endTurns()
         }
@@ -120,14 +88,5 @@ final class CurlLoopThread: SocketHost, @unchecked Sendable {
         let now = MonotonicClock.nanoseconds()
         guard next > now else { return 0 }
         return Int32(clamping: (next - now + 999_999) / 1_000_000)
-    }
-
-    private static func readiness(_ events: UInt32) -> SocketReadiness {
-        var readiness: SocketReadiness = []
-        if events & EPOLLIN.rawValue != 0 { readiness.insert(.readable) }
-        if events & EPOLLOUT.rawValue != 0 { readiness.insert(.writable) }
-        if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 { readiness.insert(.failed) }
-        if events & EPOLLERR.rawValue != 0 { readiness.insert(.errorReported) }
-        return readiness
     }
 }
