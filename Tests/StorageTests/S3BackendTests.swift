@@ -47,6 +47,7 @@ import Upstream
         #expect(S3Signer.split("https://B.s3.amazonaws.com:443/k") == ("b.s3.amazonaws.com", "/k", ""))
         #expect(S3Signer.amzDate(Timestamp(rfc3339: "2026-11-30T09:05:07.9Z")!) == "20261130T090507Z")
         #expect(S3Signer.trim("  a   b ") == "a b")
+        #expect(S3Signer.trim("\t a \t\tb\t") == "a b")  // tabs too, as the verifier and botocore trim
     }
 }
 

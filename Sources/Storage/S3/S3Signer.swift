@@ -118,16 +118,17 @@ struct S3Signer: Sendable {
         return "\(year)\(two(month))\(two(day))T\(two(inDay / 3600))\(two(inDay / 60 % 60))\(two(inDay % 60))Z"
     }
 
-    /// Leading/trailing spaces removed and inner runs of spaces collapsed (SigV4 canonical header values).
+    /// A header value as SigV4 canonicalises it (`SigV4.appendTrimmed`).
     static func trim(_ value: String) -> String {
-        value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        var out: [UInt8] = []
+        SigV4.appendTrimmed(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The SigV4 signing key of `day` (`YYYYMMDD`): four HMACs that change once a day, so the last one is kept.
     func signingKey(day: String) -> [UInt8] {
         if let cached = keyCache.key(for: day) { return cached }
-        var key = HMAC.sha256(key: Array("AWS4\(secretAccessKey)".utf8), data: Array(day.utf8))
-        for part in [region, "s3", "aws4_request"] { key = HMAC.sha256(key: key, data: Array(part.utf8)) }
+        let key = SigV4.signingKey(secret: Array(secretAccessKey.utf8), day: day, region: region, service: "s3")
         keyCache.store(key, for: day)
         return key
     }

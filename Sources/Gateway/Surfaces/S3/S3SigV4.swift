@@ -1,5 +1,6 @@
 import Crypto
 import PortcullisCore
+import Storage
 import Synchronization
 
 /// AWS Signature Version 4 as a server checks it: the canonical request rebuilt from what arrived, the string to
@@ -190,7 +191,7 @@ enum S3SigV4 {
             out.append(UInt8(ascii: ":"))
             for (index, value) in request.header(name).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                appendTrimmed(value, to: &out)
+                SigV4.appendTrimmed(value, to: &out)
             }
             out.append(newline)
         }
@@ -283,33 +284,9 @@ enum S3SigV4 {
 
     private static let signatureName = Array("X-Amz-Signature".utf8)
 
-    /// Appends `value` with leading and trailing spaces and tabs removed and inner runs collapsed to one space,
-    /// as SigV4 canonicalises a header value. Cut on bytes, as the clients that sign the value cut it (a space
-    /// before a combining mark is still a space).
-    static func appendTrimmed(_ value: String, to out: inout [UInt8]) {
-        value.withContiguousUTF8 { bytes in
-            var pendingSpace = false
-            var wroteAny = false
-            for byte in bytes {
-                if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                    pendingSpace = wroteAny
-                    continue
-                }
-                if pendingSpace { out.append(UInt8(ascii: " ")) }
-                pendingSpace = false
-                wroteAny = true
-                out.append(byte)
-            }
-        }
-    }
-
-    /// `HMAC(HMAC(HMAC(HMAC("AWS4" + secret, day), region), service), "aws4_request")`.
+    /// The signing key of `credential`'s scope.
     static func signingKey(secret: [UInt8], credential: Credential) -> [UInt8] {
-        var key = HMAC.sha256(key: Array("AWS4".utf8) + secret, data: Array(credential.day.utf8))
-        for part in [credential.region, credential.service, "aws4_request"] {
-            key = HMAC.sha256(key: key, data: Array(part.utf8))
-        }
-        return key
+        SigV4.signingKey(secret: secret, day: credential.day, region: credential.region, service: credential.service)
     }
 
     static func signature(signingKey: [UInt8], stringToSign: String) -> String {
