@@ -28,7 +28,7 @@ extension EmbeddedBackend {
         // One appender per session, across processes: an exclusive flock held for the whole append.
         let appender = try await pool.run { () throws(StorageError) -> FileAppender? in
             let fd = try FileSystem.create(path, exclusive: false)
-            guard FileSystem.tryLock(fd, exclusive: true) else {
+            guard FileSystem.tryLockPatiently(fd) else {
                 FileSystem.close(fd)
                 return nil
             }
@@ -142,7 +142,7 @@ extension EmbeddedBackend {
         let pool = store.blobs.pool
         let lock = try await pool.run { () throws(StorageError) -> FileAppender? in
             let fd = try FileSystem.create(path, exclusive: false)
-            guard FileSystem.tryLock(fd, exclusive: true) else {
+            guard FileSystem.tryLockPatiently(fd) else {
                 FileSystem.close(fd)
                 return nil
             }

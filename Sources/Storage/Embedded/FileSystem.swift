@@ -183,6 +183,18 @@ enum FileSystem {
         flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0
     }
 
+    /// `tryLock` (exclusive) that allows a holder ~20 ms to let go before answering false: a lock released
+    /// by its owner's `close` lives on while a child the process spawned at that moment still shares the
+    /// descriptor, between its fork and its exec (`O_CLOEXEC` closes it only then). A staging file's owner
+    /// that is really appending holds its lock far longer. Blocking: call on the blocking pool.
+    static func tryLockPatiently(_ fd: Int32) -> Bool {
+        for _ in 0..<10 {
+            if tryLock(fd, exclusive: true) { return true }
+            usleep(2_000)
+        }
+        return tryLock(fd, exclusive: true)
+    }
+
     static func lock(_ fd: Int32, exclusive: Bool) {
         while flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR {}
     }
