@@ -186,11 +186,12 @@ enum FileSystem {
     /// `tryLock` (exclusive) that allows a holder ~20 ms to let go before answering false: a lock released
     /// by its owner's `close` lives on while a child the process spawned at that moment still shares the
     /// descriptor, between its fork and its exec (`O_CLOEXEC` closes it only then). A staging file's owner
-    /// that is really appending holds its lock far longer. Blocking: call on the blocking pool.
-    static func tryLockPatiently(_ fd: Int32) -> Bool {
+    /// that is really appending holds its lock far longer. Blocking: call on the blocking pool. `pause` runs
+    /// between attempts (tests pass one that acts instead of sleeping).
+    static func tryLockPatiently(_ fd: Int32, pause: () -> Void = { usleep(2_000) }) -> Bool {
         for _ in 0..<10 {
             if tryLock(fd, exclusive: true) { return true }
-            usleep(2_000)
+            pause()
         }
         return tryLock(fd, exclusive: true)
     }
