@@ -47,8 +47,21 @@ extension S3Surface {
         let verifiable = S3SigV4.Request(
             method: request.method.rawValue, rawPath: request.path, query: request.query,
             header: { headers.values($0) })
-        let signingKey = try S3SigV4.verify(
-            verifiable, claim: claim, secret: secret, payloadHash: payloadHash, keys: signingKeys)
+        // A presigned request seen before with every verified byte the same is answered from the memo; header
+        // signatures carry a fresh date each time, so they are not kept.
+        let memoKey =
+            claim.expires == nil
+            ? nil
+            : S3VerifiedRequests.key(
+                verifiable, signedHeaders: claim.signedHeaders, payloadHash: payloadHash, secret: secret)
+        let signingKey: [UInt8]
+        if let memoKey, let known = verifiedRequests.signingKey(memoKey) {
+            signingKey = known
+        } else {
+            signingKey = try S3SigV4.verify(
+                verifiable, claim: claim, secret: secret, payloadHash: payloadHash, keys: signingKeys)
+            if let memoKey { verifiedRequests.remember(memoKey, signingKey: signingKey) }
+        }
         if isSession {
             guard let token = headers["x-amz-security-token"] ?? query["X-Amz-Security-Token"] else {
                 throw S3AuthFailure.missingSessionToken

@@ -29,6 +29,8 @@ public struct S3Surface: APISurface {
     let keys: S3AccessKeyStore
     /// Signing keys derived so far (one per access key and day).
     let signingKeys = S3SigningKeys()
+    /// Presigned requests already verified, by every byte the verification read.
+    let verifiedRequests = S3VerifiedRequests()
     /// Verifies a session token (a user's JWT) as the other surfaces verify a bearer token.
     let sessions: any RequestAuthenticating
     let configuration: S3Configuration
