@@ -34,22 +34,25 @@ final class S3VerifiedRequests: Sendable {
     ) -> Key? {
         var out: [UInt8] = []
         out.reserveCapacity(256 + request.rawPath.utf8.count + (request.query?.utf8.count ?? 0))
-        func field(_ bytes: some Collection<UInt8>) {
-            let count = UInt32(truncatingIfNeeded: bytes.count)
-            withUnsafeBytes(of: count.littleEndian) { out.append(contentsOf: $0) }
+        func field(_ bytes: UnsafeBufferPointer<UInt8>) {
+            count(bytes.count)
             out.append(contentsOf: bytes)
         }
-        field(secret)
-        field(request.method.utf8)
-        field(request.rawPath.utf8)
-        field((request.query ?? "").utf8)
-        for name in signedHeaders {
-            field(name.utf8)
-            let values = request.header(name)
-            field(withUnsafeBytes(of: UInt32(truncatingIfNeeded: values.count).littleEndian) { Array($0) })
-            for value in values { field(value.utf8) }
+        func count(_ value: Int) {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { out.append(contentsOf: $0) }
         }
-        field(payloadHash.utf8)
+        func field(_ text: some StringProtocol) { text.withContiguousUTF8 { field($0) } }
+        secret.withUnsafeBufferPointer { field($0) }
+        field(request.method)
+        field(request.rawPath)
+        field(request.query ?? "")
+        for name in signedHeaders {
+            field(name)
+            let values = request.header(name)
+            count(values.count)
+            for value in values { field(value) }
+        }
+        field(payloadHash)
         return out.count <= maxKeyBytes ? Key(bytes: out) : nil
     }
 
