@@ -14,8 +14,9 @@ import PortcullisCore
 /// request costs one `epoll_wait` (shared by every ready connection), one `read` and one `send` on this
 /// thread, and an idle connection costs its table entry.
 ///
-/// Descriptors are registered level-triggered with exactly the interest the channel wants; a channel that
-/// wants neither direction leaves the set. A deregistered channel's `descriptorReleased` runs at the end of
+/// Descriptors are registered level-triggered with the interest the channel wants, except that a read it drops
+/// stays in the set until it brings an event (`ParkedRead`); a channel that wants neither direction leaves the
+/// set then. The channel hears only the readiness it asked for. A deregistered channel's `descriptorReleased` runs at the end of
 /// the loop turn, never in the middle of one: events of the same `epoll_wait` batch then cannot reach a new
 /// channel that reused the descriptor number.
 ///
@@ -89,18 +90,34 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
     }
 
     func setInterest(_ interest: IOInterest, for channel: any EventLoopChannel) {
-        let old = channel.registration.applied
-        guard old != interest else { return }
+        guard channel.registration.applied != interest else { return }
         channel.registration.applied = interest
+        if let next = ParkedRead.setInterest(inSet: channel.registration.inSet, wanted: interest) {
+            applyToSet(next, for: channel)
+        }
+    }
+
+    private func applyToSet(_ interest: IOInterest, for channel: any EventLoopChannel) {
+        let change = ParkedRead.change(from: channel.registration.inSet, to: interest)
+        channel.registration.inSet = interest
         let fd = channel.descriptor
-        let change: GuestTable.Change = old.isEmpty ? .add : (interest.isEmpty ? .remove : .modify)
         poll.apply(change, fd, interest, key: UInt64(UInt32(bitPattern: fd)))
+    }
+
+    /// Hands a channel its event, or first removes a parked read the event came for.
+    private func deliver(_ readiness: Readiness, to channel: any EventLoopChannel) {
+        let registration = channel.registration
+        if registration.inSet == registration.applied { return channel.handleReadiness(readiness) }
+        let (next, heard) = ParkedRead.event(readiness, inSet: registration.inSet, wanted: registration.applied)
+        if let next { applyToSet(next, for: channel) }
+        if let heard { channel.handleReadiness(heard) }
     }
 
     /// No `EPOLL_CTL_DEL`: closing the descriptor in `descriptorReleased` (at the end of this turn, before the
     /// next `epoll_wait`) removes it from the set, and events of this turn's batch find no channel.
     func deregister(_ channel: any EventLoopChannel) {
         channel.registration.applied = []
+        channel.registration.inSet = []
         channels[channel.descriptor] = nil
         released.append(channel)
     }
@@ -153,7 +170,7 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
             for index in 0..<count {
                 guard let (key, readiness) = poll.event(index) else { continue }
                 if key & Self.guestTag == 0 {
-                    channels[Int32(truncatingIfNeeded: key)]?.handleReadiness(readiness)
+                    if let channel = channels[Int32(truncatingIfNeeded: key)] { deliver(readiness, to: channel) }
                 } else if let guest = guests.guest(watching: Int32(truncatingIfNeeded: key)) {
                     // A socket its guest stopped watching earlier in this batch hears nothing more.
                     guest.socketReady(Int32(truncatingIfNeeded: key), readiness)

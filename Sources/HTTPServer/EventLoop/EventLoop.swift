@@ -56,8 +56,10 @@ typealias Readiness = SocketReadiness
 /// Driver-private bookkeeping kept in the channel itself, so a driver needs no table lookup to change a
 /// registration (`setInterest` runs several times per request).
 struct ChannelRegistration {
-    /// The interest the driver has applied (epoll: registered in the set; Dispatch: sources resumed).
+    /// The interest the channel last asked for, which the driver reports (Dispatch: its sources resumed).
     var applied: IOInterest = []
+    /// epoll: the interest the set holds, which may keep a read the channel dropped (`ParkedRead`).
+    var inSet: IOInterest = []
     /// Whatever else the driver keeps per channel (Dispatch: its sources); nil for epoll.
     var driverState: AnyObject?
 }
