@@ -55,13 +55,6 @@ import Glibc
         #expect(event.deliver == [.readable, .failed])
     }
 
-    @Test func setOperations() {
-        #expect(ParkedRead.change(from: [], to: .read) == .add)
-        #expect(ParkedRead.change(from: .read, to: []) == .remove)
-        #expect(ParkedRead.change(from: .read, to: .write) == .modify)
-        #expect(ParkedRead.change(from: .read, to: .read) == .none)
-    }
-
     // MARK: - On the epoll loop
 
     /// A socket pair's end watched by the loop: records what it hears and reads what is there.

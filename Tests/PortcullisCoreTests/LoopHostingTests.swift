@@ -64,6 +64,13 @@ import Testing
         func turnEnded() { turns += 1 }
     }
 
+    @Test func setOperations() {
+        #expect(GuestTable.Change(from: [], to: .read) == .add)
+        #expect(GuestTable.Change(from: .read, to: []) == .remove)
+        #expect(GuestTable.Change(from: .read, to: .write) == .modify)
+        #expect(GuestTable.Change(from: .read, to: .read) == .none)
+    }
+
     @Test func watchSaysWhatTheHostMustChange() {
         let table = GuestTable()
         let guest = Guest()

@@ -16,9 +16,9 @@ import PortcullisCore
 ///
 /// Descriptors are registered level-triggered with the interest the channel wants, except that a read it drops
 /// stays in the set until it brings an event (`ParkedRead`); a channel that wants neither direction leaves the
-/// set then. The channel hears only the readiness it asked for. A deregistered channel's `descriptorReleased` runs at the end of
-/// the loop turn, never in the middle of one: events of the same `epoll_wait` batch then cannot reach a new
-/// channel that reused the descriptor number.
+/// set then. The channel hears only the readiness it asked for. A deregistered channel's `descriptorReleased`
+/// runs at the end of the loop turn, never in the middle of one: events of the same `epoll_wait` batch then
+/// cannot reach a new channel that reused the descriptor number.
 ///
 /// Held output: connections hand the responses a batch produced to `sendAtEndOfBatch`, and they are sent when
 /// the batch's readiness (or a run of handed-over jobs) is handled — one wake-up of a client thread for the
@@ -98,7 +98,7 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
     }
 
     private func applyToSet(_ interest: IOInterest, for channel: any EventLoopChannel) {
-        let change = ParkedRead.change(from: channel.registration.inSet, to: interest)
+        let change = GuestTable.Change(from: channel.registration.inSet, to: interest)
         channel.registration.inSet = interest
         let fd = channel.descriptor
         poll.apply(change, fd, interest, key: UInt64(UInt32(bitPattern: fd)))

@@ -34,10 +34,4 @@ enum ParkedRead {
             !wanted.isEmpty && (deliver.contains(.readable) || deliver.contains(.writable) || deliver.contains(.failed))
         return (wanted, heard ? deliver : nil)
     }
-
-    /// The set operation from `old` to `new`.
-    static func change(from old: IOInterest, to new: IOInterest) -> GuestTable.Change {
-        if old == new { return .none }
-        return old.isEmpty ? .add : (new.isEmpty ? .remove : .modify)
-    }
 }

@@ -111,6 +111,15 @@ public final class GuestTable {
     /// What a host must do to its readiness set after `watch`.
     public enum Change {
         case none, add, modify, remove
+
+        /// The set operation that takes a descriptor's interest from `old` to `new`.
+        public init(from old: SocketInterest, to new: SocketInterest) {
+            if old == new {
+                self = .none
+            } else {
+                self = old.isEmpty ? .add : (new.isEmpty ? .remove : .modify)
+            }
+        }
     }
 
     private var guests: [any SocketGuest] = []
@@ -132,14 +141,9 @@ public final class GuestTable {
 
     /// Records that `guest` wants `interest` reported for `descriptor` (empty: nothing more).
     public func watch(_ descriptor: Int32, _ interest: SocketInterest, for guest: any SocketGuest) -> Change {
-        let current = sockets[descriptor]?.interest ?? []
-        guard current != interest else { return .none }
-        if interest.isEmpty {
-            sockets[descriptor] = nil
-            return .remove
-        }
-        sockets[descriptor] = (guest, interest)
-        return current.isEmpty ? .add : .modify
+        let change = Change(from: sockets[descriptor]?.interest ?? [], to: interest)
+        if change != .none { sockets[descriptor] = interest.isEmpty ? nil : (guest, interest) }
+        return change
     }
 
     /// The guest watching `descriptor`; nil when none does (any more).
