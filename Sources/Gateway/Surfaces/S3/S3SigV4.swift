@@ -1,7 +1,6 @@
 import Crypto
 import PortcullisCore
 import Storage
-import Synchronization
 
 /// AWS Signature Version 4 as a server checks it: the canonical request rebuilt from what arrived, the string to
 /// sign, the signing key, and the signature compared in constant time.
@@ -344,24 +343,20 @@ enum S3AuthFailure: Error, Sendable, Equatable {
 /// region and one service, and its secret; a reloaded key file with a new secret derives anew. Bounded: past
 /// `capacity` entries the cache starts over.
 final class S3SigningKeys: Sendable {
-    private struct Entry {
+    private struct Entry: Sendable {
         let secret: [UInt8]
         let key: [UInt8]
     }
 
-    private let entries = Mutex<[ExactString: Entry]>([:])
-    private let capacity: Int
+    private let memo: StartOverMemo<ExactString, Entry>
 
-    init(capacity: Int = 1024) { self.capacity = capacity }
+    init(capacity: Int = 1024) { memo = StartOverMemo(capacity: capacity) }
 
     func key(secret: [UInt8], credential: S3SigV4.Credential) -> [UInt8] {
         let id = ExactString(String(credential.text))
-        if let hit = entries.withLock({ $0[id] }), hit.secret == secret { return hit.key }
+        if let hit = memo.value(for: id), hit.secret == secret { return hit.key }
         let key = S3SigV4.signingKey(secret: secret, credential: credential)
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[id] = Entry(secret: secret, key: key)
-        }
+        memo.remember(Entry(secret: secret, key: key), for: id)
         return key
     }
 }

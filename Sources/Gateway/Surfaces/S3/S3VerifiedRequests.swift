@@ -1,5 +1,4 @@
 import PortcullisCore
-import Synchronization
 
 /// Presigned requests whose signature checked out, by every byte the check read: a presigned URL fetched again
 /// (a player's range requests, a link handed to many readers) skips rebuilding its canonical request and the
@@ -14,8 +13,6 @@ final class S3VerifiedRequests: Sendable {
     struct Key: Hashable, Sendable {
         let bytes: [UInt8]
 
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.bytes == rhs.bytes }
-
         func hash(into hasher: inout Hasher) {
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
@@ -23,10 +20,9 @@ final class S3VerifiedRequests: Sendable {
 
     static let maxKeyBytes = 4096
 
-    private let entries = Mutex<[Key: [UInt8]]>([:])
-    private let capacity: Int
+    private let memo: StartOverMemo<Key, [UInt8]>
 
-    init(capacity: Int = 1024) { self.capacity = capacity }
+    init(capacity: Int = 1024) { memo = StartOverMemo(capacity: capacity) }
 
     /// The key of a presigned request's verification; nil when it would be too long to keep.
     static func key(
@@ -58,13 +54,10 @@ final class S3VerifiedRequests: Sendable {
 
     /// The signing key a verified request with this key derived.
     func signingKey(_ key: Key) -> [UInt8]? {
-        entries.withLock { $0[key] }
+        memo.value(for: key)
     }
 
     func remember(_ key: Key, signingKey: [UInt8]) {
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = signingKey
-        }
+        memo.remember(signingKey, for: key)
     }
 }
