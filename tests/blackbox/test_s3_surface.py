@@ -243,6 +243,9 @@ def test_presigned_get_and_put_with_plain_requests(gw: Gateway) -> None:
     for _ in range(2):  # the second is answered from the verified requests the surface keeps
         got = requests.get(get_url)
         assert got.status_code == 200 and got.content == b"presigned body"
+    # A request with the kept URL is answered from the memo only when the signed headers are the same too.
+    moved = requests.get(get_url, headers={"Host": "elsewhere.example"})
+    assert moved.status_code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in moved.content
     tampered = get_url.replace("public/pre.txt", "public/src.txt")
     denied = requests.get(tampered)
     assert denied.status_code == 403 and b"<Code>SignatureDoesNotMatch</Code>" in denied.content

@@ -95,12 +95,19 @@ extension PercentEncoding {
     /// `decode` of UTF-8 bytes (a piece of a query walked as bytes). Nil also for unescaped bytes that are not
     /// UTF-8.
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) -> String? {
-        let escaped = bytes.contains { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }
-        guard escaped else { return utf8String(bytes) }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
-            guard let count = decode(bytes, plusIsSpace: plusIsSpace, into: out) else { return nil }
-            return utf8String(UnsafeBufferPointer(rebasing: out[..<count]))
+        // One pass finds whether there is anything to decode and whether the bytes are ASCII (then they are
+        // UTF-8 without a second look).
+        var seen: UInt8 = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) {
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { out -> String? in
+                    guard let count = decode(bytes, plusIsSpace: plusIsSpace, into: out) else { return nil }
+                    return utf8String(UnsafeBufferPointer(rebasing: out[..<count]))
+                }
+            }
+            seen |= byte
         }
+        return seen < 0x80 ? String(decoding: bytes, as: UTF8.self) : utf8String(bytes)
     }
 
     /// The text of `bytes` when they are UTF-8, else nil. `String(validating:)` is generic and looks up type

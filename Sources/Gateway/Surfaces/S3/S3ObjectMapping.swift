@@ -93,6 +93,7 @@ enum S3ObjectMapping {
     ]
 
     static func applyOverrides(_ query: QueryParameters, to headers: inout HTTPHeaders) throws(ServiceError) {
+        guard query.pairs.contains(where: { $0.name.bytesHasPrefix("response-") }) else { return }
         for (name, header) in overrides {
             guard let value = query[name] else { continue }
             try ObjectResourceJSON.checkHeaderSafe(value, header)

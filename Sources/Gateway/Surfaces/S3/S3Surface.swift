@@ -75,8 +75,7 @@ public struct S3Surface: APISurface {
         let verdict = S3BodyVerdict()
         do {
             let request = matched.request
-            let query = try QueryParameters(parsing: request.query)
-            let (principal, body) = try await authenticate(request, query: query, verdict: verdict)
+            let (query, principal, body) = try await admit(request, verdict: verdict)
             record.principalUID = principal?.uid
             let target = try S3Target(request, domain: configuration.domain)
             let call = S3Call(
@@ -107,9 +106,16 @@ public struct S3Surface: APISurface {
         "publicAccessBlock", "restore", "select", "torrent", "attributes",
     ]
 
+    /// Sub-resource names are lower-case words: a presigned query's `X-Amz-*` names are passed over at their
+    /// first byte rather than compared with each.
+    static func isUnservedSubresource(_ name: String) -> Bool {
+        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else { return false }
+        return unservedSubresources.containsBytes(name)
+    }
+
     private func perform(_ call: S3Call) async throws -> HTTPResponse {
         let method = call.request.method
-        if let name = Self.unservedSubresources.first(where: { call.query.contains($0) }) {
+        if let name = call.query.pairs.first(where: { Self.isUnservedSubresource($0.name) })?.name {
             throw S3Error.notImplemented("The ?\(name) sub-resource")
         }
         guard let bucket = call.target.bucket else {
