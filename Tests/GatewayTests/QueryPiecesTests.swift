@@ -36,6 +36,36 @@ import Testing
         #expect(pieces(query) == expected)
     }
 
+    /// The scan reads eight bytes at a time: separators at every offset of a word, in runs longer than one
+    /// word, and next to bytes whose borrow could flag a neighbour, cut as a byte-by-byte walk does.
+    @Test func cutsLikeAByteWalkAtEveryOffset() {
+        func walked(_ query: [UInt8]) -> [String] {
+            query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+        }
+        for length in 0..<40 {
+            for at in 0..<max(length, 1) {
+                var query = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                if at < length { query[at] = UInt8(ascii: "&") }
+                if at + 3 < length { query[at + 3] = UInt8(ascii: "=") }
+                if at + 1 < length { query[at + 1] = 0x27 }  // "&" + 1: a borrow's neighbour
+                if at > 0 { query[at - 1] = 0x25 }  // "&" - 1
+                #expect(pieces(query) == walked(query))
+            }
+        }
+        let name = String(repeating: "n", count: 17), value = String(repeating: "v", count: 23)
+        #expect(
+            pieces("\(name)=\(value)&\(value)=\(name)=x&\(name)") == ["\(name)=\(value)", "\(value)=\(name)=x", name])
+        Array("\(name)=\(value)".utf8).withUnsafeBufferPointer { bytes in
+            let only = Array(QueryPieces(bytes))
+            #expect(only.count == 1 && only[0].name.count == 17 && only[0].value?.count == 23)
+        }
+        #expect(
+            QueryPieces.firstIndex(of: UInt8(ascii: "&"), in: UnsafeBufferPointer(start: nil, count: 0), from: 0, to: 0)
+                == 0)
+    }
+
     @Test func nameAndValueAreSeparate() {
         Array("a=b=c&flag&=".utf8).withUnsafeBufferPointer { bytes in
             let all = Array(QueryPieces(bytes))

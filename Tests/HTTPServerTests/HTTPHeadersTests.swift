@@ -30,6 +30,10 @@ import Testing
         #expect(headers.valueBytes("Authorization").map(Array.init) == Array("Bearer \(token)".utf8))
         #expect(headers.valueBytes("Host").map(Array.init) == Array("example.test".utf8))
         #expect(headers.values("X-MULTI") == ["a", "b"])
+        #expect(headers.values("X-MULTI", equal: ["a", "b"]) && headers.values("Missing", equal: []))
+        for other in [["a"], ["b", "a"], ["a", "b", "c"], ["a", "B"], ["a", "b "], ["a,b"], []] {
+            #expect(!headers.values("X-MULTI", equal: other))
+        }
         #expect(headers["Empty"] == "")
         #expect(headers.valueBytes("Empty")?.isEmpty == true)
         #expect(headers["Missing"] == nil && headers.valueBytes("Missing") == nil && !headers.contains("Missing"))

@@ -110,6 +110,22 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         withNameKey(name) { key, buffer in ranges.filter { Self.nameMatches($0, key, buffer) } }.map { value(of: $0) }
     }
 
+    /// Whether the field's values, in order, are byte for byte `expected`: `values(name)` compared without
+    /// making an array or a `String` (a presigned request's signed headers, checked on each request).
+    public func values(_ name: String, equal expected: [String]) -> Bool {
+        withNameKey(name) { key, buffer in
+            var index = 0
+            for range in ranges where Self.nameMatches(range, key, buffer) {
+                guard index < expected.count else { return false }
+                let value = UnsafeBufferPointer(rebasing: buffer[Int(range.valueStart)..<Int(range.valueEnd)])
+                var text = expected[index]
+                guard text.withUTF8({ $0.elementsEqual(value) }) else { return false }
+                index += 1
+            }
+            return index == expected.count
+        }
+    }
+
     public func contains(_ name: String) -> Bool { firstRange(name) != nil }
 
     /// Every field as `String`s, in order (made on each call).

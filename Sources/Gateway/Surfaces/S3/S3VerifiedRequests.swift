@@ -48,7 +48,7 @@ final class S3VerifiedRequests: Sendable {
         func covers(_ headers: HTTPHeaders, payloadHash: String) -> Bool {
             guard payloadHash.bytesEqual(self.payloadHash) else { return false }
             for (name, values) in zip(claim.signedHeaders, signedValues) {
-                guard headers.values(name).bytesEqual(values) else { return false }
+                guard headers.values(name, equal: values) else { return false }
             }
             return true
         }
