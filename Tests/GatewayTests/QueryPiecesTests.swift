@@ -36,8 +36,8 @@ import Testing
         #expect(pieces(query) == expected)
     }
 
-    /// The scan reads eight bytes at a time: separators at every offset of a word, in runs longer than one
-    /// word, and next to bytes whose borrow could flag a neighbour, cut as a byte-by-byte walk does.
+    /// The separators are found by a library search, not a byte walk: separators at every offset of queries up to
+    /// 39 bytes long, next to the bytes one above and below `&`, cut as a byte-by-byte split does.
     @Test func cutsLikeAByteWalkAtEveryOffset() {
         func walked(_ query: [UInt8]) -> [String] {
             query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).map {
@@ -49,7 +49,7 @@ import Testing
                 var query = [UInt8](repeating: UInt8(ascii: "x"), count: length)
                 if at < length { query[at] = UInt8(ascii: "&") }
                 if at + 3 < length { query[at + 3] = UInt8(ascii: "=") }
-                if at + 1 < length { query[at + 1] = 0x27 }  // "&" + 1: a borrow's neighbour
+                if at + 1 < length { query[at + 1] = 0x27 }  // "&" + 1
                 if at > 0 { query[at - 1] = 0x25 }  // "&" - 1
                 #expect(pieces(query) == walked(query))
             }
