@@ -63,8 +63,8 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
     precondition(route.serves(request.method), "\(request.method.rawValue) on \(route.template)")
     let expected: String
     switch operation {
-    case .listBuckets: expected = JSONRouter.bucketsTemplate
-    case .getBucket: expected = JSONRouter.bucketTemplate
+    case .listBuckets, .insertBucket: expected = JSONRouter.bucketsTemplate
+    case .getBucket, .changeBucket, .deleteBucket: expected = JSONRouter.bucketTemplate
     case .listObjects: expected = JSONRouter.objectsTemplate
     case .upload, .resumable:
         expected =
@@ -80,7 +80,12 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
     precondition(route.template.label.bytesEqual(expected), "\(operation) from \(route.template)")
 
     let path = Array(request.path.utf8)
-    guard case .listBuckets = operation else {
+    let onTheBucketCollection: Bool
+    switch operation {
+    case .listBuckets, .insertBucket: onTheBucketCollection = true
+    default: onTheBucketCollection = false
+    }
+    guard onTheBucketCollection else {
         guard let (root, s) = referenceSegments(path), !s.isEmpty else {
             preconditionFailure("routed \(operation) from a path without a bucket")
         }
@@ -107,9 +112,9 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
             let start = root.utf8.count + s[0].count + 3
             precondition(path.count > start && path[(start - 3)..<start].elementsEqual("/o/".utf8), "no /o/")
             checkObject(object, path[start...])
-        case .getBucket, .listObjects, .upload, .resumable:
+        case .getBucket, .changeBucket, .deleteBucket, .listObjects, .upload, .resumable:
             expectName(bucket, s[0], "bucket")
-        case .listBuckets:
+        case .listBuckets, .insertBucket:
             break
         }
         checkQuery(query)
