@@ -4,17 +4,25 @@ import Glibc
 
 /// glibc malloc settings for `serve`, applied once at start-up before any worker thread exists.
 ///
-/// Why: a streaming gateway allocates and frees many same-sized body chunks (64 KiB) on a handful of Dispatch
-/// worker threads. With glibc's defaults each thread that ever contends gets its own arena (up to 8 per core),
-/// freed chunks are spread over all of them, and non-main arena heaps are trimmed and re-faulted over and over
-/// while a download runs (measured: `madvise` + page faults on every ~2 MiB streamed). Two arenas keep the free
-/// chunks where the next allocation finds them (bench S11: 200 slow readers), and a 4 MiB trim threshold stops
-/// the trim/re-fault churn without holding much: memory above it at the top of a heap is still returned.
+/// Arenas: glibc gives a thread its own arena on its first allocation while fewer than `M_ARENA_MAX` exist, and
+/// after that hands threads the existing ones in turn. Two busy threads on one arena take its lock from each
+/// other on every allocation and free that misses the thread cache (measured under bench S16 with a limit of 2:
+/// about six `futex` calls per proxied request, 6 % of the gateway's samples in lock waits and wakes, whenever
+/// the order in which threads first allocated put both HTTP loops on one arena — 8 of 26 starts). The limit
+/// covers the threads a running gateway has — main, `upstream`, one HTTP loop per core and Dispatch's workers
+/// (the cooperative pool's one per core, and about as many for serial queues) — so each keeps its own (none of
+/// 22 starts shared). A body chunk is allocated and freed on the loop that streams it, so per-thread arenas do
+/// not scatter free chunks (bench S11, 200 slow readers: 83 MiB with either limit).
+///
+/// Trim threshold: 4 MiB stops the trim/re-fault churn of non-main arena heaps while a download runs (measured:
+/// `madvise` + page faults on every ~2 MiB streamed with the default) without holding much: memory above it at
+/// the top of a heap is still returned.
 ///
 /// An operator's own `MALLOC_ARENA_MAX` / `MALLOC_TRIM_THRESHOLD_` (glibc reads them itself) wins: each setting is
 /// applied only when its variable is absent.
 enum AllocatorTuning {
-    static let arenaMax: Int32 = 2
+    /// Main and `upstream`, plus per core an HTTP loop, a cooperative-pool worker and a serial-queue worker.
+    static func arenaMax(onlineCores: Int) -> Int32 { Int32(clamping: 2 + 3 * max(1, onlineCores)) }
     static let trimThreshold: Int32 = 4 << 20
 
     /// `<malloc.h>` values (stable glibc ABI); Swift's Glibc module does not import that header.
@@ -27,7 +35,9 @@ enum AllocatorTuning {
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
         let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-        if environment["MALLOC_ARENA_MAX"] == nil { _ = mallopt(optionArenaMax, arenaMax) }
+        if environment["MALLOC_ARENA_MAX"] == nil {
+            _ = mallopt(optionArenaMax, arenaMax(onlineCores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+        }
         if environment["MALLOC_TRIM_THRESHOLD_"] == nil { _ = mallopt(optionTrimThreshold, trimThreshold) }
         #endif
     }
