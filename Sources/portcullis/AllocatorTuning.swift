@@ -1,3 +1,5 @@
+import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +24,7 @@ import Glibc
 /// applied only when its variable is absent.
 enum AllocatorTuning {
     /// Main and `upstream`, plus per core an HTTP loop, a cooperative-pool worker and a serial-queue worker.
-    static func arenaMax(onlineCores: Int) -> Int32 { Int32(clamping: 2 + 3 * max(1, onlineCores)) }
+    static func arenaMax(cores: Int) -> Int32 { Int32(clamping: 2 + 3 * cores) }
     static let trimThreshold: Int32 = 4 << 20
 
     /// `<malloc.h>` values (stable glibc ABI); Swift's Glibc module does not import that header.
@@ -36,7 +38,8 @@ enum AllocatorTuning {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
         let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
         if environment["MALLOC_ARENA_MAX"] == nil {
-            _ = mallopt(optionArenaMax, arenaMax(onlineCores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+            // The loop group has one HTTP loop per online core: the same count the loops are made with.
+            _ = mallopt(optionArenaMax, arenaMax(cores: LoopShard.loopsPerGroup))
         }
         if environment["MALLOC_TRIM_THRESHOLD_"] == nil { _ = mallopt(optionTrimThreshold, trimThreshold) }
         #endif
