@@ -80,12 +80,8 @@ private func checkRouted(_ operation: JSONOperation, _ query: QueryParameters, _
     precondition(route.template.label.bytesEqual(expected), "\(operation) from \(route.template)")
 
     let path = Array(request.path.utf8)
-    let onTheBucketCollection: Bool
-    switch operation {
-    case .listBuckets, .insertBucket: onTheBucketCollection = true
-    default: onTheBucketCollection = false
-    }
-    guard onTheBucketCollection else {
+    // The bucket collection's path has no bucket segment to check.
+    guard expected.bytesEqual(JSONRouter.bucketsTemplate) else {
         guard let (root, s) = referenceSegments(path), !s.isEmpty else {
             preconditionFailure("routed \(operation) from a path without a bucket")
         }
