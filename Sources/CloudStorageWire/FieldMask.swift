@@ -1,5 +1,7 @@
 internal import PortcullisCore
 
+// grapheme-ok(file): the parser walks slices of `Unicode.Scalar`s, never `Character`s
+
 /// A partial-response selector (`fields=`), as Google's JSON APIs take it: `name,metadata`,
 /// `items(name,size),nextPageToken`, `a/b` (the same as `a(b)`); member names are ASCII letters, digits, `_`,
 /// `-` and `.` — the last two for keys inside a map, as in gsutil rsync's `items/metadata/goog-reserved-file-mtime`

@@ -1,3 +1,5 @@
+import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,10 +26,9 @@ struct DevKeyDirectory {
     /// The trimmed first line of a small file in the directory (nil when absent or empty).
     private static func line(_ name: String) -> String? {
         guard case .success(let bytes) = Terminal.readFile("\(path)/\(name)", limit: 4096) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        var first = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first ?? ""
-        while let c = first.first, c == " " || c == "\t" { first.removeFirst() }
-        while let c = first.last, c == " " || c == "\t" { first.removeLast() }
-        return first.isEmpty ? nil : String(first)
+        // Lines by bytes: CR LF is one `Character`, equal to neither "\n" nor "\r".
+        let first = bytes.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }).first ?? []
+        let line = String(decoding: first, as: UTF8.self).trimmingSpaces()
+        return line.isEmpty ? nil : line
     }
 }

@@ -77,7 +77,8 @@ import Testing
     @Test(arguments: [
         "ftp://example.com", "example.com/hook", "http://", "http:///path", "http://host:0/",
         "http://host:70000/", "http://host:x/", "http://exa mple.com/", "http://host/#frag",
-        "http://[::1/",
+        "http://[::1/", "https://user:secret@\u{301}hooks.example.com/x", "http://h\u{E9}.example.com/",
+        "http://host/\u{301}x",
     ])
     func refused(_ url: String) {
         #expect(throws: WebhookURLError.self) { try Webhook.parse(url).get() }

@@ -115,6 +115,8 @@ import Testing
         ["--jwt-keys", "ftp://keys"], ["--jwt-leeway", "-1"], ["--jwt-leeway", "3601"], ["--jwt-leeway", "1m"],
         ["--firebase-project", "Bad_Project"], ["--firebase-project", "p", "--jwt-issuer", "x"],
         ["--jwt-issuer", "x"], ["--public-url", "files.example.com"], ["--public-url", "https://x/?a=b"],
+        ["--public-url", "https://x/\u{301}?a=b"], ["--public-url", "https://caf\u{E9}.example"],
+        ["--public-url", "https://x/a b"],
         ["--cors-origins", "example.com"], ["--cors-origins", "https://a/"], ["--cors-origins", ","],
         ["--max-object-bytes", "0"], ["--max-object-bytes", "-5"], ["--max-object-bytes", "5PB"],
         ["--max-object-bytes", "99999999999TiB"], ["--log-format", "xml"], ["--log-level", "loud"],

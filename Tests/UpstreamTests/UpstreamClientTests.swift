@@ -117,11 +117,34 @@ import Testing
         #expect(String(decoding: count.body, as: UTF8.self) == "1")
     }
 
-    @Test func malformedHeadersAreRefused() async throws {
+    /// Refused before anything is sent, however the line break is spelled: CR LF (one `Character`), a lone CR or
+    /// LF, LF with a combining mark (one `Character` again), NUL (curl would cut the line there).
+    @Test func malformedHeadersAreRefusedBeforeConnecting() async throws {
+        let server = try await TestServer.start()
         let client = UpstreamClient()
-        await #expect(throws: UpstreamError.self) {
-            _ = try await client.send(UpstreamRequest(url: "http://127.0.0.1:1/", headers: [("X", "a\r\nInjected: 1")]))
+        let malformed: [(String, String)] = [
+            ("X", "a\r\nInjected: 1"), ("X", "a\rb"), ("X", "a\nb"), ("X", "a\n\u{301}Injected: 1"), ("X", "a\u{0}b"),
+            ("", "v"), ("X Y", "v"), ("X:Y", "v"), ("X\r\n", "v"), ("X\u{7F}", "v"), ("X\t", "v"),
+        ]
+        var requests = malformed.map { UpstreamRequest(url: "\(server.base)/echo", headers: [$0]) }
+        requests.append(UpstreamRequest(method: "G\u{C9}T", url: "\(server.base)/echo"))
+        for request in requests {
+            do {
+                _ = try await client.send(request)
+                Issue.record("\(request.method) \(request.headers) was sent")
+            } catch {
+                guard case .invalidRequest = error else {
+                    Issue.record("\(request.method) \(request.headers): \(error)")
+                    continue
+                }
+            }
         }
+        let count = try await client.fetch(UpstreamRequest(url: "\(server.base)/connections"), maxBytes: 100)
+        #expect(String(decoding: count.body, as: UTF8.self) == "1")
+
+        let echoed = try await client.fetch(
+            UpstreamRequest(url: "\(server.base)/echo", headers: [("X-Note", "caf\u{E9} \u{301}ok")]), maxBytes: 10_000)
+        #expect(echoed.status == 200)
     }
 }
 

@@ -390,13 +390,19 @@ def test_batch_runs_each_part_and_answers_multipart_mixed(module_gateway: Server
         f"DELETE /storage/v1/b/{BUCKET}/o/never-was HTTP/1.1",
         f"GET /v0/b/{BUCKET}/o/batch-b HTTP/1.1",
         f"GET /storage/v1/b/{BUCKET}/o/batch-b?alt=media HTTP/1.1",
+        # Other spellings of a media download: percent-encoded, or with a combining mark glued to the next `&`
+        # (one Swift `Character`, which a Character-wise split did not split at).
+        f"GET /storage/v1/b/{BUCKET}/o/batch-b?alt=%6Dedia HTTP/1.1",
+        f"GET /storage/v1/b/{BUCKET}/o/batch-b?%61lt=media HTTP/1.1",
+        f"GET /storage/v1/b/{BUCKET}/o/batch-b?alt=media&\u0301x=1 HTTP/1.1",
     ]
     resp = request("POST", f"{module_gateway.url}/batch/storage/v1", batch_body(parts),
                    {"Content-Type": 'multipart/mixed; boundary="b"'})
     answers = batch_answers(resp)
     assert [(cid, status) for cid, status, _ in answers] == [
         ("<response-1>", 204), ("<response-2>", 200), ("<response-3>", 404), ("<response-4>", 400),
-        ("<response-5>", 400)]
+        ("<response-5>", 400), ("<response-6>", 400), ("<response-7>", 400), ("<response-8>", 400)]
+    assert all(b"must be a JSON API call" in body for _, _, body in answers[4:]), answers[4:]
     assert json.loads(answers[1][2]) == {"metadata": {"k": "v"}}
     assert json.loads(answers[2][2])["error"]["errors"][0]["reason"] == "notFound"
     assert request("GET", f"{api(module_gateway)}/batch-a").status == 404

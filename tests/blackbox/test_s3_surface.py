@@ -13,6 +13,7 @@ import json
 import secrets
 import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,26 @@ def test_listings_v2_v1_and_paging(gw: Gateway) -> None:
         for p in page.get("CommonPrefixes", [])]
     assert v1_folders == ["public/list/a/", "public/list/b/"]
     assert s3.list_objects_v2(Bucket=BUCKET, Prefix="public/list/", MaxKeys=0)["KeyCount"] == 0
+
+
+def test_listing_escapes_markup_glued_to_a_mark(gw: Gateway) -> None:
+    """A markup character with a combining mark after it, or a prepended mark (U+0600) before it, is one Swift
+    `Character`; escaped one `Character` at a time it went out raw, and this key closed its `<Key>` element and
+    opened a key of its own in everyone's listing."""
+    s3 = gw.client()
+    names = ["public/markup/x\u0600</Key>\u0301\u0600<Key>injected</Key>\u0301", "public/markup/a&\u0301amp;b",
+             "public/markup/q\"\u0301", "public/markup/<\u20dd>", "public/markup/plain"]
+    for name in names:
+        s3.put_object(Bucket=BUCKET, Key=name, Body=b"x")
+    for listed in (s3.list_objects_v2(Bucket=BUCKET, Prefix="public/markup/"),
+                   s3.list_objects(Bucket=BUCKET, Prefix="public/markup/")):
+        assert [o["Key"] for o in listed["Contents"]] == sorted(names)
+    # The XML itself, without `encoding-type=url` (which botocore adds to its own listings).
+    raw = signed(gw, "GET", f"/{BUCKET}?list-type=2&prefix=public%2Fmarkup%2F", b"")
+    assert raw.status_code == 200, raw.text
+    assert [k.text for k in ET.fromstring(raw.content).iter("{http://s3.amazonaws.com/doc/2006-03-01/}Key")] == \
+        sorted(names)
+    assert "\u0600<Key>" not in raw.text and "&\u0301" not in raw.text
 
 
 def test_buckets_location_and_head_bucket(gw: Gateway) -> None:

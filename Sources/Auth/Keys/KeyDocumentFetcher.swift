@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// Fetches a key document over HTTP(S). Implemented over the `Upstream` client in the gateway
 /// (`UpstreamKeyFetcher`) and by tests over a loopback server.
 public protocol KeyDocumentFetcher: Sendable {
@@ -13,31 +15,16 @@ public enum CacheControl {
     public static func maxAge(_ header: String?) -> Int? {
         guard let header else { return nil }
         var result: Int?
-        for part in header.split(separator: ",") {
+        for part in header.bytesSplit(separator: UInt8(ascii: ",")) {
             let directive = part.trimmingSpaces().lowercased()
             if directive == "no-store" || directive == "no-cache" { return 0 }
-            if directive.hasPrefix("max-age=") {
-                let value = directive.dropFirst("max-age=".count).trimmingCharacters(in: "\"")
+            if directive.bytesHasPrefix("max-age=") {
+                let argument = String(decoding: directive.utf8.dropFirst("max-age=".utf8.count), as: UTF8.self)
+                let value = argument.trimmingASCII { $0 == UInt8(ascii: "\"") }
                 guard let seconds = Int(value), seconds >= 0 else { return nil }
                 result = seconds
             }
         }
         return result
-    }
-}
-
-extension StringProtocol {
-    func trimmingSpaces() -> Substring {
-        let s = Substring(self)
-        guard let first = s.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return s[s.endIndex...] }
-        let last = s.lastIndex(where: { $0 != " " && $0 != "\t" })!
-        return s[first...last]
-    }
-
-    func trimmingCharacters(in set: Character) -> Substring {
-        var s = Substring(self)
-        while s.first == set { s = s.dropFirst() }
-        while s.last == set { s = s.dropLast() }
-        return s
     }
 }

@@ -70,6 +70,7 @@ public final class KeySet: Sendable {
             else { throw AuthError(.noKeys, "unterminated PEM block") }
             let block = String(rest[begin.lowerBound..<close.upperBound]) + "\n"
             rest = rest[close.upperBound...]
+            // grapheme-ok: the label is compared whole with ASCII names; a mark glued to a `-` only makes it unequal
             let label = block.dropFirst("-----BEGIN ".count).prefix(while: { $0 != "-" })
             guard label == "PUBLIC KEY" || label == "RSA PUBLIC KEY" || label == "CERTIFICATE" else {
                 throw AuthError(.noKeys, "unsupported PEM block '\(label)' (expected public keys or certificates)")

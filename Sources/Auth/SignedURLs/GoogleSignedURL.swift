@@ -248,8 +248,9 @@ public enum GoogleSignedURL {
         guard !pairs.isEmpty else { return nil }
         func form(_ text: String) -> String {
             // Python's urlencode (quote_plus): unreserved characters kept, a space as `+`, the rest %XX.
-            text.split(separator: " ", omittingEmptySubsequences: false)
-                .map { PercentEncoding.unreserved.encode(String($0)) }.joined(separator: "+")
+            // Split on bytes: a space followed by a combining mark is one `Character`, equal to no " ".
+            text.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+                .map { PercentEncoding.unreserved.encode(String(decoding: $0, as: UTF8.self)) }.joined(separator: "+")
         }
         return pairs.map { form($0.name) + "=" + form($0.value) }.joined(separator: "&")
     }
@@ -264,9 +265,11 @@ public enum GoogleSignedURL {
 
     static func encode(_ text: String) -> String { PercentEncoding.unreserved.encode(text) }
 
-    /// Header values as signed: runs of whitespace collapsed to one space, ends trimmed.
+    /// Header values as signed: runs of spaces and tabs collapsed to one space, ends trimmed (by bytes, as the
+    /// signers do: a space followed by a combining mark still counts).
     static func collapseSpaces(_ value: String) -> String {
-        value.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        value.utf8.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            .map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
     }
 
     static func hex(_ bytes: [UInt8]) -> String {

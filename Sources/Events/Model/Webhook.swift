@@ -6,8 +6,8 @@ public struct Webhook: Sendable, Equatable, Hashable {
     /// `scheme://host[:port]/path` without credentials or query: safe for metric labels and log lines.
     public let label: String
 
-    /// Validates `text`: an absolute `http://` or `https://` URL with a host, no fragment, no whitespace or
-    /// control characters. Returns why not, as a short phrase, on failure.
+    /// Validates `text`: an absolute `http://` or `https://` URL of ASCII with a host, no fragment, no whitespace
+    /// or control characters. Returns why not, as a short phrase, on failure.
     public static func parse(_ text: String) -> Result<Webhook, WebhookURLError> {
         let lower = text.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
@@ -15,6 +15,13 @@ public struct Webhook: Sendable, Equatable, Hashable {
         }
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             return .failure(WebhookURLError("must not contain spaces or control characters"))
+        }
+        // A URL is ASCII (RFC 3986; anything else percent-encoded), and on ASCII the `Character` searches below
+        // are byte searches: with a combining mark after it, `@` or `/` would be one grapheme cluster that equals
+        // neither, and the credentials could stay in the label.
+        // grapheme-ok(file): `parse` refuses every byte above 0x7F before it searches for a character
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return .failure(WebhookURLError("must be ASCII (percent-encode other characters)"))
         }
         guard !text.contains("#") else { return .failure(WebhookURLError("must not have a fragment")) }
         let afterScheme = text[text.index(text.startIndex, offsetBy: lower.hasPrefix("https") ? 8 : 7)...]

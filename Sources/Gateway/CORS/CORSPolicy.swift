@@ -1,4 +1,5 @@
 public import HTTPServer
+import PortcullisCore
 import Service
 
 /// CORS for browser apps: a preflight allows the request headers the matched route's surface
@@ -33,7 +34,7 @@ public struct CORSPolicy: Sendable {
 
     public init(origins: [String]) {
         self.origins = origins
-        self.allowAny = origins.contains("*")
+        self.allowAny = origins.contains("*")  // grapheme-ok: an element of a list of origins, not a Character
     }
 
     /// Whether `origin` may read responses.
@@ -87,7 +88,7 @@ public struct CORSPolicy: Sendable {
     /// The surface's headers plus any `X-Goog-Upload-*` header the browser announced (the family is open-ended).
     private func allowHeaders(_ declared: [String], for requested: String?) -> String {
         var list = declared
-        for name in (requested ?? "").split(separator: ",") {
+        for name in (requested ?? "").bytesSplit(separator: UInt8(ascii: ",")) {
             let header = name.trimmingSpaces()
             guard header.lowercased().hasPrefix("x-goog-upload-"),
                 !list.contains(where: { HTTPHeaders.equalsIgnoringCase($0, header) }),

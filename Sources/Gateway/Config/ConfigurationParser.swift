@@ -246,8 +246,13 @@ public enum ConfigurationParser {
         guard text.hasPrefix("http://") || text.hasPrefix("https://") else {
             return .failure("must start with http:// or https://")
         }
-        guard !text.contains("?"), !text.contains("#"), !text.contains(where: { $0 == " " || $0.isNewline }) else {
-            return .failure("must be a plain base URL without query or fragment")
+        // Checked on bytes: a URL is ASCII, and `?` or `/` with a combining mark after it would be one `Character`.
+        guard
+            !text.utf8.contains(where: {
+                $0 <= 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            })
+        else {
+            return .failure("must be a plain base URL of ASCII without spaces, query or fragment")
         }
         var url = text
         while url.hasSuffix("/") { url.removeLast() }

@@ -86,9 +86,9 @@ enum RulesExplainRequest {
     /// A JSON integer, or a decimal string of at most 18 digits with an optional `-`.
     static func isInteger(_ value: JSONValue) -> Bool {
         if let text = value.stringValue {
-            var digits = Substring(text)
-            if digits.first == "-" { digits = digits.dropFirst() }
-            return (1...18).contains(digits.utf8.count) && digits.utf8.allSatisfy { (48...57).contains($0) }
+            var digits = text.utf8[...]
+            if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+            return (1...18).contains(digits.count) && digits.allSatisfy { (48...57).contains($0) }
         }
         guard let number = value.int64Value else { return false }
         return (-largestInteger...largestInteger).contains(number)

@@ -5,7 +5,9 @@ import PortcullisCore
 /// an invalid date, which the RFC says to ignore.
 enum HTTPDate {
     static func parse(_ text: String) -> Timestamp? {
-        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
+        // The form is ASCII, and on ASCII the `Character` counts below are byte counts.
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let parts = text.bytesSplit(separator: UInt8(ascii: " "))
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
             parts[1].count == 2, parts[3].count == 4, parts[4].count == 8
         else { return nil }

@@ -62,21 +62,29 @@ public final class MultipartReader: @unchecked Sendable {
 
     /// The `boundary` parameter of a Content-Type of the media type `mediaType` (lower case), or nil.
     public static func boundary(contentType: String, of mediaType: String) -> String? {
-        let parts = contentType.split(separator: ";")
+        // By bytes: `;`, `=` or a quote with a combining mark after it is one `Character` with it.
+        let parts = contentType.bytesSplit(separator: UInt8(ascii: ";"))
         guard let type = parts.first, type.trimmingSpaces().lowercased() == mediaType else { return nil }
         for parameter in parts.dropFirst() {
-            let p = parameter.trimmingSpaces()
-            guard let eq = p.firstIndex(of: "="), p[..<eq].lowercased() == "boundary" else { continue }
-            var value = p[p.index(after: eq)...]
-            if value.count >= 2, let quote = value.first, quote == "\"" || quote == "'", value.last == quote {
-                value = value.dropFirst().dropLast()
-            }
+            guard let (name, raw) = parameter.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")),
+                name.trimmingSpaces().lowercased() == "boundary"
+            else { continue }
+            let value = unquoted(raw.trimmingSpaces())
             guard (1...70).contains(value.utf8.count),
                 !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
             else { return nil }
-            return String(value)
+            return value
         }
         return nil
+    }
+
+    /// `value` without the double or single quotes around it, when it has a matching pair (compared as bytes).
+    static func unquoted(_ value: String) -> String {
+        let bytes = Array(value.utf8)
+        guard bytes.count >= 2, let quote = bytes.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'"),
+            bytes.last == quote
+        else { return value }
+        return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// Advances to the next part and returns its header fields, or nil after the closing delimiter.

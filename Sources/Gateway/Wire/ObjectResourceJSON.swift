@@ -197,7 +197,7 @@ public enum ObjectResourceJSON {
     /// `a, b,,c` → `["a","b","c"]`.
     public static func splitTokens(_ text: String) -> [String] {
         var tokens: [String] = []
-        for part in text.split(separator: ",") {
+        for part in text.bytesSplit(separator: UInt8(ascii: ",")) {
             let token = part.trimmingSpaces()
             if !token.isEmpty, !tokens.containsBytes(token) { tokens.append(token) }
         }

@@ -61,12 +61,15 @@ public enum AcceptEncoding {
     public static func acceptsGzip(_ header: String?) -> Bool {
         guard let header else { return false }
         var wildcard = false
-        for item in header.split(separator: ",") {
-            let parts = item.split(separator: ";")
+        for item in header.bytesSplit(separator: UInt8(ascii: ",")) {
+            let parts = item.bytesSplit(separator: UInt8(ascii: ";"))
             guard let coding = parts.first?.trimmingSpaces().lowercased() else { continue }
             let weight =
                 parts.dropFirst().lazy.map { $0.trimmingSpaces().lowercased() }
-                .first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+                .first { $0.bytesHasPrefix("q=") }.flatMap {
+                    Double(String(decoding: $0.utf8.dropFirst(2), as: UTF8.self))
+                }
+                ?? 1
             switch coding {
             case "gzip", "x-gzip": return weight > 0
             case "*": wildcard = weight > 0

@@ -68,11 +68,27 @@ extension StringProtocol {
         utf8.starts(with: prefix.utf8)
     }
 
-    /// The non-empty pieces between occurrences of the ASCII byte `separator`. Unlike `split(separator:)` on
-    /// `Character`s, a separator followed by a combining mark still separates.
+    /// The pieces between occurrences of the ASCII byte `separator` (the non-empty ones unless told otherwise).
+    /// Unlike `split(separator:)` on `Character`s, a separator followed by a combining mark still separates.
     @inlinable
-    public func bytesSplit(separator: UInt8) -> [String] {
-        utf8.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
+    public func bytesSplit(separator: UInt8, maxSplits: Int = .max, omittingEmptySubsequences: Bool = true)
+        -> [String]
+    {
+        utf8.split(separator: separator, maxSplits: maxSplits, omittingEmptySubsequences: omittingEmptySubsequences)
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The text before and after the first occurrence of the ASCII byte `separator` (nil when there is none), or
+    /// the last one with `last`: `name=value` cut at its `=`, found by bytes as `bytesSplit` finds them.
+    @inlinable
+    public func bytesCut(at separator: UInt8, last: Bool = false) -> (before: String, after: String)? {
+        withContiguousUTF8 { bytes in
+            guard let at = last ? bytes.lastIndex(of: separator) : bytes.firstIndex(of: separator) else { return nil }
+            return (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[..<at]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[(at + 1)...]), as: UTF8.self)
+            )
+        }
     }
 
     /// Whether the UTF-8 bytes of this text end with those of `suffix`.

@@ -172,15 +172,6 @@ public enum RulesTestRunner {
 
 extension String {
     var replacingNewlines: String {
-        split(separator: "\n").map { $0.trimmingCharacters(in: " ") }.joined(separator: "; ")
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: Character) -> String {
-        var s = self
-        while s.first == set { s.removeFirst() }
-        while s.last == set { s.removeLast() }
-        return String(s)
+        bytesSplit(separator: 0x0A).map { $0.trimmingASCIIWhitespace() }.joined(separator: "; ")
     }
 }

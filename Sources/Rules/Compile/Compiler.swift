@@ -311,7 +311,7 @@ struct Compiler {
                 if let caller = ctx.function { calls[caller].insert(index) }
                 return .call(index, compiledArgs)
             }
-            if let builtin = Builtin(rawValue: name), !name.contains(".") {
+            if let builtin = Builtin(rawValue: name), !name.utf8.contains(UInt8(ascii: ".")) {
                 return checkedBuiltin(builtin, compiledArgs, pos)
             }
             if Builtin.firestoreOnlyGlobals.contains(name) {

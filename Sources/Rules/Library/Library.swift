@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// The standard library (docs/rules-language.md): method dispatch by receiver type and the global/namespaced functions.
 /// Arguments arrive evaluated, error-free and concrete (no host values).
 enum Library {
@@ -140,7 +142,7 @@ enum Library {
         case .float: return v
         case .int(let i): return .float(Double(i))
         case .string(let s):
-            let t = s.trimmingASCIISpaces
+            let t = s.trimmingASCIIWhitespace()
             guard !t.isEmpty, let d = Double(t) else { return .fail("float(): cannot parse '\(s)'") }
             return .float(d)
         default: return .fail("float() cannot convert a \(v.typeName)")
@@ -187,14 +189,5 @@ enum Library {
         default: return .fail("duration.value: unknown unit '\(unit)' (expected w, d, h, m, s, ms or ns)")
         }
         return TimeMath.checkedDuration(Int128(n) * scale)
-    }
-}
-
-extension String {
-    var trimmingASCIISpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s.removeLast() }
-        return String(s)
     }
 }

@@ -209,6 +209,7 @@ extension Value {
         let text = "\(magnitude)"  // shortest round-trip digits
         if magnitude >= 1e-3, magnitude < 1e7 { return sign + text }
         // Scientific: d.dddE<exp> from Swift's digits and exponent.
+        // grapheme-ok: Swift's own rendering of a Double is ASCII
         let parts = text.split(separator: "e")
         let mantissa = parts[0]
         var exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0

@@ -258,9 +258,10 @@ struct Parser {
             endOffset = try peek().start
         }
         _ = try accept(.semicolon)
-        let raw = String(decoding: lexer.bytes[kw.start..<max(kw.start, endOffset)], as: UTF8.self)
-        let text = raw.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(
-            separator: " ")
+        // Whitespace runs folded on bytes (CR LF is one `Character`, equal to neither "\r" nor "\n").
+        let raw = lexer.bytes[kw.start..<max(kw.start, endOffset)]
+        let text = raw.split(whereSeparator: { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D })
+            .map { String(decoding: $0, as: UTF8.self) }.joined(separator: " ")
         return SyntaxAllow(pos: kw.pos, methods: methods, condition: condition, text: text)
     }
 

@@ -80,16 +80,15 @@ public struct EntityTagList: Sendable, Equatable {
     public init(parsing header: String) {
         any = false
         tags = []
-        for raw in header.split(separator: ",") {
-            var tag = Substring(raw)
-            while let f = tag.first, f == " " || f == "\t" { tag = tag.dropFirst() }
-            while let l = tag.last, l == " " || l == "\t" { tag = tag.dropLast() }
-            if tag == "*" {
+        // By bytes: a comma or a space followed by a combining mark is one `Character` with it.
+        for raw in header.bytesSplit(separator: UInt8(ascii: ",")) {
+            let tag = raw.trimmingSpaces()
+            if tag.bytesEqual("*") {
                 any = true
-            } else if tag.hasPrefix("W/") {
-                tags.append((String(tag.dropFirst(2)), true))
+            } else if tag.bytesHasPrefix("W/") {
+                tags.append((String(decoding: tag.utf8.dropFirst(2), as: UTF8.self), true))
             } else {
-                tags.append((String(tag), false))
+                tags.append((tag, false))
             }
         }
     }

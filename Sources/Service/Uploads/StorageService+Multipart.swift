@@ -281,7 +281,8 @@ extension StorageService {
                 try await bucket.backend.list(request)
             }
             for meta in page.objects {
-                guard let number = Int(meta.name.dropFirst(prefix.count)) else { continue }
+                guard let number = Int(String(decoding: meta.name.utf8.dropFirst(prefix.utf8.count), as: UTF8.self))
+                else { continue }
                 let md5 = meta.md5Hash.flatMap { Base64.decode($0) } ?? []
                 found.append(MultipartPart(number: number, md5: md5, metadata: meta))
             }

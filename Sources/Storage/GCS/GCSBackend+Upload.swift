@@ -57,8 +57,8 @@ extension GCSBackend {
     }
 
     static func persisted(_ headers: [(String, String)]) -> Int64 {
-        guard let range = headers.first(ignoringCase: "range"), let dash = range.lastIndex(of: "-"),
-            let last = Int64(range[range.index(after: dash)...])
+        guard let range = headers.first(ignoringCase: "range"),
+            let last = range.bytesCut(at: UInt8(ascii: "-"), last: true).flatMap({ Int64($0.after) })
         else { return 0 }
         return last + 1
     }

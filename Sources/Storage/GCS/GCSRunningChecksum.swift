@@ -1,4 +1,5 @@
 import Crypto
+import PortcullisCore
 
 /// MD5 and CRC32C of a resumable upload's bytes so far, in a form that survives between requests (and
 /// instances): `encoded` goes into the upload's record, `init(encoded:)` continues it. So `finalize` knows the
@@ -36,7 +37,7 @@ struct GCSRunningChecksum: Sendable, Equatable {
     }
 
     init?(encoded: some StringProtocol) {
-        let parts = encoded.split(separator: "-", maxSplits: 1)
+        let parts = encoded.bytesSplit(separator: UInt8(ascii: "-"), maxSplits: 1)
         guard parts.count == 2, let crc = UInt32(parts[0], radix: 16), let state = Base64URL.decode(parts[1]),
             let md5 = ResumableMD5(state: state)
         else { return nil }

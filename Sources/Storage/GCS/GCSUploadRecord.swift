@@ -25,7 +25,7 @@ struct GCSUploadHandle: Equatable {
 
     /// Parses `text` for `object`; nil when it is not a handle of ours for that object and session prefix.
     init?(parsing text: String, object: ObjectPath, sessionPrefix: String) {
-        let parts = text.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        let parts = text.bytesSplit(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0].bytesEqual(Self.version) else { return nil }
         if parts[1] == "-" {
             declaredSize = nil
@@ -92,7 +92,8 @@ enum GCSUploadRecord: Equatable {
         guard let newline = bytes.firstIndex(of: 0x0A), newline <= 256 else { return nil }
         let header = String(decoding: bytes[..<newline], as: UTF8.self)
         guard header.bytesHasPrefix(Self.prefix) else { return nil }
-        let fields = header.dropFirst(Self.prefix.count).split(separator: " ")
+        let fields = String(decoding: header.utf8.dropFirst(Self.prefix.utf8.count), as: UTF8.self)
+            .bytesSplit(separator: UInt8(ascii: " "))
         switch (fields.first, fields.count) {
         case ("active"?, 3):
             let tail = Array(bytes[(newline + 1)...])

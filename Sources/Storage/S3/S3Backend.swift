@@ -244,10 +244,10 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
 
     /// IMF-fixdate (`Mon, 30 Nov 2026 10:00:00 GMT`) via the RFC 3339 parser.
     static func parseHTTPDate(_ text: String) -> Timestamp? {
-        let parts = text.split(separator: " ")
+        let parts = text.bytesSplit(separator: UInt8(ascii: " "))
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        guard parts.count == 6, let month = months.firstIndex(of: String(parts[2])) else { return nil }
-        let day = parts[1].count == 1 ? "0" + parts[1] : String(parts[1])
+        guard parts.count == 6, let month = months.firstIndex(of: parts[2]) else { return nil }
+        let day = parts[1].utf8.count == 1 ? "0" + parts[1] : parts[1]
         let mm = month + 1 < 10 ? "0\(month + 1)" : "\(month + 1)"
         return Timestamp(rfc3339: "\(parts[3])-\(mm)-\(day)T\(parts[4])Z")
     }
@@ -316,7 +316,9 @@ enum S3MetadataKey {
     static func encodeValue(_ value: String) -> String {
         let printable = value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
         // Empty values are encoded too: curl sends `Name;` for an empty header, which SigV4 verifiers reject.
-        if printable && !value.isEmpty && !value.hasPrefix("=?UTF-8?B?") && value.first != " " && value.last != " " {
+        if printable && !value.isEmpty && !value.bytesHasPrefix("=?UTF-8?B?") && value.utf8.first != UInt8(ascii: " ")
+            && value.utf8.last != UInt8(ascii: " ")
+        {
             return value
         }
         return "=?UTF-8?B?" + Base64.encode(Array(value.utf8)) + "?="

@@ -98,12 +98,12 @@ struct S3Signer: Sendable {
             defaultPort = rest[..<range.lowerBound].lowercased() == "https" ? ":443" : ":80"
             rest = rest[range.upperBound...]
         }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         var host = String(rest[..<authorityEnd]).lowercased()
         if host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
         rest = rest[authorityEnd...]
-        if let mark = rest.firstIndex(of: "?") {
-            return (host, String(rest[..<mark]), String(rest[rest.index(after: mark)...]))
+        if let mark = rest.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            return (host, String(rest[..<mark]), String(rest[rest.utf8.index(after: mark)...]))
         }
         return (host, String(rest), "")
     }

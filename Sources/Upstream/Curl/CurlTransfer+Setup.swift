@@ -58,7 +58,7 @@ extension CurlTransfer {
 
         // Method and body.
         let method = request.method.uppercased()
-        guard !method.isEmpty, method.allSatisfy({ $0.isLetter }) else { throw .invalidRequest("bad method") }
+        guard !method.isEmpty, method.utf8.allSatisfy(Self.isASCIILetter) else { throw .invalidRequest("bad method") }
         var bodyLength: Int64?
         var hasBody = true
         switch request.body {
@@ -95,9 +95,7 @@ extension CurlTransfer {
         var list: UnsafeMutablePointer<curl_slist>?
         func add(_ line: String) { list = curl_slist_append(list, line) }
         for (name, value) in request.headers {
-            guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0 == "\r" || $0 == "\n" || $0 == " " }),
-                !value.contains(where: { $0 == "\r" || $0 == "\n" })
-            else {
+            guard Self.isSafeField(name: name, value: value) else {
                 handle.headerList = list
                 throw .invalidRequest("header \(name) is malformed")
             }
@@ -112,5 +110,18 @@ extension CurlTransfer {
         }
         handle.headerList = list
         if let list { _ = pc_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list) }
+    }
+
+    /// Whether `name: value` goes out as exactly one header line: checked on bytes, because a `Character` holds
+    /// CR LF as one grapheme cluster (as it does `\n` with a combining mark after it), which compares equal to
+    /// neither `"\r"` nor `"\n"`.
+    static func isSafeField(name: String, value: String) -> Bool {
+        !name.isEmpty
+            && !name.utf8.contains(where: { $0 == UInt8(ascii: ":") || $0 <= 0x20 || $0 == 0x7F })
+            && !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 })
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
 }

@@ -34,23 +34,7 @@ enum BatchCodec {
 
     /// The `boundary` of a `multipart/mixed` Content-Type (quotes removed), or nil.
     static func boundary(contentType: String) -> String? {
-        let parts = contentType.split(separator: ";")
-        guard let type = parts.first, HTTPHeaders.equalsIgnoringCase(String(type.trimmingSpaces()), "multipart/mixed")
-        else { return nil }
-        for parameter in parts.dropFirst() {
-            let p = parameter.trimmingSpaces()
-            guard let eq = p.firstIndex(of: "="),
-                HTTPHeaders.equalsIgnoringCase(String(p[..<eq].trimmingSpaces()), "boundary")
-            else { continue }
-            var value = Substring(p[p.index(after: eq)...].trimmingSpaces())
-            if value.count >= 2, let quote = value.first, quote == "\"" || quote == "'", value.last == quote {
-                value = value.dropFirst().dropLast()
-            }
-            guard (1...70).contains(value.utf8.count), !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
-            else { return nil }
-            return String(value)
-        }
-        return nil
+        MultipartReader.boundary(contentType: contentType, of: "multipart/mixed")
     }
 
     /// The requests of a batch body, in order.
@@ -92,29 +76,34 @@ enum BatchCodec {
         let (mimeHeaders, http) = head(bytes, skippingBlankLines: false)
         var contentID: String?
         for line in mimeHeaders {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            if HTTPHeaders.equalsIgnoringCase(String(line[..<colon].trimmingSpaces()), "Content-ID") {
-                contentID = String(line[line.index(after: colon)...].trimmingSpaces())
+            guard let (name, value) = line.bytesCut(at: UInt8(ascii: ":")) else { continue }
+            if HTTPHeaders.equalsIgnoringCase(name.trimmingSpaces(), "Content-ID") {
+                contentID = value.trimmingSpaces()
             }
         }
         let (lines, rest) = head(http, skippingBlankLines: true)
         guard let requestLine = lines.first else { throw .badRequest("A batch part holds no HTTP request.") }
-        let words = requestLine.split(separator: " ", omittingEmptySubsequences: true)
+        let words = requestLine.bytesSplit(separator: UInt8(ascii: " "))
         guard words.count == 3, words[2].bytesHasPrefix("HTTP/1.") else {
             throw .badRequest("A batch part's request line is not METHOD TARGET HTTP/1.1.")
         }
-        var target = String(words[1])
+        var target = words[1]
         for scheme in ["http://", "https://"] where target.lowercased().bytesHasPrefix(scheme) {
-            let afterScheme = target.dropFirst(scheme.count)
-            target = afterScheme.firstIndex(of: "/").map { String(afterScheme[$0...]) } ?? "/"
+            let afterScheme = target.utf8.dropFirst(scheme.utf8.count)
+            target =
+                afterScheme.firstIndex(of: UInt8(ascii: "/")).map {
+                    String(decoding: afterScheme[$0...], as: UTF8.self)
+                } ?? "/"
         }
         guard target.bytesHasPrefix("/") else { throw .badRequest("A batch part's target must be a path.") }
         var headers: [(name: String, value: String)] = []
         var length: Int?
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { throw .badRequest("A batch part's header is malformed.") }
-            let name = String(line[..<colon].trimmingSpaces())
-            let value = String(line[line.index(after: colon)...].trimmingSpaces())
+            guard let (rawName, rawValue) = line.bytesCut(at: UInt8(ascii: ":")) else {
+                throw .badRequest("A batch part's header is malformed.")
+            }
+            let name = rawName.trimmingSpaces()
+            let value = rawValue.trimmingSpaces()
             guard !name.isEmpty, !value.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 }) else {
                 throw .badRequest("A batch part's header is malformed.")
             }

@@ -63,10 +63,11 @@ public final class BatchSurface: APISurface {
         _ part: BatchCodec.Part, of outer: HTTPRequest, through responder: any HTTPResponder, requestID: String
     ) async -> BatchCodec.Answer {
         let started = MonotonicClock.nanoseconds()
-        let path = part.target.split(separator: "?", maxSplits: 1).first ?? ""
-        let query = part.target.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        let (path, query) = part.target.bytesCut(at: UInt8(ascii: "?")) ?? (part.target, "")
+        // The query as the JSON API reads it — by bytes, percent-decoded — so no spelling of `alt=media` passes.
+        let pairs = (try? QueryParameters(parsing: Substring(query)))?.pairs ?? []
         guard path.bytesHasPrefix("/storage/v1/"),
-            !query.split(separator: "&").contains(where: { $0.bytesEqual("alt=media") })
+            !pairs.contains(where: { $0.name.bytesEqual("alt") && $0.value.bytesEqual("media") })
         else {
             return refusal(part, "A batch part must be a JSON API call under /storage/v1 without media.", requestID)
         }

@@ -160,16 +160,19 @@ struct ContentRange: Equatable {
                 total: bodyLength)
         }
         let text = header.trimmingSpaces()
-        guard text.hasPrefix("bytes "), let slash = text.firstIndex(of: "/") else { throw invalid(header) }
-        let span = text[text.index(text.startIndex, offsetBy: 6)..<slash].trimmingSpaces()
-        let totalText = text[text.index(after: slash)...].trimmingSpaces()
+        guard text.bytesHasPrefix("bytes "),
+            let (spanText, totalPart) = String(decoding: text.utf8.dropFirst(6), as: UTF8.self)
+                .bytesCut(at: UInt8(ascii: "/"))
+        else { throw invalid(header) }
+        let span = spanText.trimmingSpaces()
+        let totalText = totalPart.trimmingSpaces()
         var range = ContentRange()
-        if totalText != "*" {
+        if !totalText.bytesEqual("*") {
             guard let total = Int64(totalText), total >= 0 else { throw invalid(header) }
             range.total = total
         }
-        if span == "*" { return range }
-        let bounds = span.split(separator: "-", omittingEmptySubsequences: false)
+        if span.bytesEqual("*") { return range }
+        let bounds = span.bytesSplit(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first
         else { throw invalid(header) }
         if let total = range.total, last >= total { throw invalid(header) }

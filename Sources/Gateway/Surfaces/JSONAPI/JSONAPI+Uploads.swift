@@ -48,10 +48,9 @@ extension JSONAPI {
     /// wins over the header's).
     static func declaredHash(_ call: JSONCall, _ algorithm: String) -> String? {
         guard let header = call.headers["X-Goog-Hash"] else { return nil }
-        for part in header.split(separator: ",") {
-            let text = part.trimmingSpaces()
-            guard let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            if text[..<equals].utf8.elementsEqual(algorithm.utf8) { return String(text[text.index(after: equals)...]) }
+        for part in header.bytesSplit(separator: UInt8(ascii: ",")) {
+            guard let (name, value) = part.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")) else { continue }
+            if name.bytesEqual(algorithm) { return value }
         }
         return nil
     }

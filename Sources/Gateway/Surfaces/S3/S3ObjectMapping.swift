@@ -32,7 +32,7 @@ enum S3ObjectMapping {
             guard var value = headers[name] else { continue }
             if name.bytesEqual("Content-Encoding") {
                 // aws-chunked is the transfer's framing, not the object's encoding.
-                value = value.split(separator: ",").map { $0.trimmingSpaces() }
+                value = value.bytesSplit(separator: UInt8(ascii: ",")).map { $0.trimmingSpaces() }
                     .filter { !$0.lowercased().bytesEqual("aws-chunked") }.joined(separator: ",")
                 if value.isEmpty { continue }
             }

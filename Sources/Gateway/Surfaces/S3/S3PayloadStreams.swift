@@ -141,7 +141,9 @@ final class AWSChunkedStream: ByteStream, @unchecked Sendable {
         if parts.count == 2 {
             let attribute = String(decoding: parts[1], as: UTF8.self)
             let prefix = "chunk-signature="
-            if attribute.bytesHasPrefix(prefix) { chunkSignature = String(attribute.dropFirst(prefix.count)) }
+            if attribute.bytesHasPrefix(prefix) {
+                chunkSignature = String(decoding: attribute.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+            }
         }
         hasher = SHA256()
         if size == 0 {

@@ -80,14 +80,17 @@ enum S3SigV4 {
         var credential: Credential?
         var signedHeaders: [String]?
         var signature: String?
-        for part in authorization.dropFirst(algorithm.count + 1).split(separator: ",") {
-            let item = part.drop(while: { $0 == " " })
-            guard let equals = item.firstIndex(of: "=") else { continue }
-            let value = item[item.index(after: equals)...]
-            switch item[..<equals] {
-            case "Credential": credential = try Credential(parsing: value)
-            case "SignedHeaders": signedHeaders = value.split(separator: ";").map(String.init)
-            case "Signature": signature = String(value)
+        // Cut by bytes: `,`, `=` or `;` with a combining mark after it is one `Character` with it.
+        let fields = String(decoding: authorization.utf8.dropFirst(algorithm.utf8.count + 1), as: UTF8.self)
+        for part in fields.bytesSplit(separator: UInt8(ascii: ",")) {
+            guard
+                let (name, value) = part.trimmingASCII(where: { $0 == UInt8(ascii: " ") })
+                    .bytesCut(at: UInt8(ascii: "="))
+            else { continue }
+            switch name {
+            case "Credential": credential = try Credential(parsing: Substring(value))
+            case "SignedHeaders": signedHeaders = value.bytesSplit(separator: UInt8(ascii: ";"))
+            case "Signature": signature = value
             default: continue
             }
         }

@@ -177,7 +177,7 @@ enum S3Conditions {
         let etag = S3ObjectMapping.etag(meta)
         let failed = S3Error(412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
         func names(_ list: String) -> Bool {
-            list.split(separator: ",").contains { item in
+            list.bytesSplit(separator: UInt8(ascii: ",")).contains { item in
                 let tag = item.trimmingSpaces()
                 return tag.bytesEqual("*") || tag.bytesEqual(etag) || ("\"" + tag + "\"").bytesEqual(etag)
                     || tag.bytesEqual("W/" + etag)

@@ -168,10 +168,11 @@ struct S3Target: Sendable {
     init(_ request: HTTPRequest, domain: String?) throws(S3Error) {
         var path = request.path.dropFirst()
         if let domain, let host = request.headers["Host"] {
-            let name = host.split(separator: ":").first.map { $0.lowercased() } ?? ""
+            // By bytes: `:` or `.` next to a combining or prepended mark is one `Character` with it.
+            let name = (host.bytesCut(at: UInt8(ascii: ":"))?.before ?? host).lowercased()
             let suffix = "." + domain.lowercased()
             if name.utf8.count > suffix.utf8.count, name.bytesHasSuffix(suffix) {
-                bucket = String(name.dropLast(suffix.count))
+                bucket = String(decoding: name.utf8.dropLast(suffix.utf8.count), as: UTF8.self)
                 key = try Self.decode(path)
                 if key?.isEmpty == true { key = nil }
                 return

@@ -47,7 +47,7 @@ extension V0API {
 
     func resumableContinue(_ call: V0Call, bucket: String, uploadID: String) async throws -> HTTPResponse {
         let upload = try service.resumableUpload(uploadID, bucket: bucket, call.context)
-        let commands = (call.headers["X-Goog-Upload-Command"] ?? "").split(separator: ",")
+        let commands = (call.headers["X-Goog-Upload-Command"] ?? "").bytesSplit(separator: UInt8(ascii: ","))
             .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
         guard !commands.isEmpty else { throw ServiceError.badRequest("Missing X-Goog-Upload-Command.") }
         let set = Set(commands)

@@ -177,7 +177,7 @@ public struct V0Router: Sendable {
     ) throws(ServiceError) -> Operation {
         let proto = (headers["X-Goog-Upload-Protocol"] ?? query["uploadType"] ?? "").trimmingSpaces().lowercased()
         if let command = headers["X-Goog-Upload-Command"] {
-            let words = command.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
+            let words = command.bytesSplit(separator: UInt8(ascii: ",")).map { $0.trimmingSpaces().lowercased() }
             guard !words.isEmpty, words.allSatisfy({ ["start", "upload", "finalize", "query", "cancel"].contains($0) })
             else {
                 throw .badRequest("Unsupported X-Goog-Upload-Command \(command).")

@@ -136,12 +136,15 @@ extension XMLAPISurface {
     static func formFieldName(_ headers: [(name: String, value: String)]) -> String? {
         guard let disposition = headers.first(where: { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Disposition") })
         else { return nil }
-        for parameter in disposition.value.split(separator: ";").dropFirst() {
-            let text = parameter.trimmingSpaces()
-            guard let equals = text.firstIndex(of: "="), text[..<equals].lowercased() == "name" else { continue }
-            var value = text[text.index(after: equals)...]
-            if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
-            return value.isEmpty ? nil : value.lowercased()
+        for parameter in disposition.value.bytesSplit(separator: UInt8(ascii: ";")).dropFirst() {
+            guard let (name, raw) = parameter.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")),
+                name.lowercased() == "name"
+            else { continue }
+            var value = raw.utf8[...]
+            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+                value = value.dropFirst().dropLast()
+            }
+            return value.isEmpty ? nil : String(decoding: value, as: UTF8.self).lowercased()
         }
         return nil
     }

@@ -1,1 +1,0 @@
-../../../Sources/Gateway/Wire/TextTrimming.swift
