@@ -112,7 +112,9 @@ let package = Package(
         .testTarget(name: "EventsTests", dependencies: ["Events", "PortcullisCore", "HTTPServer", "Upstream"]),
         .testTarget(name: "CloudStorageWireTests", dependencies: ["CloudStorageWire", "PortcullisCore"]),
         // CloudStorageWire: the test sink renders event bodies as the real one does.
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "Storage", "Rules", "Crypto", "CloudStorageWire"]),
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: ["Service", "Storage", "Rules", "Crypto", "CloudStorageWire", "Upstream"]),
         .testTarget(
             name: "GatewayTests",
             dependencies: [

@@ -56,11 +56,25 @@ public final class StorageService: Sendable {
             versioned = backend as? any VersionedStorage
         }
 
+        /// `backend` (a traced copy of `template`'s) with the capabilities `template` found, looked up again only
+        /// for those: a failed cast walks the runtime's conformance tables, and every upstream request binds.
+        private init(name: String, traced backend: any StorageBackend, like template: Bucket) {
+            self.name = name
+            self.backend = backend
+            staging = template.staging == nil ? nil : backend as? any ResumableStaging
+            outbox = template.outbox == nil ? nil : backend as? any ChangeOutbox
+            readsAreLocal = template.readsAreLocal
+            inPlace = template.inPlace == nil ? nil : backend as? any InPlaceReads
+            renames = template.renames == nil ? nil : backend as? any AtomicRenames
+            traceable = template.traceable == nil ? nil : backend as? any UpstreamTraced
+            versioned = template.versioned == nil ? nil : backend as? any VersionedStorage
+        }
+
         /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
         /// no trace): every upstream call the operation makes then carries the request's trace.
         func bound(to trace: Trace?) -> Bucket {
             guard let trace, let traceable else { return self }
-            return Bucket(name: name, backend: traceable.traced(by: trace))
+            return Bucket(name: name, traced: traceable.traced(by: trace), like: self)
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.
