@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// A command's arguments, checked against its `CommandSpec`.
 struct ParsedArguments {
     /// Option values by long name; a switch has one empty value per occurrence.
@@ -58,7 +60,9 @@ enum ArgumentParser {
 
     /// `--flag=value` → (`--flag`, `value`); anything else → (argument, nil).
     static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+        guard argument.bytesHasPrefix("--"), let (flag, value) = argument.bytesCut(at: UInt8(ascii: "=")) else {
+            return (argument, nil)
+        }
+        return (flag, value)
     }
 }

@@ -97,10 +97,12 @@ extension Commands {
     }
 
     /// An object name is written below the target directory only when none of its segments is empty, `.` or
-    /// `..` (an object named `../../etc/x` must not escape it).
+    /// `..` (an object named `../../etc/x` must not escape it). Segments are cut at every `/` byte, as the file
+    /// system cuts them: `../\u{301}x` split by `Character` is one segment (`/` and the mark are one), yet it
+    /// names `\u{301}x` in the target's parent.
     static func isSafeRelativePath(_ name: String) -> Bool {
-        let segments = name.split(separator: "/", omittingEmptySubsequences: false)
-        return !segments.contains { $0.isEmpty || $0.utf8.elementsEqual(".".utf8) || $0.utf8.elementsEqual("..".utf8) }
+        let segments = name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        return !segments.contains { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) }
     }
 
     /// Downloads `ref` to `file` (resumable, with a progress line on a terminal); returns the size written.

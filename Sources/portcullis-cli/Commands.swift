@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 import StorageClient
 
 #if canImport(Glibc)
@@ -85,10 +86,10 @@ enum Commands {
         let ref = reference(storage, target(arguments, spec), spec)
         var set: [(String, String)] = []
         for pair in arguments.all("--meta") {
-            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+            guard let (key, value) = pair.bytesCut(at: UInt8(ascii: "=")), !key.isEmpty else {
                 CLIExit.usage("set-meta: --meta takes KEY=VALUE, not \(pair)", command: spec)
             }
-            set.append((String(pair[..<eq]), String(pair[pair.index(after: eq)...])))
+            set.append((key, value))
         }
         var metadata = try await on(ref.description) { try await ref.getMetadata() }
         if let contentType = arguments.value("--content-type") { metadata.contentType = contentType }

@@ -1,3 +1,5 @@
+import PortcullisCore
+
 /// The Content-Type an upload gets from its file name when the command line names none, as `gsutil cp` and
 /// `aws s3 cp` guess it: a small table of common extensions (compared in ASCII lower case), else
 /// `application/octet-stream`. Kept small on purpose: a wrong guess is worse than the generic type.
@@ -19,9 +21,8 @@ enum ContentTypeGuess {
 
     /// The type for `name` (a path or object name): its last extension looked up in the table.
     static func forName(_ name: String) -> String {
-        let last = name.split(separator: "/").last.map(String.init) ?? name
-        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return fallback }
-        let ext = last[last.index(after: dot)...].lowercased()
-        return byExtension[ext] ?? fallback
+        let last = name.bytesSplit(separator: UInt8(ascii: "/")).last ?? name
+        guard let (stem, ext) = last.bytesCut(at: UInt8(ascii: "."), last: true), !stem.isEmpty else { return fallback }
+        return byExtension[ext.lowercased()] ?? fallback
     }
 }

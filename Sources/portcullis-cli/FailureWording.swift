@@ -1,3 +1,4 @@
+import PortcullisCore
 import StorageClient
 
 /// A failed server call together with the `gs://` URL it was about, so the message can name it the way ops
@@ -30,8 +31,9 @@ enum FailureWording {
     }
 
     static func bucketName(of target: String) -> String {
-        guard target.hasPrefix("gs://") else { return target }
-        return String(target.dropFirst(5).prefix { $0 != "/" })
+        guard target.bytesHasPrefix("gs://") else { return target }
+        let rest = String(decoding: target.utf8.dropFirst(5), as: UTF8.self)
+        return rest.bytesCut(at: UInt8(ascii: "/"))?.before ?? rest
     }
 }
 

@@ -1,3 +1,4 @@
+import PortcullisCore
 import StorageClient
 
 /// `cp --header 'NAME: VALUE'` (gsutil's `-h`): the metadata an upload sets. Header names are matched in ASCII
@@ -16,11 +17,11 @@ struct UploadHeaders {
     static func parse(_ values: [String], spec: CommandSpec) -> UploadHeaders {
         var headers = UploadHeaders()
         for value in values {
-            guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+            guard let (rawName, rawText) = value.bytesCut(at: UInt8(ascii: ":")), !rawName.isEmpty else {
                 CLIExit.usage("cp: --header takes 'NAME: VALUE', not \(value)", command: spec)
             }
-            let name = String(value[..<colon]).trimmingSpaces()
-            let text = String(value[value.index(after: colon)...]).trimmingSpaces()
+            let name = rawName.trimmingSpaces()
+            let text = rawText.trimmingSpaces()
             let lower = name.lowercased()
             switch lower {
             case "content-type": headers.contentType = text
@@ -50,14 +51,5 @@ struct UploadHeaders {
         metadata.contentLanguage = contentLanguage
         for (key, value) in custom { metadata.customMetadata[key] = value }
         return metadata
-    }
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        var scalars = Substring(self)
-        while scalars.first == " " || scalars.first == "\t" { scalars.removeFirst() }
-        while scalars.last == " " || scalars.last == "\t" { scalars.removeLast() }
-        return String(scalars)
     }
 }

@@ -1,3 +1,5 @@
+import PortcullisCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,9 +11,7 @@ enum ProcessEnvironment {
         var pointer = environ
         while let entry = pointer.pointee {
             let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
+            if let (name, value) = text.bytesCut(at: UInt8(ascii: "=")) { result[exactly: name] = value }
             pointer += 1
         }
         return result

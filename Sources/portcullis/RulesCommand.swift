@@ -120,7 +120,7 @@ enum RulesTestReport {
             var line = ok ? "PASS \(testCase.name): \(got)" : "FAIL \(testCase.name): expected \(expected), got \(got)"
             line += " (\(testCase.request.method.rawValue) b/\(testCase.request.bucket)/o/\(testCase.request.path))"
             if let why = ruleset.explain(testCase.request).explanation, !why.isEmpty {
-                for explanationLine in why.split(separator: "\n") { line += "\n    \(explanationLine)" }
+                for explanationLine in why.bytesSplit(separator: 0x0A) { line += "\n    \(explanationLine)" }
             }
             lines.append(line)
         }

@@ -1,3 +1,4 @@
+import PortcullisCore
 import Rules
 import Service
 
@@ -42,6 +43,8 @@ enum StartupHint {
 
     /// `path` as one single-quoted shell word.
     private static func shellQuoted(_ path: String) -> String {
-        "'" + path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        // Cut at every `'` byte: a quote with a combining mark after it is one `Character`, and would stay raw.
+        "'" + path.bytesSplit(separator: UInt8(ascii: "'"), omittingEmptySubsequences: false).joined(separator: "'\\''")
+            + "'"
     }
 }

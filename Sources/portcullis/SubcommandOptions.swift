@@ -28,9 +28,9 @@ struct SubcommandOptions {
                 continue
             }
             let value: String
-            if let equals = name.firstIndex(of: "=") {
-                value = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
+            if let (flag, given) = name.bytesCut(at: UInt8(ascii: "=")) {
+                value = given
+                name = flag
             } else {
                 guard index < arguments.count else { Terminal.fail("\(command): --\(name) needs a value") }
                 value = arguments[index]

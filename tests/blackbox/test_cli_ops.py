@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import backends
-from harness import ROOT, Server, object_url, portcullis_bin, request
+from harness import ROOT, Server, object_url, portcullis_bin, request, upload_url
 
 RULES = """rules_version = '2';
 service firebase.storage {
@@ -114,6 +114,22 @@ def test_recursive_copy_list_and_remove(gateway, tmp_path: Path) -> None:
     assert ok(run("ls", "-r", "gs://test-bucket/photos/", server=server, key=key_path)) == ""
     again = run("rm", "-r", "gs://test-bucket/photos/album", server=server, key=key_path)
     assert again.returncode == 1 and b"not found: gs://test-bucket/photos/album/" in again.stderr
+
+
+def test_recursive_download_never_writes_outside_its_directory(gateway, tmp_path: Path) -> None:
+    """Names whose segments are `..` are refused, also when a combining mark follows the `/` after `..` (one Swift
+    `Character` with it: split by Character, `../\u0301x` was one harmless segment, and the file landed in the
+    parent of the target directory)."""
+    server, key_path, key = gateway
+    auth = {"Authorization": f"Bearer {key}"}
+    for name in ("trap/../\u0301escaped", "trap/../plain"):
+        up = request("POST", upload_url(server.url, "test-bucket", name), b"x", auth)
+        assert up.status == 200, (name, up.body[:300])
+        into = tmp_path / "into"
+        result = run("cp", "-r", "gs://test-bucket/trap", str(into), server=server, key=key_path)
+        assert result.returncode != 0 and b"refusing to write" in result.stderr, result.stderr
+        assert not any(p.name.endswith("escaped") or p.name == "plain" for p in tmp_path.rglob("*"))
+        assert request("DELETE", object_url(server.url, "test-bucket", name), headers=auth).status == 204
 
 
 def test_dash_is_stdin_and_stdout(gateway) -> None:

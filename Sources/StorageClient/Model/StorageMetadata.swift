@@ -8,7 +8,7 @@ public import PortcullisCore
 public struct StorageMetadata: Sendable, Equatable {
     public var bucket: String
     public var path: String
-    public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
+    public var name: String { path.bytesSplit(separator: UInt8(ascii: "/")).last ?? path }
     public var size: Int64
     public var generation: Int64
     public var metageneration: Int64
@@ -76,7 +76,7 @@ public struct StorageMetadata: Sendable, Equatable {
             if let s = value.stringValue { custom[key] = s }
         }
         customMetadata = custom
-        downloadTokens = (string("downloadTokens") ?? "").split(separator: ",").map(String.init)
+        downloadTokens = (string("downloadTokens") ?? "").bytesSplit(separator: UInt8(ascii: ","))
         initial = nil
         initial = settable
     }

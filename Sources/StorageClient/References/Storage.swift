@@ -29,9 +29,9 @@ public final class Storage: Sendable {
         }
         let port = components.port.map { ":\($0)" } ?? ""
         // An IPv6 literal: Foundation on Linux keeps its brackets in `host`, Darwin strips them.
-        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let hostPart = host.utf8.contains(UInt8(ascii: ":")) && !host.bytesHasPrefix("[") ? "[\(host)]" : host
         baseURL = "\(scheme)://\(hostPart)\(port)"
-        let segments = components.path.split(separator: "/").map(String.init)
+        let segments = components.path.bytesSplit(separator: UInt8(ascii: "/"))
         if segments.count >= 3, segments[0] == "v0", segments[1] == "b" {
             bucket = segments[2].removingPercentEncoding ?? segments[2]
         } else if segments.isEmpty {

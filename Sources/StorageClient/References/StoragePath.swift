@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 
 /// A (bucket, object path) pair normalised the way the Firebase SDKs do it: empty segments are
 /// dropped, so `a//b/` becomes `a/b`; the root is the empty path.
@@ -12,20 +13,19 @@ public struct StoragePath: Sendable, Hashable {
     }
 
     static func normalize(_ path: String) -> String {
-        path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        // By bytes: a name may hold a combining mark right after a `/`, one `Character` with it.
+        path.bytesSplit(separator: UInt8(ascii: "/")).joined(separator: "/")
     }
 
     /// Parses `gs://bucket/path`, `http(s)://host/v0/b/bucket/o/path` (object encoded or not) and
     /// `https://storage.googleapis.com/bucket/path` (or `storage.cloud.google.com`).
     public static func parse(url string: String) throws(StorageError) -> StoragePath {
         if string.lowercased().hasPrefix("gs://") {
-            let rest = string.dropFirst(5)
-            let bucketEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-            let bucket = String(rest[..<bucketEnd])
+            let rest = String(decoding: string.utf8.dropFirst(5), as: UTF8.self)
+            let (bucket, object) = rest.bytesCut(at: UInt8(ascii: "/")) ?? (rest, "")
             guard isValidBucket(bucket) else {
                 throw StorageError(.invalidArgument, "Invalid bucket in URL: \(string)")
             }
-            let object = bucketEnd < rest.endIndex ? String(rest[rest.index(after: bucketEnd)...]) : ""
             return StoragePath(bucket: bucket, object: object)
         }
         guard let components = URLComponents(string: string), let scheme = components.scheme?.lowercased(),
@@ -34,7 +34,9 @@ public struct StoragePath: Sendable, Hashable {
             throw StorageError(.invalidArgument, "Unsupported storage URL: \(string)")
         }
         // The raw (percent-encoded) path, split before decoding so an encoded %2F stays inside a segment.
-        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = components.percentEncodedPath.bytesSplit(
+            separator: UInt8(ascii: "/"), omittingEmptySubsequences: false
+        ).dropFirst()
         let decoded = segments.map { String($0).removingPercentEncoding ?? String($0) }
         if decoded.count >= 3, decoded[0] == "v0", decoded[1] == "b" {
             let bucket = decoded[2]

@@ -24,7 +24,7 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     /// The object path without a leading slash (`""` for the root).
     public var fullPath: String { path.object }
     /// The last path component.
-    public var name: String { path.object.split(separator: "/").last.map(String.init) ?? "" }
+    public var name: String { path.object.bytesSplit(separator: UInt8(ascii: "/")).last ?? "" }
     public var description: String { "gs://\(bucket)/\(fullPath)" }
 
     public func child(_ relative: String) -> StorageReference {
@@ -34,7 +34,7 @@ public struct StorageReference: Sendable, Hashable, CustomStringConvertible {
     /// nil at the root.
     public func parent() -> StorageReference? {
         guard !fullPath.isEmpty else { return nil }
-        let parts = fullPath.split(separator: "/").dropLast()
+        let parts = fullPath.bytesSplit(separator: UInt8(ascii: "/")).dropLast()
         return StorageReference(
             storage: storage, path: StoragePath(bucket: bucket, object: parts.joined(separator: "/")))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PortcullisCore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -98,7 +99,7 @@ public final class DownloadTask: StorageObservableTask, @unchecked Sendable {
             // If-Range matched (else the server would have sent 200), so this is the same object and the
             // offset is at or past its end: the file is complete when the sizes agree; otherwise start over.
             let total = response.value(forHTTPHeaderField: "Content-Range")
-                .flatMap { $0.split(separator: "/").last }.flatMap { Int64($0) }
+                .flatMap { $0.bytesCut(at: UInt8(ascii: "/"), last: true) }.flatMap { Int64($0.after) }
             if total == offset {
                 updateProgressAfterCompletion(total: offset)
                 return

@@ -1,5 +1,6 @@
-"""The grapheme lint (grapheme_lint.py): code that reads what requests, upstreams and stored objects carry tests
-single ASCII characters on bytes or scalars, never on Swift `Character`s. docs/testing.md describes the rule."""
+"""The grapheme lint (grapheme_lint.py): the sources test single ASCII characters on bytes or scalars, never on
+Swift `Character`s (all of them but the startup configuration's parser and a build tool). docs/testing.md
+describes the rule."""
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from grapheme_lint import ROOT, lint, lint_file
 
 
 @pytest.mark.parametrize("path", grapheme_lint.PATHS)
-def test_request_paths_test_characters_as_bytes(path: str) -> None:
+def test_sources_test_characters_as_bytes(path: str) -> None:
     findings = lint([path])
     assert not findings, "a single character tested as a Swift Character (use utf8/unicodeScalars, bytesSplit, " \
                          "bytesCut, trimmingSpaces, or justify with `// grapheme-ok: <reason>`):\n" + \

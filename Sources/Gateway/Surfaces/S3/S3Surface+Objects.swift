@@ -126,10 +126,11 @@ extension S3Surface {
             throw S3Error.notImplemented("Copying a version (\(text[mark...]))")
         }
         guard let slash = text.utf8.firstIndex(of: UInt8(ascii: "/")), slash != text.startIndex,
-            text.index(after: slash) != text.endIndex
+            text.utf8.index(after: slash) != text.endIndex
         else { throw S3Error(400, "InvalidArgument", "Copy Source must mention the source bucket and key.") }
         let bucket = try S3Target.decode(text[..<slash])
-        let key = try S3Target.decode(text[text.index(after: slash)...])
+        // Stepped over as a byte: a `Character` step would take a combining mark after the `/` with it.
+        let key = try S3Target.decode(text[text.utf8.index(after: slash)...])
         return try StorageService.objectPath(bucket, key)
     }
 

@@ -182,7 +182,7 @@ struct S3Target: Sendable {
         let slash = path.utf8.firstIndex(of: UInt8(ascii: "/"))
         bucket = try Self.decode(path[..<(slash ?? path.endIndex)])
         if let slash {
-            path = path[path.index(after: slash)...]
+            path = path[path.utf8.index(after: slash)...]  // a byte: a mark after the `/` belongs to the key
             if !path.isEmpty { key = try Self.decode(path) }
         }
     }
