@@ -1,3 +1,5 @@
+// grapheme-ok(file): `Webhook.parse` refuses every byte above 0x7F before it searches for a character
+
 /// One configured receiver (`--events-webhook URL`): where events are POSTed, and the name it has in metrics
 /// and logs.
 public struct Webhook: Sendable, Equatable, Hashable {
@@ -19,7 +21,6 @@ public struct Webhook: Sendable, Equatable, Hashable {
         // A URL is ASCII (RFC 3986; anything else percent-encoded), and on ASCII the `Character` searches below
         // are byte searches: with a combining mark after it, `@` or `/` would be one grapheme cluster that equals
         // neither, and the credentials could stay in the label.
-        // grapheme-ok(file): `parse` refuses every byte above 0x7F before it searches for a character
         guard text.utf8.allSatisfy({ $0 < 0x80 }) else {
             return .failure(WebhookURLError("must be ASCII (percent-encode other characters)"))
         }
