@@ -43,38 +43,30 @@ public final class StorageService: Sendable {
         /// Noncurrent generations kept and addressed by number, when the backend offers them.
         let versioned: (any VersionedStorage)?
 
-        /// What `backend` can do, found once through the protocols it adopts.
-        init(name: String, backend: any StorageBackend) {
+        /// What `backend` can do, found once through the protocols it adopts. With `template` (the bucket whose
+        /// backend `backend` is a traced copy of, so of the same type), only what `template` found is looked up
+        /// again: a failed cast walks the runtime's conformance tables, and every upstream request binds.
+        init(name: String, backend: any StorageBackend, like template: Bucket? = nil) {
+            func adopted<Capability>(_ found: (Bucket) -> Bool) -> Capability? {
+                if let template, !found(template) { return nil }
+                return backend as? Capability
+            }
             self.name = name
             self.backend = backend
-            staging = backend as? any ResumableStaging
-            outbox = backend as? any ChangeOutbox
-            readsAreLocal = backend is any LocalReads
-            inPlace = backend as? any InPlaceReads
-            renames = backend as? any AtomicRenames
-            traceable = backend as? any UpstreamTraced
-            versioned = backend as? any VersionedStorage
-        }
-
-        /// `backend` (a traced copy of `template`'s) with the capabilities `template` found, looked up again only
-        /// for those: a failed cast walks the runtime's conformance tables, and every upstream request binds.
-        private init(name: String, traced backend: any StorageBackend, like template: Bucket) {
-            self.name = name
-            self.backend = backend
-            staging = template.staging == nil ? nil : backend as? any ResumableStaging
-            outbox = template.outbox == nil ? nil : backend as? any ChangeOutbox
-            readsAreLocal = template.readsAreLocal
-            inPlace = template.inPlace == nil ? nil : backend as? any InPlaceReads
-            renames = template.renames == nil ? nil : backend as? any AtomicRenames
-            traceable = template.traceable == nil ? nil : backend as? any UpstreamTraced
-            versioned = template.versioned == nil ? nil : backend as? any VersionedStorage
+            staging = adopted { $0.staging != nil }
+            outbox = adopted { $0.outbox != nil }
+            readsAreLocal = template?.readsAreLocal ?? (backend is any LocalReads)
+            inPlace = adopted { $0.inPlace != nil }
+            renames = adopted { $0.renames != nil }
+            traceable = adopted { $0.traceable != nil }
+            versioned = adopted { $0.versioned != nil }
         }
 
         /// This bucket with its backend bound to `trace` (itself when the backend has no upstream or there is
         /// no trace): every upstream call the operation makes then carries the request's trace.
         func bound(to trace: Trace?) -> Bucket {
             guard let trace, let traceable else { return self }
-            return Bucket(name: name, traced: traceable.traced(by: trace), like: self)
+            return Bucket(name: name, backend: traceable.traced(by: trace), like: self)
         }
 
         /// The metadata of `object`, in place when the backend can and `permit` applies.

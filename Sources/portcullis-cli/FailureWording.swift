@@ -31,8 +31,7 @@ enum FailureWording {
     }
 
     static func bucketName(of target: String) -> String {
-        guard target.bytesHasPrefix("gs://") else { return target }
-        let rest = String(decoding: target.utf8.dropFirst(5), as: UTF8.self)
+        guard let rest = target.bytesRemovingPrefix("gs://") else { return target }
         return rest.bytesCut(at: UInt8(ascii: "/"))?.before ?? rest
     }
 }

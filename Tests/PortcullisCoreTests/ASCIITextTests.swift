@@ -24,6 +24,13 @@ import Testing
         #expect("=".bytesCut(at: UInt8(ascii: "=")).map { [$0.before, $0.after] } == ["", ""])
     }
 
+    @Test func removesAPrefixByItsBytes() {
+        #expect(
+            scalars("W/\u{301}\"1/1\"".bytesRemovingPrefix("W/")) == [0x301] + "\"1/1\"".unicodeScalars.map(\.value))
+        #expect("max-age=60".bytesRemovingPrefix("max-age=") == "60" && "q=".bytesRemovingPrefix("q=") == "")
+        #expect("W\u{301}/x".bytesRemovingPrefix("W/") == nil && "caf\u{E9}".bytesRemovingPrefix("cafe") == nil)
+    }
+
     @Test func trimsASCIIWhitespaceButNoMark() {
         #expect(scalars(" \u{301}x\t".trimmingSpaces()) == [0x301, 0x78])
         #expect(scalars("x \u{301}".trimmingSpaces()) == [0x78, 0x20, 0x301])

@@ -18,8 +18,7 @@ public enum CacheControl {
         for part in header.bytesSplit(separator: UInt8(ascii: ",")) {
             let directive = part.trimmingSpaces().lowercased()
             if directive == "no-store" || directive == "no-cache" { return 0 }
-            if directive.bytesHasPrefix("max-age=") {
-                let argument = String(decoding: directive.utf8.dropFirst("max-age=".utf8.count), as: UTF8.self)
+            if let argument = directive.bytesRemovingPrefix("max-age=") {
                 let value = argument.trimmingASCII { $0 == UInt8(ascii: "\"") }
                 guard let seconds = Int(value), seconds >= 0 else { return nil }
                 result = seconds

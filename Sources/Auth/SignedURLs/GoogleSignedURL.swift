@@ -249,8 +249,8 @@ public enum GoogleSignedURL {
         func form(_ text: String) -> String {
             // Python's urlencode (quote_plus): unreserved characters kept, a space as `+`, the rest %XX.
             // Split on bytes: a space followed by a combining mark is one `Character`, equal to no " ".
-            text.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-                .map { PercentEncoding.unreserved.encode(String(decoding: $0, as: UTF8.self)) }.joined(separator: "+")
+            text.bytesSplit(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+                .map { PercentEncoding.unreserved.encode($0) }.joined(separator: "+")
         }
         return pairs.map { form($0.name) + "=" + form($0.value) }.joined(separator: "&")
     }

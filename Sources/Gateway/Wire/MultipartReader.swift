@@ -78,12 +78,13 @@ public final class MultipartReader: @unchecked Sendable {
         return nil
     }
 
-    /// `value` without the double or single quotes around it, when it has a matching pair (compared as bytes).
-    static func unquoted(_ value: String) -> String {
+    /// `value` without the quotes around it, when it starts and ends with the same one of `quotes` (compared as
+    /// bytes): double or single by default, as a boundary may be quoted.
+    static func unquoted(_ value: String, by quotes: [UInt8] = [UInt8(ascii: "\""), UInt8(ascii: "'")]) -> String {
         let bytes = Array(value.utf8)
-        guard bytes.count >= 2, let quote = bytes.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'"),
-            bytes.last == quote
-        else { return value }
+        guard bytes.count >= 2, let quote = bytes.first, quotes.contains(quote), bytes.last == quote else {
+            return value
+        }
         return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
     }
 

@@ -66,10 +66,7 @@ public enum AcceptEncoding {
             guard let coding = parts.first?.trimmingSpaces().lowercased() else { continue }
             let weight =
                 parts.dropFirst().lazy.map { $0.trimmingSpaces().lowercased() }
-                .first { $0.bytesHasPrefix("q=") }.flatMap {
-                    Double(String(decoding: $0.utf8.dropFirst(2), as: UTF8.self))
-                }
-                ?? 1
+                .compactMap { $0.bytesRemovingPrefix("q=") }.first.flatMap { Double($0) } ?? 1
             switch coding {
             case "gzip", "x-gzip": return weight > 0
             case "*": wildcard = weight > 0

@@ -68,6 +68,14 @@ extension StringProtocol {
         utf8.starts(with: prefix.utf8)
     }
 
+    /// This text after the bytes of `prefix`, or nil when it does not begin with them (`bytesHasPrefix`): the
+    /// rest is cut at a byte offset, so a mark right after the prefix stays in it.
+    @inlinable
+    public func bytesRemovingPrefix(_ prefix: some StringProtocol) -> String? {
+        guard bytesHasPrefix(prefix) else { return nil }
+        return String(decoding: utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+    }
+
     /// The pieces between occurrences of the ASCII byte `separator` (the non-empty ones unless told otherwise).
     /// Unlike `split(separator:)` on `Character`s, a separator followed by a combining mark still separates.
     @inlinable

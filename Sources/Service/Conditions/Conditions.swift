@@ -85,8 +85,8 @@ public struct EntityTagList: Sendable, Equatable {
             let tag = raw.trimmingSpaces()
             if tag.bytesEqual("*") {
                 any = true
-            } else if tag.bytesHasPrefix("W/") {
-                tags.append((String(decoding: tag.utf8.dropFirst(2), as: UTF8.self), true))
+            } else if let opaque = tag.bytesRemovingPrefix("W/") {
+                tags.append((opaque, true))
             } else {
                 tags.append((tag, false))
             }

@@ -281,8 +281,7 @@ extension StorageService {
                 try await bucket.backend.list(request)
             }
             for meta in page.objects {
-                guard let number = Int(String(decoding: meta.name.utf8.dropFirst(prefix.utf8.count), as: UTF8.self))
-                else { continue }
+                guard let number = meta.name.bytesRemovingPrefix(prefix).flatMap({ Int($0) }) else { continue }
                 let md5 = meta.md5Hash.flatMap { Base64.decode($0) } ?? []
                 found.append(MultipartPart(number: number, md5: md5, metadata: meta))
             }

@@ -91,9 +91,8 @@ enum GCSUploadRecord: Equatable {
     init?(decoding bytes: [UInt8]) {
         guard let newline = bytes.firstIndex(of: 0x0A), newline <= 256 else { return nil }
         let header = String(decoding: bytes[..<newline], as: UTF8.self)
-        guard header.bytesHasPrefix(Self.prefix) else { return nil }
-        let fields = String(decoding: header.utf8.dropFirst(Self.prefix.utf8.count), as: UTF8.self)
-            .bytesSplit(separator: UInt8(ascii: " "))
+        guard let rest = header.bytesRemovingPrefix(Self.prefix) else { return nil }
+        let fields = rest.bytesSplit(separator: UInt8(ascii: " "))
         switch (fields.first, fields.count) {
         case ("active"?, 3):
             let tail = Array(bytes[(newline + 1)...])

@@ -315,9 +315,8 @@ extension S3Backend: ResumableStaging {
         for entry in entries {
             if entry.name == "x-cancelled" {
                 upload.phase = .cancelled
-            } else if entry.name.bytesHasPrefix("z-") {
-                let parts = String(decoding: entry.name.utf8.dropFirst(2), as: UTF8.self).bytesSplit(
-                    separator: UInt8(ascii: "-"))
+            } else if let finalized = entry.name.bytesRemovingPrefix("z-") {
+                let parts = finalized.bytesSplit(separator: UInt8(ascii: "-"))
                 if parts.count == 2, let size = Int64(parts[0]), let generation = Int64(parts[1]) {
                     upload.phase = .finalized(size: size, generation: generation)
                 }

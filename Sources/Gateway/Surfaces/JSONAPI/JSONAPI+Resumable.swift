@@ -160,10 +160,9 @@ struct ContentRange: Equatable {
                 total: bodyLength)
         }
         let text = header.trimmingSpaces()
-        guard text.bytesHasPrefix("bytes "),
-            let (spanText, totalPart) = String(decoding: text.utf8.dropFirst(6), as: UTF8.self)
-                .bytesCut(at: UInt8(ascii: "/"))
-        else { throw invalid(header) }
+        guard let (spanText, totalPart) = text.bytesRemovingPrefix("bytes ")?.bytesCut(at: UInt8(ascii: "/")) else {
+            throw invalid(header)
+        }
         let span = spanText.trimmingSpaces()
         let totalText = totalPart.trimmingSpaces()
         var range = ContentRange()

@@ -139,11 +139,7 @@ final class AWSChunkedStream: ByteStream, @unchecked Sendable {
         else { throw verdict.record(S3Error(400, "IncompleteBody", "Malformed aws-chunked chunk header.")) }
         chunkSignature = nil
         if parts.count == 2 {
-            let attribute = String(decoding: parts[1], as: UTF8.self)
-            let prefix = "chunk-signature="
-            if attribute.bytesHasPrefix(prefix) {
-                chunkSignature = String(decoding: attribute.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-            }
+            chunkSignature = String(decoding: parts[1], as: UTF8.self).bytesRemovingPrefix("chunk-signature=")
         }
         hasher = SHA256()
         if size == 0 {

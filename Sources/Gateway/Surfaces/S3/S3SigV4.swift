@@ -74,14 +74,13 @@ enum S3SigV4 {
 
     /// The `Authorization` header's claim: `AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`.
     static func headerClaim(_ authorization: String, amzDate: String?) throws(S3AuthFailure) -> Claim {
-        guard authorization.bytesHasPrefix(algorithm + " ") else {
+        guard let fields = authorization.bytesRemovingPrefix(algorithm + " ") else {
             throw .malformed("Only AWS4-HMAC-SHA256 signatures are accepted.")
         }
         var credential: Credential?
         var signedHeaders: [String]?
         var signature: String?
         // Cut by bytes: `,`, `=` or `;` with a combining mark after it is one `Character` with it.
-        let fields = String(decoding: authorization.utf8.dropFirst(algorithm.utf8.count + 1), as: UTF8.self)
         for part in fields.bytesSplit(separator: UInt8(ascii: ",")) {
             guard
                 let (name, value) = part.trimmingASCII(where: { $0 == UInt8(ascii: " ") })

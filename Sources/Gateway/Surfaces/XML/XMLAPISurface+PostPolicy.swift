@@ -140,11 +140,8 @@ extension XMLAPISurface {
             guard let (name, raw) = parameter.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")),
                 name.lowercased() == "name"
             else { continue }
-            var value = raw.utf8[...]
-            if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-                value = value.dropFirst().dropLast()
-            }
-            return value.isEmpty ? nil : String(decoding: value, as: UTF8.self).lowercased()
+            let value = MultipartReader.unquoted(raw, by: [UInt8(ascii: "\"")])
+            return value.isEmpty ? nil : value.lowercased()
         }
         return nil
     }
