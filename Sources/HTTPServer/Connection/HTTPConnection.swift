@@ -34,7 +34,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
     let loop: any EventLoop
     var registration = ChannelRegistration()
     /// Bytes read and not yet parsed; lives as long as the connection (pipelined bytes outlive states).
-    let input = ReceiveBuffer()
+    let input: ReceiveBuffer
     private(set) var state: ConnectionState = .readingHead(HeadReading(wait: .firstHead, deadline: .max))
     /// Response bytes this connection holds in user space, as last reported to the server statistics.
     private var accountedBufferedBytes = 0
@@ -50,6 +50,7 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
         self.remoteAddress = remoteAddress
         self.context = context
         self.loop = loop
+        input = ReceiveBuffer(spares: loop.receiveSpares)
     }
 
     var timeouts: ConnectionTimeouts { context.timeouts }
@@ -296,7 +297,8 @@ final class HTTPConnection: EventLoopChannel, @unchecked Sendable {
                 return
             }
             // Going idle: hold no buffers. An idle keep-alive connection then costs only this object and its
-            // loop's registration (bench S7); the next read allocates 4 KiB again.
+            // loop's registration (bench S7); the next read takes a 4 KiB block again, a spare of the loop's
+            // when one is left.
             input.releaseStorage()
             transition(to: .readingHead(HeadReading(wait: .idle, deadline: loop.now() &+ timeouts.idle)))
         } else {

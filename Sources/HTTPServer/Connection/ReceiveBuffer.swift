@@ -10,12 +10,17 @@ final class ReceiveBuffer {
     private var writeIndex = 0
     /// The peer closed its side, or the socket failed: no byte will follow the readable ones.
     var endOfInput = false
+    /// Where released storage of the block size goes, and new storage comes from first: its loop's spares.
+    private let spares: ReceiveBlockSpares?
 
-    init(capacity: Int = 4096) {
-        self.capacity = capacity
-        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    /// A buffer holding no storage yet: the first `writable(minimum:)` takes a block.
+    init(spares: ReceiveBlockSpares?) {
+        self.spares = spares
+        base = Self.emptyBase
+        capacity = 0
     }
 
+    /// Off the loop the spares are not ours to touch: the storage goes back to the allocator.
     deinit { if capacity > 0 { base.deallocate() } }
 
     /// What an empty buffer points at: no allocation (`malloc(0)` would still cost a 32-byte chunk per idle
@@ -39,11 +44,14 @@ final class ReceiveBuffer {
             let count = readableCount
             if readIndex > 0 && capacity - count >= minimum {
                 (base).copyMemory(from: base + readIndex, byteCount: count)
+            } else if capacity == 0, minimum <= ReceiveBlockSpares.blockBytes {
+                base = spares?.take() ?? ReceiveBlockSpares.allocateBlock()
+                capacity = ReceiveBlockSpares.blockBytes
             } else {
                 let newCapacity = max(capacity * 2, count + minimum)
                 let newBase = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
                 newBase.copyMemory(from: base + readIndex, byteCount: count)
-                if capacity > 0 { base.deallocate() }
+                releaseBase()
                 base = newBase
                 capacity = newCapacity
             }
@@ -55,12 +63,55 @@ final class ReceiveBuffer {
 
     func didWrite(_ count: Int) { writeIndex += count }
 
-    /// Frees the storage of an empty buffer (an idle keep-alive connection holds none); `writable(minimum:)`
-    /// allocates again on the next read.
+    /// Gives up the storage of an empty buffer (an idle keep-alive connection holds none); `writable(minimum:)`
+    /// takes a block again on the next read.
     func releaseStorage() {
         guard isEmpty, capacity > 0 else { return }
-        base.deallocate()
+        releaseBase()
         base = Self.emptyBase
         capacity = 0
+    }
+
+    /// Hands `base` to the spares when it is one block and they have room, else to the allocator.
+    private func releaseBase() {
+        guard capacity > 0 else { return }
+        if capacity == ReceiveBlockSpares.blockBytes, let spares, spares.give(base) { return }
+        base.deallocate()
+    }
+}
+
+/// The receive blocks one event loop's idle connections gave back, for the next connection of that loop that
+/// reads. A keep-alive connection releases its receive storage after every response (an idle connection holds
+/// none: bench S7) and needs it again for the next request. A block is 4 KiB, above glibc's per-thread cache
+/// limit (1,032 bytes), so without spares every request took malloc's binned path twice.
+///
+/// Confined to its loop, like the connections it serves. Holds at most `limit` blocks (128 KiB at the default):
+/// what a loop's connections give back between two of its turns, not what a past burst of them once held.
+final class ReceiveBlockSpares {
+    static let blockBytes = 4096
+    let limit: Int
+    private var blocks: [UnsafeMutableRawPointer] = []
+
+    init(limit: Int = 32) {
+        self.limit = limit
+        blocks.reserveCapacity(limit)
+    }
+
+    deinit { for block in blocks { block.deallocate() } }
+
+    var count: Int { blocks.count }
+
+    static func allocateBlock() -> UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer.allocate(byteCount: blockBytes, alignment: 16)
+    }
+
+    /// A spare block, or nil when there is none.
+    func take() -> UnsafeMutableRawPointer? { blocks.popLast() }
+
+    /// Keeps `block` (of `blockBytes`) for a later `take`; false when full (the caller frees it).
+    func give(_ block: UnsafeMutableRawPointer) -> Bool {
+        guard blocks.count < limit else { return false }
+        blocks.append(block)
+        return true
     }
 }

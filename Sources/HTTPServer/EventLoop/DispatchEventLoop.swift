@@ -27,6 +27,7 @@ final class DispatchEventLoop: EventLoop, @unchecked Sendable {
     private var firesAt: UInt64 = .max
     private let coalescing: UInt64
     let shard: LoopShard?
+    let receiveSpares = ReceiveBlockSpares()
 
     init(name: String, shard: LoopShard? = nil, coalescing: UInt64 = 10_000_000) {
         queue = DispatchQueue(label: name, target: .global())

@@ -57,6 +57,7 @@ final class EpollEventLoop: EventLoop, TaskExecutor, SocketHost, @unchecked Send
 
     private let name: String
     let shard: LoopShard?
+    let receiveSpares = ReceiveBlockSpares()
 
     init(name: String, shard: LoopShard? = nil, coalescing: UInt64 = 10_000_000) {
         self.name = name

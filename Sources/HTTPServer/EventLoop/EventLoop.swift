@@ -119,6 +119,8 @@ protocol EventLoop: InPlaceLookupPermit {
     func now() -> UInt64
     /// This loop's slot in per-loop state (`LoopShard`); nil for a loop outside the process-wide groups.
     var shard: LoopShard? { get }
+    /// The receive blocks this loop's idle connections gave back (`ReceiveBlockSpares`). Use on the loop.
+    var receiveSpares: ReceiveBlockSpares { get }
     /// Runs `job` on the loop once the work of its current turn is done, before the loop waits for more: the
     /// place to write out what the turn's exchanges buffered (the access log). Call on the loop.
     func atEndOfTurn(_ job: @escaping @Sendable () -> Void)

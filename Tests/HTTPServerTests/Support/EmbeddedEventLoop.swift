@@ -36,6 +36,7 @@ final class EmbeddedEventLoop: EventLoop, @unchecked Sendable {
     }
     func deadlineChanged(_ deadline: UInt64) { earliestDeadline = min(earliestDeadline, deadline) }
     let shard: LoopShard? = nil
+    let receiveSpares = ReceiveBlockSpares()
     private var turnEnd: [@Sendable () -> Void] = []
     /// Channels whose output waits for the end of the batch, as on the epoll driver.
     let held = HeldOutput()
