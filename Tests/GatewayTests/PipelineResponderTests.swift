@@ -120,6 +120,11 @@ import Testing
         let generated = RequestIdentity.generate()
         #expect(generated.utf8.count == 20)
         #expect(generated.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }, "lower-case hex")
+        // One process prefix, then a counter.
+        let next = RequestIdentity.generate()
+        #expect(generated.utf8.prefix(12).elementsEqual(next.utf8.prefix(12)))
+        let (first, second) = (UInt64(generated.suffix(8), radix: 16), UInt64(next.suffix(8), radix: 16))
+        #expect(first != nil && second != nil && second! > first!)
     }
 
     @Test func authenticationOutcomes() async throws {

@@ -15,4 +15,15 @@ import Testing
         DecimalText.append(value, to: &out)
         #expect(out == Array(String(value).utf8))
     }
+
+    /// Reading back agrees with `Int64(_: String)` on every spelling, overflow and stray byte included.
+    @Test(arguments: [
+        "0", "-0", "+0", "7", "+7", "-7", "00012", "1733306400123456", "9223372036854775807", "-9223372036854775808",
+        "9223372036854775808", "-9223372036854775809", "99999999999999999999", "", "+", "-", "--1", "+-1", "1-",
+        " 1", "1 ", "1.0", "1e3", "0x10", "١٢", "12a",
+    ])
+    func readsAsInt64Does(_ text: String) {
+        #expect(DecimalText.int64(text.utf8) == Int64(text), "\(text)")
+        #expect(DecimalText.int64(Array(text.utf8)[...]) == Int64(text), "\(text)")
+    }
 }

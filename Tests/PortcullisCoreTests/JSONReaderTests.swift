@@ -6,7 +6,9 @@ import Testing
     private func members(_ text: String) throws(JSONParseError) -> [(String, JSONValue)] {
         var reader = JSONReader(Array(text.utf8))
         var seen: [(String, JSONValue)] = []
-        try reader.readObject { reader, key throws(JSONParseError) in seen.append((key, try reader.readValue())) }
+        try reader.readObject { reader, key throws(JSONParseError) in
+            seen.append((key.string, try reader.readValue()))
+        }
         try reader.finish()
         return seen
     }
@@ -24,16 +26,16 @@ import Testing
         var strings: [String: String] = [:]
         var skipped = 0
         try reader.readObject { reader, key throws(JSONParseError) in
-            if key.bytesEqual("keep") {
+            if key.string.bytesEqual("keep") {
                 #expect(reader.nextIsObject)
                 try reader.readObject { reader, inner throws(JSONParseError) in
                     // A non-string value reads as nil and is read past.
-                    if let value = try reader.readString() { strings[inner] = value }
+                    if let value = try reader.readString() { strings[inner.string] = value }
                 }
-            } else if key.bytesEqual("skip") {
+            } else if key.string.bytesEqual("skip") {
                 skipped += 1  // left unread: the reader skips it
             } else if let value = try reader.readString() {
-                strings[key] = value
+                strings[key.string] = value
             }
         }
         try reader.finish()
@@ -94,5 +96,34 @@ import Testing
             String(repeating: #"{"a":"#, count: JSONValue.maxDepth + 1) + "1"
             + String(repeating: "}", count: JSONValue.maxDepth + 1)
         #expect(throws: JSONParseError.self) { _ = try members(deep) }
+    }
+
+    /// A name arrives as its bytes: a slice of the text when it has no escape, the decoded bytes when it has one,
+    /// and it is refused, as the parser refuses it, when it is not UTF-8.
+    @Test func namesAreTheirUnescapedBytes() throws {
+        var reader = JSONReader(Array(#"{"plain":1,"na\u006de":2,"caf\u00e9":3,"é":4,"":5}"#.utf8))
+        var names: [[UInt8]] = []
+        try reader.readObject { reader, key throws(JSONParseError) in
+            names.append(Array(key.utf8))
+            try reader.skipValue()
+        }
+        try reader.finish()
+        #expect(names == ["plain", "name", "café", "é", ""].map { Array($0.utf8) })
+
+        var invalid = JSONReader(Array(#"{""#.utf8) + [0xC3, 0x28] + Array(#"":1}"#.utf8))
+        #expect(throws: JSONParseError.self) {
+            try invalid.readObject { reader, _ throws(JSONParseError) in try reader.skipValue() }
+        }
+    }
+
+    /// `readStringBytes` gives a string's bytes unescaped, and reads past a value that is not a string.
+    @Test func stringValuesAsBytes() throws {
+        var reader = JSONReader(Array(#"{"a":"12","b":"x\"y\u00e9","c":7,"d":"\ud83d\ude00"}"#.utf8))
+        var values: [[UInt8]?] = []
+        try reader.readObject { reader, _ throws(JSONParseError) in
+            values.append(try reader.readStringBytes().map { Array($0) })
+        }
+        try reader.finish()
+        #expect(values == [Array("12".utf8), Array("x\"yé".utf8), nil, Array("😀".utf8)])
     }
 }

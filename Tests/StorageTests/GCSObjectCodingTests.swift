@@ -22,6 +22,8 @@ import Testing
         #"{"name":"y","generation":"7","metadata":"nope","owner":{"entity":"u"},"contentLanguage":"en"}"#,
         // Repeated members: the last one counts, on both paths.
         #"{"name":"first","generation":"1","name":"second","contentType":"a/b","contentType":""}"#,
+        // Escaped member names and values, integers beyond Int64 and out of shape, a time that is not one.
+        #"{"na\u006de":"e\u0301","generation":"\u0034\u0032","size":"18446744073709551616","metageneration":"+3","updated":"soon","timeCreated":"2026-12-04T10:00:00.5+01:00"}"#,
     ]
 
     @Test(arguments: documents)
@@ -42,6 +44,10 @@ import Testing
         #expect(metadata.cacheControl == "no-cache")
         let later = try GCSObjectCoding.metadata(fromResource: Array(Self.documents[3].utf8), bucket: "b")
         #expect(later.name.bytesEqual("second") && later.contentType == nil)
+        let escaped = try GCSObjectCoding.metadata(fromResource: Array(Self.documents[4].utf8), bucket: "b")
+        #expect(escaped.name.bytesEqual("e\u{301}") && escaped.generation == 42 && escaped.metageneration == 3)
+        #expect(escaped.size == 0 && escaped.updated == escaped.timeCreated)
+        #expect(escaped.timeCreated == Timestamp(rfc3339: "2026-12-04T09:00:00.5Z"))
     }
 
     @Test func refusals() {

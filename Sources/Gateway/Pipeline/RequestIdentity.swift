@@ -6,10 +6,10 @@ import Synchronization
 /// followed across a proxy; otherwise a fresh one is generated: a random per-process prefix plus a counter
 /// (unique across instances, no system call per request).
 public enum RequestIdentity {
-    private static let prefix: String = {
+    /// 48 random bits, the first 12 hex digits of every id this process generates.
+    private static let prefix: UInt64 = {
         var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
-        return hex(value, digits: 12)
+        return (generator.next() as UInt64) & 0xFFFF_FFFF_FFFF
     }()
     private static let counter = Atomic<UInt64>(0)
 
@@ -27,22 +27,24 @@ public enum RequestIdentity {
         return candidate
     }
 
-    /// A new 20-character id.
+    /// A new 20-character id: the prefix's 12 hex digits, then the counter's low 8, written into the id's own
+    /// storage (one allocation per request).
     public static func generate() -> String {
         let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return prefix + hex(n, digits: 8)
+        return String(unsafeUninitializedCapacity: 20) { buffer in
+            writeHex(prefix, into: UnsafeMutableBufferPointer(rebasing: buffer[0..<12]))
+            writeHex(n, into: UnsafeMutableBufferPointer(rebasing: buffer[12..<20]))
+            return 20
+        }
     }
 
-    /// The low `digits` hex digits of `value`, zero-padded (no intermediate Strings: one per request).
-    private static func hex(_ value: UInt64, digits: Int) -> String {
-        String(unsafeUninitializedCapacity: digits) { buffer in
-            var v = value
-            for i in stride(from: digits - 1, through: 0, by: -1) {
-                let nibble = UInt8(truncatingIfNeeded: v & 0xF)
-                buffer[i] = nibble < 10 ? 48 + nibble : 87 + nibble
-                v >>= 4
-            }
-            return digits
+    /// The low `buffer.count` hex digits of `value`, zero-padded, in lower case.
+    private static func writeHex(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        var v = value
+        for i in stride(from: buffer.count - 1, through: 0, by: -1) {
+            let nibble = UInt8(truncatingIfNeeded: v & 0xF)
+            buffer[i] = nibble < 10 ? 48 + nibble : 87 + nibble
+            v >>= 4
         }
     }
 }

@@ -21,7 +21,7 @@ public struct JSONReader {
     /// Reads the object that comes next, calling `member` with each member's name; `member` must read the value
     /// (any `read…` call, or `skipValue`).
     public mutating func readObject(
-        _ member: (inout JSONReader, String) throws(JSONParseError) -> Void
+        _ member: (inout JSONReader, JSONKey) throws(JSONParseError) -> Void
     ) throws(JSONParseError) {
         guard depth < JSONValue.maxDepth else { throw parser.fail("nesting deeper than \(JSONValue.maxDepth)") }
         guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "{") else {
@@ -41,7 +41,7 @@ public struct JSONReader {
             guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "\"") else {
                 throw parser.fail("expected a string key")
             }
-            let key = try parser.parseString()
+            let key = JSONKey(utf8: try parser.parseStringBytes())
             parser.skipWhitespace()
             guard parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: ":") else {
                 throw parser.fail("expected ':'")
@@ -69,6 +69,9 @@ public struct JSONReader {
     /// Whether the value that comes next is an object.
     public var nextIsObject: Bool { parser.i < parser.bytes.count && parser.bytes[parser.i] == UInt8(ascii: "{") }
 
+    /// Whether the value that comes next is a string.
+    public var nextIsString: Bool { parser.i < parser.bytes.count && parser.bytes[parser.i] == UInt8(ascii: "\"") }
+
     /// The value that comes next, whole.
     public mutating func readValue() throws(JSONParseError) -> JSONValue {
         let value = try parser.parseValue(depth: depth)
@@ -87,6 +90,18 @@ public struct JSONReader {
         return nil
     }
 
+    /// The value that comes next when it is a string, as its UTF-8 bytes (no `String` built: for text the decoder
+    /// parses, such as numbers and times); any other value is read past and gives nil.
+    public mutating func readStringBytes() throws(JSONParseError) -> ArraySlice<UInt8>? {
+        guard nextIsString else {
+            try skipValue()
+            return nil
+        }
+        let text = try parser.parseStringBytes()
+        parser.skipWhitespace()
+        return text
+    }
+
     /// Reads past the value that comes next (checking its grammar, building nothing).
     public mutating func skipValue() throws(JSONParseError) {
         try parser.skipValue(depth: depth)
@@ -97,4 +112,15 @@ public struct JSONReader {
     public func finish() throws(JSONParseError) {
         guard parser.i == parser.bytes.count else { throw parser.fail("unexpected data after the JSON value") }
     }
+}
+
+/// A member's name as `JSONReader` read it: its UTF-8 bytes, unescaped. A decoder looking names up compares bytes;
+/// most names it meets are ones it skips, and a `String` for each would be built only to be thrown away.
+public struct JSONKey {
+    public let utf8: ArraySlice<UInt8>
+
+    public init(utf8: ArraySlice<UInt8>) { self.utf8 = utf8 }
+
+    /// The name as text.
+    public var string: String { String(decoding: utf8, as: UTF8.self) }
 }

@@ -267,21 +267,9 @@ struct JSONParser {
         }
     }
 
-    /// `parseString` without the string: the plain ASCII case is scanned; anything else is parsed and dropped.
+    /// `parseString` without the string: a slice of the input is all a plain string costs.
     mutating func skipString() throws(JSONParseError) {
-        let quote = i
-        i += 1
-        var high: UInt8 = 0
-        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
-            high |= bytes[i]
-            i += 1
-        }
-        if i < bytes.count, bytes[i] == UInt8(ascii: "\""), high < 0x80 {
-            i += 1
-            return
-        }
-        i = quote
-        _ = try parseString()
+        _ = try parseStringBytes()
     }
 
     mutating func literal(_ word: String, _ value: JSONValue) throws(JSONParseError) -> JSONValue {
@@ -326,6 +314,29 @@ struct JSONParser {
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw fail("number out of range") }
         return .double(value)
+    }
+
+    /// The string that comes next as its UTF-8 bytes: a slice of the input when it holds no escape (checked to be
+    /// UTF-8, not copied), else the decoded bytes. For readers that compare or parse the text and need no `String`.
+    mutating func parseStringBytes() throws(JSONParseError) -> ArraySlice<UInt8> {
+        let opening = i
+        i += 1
+        let start = i
+        var high: UInt8 = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 {
+            high |= bytes[i]
+            i += 1
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+            let text = bytes[start..<i]
+            guard high < 0x80 || String(validating: text, as: UTF8.self) != nil else {
+                throw fail("invalid UTF-8 in string")
+            }
+            i += 1
+            return text
+        }
+        i = opening
+        return ArraySlice(try parseString().utf8)
     }
 
     mutating func parseString() throws(JSONParseError) -> String {

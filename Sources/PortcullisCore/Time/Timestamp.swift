@@ -125,7 +125,21 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); lower-case `t`/`z` accepted.
     public init?(rfc3339 text: some StringProtocol) {
-        let b = Array(text.utf8)
+        let parsed =
+            text.utf8.withContiguousStorageIfAvailable(Self.rfc3339Nanoseconds)
+            ?? Array(text.utf8).withUnsafeBufferPointer(Self.rfc3339Nanoseconds)
+        guard let parsed else { return nil }
+        nanosecondsSinceEpoch = parsed
+    }
+
+    /// `init(rfc3339:)` of text held as UTF-8 bytes (a JSON member read without a `String`).
+    public init?(rfc3339UTF8 bytes: ArraySlice<UInt8>) {
+        guard let parsed = bytes.withUnsafeBufferPointer(Self.rfc3339Nanoseconds) else { return nil }
+        nanosecondsSinceEpoch = parsed
+    }
+
+    /// Nanoseconds since the epoch of the RFC 3339 time `b`, or nil when `b` is not one this type can hold.
+    private static func rfc3339Nanoseconds(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
         func digits(_ start: Int, _ count: Int) -> Int64? {
             guard start + count <= b.count else { return nil }
             var v: Int64 = 0
@@ -166,14 +180,14 @@ public struct Timestamp: Sendable, Hashable, Comparable {
             return nil
         }
         guard i == b.count else { return nil }
-        let days = Self.daysFromCivil(year: year, month: month, day: day)
+        let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         // Nanoseconds since 1970 in an Int64 reach only 1677-09-21…2262-04-11: a time outside that is not a
         // timestamp this type can hold (it used to trap on overflow: `If-Modified-Since` of year 9999).
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let (total, overflowAgain) = whole.addingReportingOverflow(nanos)
         guard !overflow, !overflowAgain else { return nil }
-        self.nanosecondsSinceEpoch = total
+        return total
     }
 
     private var secondsSinceEpochFloor: Int64 { floorDivide(nanosecondsSinceEpoch, 1_000_000_000).0 }

@@ -42,7 +42,7 @@ extension GCSBackend: VersionedStorage {
     /// each name once; then every generation of each listed name is fetched and ordered oldest first. One extra
     /// request per listed name: a page of versions costs up to `maxResults` + 1 upstream calls.
     public func listVersions(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        let base = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
+        let base = objectsURL
         var names = request
         names.includeMetadata = false
         var page = try await UpstreamListing.page(

@@ -20,12 +20,18 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
     let backendLabel: String
     /// The request trace every call carries (a copy made by `traced(by:)`); nil on the shared instance.
     let trace: Trace?
+    /// `/b/{bucket}`, the bucket's name encoded: built once, since every call's URL starts with it.
+    let bucketPath: String
+    /// The JSON API's object collection of the bucket (`{endpoint}/storage/v1/b/{bucket}/o`).
+    let objectsURL: String
 
     public init(configuration: GCSBackendConfiguration, client: UpstreamClient) throws(StorageError) {
         self.configuration = configuration
         self.client = client
         self.backendLabel = "gcs:\(configuration.bucket)"
         self.trace = nil
+        bucketPath = "/b/\(PercentEncoding.unreserved.encode(configuration.bucket))"
+        objectsURL = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
         switch configuration.credentials {
         case .none:
             tokens = nil
@@ -39,6 +45,8 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         client = other.client
         tokens = other.tokens
         backendLabel = other.backendLabel
+        bucketPath = other.bucketPath
+        objectsURL = other.objectsURL
         self.trace = trace
     }
 
@@ -46,10 +54,8 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
 
     // MARK: URLs
 
-    var bucketPath: String { "/b/\(PercentEncoding.unreserved.encode(configuration.bucket))" }
-
     func objectURL(_ name: String, query: [(String, String)] = []) -> String {
-        url("\(configuration.endpoint)/storage/v1\(bucketPath)/o/\(PercentEncoding.unreserved.encode(name))", query)
+        url(objectsURL + "/" + PercentEncoding.unreserved.encode(name), query)
     }
 
     func url(_ base: String, _ query: [(String, String)]) -> String {
@@ -212,7 +218,7 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
     }
 
     public func list(_ request: ListRequest) async throws(StorageError) -> ListPage {
-        let base = "\(configuration.endpoint)/storage/v1\(bucketPath)/o"
+        let base = objectsURL
         let bucket = request.bucket
         let fields = request.includeMetadata ? "items,nextPageToken" : "items(name),nextPageToken"
         return try await UpstreamListing.page(

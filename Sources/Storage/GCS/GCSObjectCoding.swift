@@ -6,7 +6,7 @@ enum GCSObjectCoding {
     static func metadata(from json: JSONValue, bucket: String) throws(StorageError) -> ObjectMetadata {
         var fields = ResourceFields()
         for (key, value) in json.objectValue ?? [:] {
-            guard let field = ResourceFields.field(key) else { continue }
+            guard let field = ResourceFields.field(key.utf8) else { continue }
             guard field == .metadata else {
                 fields.take(field, value)
                 continue
@@ -25,11 +25,11 @@ enum GCSObjectCoding {
         var reader = JSONReader(bytes)
         do throws(JSONParseError) {
             try reader.readObject { reader, key throws(JSONParseError) in
-                guard let field = ResourceFields.field(key) else { return try reader.skipValue() }
-                guard field == .metadata else { return fields.take(field, try reader.readValue()) }
+                guard let field = ResourceFields.field(key.utf8) else { return try reader.skipValue() }
+                guard field == .metadata else { return try fields.take(field, from: &reader) }
                 guard reader.nextIsObject else { return try reader.skipValue() }
                 try reader.readObject { reader, custom throws(JSONParseError) in
-                    if let value = try reader.readString() { fields.takeCustom(custom, value) }
+                    if let value = try reader.readString() { fields.takeCustom(custom.string, value) }
                 }
             }
             try reader.finish()
@@ -87,18 +87,44 @@ private struct ResourceFields {
         case name, generation, metageneration, size, timeCreated, updated, customTime, timeDeleted
         case md5Hash, crc32c, storageClass, contentType, contentEncoding, contentDisposition, contentLanguage
         case cacheControl, metadata
+
+        /// How GCS writes the member's value.
+        enum Kind {
+            /// A string; the name may be empty, any other empty text is no value.
+            case name, text
+            /// A 64-bit integer, sent as a string of digits (emulators sometimes send a number).
+            case integer
+            /// An RFC 3339 time.
+            case time
+        }
+
+        var kind: Kind {
+            switch self {
+            case .name: .name
+            case .generation, .metageneration, .size: .integer
+            case .timeCreated, .updated, .customTime, .timeDeleted: .time
+            default: .text
+            }
+        }
     }
 
-    private static let fields: [ExactString: Field] = [
-        "name": .name, "generation": .generation, "metageneration": .metageneration, "size": .size,
-        "timeCreated": .timeCreated, "updated": .updated, "customTime": .customTime, "timeDeleted": .timeDeleted,
-        "md5Hash": .md5Hash, "crc32c": .crc32c, "storageClass": .storageClass, "contentType": .contentType,
-        "contentEncoding": .contentEncoding, "contentDisposition": .contentDisposition,
-        "contentLanguage": .contentLanguage, "cacheControl": .cacheControl, "metadata": .metadata,
-    ]
+    /// The members kept, by the UTF-8 of their names: looked up with no `String` per member read.
+    private static let fields: [(name: [UInt8], field: Field)] = {
+        let names: [(String, Field)] = [
+            ("name", .name), ("generation", .generation), ("metageneration", .metageneration), ("size", .size),
+            ("timeCreated", .timeCreated), ("updated", .updated), ("customTime", .customTime),
+            ("timeDeleted", .timeDeleted), ("md5Hash", .md5Hash), ("crc32c", .crc32c),
+            ("storageClass", .storageClass), ("contentType", .contentType), ("contentEncoding", .contentEncoding),
+            ("contentDisposition", .contentDisposition), ("contentLanguage", .contentLanguage),
+            ("cacheControl", .cacheControl), ("metadata", .metadata),
+        ]
+        return names.map { (name: Array($0.0.utf8), field: $0.1) }
+    }()
 
-    /// The field member `key` fills, if the gateway keeps it.
-    static func field(_ key: String) -> Field? { fields[ExactString(key)] }
+    /// The field member `key` (its name's UTF-8) fills, if the gateway keeps it.
+    static func field(_ key: some Collection<UInt8>) -> Field? {
+        fields.first { $0.name.count == key.count && $0.name.elementsEqual(key) }?.field
+    }
 
     private var name: String?
     private var generation, metageneration, size: Int64?
@@ -110,30 +136,62 @@ private struct ResourceFields {
     /// Two custom keys that differ in bytes but are canonically equivalent: one slot of `custom`, refused.
     private var ambiguous = false
 
+    /// Takes `field` from a parsed resource's member.
     mutating func take(_ field: Field, _ value: JSONValue) {
-        // GCS sends 64-bit integers as strings; emulators sometimes as numbers.
-        func integer() -> Int64? { value.stringValue.flatMap { Int64($0) } ?? value.int64Value }
-        func time() -> Timestamp? { value.stringValue.flatMap { Timestamp(rfc3339: $0) } }
+        switch field.kind {
+        case .name, .text: set(field, text: value.stringValue)
+        case .integer: set(field, integer: value.stringValue.flatMap { Int64($0) } ?? value.int64Value)
+        case .time: set(field, time: value.stringValue.flatMap { Timestamp(rfc3339: $0) })
+        }
+    }
+
+    /// Takes `field` from the value `reader` reads next. Integers and times are parsed from the bytes.
+    mutating func take(_ field: Field, from reader: inout JSONReader) throws(JSONParseError) {
+        switch field.kind {
+        case .name, .text: set(field, text: try reader.readString())
+        case .integer:
+            if reader.nextIsString {
+                set(field, integer: try reader.readStringBytes().flatMap(DecimalText.int64))
+            } else {
+                set(field, integer: try reader.readValue().int64Value)
+            }
+        case .time: set(field, time: try reader.readStringBytes().flatMap { Timestamp(rfc3339UTF8: $0) })
+        }
+    }
+
+    private mutating func set(_ field: Field, text value: String?) {
         // An empty text is no value.
-        func text() -> String? { value.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        let text = value.flatMap { $0.isEmpty ? nil : $0 }
         switch field {
-        case .name: name = value.stringValue
-        case .generation: generation = integer()
-        case .metageneration: metageneration = integer()
-        case .size: size = integer()
-        case .timeCreated: timeCreated = time()
-        case .updated: updated = time()
-        case .customTime: customTime = time()
-        case .timeDeleted: timeDeleted = time()
-        case .md5Hash: md5Hash = text()
-        case .crc32c: crc32c = text()
-        case .storageClass: storageClass = text()
-        case .contentType: contentType = text()
-        case .contentEncoding: contentEncoding = text()
-        case .contentDisposition: contentDisposition = text()
-        case .contentLanguage: contentLanguage = text()
-        case .cacheControl: cacheControl = text()
-        case .metadata: break
+        case .name: name = value
+        case .md5Hash: md5Hash = text
+        case .crc32c: crc32c = text
+        case .storageClass: storageClass = text
+        case .contentType: contentType = text
+        case .contentEncoding: contentEncoding = text
+        case .contentDisposition: contentDisposition = text
+        case .contentLanguage: contentLanguage = text
+        case .cacheControl: cacheControl = text
+        default: break
+        }
+    }
+
+    private mutating func set(_ field: Field, integer value: Int64?) {
+        switch field {
+        case .generation: generation = value
+        case .metageneration: metageneration = value
+        case .size: size = value
+        default: break
+        }
+    }
+
+    private mutating func set(_ field: Field, time value: Timestamp?) {
+        switch field {
+        case .timeCreated: timeCreated = value
+        case .updated: updated = value
+        case .customTime: customTime = value
+        case .timeDeleted: timeDeleted = value
+        default: break
         }
     }
 
