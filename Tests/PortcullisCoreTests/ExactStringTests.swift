@@ -93,4 +93,16 @@ import Testing
         #expect(["k": "v"].bytesEqual(["k": "v"]))
         #expect(![composed].bytesEqual([decomposed]) && ["a", "b"].bytesEqual(["a", "b"]))
     }
+
+    /// ASCII letters fold; nothing else does: not the other ASCII pairs one bit apart, not Unicode case mappings.
+    @Test func asciiCaseFolding() {
+        #expect("Content-Length".bytesEqualIgnoringASCIICase("content-LENGTH"))
+        #expect("x-amz-meta-Ab".bytesEqualIgnoringASCIICase("X-AMZ-META-aB"[...]))
+        #expect("".bytesEqualIgnoringASCIICase(""))
+        #expect(!"etag".bytesEqualIgnoringASCIICase("etags"))
+        #expect(!"@[\\]^".bytesEqualIgnoringASCIICase("`{|}~"), "0x40/0x60 and 0x5B-0x5E/0x7B-0x7E differ by 0x20")
+        #expect(!"\u{212A}ey".bytesEqualIgnoringASCIICase("key"), "KELVIN SIGN lowercases to k, but is not k")
+        #expect(!"\u{130}d".bytesEqualIgnoringASCIICase("id"))
+        #expect(!"caf\u{E9}".bytesEqualIgnoringASCIICase("caf\u{C9}"), "no folding outside ASCII")
+    }
 }

@@ -1,3 +1,5 @@
+public import PortcullisCore
+
 /// Header fields in arrival order, kept as bytes: every name and value lives in one byte buffer, and a field
 /// is a pair of ranges over it. Lookup is ASCII case-insensitive; names keep the case they were added with.
 ///
@@ -214,17 +216,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// ASCII case-insensitive comparison without allocating.
     @inlinable
     public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        var ai = a.utf8.makeIterator(), bi = b.utf8.makeIterator()
-        while true {
-            switch (ai.next(), bi.next()) {
-            case (nil, nil): return true
-            case (let x?, let y?):
-                if x == y { continue }
-                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-                if lx != ly { return false }
-            default: return false
-            }
-        }
+        a.bytesEqualIgnoringASCIICase(b)
     }
 }

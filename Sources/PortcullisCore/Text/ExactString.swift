@@ -56,6 +56,18 @@ extension StringProtocol {
         return a.elementsEqual(b)
     }
 
+    /// Whether both texts are the same bytes once ASCII letters are folded to lower case: how HTTP field names,
+    /// schemes and tokens compare. No allocation, and no Unicode case mapping (`lowercased()` maps U+212A KELVIN
+    /// SIGN to `k`, so two names a server treats as different would compare equal).
+    @inlinable
+    public func bytesEqualIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return a.elementsEqual(b) { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
+
     /// Whether this text sorts before `other` in UTF-8 byte order (equivalently, Unicode scalar order).
     @inlinable
     public func bytesLess(than other: some StringProtocol) -> Bool {

@@ -28,7 +28,6 @@ public struct UpstreamResponse: Sendable {
 extension Array where Element == (String, String) {
     /// The first value whose name equals `name` ignoring ASCII case.
     public func first(ignoringCase name: String) -> String? {
-        let wanted = name.lowercased()
-        return first(where: { $0.0.lowercased() == wanted })?.1
+        first(where: { $0.0.bytesEqualIgnoringASCIICase(name) })?.1
     }
 }
