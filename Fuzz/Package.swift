@@ -64,6 +64,10 @@ let package = Package(
         // FuzzJSONRouter it compiles the reader's files through symlinks: Storage is not a library product.
         .executableTarget(
             name: "FuzzXMLReader", dependencies: [.product(name: "PortcullisCore", package: "Portcullis")]),
+        // libFuzzer target: the JSON parser and the pull reader on arbitrary documents, against each other (see
+        // README.md).
+        .executableTarget(
+            name: "FuzzJSON", dependencies: [.product(name: "PortcullisCore", package: "Portcullis")]),
         // In-process JWT verification cost (cold RS256/ES256/HS256, cached): `swift run -c release auth-bench`.
         .executableTarget(
             name: "auth-bench",

@@ -312,7 +312,9 @@ struct JSONParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
-        guard let value = Double(text) else { throw fail("number out of range") }
+        // `Double` reads a magnitude past its range as infinity, which JSON cannot write back (it would leave as
+        // `null`): out of range.
+        guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
         return .double(value)
     }
 
