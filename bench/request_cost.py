@@ -38,6 +38,7 @@ import json
 import os
 import secrets
 import signal
+import shutil
 import statistics
 import subprocess
 import sys
@@ -234,6 +235,8 @@ def main() -> int:
             gateway.server.stop()
         if gcs:
             gcs.stop()
+        # The gateways' data and access logs: gigabytes after a few rounds, which repeated runs would pile up.
+        shutil.rmtree(workdir, ignore_errors=True)
     print("\nmedians:")
     first = gateways[0].label
     for scenario in args.scenarios:
