@@ -1540,6 +1540,8 @@ class Bench:
                 self.fake_gcs.stop()
             if self.rgw:
                 self.rgw.stop()
+            # Objects, data directories and access logs: gigabytes, left behind by a run that failed half-way too.
+            shutil.rmtree(self.workdir, ignore_errors=True)
         result = self.report()
         result.update({
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -1555,7 +1557,6 @@ class Bench:
         out = out_dir / (datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + ".json")
         out.write_text(json.dumps(result, indent=2))
         print(f"\nresults written to {out.relative_to(ROOT)}")
-        shutil.rmtree(self.workdir, ignore_errors=True)
         return 0
 
 
