@@ -104,5 +104,8 @@ import Testing
         #expect(!"\u{212A}ey".bytesEqualIgnoringASCIICase("key"), "KELVIN SIGN lowercases to k, but is not k")
         #expect(!"\u{130}d".bytesEqualIgnoringASCIICase("id"))
         #expect(!"caf\u{E9}".bytesEqualIgnoringASCIICase("caf\u{C9}"), "no folding outside ASCII")
+        #expect(!UInt8(ascii: "-").equalsIgnoringASCIICase(0x0D) && !UInt8(ascii: "/").equalsIgnoringASCIICase(0x0F))
+        #expect(
+            UInt8(ascii: "Z").equalsIgnoringASCIICase(UInt8(ascii: "z")) && !UInt8(0xC9).equalsIgnoringASCIICase(0xE9))
     }
 }

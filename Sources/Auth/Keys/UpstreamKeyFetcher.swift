@@ -43,7 +43,7 @@ public struct UpstreamKeyFetcher: KeyDocumentFetcher {
         guard (200..<300).contains(status) else {
             throw AuthError(.noKeys, "key document request answered HTTP \(status)")
         }
-        let cacheControl = headers.last { $0.0.lowercased() == "cache-control" }?.1
+        let cacheControl = headers.last { $0.0.bytesEqualIgnoringASCIICase("cache-control") }?.1
         return (body, CacheControl.maxAge(cacheControl))
     }
 }

@@ -43,7 +43,7 @@ struct CompactToken {
             keyID = text
         }
         if let typ = fields["typ"] {
-            guard let text = typ.stringValue, text.lowercased() == "jwt" else {
+            guard let text = typ.stringValue, text.bytesEqualIgnoringASCIICase("jwt") else {
                 throw AuthError(.malformed, "typ must be JWT")
             }
         }

@@ -39,7 +39,7 @@ public struct CORSPolicy: Sendable {
 
     /// Whether `origin` may read responses.
     public func allows(origin: String) -> Bool {
-        allowAny || origins.contains { HTTPHeaders.equalsIgnoringCase($0, origin) }
+        allowAny || origins.contains { $0.bytesEqualIgnoringASCIICase(origin) }
     }
 
     /// The answer to an OPTIONS request on a route serving `methods`: a preflight gets the allow headers (or
@@ -68,7 +68,7 @@ public struct CORSPolicy: Sendable {
             allowHeaders(surface.corsRequestHeaders, for: request.headers["Access-Control-Request-Headers"]))
         headers.add("Access-Control-Max-Age", "3600")
         if let pna = request.headers["Access-Control-Request-Private-Network"],
-            HTTPHeaders.equalsIgnoringCase(pna, "true")
+            pna.bytesEqualIgnoringASCIICase("true")
         {
             headers.add("Access-Control-Allow-Private-Network", "true")
         }
@@ -91,7 +91,7 @@ public struct CORSPolicy: Sendable {
         for name in (requested ?? "").bytesSplit(separator: UInt8(ascii: ",")) {
             let header = name.trimmingSpaces()
             guard header.lowercased().hasPrefix("x-goog-upload-"),
-                !list.contains(where: { HTTPHeaders.equalsIgnoringCase($0, header) }),
+                !list.contains(where: { $0.bytesEqualIgnoringASCIICase(header) }),
                 header.utf8.allSatisfy({
                     ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D
                 })

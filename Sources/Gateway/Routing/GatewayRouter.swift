@@ -93,7 +93,8 @@ public struct GatewayRouter: Sendable {
     private static func isFormUpload(path: Substring, contentType: String?) -> Bool {
         guard let contentType,
             contentType.utf8.count >= 19,
-            contentType.utf8.prefix(19).elementsEqual("multipart/form-data".utf8, by: { $0 | 0x20 == $1 | 0x20 })
+            contentType.utf8.prefix(19).elementsEqual(
+                "multipart/form-data".utf8, by: { $0.equalsIgnoringASCIICase($1) })
         else { return false }
         var segments = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
         if segments.count == 2, segments.last?.isEmpty == true { segments = segments.dropLast() }

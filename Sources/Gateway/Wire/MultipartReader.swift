@@ -67,7 +67,7 @@ public final class MultipartReader: @unchecked Sendable {
         guard let type = parts.first, type.trimmingSpaces().lowercased() == mediaType else { return nil }
         for parameter in parts.dropFirst() {
             guard let (name, raw) = parameter.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")),
-                name.trimmingSpaces().lowercased() == "boundary"
+                name.trimmingSpaces().bytesEqualIgnoringASCIICase("boundary")
             else { continue }
             let value = unquoted(raw.trimmingSpaces())
             guard (1...70).contains(value.utf8.count),

@@ -28,7 +28,7 @@ public struct MultipartUpload: Sendable {
             guard let mediaHeaders = try await reader.nextPartHeaders() else {
                 throw MultipartError.unexpectedPartCount
             }
-            let partType = mediaHeaders.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
+            let partType = mediaHeaders.first { $0.name.bytesEqualIgnoringASCIICase("Content-Type") }?.value
             if let partType { try ObjectResourceJSON.checkHeaderSafe(partType, "Content-Type") }
             var sizes: [Int64] = []
             if let length = body.expectedLength {

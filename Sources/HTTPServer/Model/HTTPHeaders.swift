@@ -1,4 +1,4 @@
-public import PortcullisCore
+import PortcullisCore
 
 /// Header fields in arrival order, kept as bytes: every name and value lives in one byte buffer, and a field
 /// is a pair of ranges over it. Lookup is ASCII case-insensitive; names keep the case they were added with.
@@ -201,21 +201,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     ) -> Bool {
         let start = Int(range.nameStart)
         guard key.count == Int(range.nameEnd) - start else { return false }
-        for i in 0..<key.count where !asciiFoldedEqual(buffer[start + i], key[i]) { return false }
+        for i in 0..<key.count where !buffer[start + i].equalsIgnoringASCIICase(key[i]) { return false }
         return true
-    }
-
-    @inline(__always)
-    static func asciiFoldedEqual(_ x: UInt8, _ y: UInt8) -> Bool {
-        if x == y { return true }
-        let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
-        let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
-        return lx == ly
-    }
-
-    /// ASCII case-insensitive comparison without allocating.
-    @inlinable
-    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        a.bytesEqualIgnoringASCIICase(b)
     }
 }

@@ -62,10 +62,7 @@ extension StringProtocol {
     @inlinable
     public func bytesEqualIgnoringASCIICase(_ other: some StringProtocol) -> Bool {
         let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        return a.elementsEqual(b) { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
-        }
+        return a.count == b.count && a.elementsEqual(b) { $0.equalsIgnoringASCIICase($1) }
     }
 
     /// Whether this text sorts before `other` in UTF-8 byte order (equivalently, Unicode scalar order).
@@ -176,5 +173,15 @@ extension Dictionary where Key == String, Value == String {
     @inlinable
     public func bytesEqual(_ other: [String: String]) -> Bool {
         count == other.count && allSatisfy { other[exactly: $0.key].bytesEqual($0.value) }
+    }
+}
+
+extension UInt8 {
+    /// Whether two bytes are equal once ASCII letters are folded to lower case. Only letters fold: `x | 0x20` on
+    /// both sides alone would also pair `@` with `` ` ``, `-` with CR and `/` with 0x0F.
+    @inlinable
+    public func equalsIgnoringASCIICase(_ other: UInt8) -> Bool {
+        self == other
+            || (self | 0x20 == other | 0x20 && (self | 0x20) >= UInt8(ascii: "a") && (self | 0x20) <= UInt8(ascii: "z"))
     }
 }

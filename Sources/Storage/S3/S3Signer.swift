@@ -95,7 +95,7 @@ struct S3Signer: Sendable {
         var rest = Substring(url)
         var defaultPort = ""
         if let range = rest.firstRange(of: "://") {
-            defaultPort = rest[..<range.lowerBound].lowercased() == "https" ? ":443" : ":80"
+            defaultPort = rest[..<range.lowerBound].bytesEqualIgnoringASCIICase("https") ? ":443" : ":80"
             rest = rest[range.upperBound...]
         }
         let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex

@@ -77,7 +77,7 @@ enum BatchCodec {
         var contentID: String?
         for line in mimeHeaders {
             guard let (name, value) = line.bytesCut(at: UInt8(ascii: ":")) else { continue }
-            if HTTPHeaders.equalsIgnoringCase(name.trimmingSpaces(), "Content-ID") {
+            if name.trimmingSpaces().bytesEqualIgnoringASCIICase("Content-ID") {
                 contentID = value.trimmingSpaces()
             }
         }
@@ -107,7 +107,7 @@ enum BatchCodec {
             guard !name.isEmpty, !value.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 }) else {
                 throw .badRequest("A batch part's header is malformed.")
             }
-            if HTTPHeaders.equalsIgnoringCase(name, "Content-Length") {
+            if name.bytesEqualIgnoringASCIICase("Content-Length") {
                 guard let n = Int(value), n >= 0 else { throw .badRequest("A batch part's Content-Length is invalid.") }
                 length = n
             }

@@ -97,7 +97,7 @@ public final class BatchSurface: APISurface {
         guard completed else { return refusal(part, "The answer to a batch part could not be read.", requestID) }
         let kept = response.headers.fields.filter { field in
             !["Content-Length", "Transfer-Encoding", "Connection"].contains {
-                HTTPHeaders.equalsIgnoringCase($0, field.name)
+                $0.bytesEqualIgnoringASCIICase(field.name)
             }
         }
         return BatchCodec.Answer(

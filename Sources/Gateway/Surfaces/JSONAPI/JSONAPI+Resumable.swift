@@ -129,7 +129,7 @@ extension JSONAPI {
         var headers = HTTPHeaders()
         if stored > 0 { headers.add("Range", "bytes=0-\(stored - 1)") }
         headers.add("Content-Length", "0")
-        if let no308 = call.headers["X-GUploader-No-308"], no308.trimmingSpaces().lowercased() == "yes" {
+        if let no308 = call.headers["X-GUploader-No-308"], no308.trimmingSpaces().bytesEqualIgnoringASCIICase("yes") {
             headers.add("X-HTTP-Status-Code-Override", "308")
             return HTTPResponse(status: 200, headers: headers, body: .empty)
         }

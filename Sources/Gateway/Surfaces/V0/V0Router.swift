@@ -118,7 +118,7 @@ public struct V0Router: Sendable {
                 return .resumableContinue(bucket: object.bucket, uploadID: uploadID)
             }
             if method == "PUT", let override = headers["X-HTTP-Method-Override"],
-                HTTPHeaders.equalsIgnoringCase(override.trimmingSpaces(), "PATCH")
+                override.trimmingSpaces().bytesEqualIgnoringASCIICase("PATCH")
             {
                 return .updateMetadata(object)
             }

@@ -44,7 +44,7 @@ extension XMLAPISurface {
                     throw ServiceError.badRequest("Every form part needs Content-Disposition: form-data; name=….")
                 }
                 if name.bytesEqual("file") {
-                    fileType = headers.first { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Type") }?.value
+                    fileType = headers.first { $0.name.bytesEqualIgnoringASCIICase("Content-Type") }?.value
                     reachedFile = true
                     break
                 }
@@ -134,11 +134,11 @@ extension XMLAPISurface {
     /// The `name` parameter of a part's `Content-Disposition: form-data`, lower-cased (field names are
     /// case-insensitive for GCS).
     static func formFieldName(_ headers: [(name: String, value: String)]) -> String? {
-        guard let disposition = headers.first(where: { HTTPHeaders.equalsIgnoringCase($0.name, "Content-Disposition") })
+        guard let disposition = headers.first(where: { $0.name.bytesEqualIgnoringASCIICase("Content-Disposition") })
         else { return nil }
         for parameter in disposition.value.bytesSplit(separator: UInt8(ascii: ";")).dropFirst() {
             guard let (name, raw) = parameter.trimmingSpaces().bytesCut(at: UInt8(ascii: "=")),
-                name.lowercased() == "name"
+                name.bytesEqualIgnoringASCIICase("name")
             else { continue }
             let value = MultipartReader.unquoted(raw, by: [UInt8(ascii: "\"")])
             return value.isEmpty ? nil : value.lowercased()

@@ -207,7 +207,7 @@ public struct XMLAPISurface: APISurface {
         -> HTTPResponse
     {
         let request = matched.request
-        guard request.headers["x-goog-resumable"]?.lowercased() == "start" else {
+        guard request.headers["x-goog-resumable"]?.bytesEqualIgnoringASCIICase("start") == true else {
             throw ServiceError.badRequest("A POST to a signed URL starts a resumable upload: x-goog-resumable: start.")
         }
         let uploadID = try await service.startResumable(

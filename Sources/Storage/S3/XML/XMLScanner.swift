@@ -61,7 +61,9 @@ struct XMLScanner {
                 guard value.hasPrefix("1.") else { throw fail(.malformed("XML version 1.x"), at: nameStart) }
                 sawVersion = true
             case "encoding" where sawVersion:
-                guard value.lowercased() == "utf-8" else { throw fail(.unsupportedEncoding(value), at: nameStart) }
+                guard value.bytesEqualIgnoringASCIICase("utf-8") else {
+                    throw fail(.unsupportedEncoding(value), at: nameStart)
+                }
             case "standalone" where sawVersion:
                 break
             default:
@@ -273,7 +275,9 @@ struct XMLScanner {
         let start = i
         i += 2
         let target = try name()
-        if target.lowercased() == "xml" { throw fail(.malformed("an XML declaration only at the start"), at: start) }
+        if target.bytesEqualIgnoringASCIICase("xml") {
+            throw fail(.malformed("an XML declaration only at the start"), at: start)
+        }
         if !skipSpace(), !starts(with: "?>") { throw fail(.malformed("space after a processing instruction's target")) }
         while !(i < bytes.count && bytes[i] == UInt8(ascii: "?") && starts(with: "?>")) {
             guard i < bytes.count else { throw fail(.unexpectedEnd) }
