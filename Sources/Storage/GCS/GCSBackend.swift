@@ -78,7 +78,7 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
     /// Sends one request with auth; maps transport failures to `StorageError`.
     func send(
         _ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
-        op: String, idempotent: Bool? = nil
+        op: String, idempotent: Bool? = nil, expectedBodyBytes: Int64? = nil
     ) async throws(StorageError) -> UpstreamResponse {
         var headers = headers
         if let tokens { headers.append(("Authorization", "Bearer \(try await tokens.token())")) }
@@ -86,7 +86,8 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
         let request = UpstreamRequest(
             method: method, url: url, headers: headers, body: body,
             timeouts: UpstreamTimeouts(connect: t.connect, firstByte: t.firstByte, idle: t.idle),
-            idempotent: idempotent, backend: backendLabel, operation: op, trace: trace)
+            idempotent: idempotent, backend: backendLabel, operation: op, trace: trace,
+            expectedBodyBytes: expectedBodyBytes)
         do {
             return try await client.send(request)
         } catch {
@@ -205,7 +206,7 @@ public final class GCSBackend: StorageBackend, UpstreamTraced {
                     ("alt", "media"),
                     ("generation", String(metadata.generation)),
                 ]),
-            headers: headers, op: "read")
+            headers: headers, op: "read", expectedBodyBytes: resolved?.length ?? metadata.size)
         guard response.status == 200 || response.status == 206 else {
             let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
             throw Self.map(status: response.status, headers: response.headers, body: bytes)

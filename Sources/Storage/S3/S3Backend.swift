@@ -73,7 +73,7 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
     /// Signs (`S3Signer`: the payload hash of an in-memory body, `UNSIGNED-PAYLOAD` for a stream) and sends.
     func send(
         _ method: String, _ url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
-        op: String, idempotent: Bool? = nil
+        op: String, idempotent: Bool? = nil, expectedBodyBytes: Int64? = nil
     ) async throws(StorageError) -> UpstreamResponse {
         let payloadHash: String
         switch body {
@@ -86,7 +86,8 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
             return try await client.send(
                 UpstreamRequest(
                     method: method, url: url, headers: signed, body: body,
-                    idempotent: idempotent, backend: backendLabel, operation: op, trace: trace))
+                    idempotent: idempotent, backend: backendLabel, operation: op, trace: trace,
+                    expectedBodyBytes: expectedBodyBytes))
         } catch {
             throw GCSBackend.map(error)
         }
@@ -217,7 +218,9 @@ public final class S3Backend: StorageBackend, UpstreamTraced {
         var headers = [(String, String)]()
         if let resolved { headers.append(("Range", "bytes=\(resolved.offset)-\(resolved.last)")) }
         if let etag { headers.append(("If-Match", etag)) }  // the generation we resolved against
-        let response = try await send("GET", url(object.name), headers: headers, op: "get", idempotent: true)
+        let response = try await send(
+            "GET", url(object.name), headers: headers, op: "get", idempotent: true,
+            expectedBodyBytes: resolved?.length ?? metadata.size)
         guard response.status == 200 || response.status == 206 else {
             let bytes = (try? await response.body.collect(limit: 64 * 1024)) ?? []
             throw response.status == 412

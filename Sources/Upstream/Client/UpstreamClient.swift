@@ -54,6 +54,9 @@ public final class UpstreamClient: Sendable {
     /// Transfers currently holding a curl easy handle (leak checks; 0 when idle).
     public var activeTransfers: Int { shared.active.load(ordering: .relaxed) }
 
+    /// What is left of the bulk budget (`UpstreamConfiguration.bulkBudgetBytes`); tests check it comes back.
+    var bulkBudgetAvailable: Int { shared.bulkBudget.availableBytes }
+
     /// This client's multi handles on hosting loops (tests).
     var hostedMultis: [CurlMulti] { hosted.withLock { Array($0.values) } }
     var hostedMultiCount: Int { hosted.withLock { $0.count } }
@@ -307,6 +310,8 @@ final class UpstreamBody: ByteStream {
     var expectedLength: Int64? { stream.expectedLength }
     /// Bytes buffered and not yet consumed (tests check the bound).
     var bufferedBytes: Int { stream.bufferedBytes }
+    /// The most bytes buffered for the caller (tests check the transfer's sizing).
+    var bufferCapacity: Int { stream.bufferCapacity }
     func next(maxLength: Int) async throws -> [UInt8]? { try await stream.next(maxLength: maxLength) }
     func cancel() { stream.cancel() }
 }

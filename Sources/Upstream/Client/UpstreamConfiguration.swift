@@ -15,6 +15,20 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     /// `responseBufferBytes`): fast downloads grow their window up to `responseBufferBytes` from this budget, so
     /// many concurrent downloads cost about transfers × the minimum window + this, not transfers × the maximum.
     public var responseWindowBudgetBytes: Int = 16 << 20
+    /// A download the caller expects to be at least this large (`UpstreamRequest.expectedBodyBytes`) is a bulk
+    /// transfer: it reads `bulkReceiveBufferBytes` per call into a response buffer of `bulkResponseBufferBytes`,
+    /// while `bulkBudgetBytes` allows.
+    public var bulkThresholdBytes: Int64 = 1 << 20
+    /// curl's receive buffer for a bulk transfer. A read of 32 KiB frees so little of the socket's receive
+    /// queue that nearly every one sends the upstream a window update (bench/NOTES.md, "Bulk transfers").
+    public var bulkReceiveBufferBytes: Int = 128 * 1024
+    /// The response buffer of a bulk transfer: its minimum window is one bulk read, and it grows to this from
+    /// the window budget like any other.
+    public var bulkResponseBufferBytes: Int = 1 << 20
+    /// Memory all bulk transfers together may hold beyond what the same transfers would hold sized normally
+    /// (each takes its larger curl buffer and larger minimum window from it). A transfer that finds the budget
+    /// spent is sized normally, so many concurrent downloads (bench S11) stay bounded as before.
+    public var bulkBudgetBytes: Int = 4 << 20
     /// Request-body bytes read ahead from the producer per transfer.
     public var requestBufferBytes: Int
     /// Attempts in total for a retryable request (1 = no retries).

@@ -25,11 +25,15 @@ public struct UpstreamRequest: Sendable {
     /// the attempt's client span as the parent when the trace is recorded, else the trace's current span, and
     /// records that span (method, server, status, resend count). Nil: no trace headers, no span.
     public var trace: Trace?
+    /// The response body's size when the caller knows it beforehand (a download of an object whose metadata it
+    /// has read): one of at least `UpstreamConfiguration.bulkThresholdBytes` may be read in larger pieces. A hint
+    /// only: the body is whatever the upstream sends.
+    public var expectedBodyBytes: Int64?
 
     public init(
         method: String = "GET", url: String, headers: [(String, String)] = [], body: UpstreamRequestBody = .none,
         timeouts: UpstreamTimeouts = .init(), idempotent: Bool? = nil,
-        backend: String? = nil, operation: String = "request", trace: Trace? = nil
+        backend: String? = nil, operation: String = "request", trace: Trace? = nil, expectedBodyBytes: Int64? = nil
     ) {
         self.method = method
         self.url = url
@@ -40,6 +44,7 @@ public struct UpstreamRequest: Sendable {
         self.backend = backend ?? UpstreamRequest.host(of: url)
         self.operation = operation
         self.trace = trace
+        self.expectedBodyBytes = expectedBodyBytes
     }
 
     /// `host[:port]` of an absolute URL (empty when the URL has none).

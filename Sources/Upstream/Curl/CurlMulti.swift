@@ -6,17 +6,20 @@ import Synchronization
 /// libcurl's process-wide initialisation, run once before the first multi handle exists.
 private let curlGlobalInit: Bool = curl_global_init(pc_curl_global_default()) == CURLE_OK
 
-/// What every multi handle of one client shares: settings, the response window budget and the count of live
-/// transfers.
+/// What every multi handle of one client shares: settings, the response window and bulk budgets and the count of
+/// live transfers.
 final class CurlShared: Sendable {
     let configuration: UpstreamConfiguration
     /// Shared by the response streams of all transfers (see `WindowBudget`).
     let windowBudget: WindowBudget
+    /// The extra memory of bulk transfers (see `ReceiveSizing`).
+    let bulkBudget: WindowBudget
     let active = Atomic<Int>(0)
 
     init(configuration: UpstreamConfiguration) {
         self.configuration = configuration
         windowBudget = WindowBudget(bytes: configuration.responseWindowBudgetBytes)
+        bulkBudget = WindowBudget(bytes: configuration.bulkBudgetBytes)
     }
 }
 
@@ -67,6 +70,7 @@ final class CurlMulti: SocketGuest, @unchecked Sendable {
 
     var verifyTLS: Bool { shared.configuration.verifyTLS }
     var windowBudget: WindowBudget { shared.windowBudget }
+    var bulkBudget: WindowBudget { shared.bulkBudget }
     /// The host's clock at the start of its turn: what the per-chunk callbacks (idle checks, body activity) and
     /// the flush read instead of the clock itself, several times per transfer. Timeouts are seconds long and the
     /// flush delay a millisecond; a turn is far shorter.

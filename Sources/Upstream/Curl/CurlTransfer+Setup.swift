@@ -33,7 +33,9 @@ extension CurlTransfer {
         _ = pc_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
         _ = pc_curl_easy_setopt_long(easy, CURLOPT_TCP_NODELAY, 1)
-        _ = pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, receiveBufferBytes)
+        // Checked: curl refuses a new size while an earlier transfer's buffer is still allocated on the handle,
+        // and a reused handle must read at this transfer's size (`ReceiveSizing`).
+        try check(pc_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, receiveBufferBytes), "receive buffer size")
         if let connect = request.timeouts.connect {
             _ = pc_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connect * 1000)))
         }

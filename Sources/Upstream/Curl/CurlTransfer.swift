@@ -65,7 +65,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.multi = multi
         self.request = request
         self.onEnd = onEnd
-        receiveBufferBytes = min(512 * 1024, max(16 * 1024, configuration.receiveBufferBytes))
+        let sizing = ReceiveSizing.choose(
+            expectedBodyBytes: request.expectedBodyBytes, configuration: configuration, budget: multi.bulkBudget)
+        receiveBufferBytes = sizing.receiveBufferBytes
         lifecycle = TransferLifecycle(
             firstByteTimeout: request.timeouts.firstByte.map { UInt64($0 * 1e9) },
             idleTimeout: request.timeouts.idle.map { UInt64($0 * 1e9) })
@@ -79,7 +81,8 @@ final class CurlTransfer: @unchecked Sendable {
         // transfer alive, and a live transfer is owned by its multi handle.
         let box = WeakTransfer()
         response = ResponseBodyStream(
-            capacity: configuration.responseBufferBytes, maxWrite: receiveBufferBytes, budget: multi.windowBudget,
+            capacity: sizing.responseBufferBytes, maxWrite: receiveBufferBytes, budget: multi.windowBudget,
+            reservation: sizing.reservedBytes > 0 ? (multi.bulkBudget, sizing.reservedBytes) : nil,
             resume: { [box] in box.transfer?.enqueuePauseUpdate() },
             abort: { [box] in box.transfer?.abort(.cancelled) })
         box.transfer = self

@@ -77,22 +77,34 @@ final class ResponseBodyStream: ByteStream {
     /// Where window growth beyond `minimumWindow` is taken from (and returned to).
     private let budget: WindowBudget
 
+    /// Bytes of a bulk transfer's reservation (`ReceiveSizing`) and where they go back when the stream goes.
+    private let reservation: (budget: WindowBudget, bytes: Int)?
+
     init(
-        capacity: Int, maxWrite: Int, budget: WindowBudget, resume: @escaping @Sendable () -> Void,
-        abort: @escaping @Sendable () -> Void
+        capacity: Int, maxWrite: Int, budget: WindowBudget, reservation: (budget: WindowBudget, bytes: Int)? = nil,
+        resume: @escaping @Sendable () -> Void, abort: @escaping @Sendable () -> Void
     ) {
         let capacity = max(16 * 1024, capacity)
         self.capacity = capacity
         self.maxWrite = min(max(1, maxWrite), capacity / 2)
-        self.minimumWindow = min(capacity / 2, max(capacity / 8, self.maxWrite))
+        self.minimumWindow = Self.minimumWindow(capacity: capacity, maxWrite: maxWrite)
         self.resume = resume
         self.abort = abort
         self.budget = budget
+        self.reservation = reservation
         state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2), window: minimumWindow))
     }
 
     deinit {
         budget.release(state.withLock { $0.window } - minimumWindow)
+        if let reservation { reservation.budget.release(reservation.bytes) }
+    }
+
+    /// The window floor for a stream of `capacity` fed by writes of up to `maxWrite`: an eighth of the capacity,
+    /// at least one write, at most half the capacity.
+    static func minimumWindow(capacity: Int, maxWrite: Int) -> Int {
+        let capacity = max(16 * 1024, capacity)
+        return min(capacity / 2, max(capacity / 8, min(max(1, maxWrite), capacity / 2)))
     }
 
     var expectedLength: Int64? { state.withLock { $0.expectedLength } }
@@ -100,6 +112,9 @@ final class ResponseBodyStream: ByteStream {
     var isReceivePaused: Bool { state.withLock { $0.receivePaused } }
 
     var bufferedBytes: Int { state.withLock { $0.buffered } }
+
+    /// The most bytes the stream may hold (tests check a transfer's sizing).
+    var bufferCapacity: Int { capacity }
 
     // MARK: producer (loop thread)
 

@@ -1,9 +1,10 @@
 import Synchronization
 
-/// Response-buffer bytes that transfers may hold beyond their minimum window, shared by all transfers of one
-/// client: one fast download may use its whole `responseBufferBytes`, but hundreds of concurrent ones cannot
-/// all grow at once (bench S11: 200 concurrent downloads), so memory stays bounded by the number of transfers
-/// × the minimum window + this budget.
+/// Bytes that transfers of one client may hold beyond a floor, shared by all of them. Two are kept per client:
+/// - the response window budget: what response buffers hold beyond their minimum window. One fast download may
+///   use its whole buffer, but hundreds of concurrent ones cannot all grow at once (bench S11: 200 concurrent
+///   downloads), so memory stays bounded by the number of transfers × the minimum window + this budget;
+/// - the bulk budget: what bulk transfers hold beyond normally sized ones (see `ReceiveSizing`).
 final class WindowBudget: Sendable {
     private let available: Atomic<Int>
 
