@@ -152,6 +152,10 @@ import Testing
         (TS.wrap("math.nope(1) == 1"), "4:25: unknown function 'math.nope'"),
         (TS.wrap("math.abs == 1"), "4:25: 'math.abs' is a library function and must be called"),
         (TS.wrap("math.abs(1, 2) == 1"), "4:25: 'math.abs' takes 1 argument, called with 2"),
+        // Constant arguments of the wrong count are not folded (the library reads arguments by position).
+        (TS.wrap("timestamp.date(2020, 1) == null"), "4:30: 'timestamp.date' takes 3 arguments, called with 2"),
+        (TS.wrap("duration.time(1, 2, 3, 4, 5) == null"), "4:29: 'duration.time' takes 4 arguments, called with 5"),
+        (TS.wrap("math.pow(2) == 1"), "4:25: 'math.pow' takes 2 arguments, called with 1"),
         (TS.wrap("'a'.matches() "), "4:24: method 'matches' takes 1 argument, called with 0"),
         (TS.wrap("(1)(2)"), "4:23: only functions can be called"),
     ])

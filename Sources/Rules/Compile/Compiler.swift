@@ -364,6 +364,8 @@ struct Compiler {
     private mutating func checkedBuiltin(_ b: Builtin, _ args: [Expr], _ pos: SourcePos) -> Expr {
         if b.arity != args.count {
             error(pos, "'\(b.rawValue)' takes \(b.arity) argument\(b.arity == 1 ? "" : "s"), called with \(args.count)")
+            // Not folded: the library reads its arguments by position, trusting the arity checked here.
+            return .literal(.null)
         }
         if b == .firestoreGet || b == .firestoreExists {
             warn(pos, "\(b.rawValue)() is not supported by this gateway: it always evaluates to an error (deny)")
