@@ -84,15 +84,15 @@ final class ResponseBodyStream: ByteStream {
         capacity: Int, maxWrite: Int, budget: WindowBudget, reservation: (budget: WindowBudget, bytes: Int)? = nil,
         resume: @escaping @Sendable () -> Void, abort: @escaping @Sendable () -> Void
     ) {
-        let capacity = max(16 * 1024, capacity)
-        self.capacity = capacity
-        self.maxWrite = min(max(1, maxWrite), capacity / 2)
-        self.minimumWindow = Self.minimumWindow(capacity: capacity, maxWrite: maxWrite)
+        let sizes = Self.sizes(capacity: capacity, maxWrite: maxWrite)
+        self.capacity = sizes.capacity
+        self.maxWrite = sizes.maxWrite
+        self.minimumWindow = sizes.minimumWindow
         self.resume = resume
         self.abort = abort
         self.budget = budget
         self.reservation = reservation
-        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, capacity / 2), window: minimumWindow))
+        state = Mutex(State(chunkBytes: min(Self.defaultChunkBytes, sizes.capacity / 2), window: sizes.minimumWindow))
     }
 
     deinit {
@@ -100,11 +100,17 @@ final class ResponseBodyStream: ByteStream {
         if let reservation { reservation.budget.release(reservation.bytes) }
     }
 
-    /// The window floor for a stream of `capacity` fed by writes of up to `maxWrite`: an eighth of the capacity,
-    /// at least one write, at most half the capacity.
+    /// The window floor of a stream made with `capacity` and `maxWrite` (what `ReceiveSizing` budgets for).
     static func minimumWindow(capacity: Int, maxWrite: Int) -> Int {
+        sizes(capacity: capacity, maxWrite: maxWrite).minimumWindow
+    }
+
+    /// A stream's sizes from what it is asked for: the capacity at least 16 KiB, the largest write at most half of
+    /// it, and the window floor an eighth of the capacity, at least one write, at most half the capacity.
+    private static func sizes(capacity: Int, maxWrite: Int) -> (capacity: Int, maxWrite: Int, minimumWindow: Int) {
         let capacity = max(16 * 1024, capacity)
-        return min(capacity / 2, max(capacity / 8, min(max(1, maxWrite), capacity / 2)))
+        let maxWrite = min(max(1, maxWrite), capacity / 2)
+        return (capacity, maxWrite, min(capacity / 2, max(capacity / 8, maxWrite)))
     }
 
     var expectedLength: Int64? { state.withLock { $0.expectedLength } }
