@@ -32,7 +32,10 @@ the further driver's S1 target is ≥ 0.6× (Dispatch's figure before the epoll 
       object URL of the same fake-gcs-server, MB/s                                    target ≥ 0.9×
   S15c CPU seconds per GiB of S15: the gateway process vs nginx's workers             target ≤ 1.2× nginx
   S16 gs:// metadata GET, JWT + rules, vs nginx proxying the same metadata URL (no auth), req/s  target ≥ 0.8×
-  S16c CPU per S16 request: the gateway process vs nginx's workers (no target; the proxy's own cost)
+  S16c CPU per S16 request: the gateway process vs nginx's workers (no target; the proxy's own cost). Beside it,
+      wrk's and fake-gcs-server's CPU per request under each, the gateway CPU per request the target allows on two
+      saturated cores (S16's gateway_cpu_budget_us), and libcurl's floor: bench/curl_floor.c, a bare libcurl client
+      driven as the gateway drives it, on the same upstream metadata URL
   S17, S17c, S18, S18c the same as S15, S15c, S16, S16c through s3:// on Ceph RGW (scripts/rgw.sh, memstore); nginx proxies
       presigned GETs, so it holds no credentials (for S18 a GET of the 17-byte object: the gateway sends a HEAD,
       which wrk cannot time). "skipped: RGW not available" when RGW cannot start.
@@ -597,6 +600,8 @@ class ProxySide:
     size: int
     peer_media: str
     peer_metadata: str
+    upstream_metadata: str  # the metadata URL the gateway's backend sends, straight to the upstream
+    upstream_pid: int | None  # the upstream's process when the bench started it (fake-gcs-server), for its CPU
 
 
 def verdict(scenario: Scenario) -> tuple[str, str]:
@@ -1247,7 +1252,9 @@ class Bench:
         peer = Nginx(None, "nginx-proxy.conf.template", urllib.parse.urlsplit(upstream).netloc)
         peer.start()
         side = ProxySide(gateway, peer, bucket, big_name, size,
-                         peer.url + media.split(upstream, 1)[1], peer.url + metadata.split(upstream, 1)[1])
+                         peer.url + media.split(upstream, 1)[1], peer.url + metadata.split(upstream, 1)[1], metadata,
+                         self.fake_gcs.process.pid if kind == "gcs" and self.fake_gcs and self.fake_gcs.process
+                         else None)
         self.proxy_sides[kind] = side
         # Both paths answer before anything is measured (and warm the JWT keys and upstream connections).
         curl_download(side.peer_media, None, size)
@@ -1306,15 +1313,26 @@ class Bench:
         # throughput moves with what the upstream costs, while this moves only with what the proxy does.
         cost = Scenario(f"{key}c", f"CPU per {key} request", "µs/req", "—")
 
+        def children_cpu() -> float:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return usage.ru_utime + usage.ru_stime
+
         def measured(url: str, headers: dict | None, who: str, pids, target: list[float]):
             def run() -> float:
                 before = sum(cpu_seconds(pid) for pid in pids())
+                upstream_before = cpu_seconds(side.upstream_pid) if side.upstream_pid else 0.0
+                client_before = children_cpu()
                 result = wrk(url, self.seconds, headers=headers)
                 if result.errors or result.non_2xx:
                     scenario.notes.append(f"{who}: {result.errors} socket errors, {result.non_2xx} non-2xx")
                 scenario.add_extra(f"{who}_p99_ms", result.p99_ms)
                 if result.requests:
                     target.append((sum(cpu_seconds(pid) for pid in pids()) - before) / result.requests * 1e6)
+                    # wrk has exited by now, so its CPU is in this process's children's usage.
+                    cost.add_extra(f"{who}_wrk_us", (children_cpu() - client_before) / result.requests * 1e6)
+                    if side.upstream_pid:
+                        cost.add_extra(f"{who}_upstream_us",
+                                       (cpu_seconds(side.upstream_pid) - upstream_before) / result.requests * 1e6)
                 return result.requests_per_second
             return run
 
@@ -1329,7 +1347,54 @@ class Bench:
             else "the JSON API metadata GET the gateway sends"))
         cost.notes.append("utime + stime over each run / requests served: the gateway process (JWT, rules, the "
                           "upstream request) vs nginx's workers (proxying only)")
+        if side.upstream_pid:
+            self.proxy_budget(scenario, cost, side)
         self.scenarios += [scenario, cost]
+
+    def proxy_budget(self, scenario: Scenario, cost: Scenario, side: ProxySide) -> None:
+        """What the target leaves the gateway, and what libcurl alone costs of it. wrk, the upstream and the proxy
+        share two saturated cores, so throughput is the cores over their summed CPU per request: the gateway meets
+        the target when its CPU per request is at most nginx's total over the target ratio, less the upstream's and
+        wrk's share under the gateway. The floor is bench/curl_floor.c — a bare libcurl client driven as the
+        gateway drives it — fetching the same upstream metadata URL: what the fixed stack costs before any gateway
+        work (no request parsing, token, rules, JSON or response)."""
+        medians = {name: statistics.median(values) for name, values in cost.extra.items()}
+        needed = ("peer_wrk_us", "peer_upstream_us", "portcullis_wrk_us", "portcullis_upstream_us")
+        peer_cpu = cost.median(cost.peer)
+        if peer_cpu and all(name in medians for name in needed):
+            ratio = float(scenario.target[1:-1])
+            peer_total = peer_cpu + medians["peer_wrk_us"] + medians["peer_upstream_us"]
+            scenario.add_extra("gateway_cpu_budget_us",
+                               peer_total / ratio - medians["portcullis_wrk_us"] - medians["portcullis_upstream_us"])
+        floor = self.curl_floor()
+        if floor is None:
+            cost.notes.append("libcurl floor: bench/curl_floor.c did not build (a C compiler and libcurl's headers "
+                              "needed)")
+            return
+        for _ in range(max(self.rounds, 3)):
+            out = subprocess.run([str(floor), side.upstream_metadata, "50000", "32"], capture_output=True,
+                                 text=True, timeout=300)
+            if out.returncode != 0:
+                cost.notes.append(f"libcurl floor: exited {out.returncode}: {(out.stdout + out.stderr)[-200:]}")
+                return
+            figures = json.loads(out.stdout)
+            cost.add_extra("libcurl_floor_us", figures["cpu_us_per_transfer"])
+            log(f"{cost.key} libcurl floor: {figures['cpu_us_per_transfer']:.2f} µs per transfer")
+        cost.notes.append("libcurl_floor_us: bench/curl_floor.c, a bare libcurl client (32 transfers at once, "
+                          "multi socket API on epoll, handles reset per transfer) on the upstream's metadata URL")
+
+    def curl_floor(self) -> Path | None:
+        binary = self.workdir / "curl_floor"
+        if not binary.exists():
+            compiler = shutil.which("cc") or shutil.which("clang")  # the Swift toolchain brings clang
+            if compiler is None:
+                return None
+            built = subprocess.run([compiler, "-O2", "-o", str(binary), str(ROOT / "bench" / "curl_floor.c"),
+                                    "-lcurl"], capture_output=True, text=True)
+            if built.returncode != 0:
+                log(f"bench/curl_floor.c: {built.stderr[-300:]}")
+                return None
+        return binary
 
     def s15(self) -> None:
         self.proxy_download("S15", "gcs", "gs://")
