@@ -3,16 +3,17 @@
 // before any gateway work, so the gap can be split into what the fixed stack costs and what the gateway adds.
 //
 //   cc -O2 -o curl_floor bench/curl_floor.c -lcurl
-//   ./curl_floor URL TRANSFERS CONCURRENT
+//   ./curl_floor URL TRANSFERS CONCURRENT [keep]
 //
 // It drives libcurl the way the gateway's event loops do: one multi handle, curl's sockets in an epoll set
 // (CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION, curl_multi_socket_action), CONCURRENT keep-alive transfers in
-// flight, and each easy handle reset and set up again before it is reused. Bodies and headers are counted, not
-// kept. The first 4 × CONCURRENT transfers warm the connections and are not measured. Prints one JSON object:
+// flight, and each easy handle reset and set up again before it is reused (`keep`: set up once and reused as it
+// is, to price the reset). Bodies and headers are counted, not kept. The first 4 × CONCURRENT transfers warm the connections and are not measured. Prints one JSON object:
 // CPU (user + system) per measured transfer in µs, and transfers per second. Exits 1 on any failed transfer.
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 static int epoll_fd;
 static long timer_ms = -1;  // curl's requested timeout: -1 none, 0 run now
 static size_t body_bytes;
+static int keep_options;
 
 static size_t count_body(char *data, size_t size, size_t count, void *user) {
     (void)data, (void)user;
@@ -51,7 +53,8 @@ static int set_timer(CURLM *multi, long milliseconds, void *user) {
     return 0;
 }
 
-static void prepare(CURL *easy, const char *url) {
+static void prepare(CURL *easy, const char *url, int first) {
+    if (!first && keep_options) return;
     curl_easy_reset(easy);
     curl_easy_setopt(easy, CURLOPT_URL, url);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_body);
@@ -73,13 +76,14 @@ static double wall_seconds(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s URL TRANSFERS CONCURRENT\n", argv[0]);
+    if (argc < 4 || argc > 5 || (argc == 5 && strcmp(argv[4], "keep") != 0)) {
+        fprintf(stderr, "usage: %s URL TRANSFERS CONCURRENT [keep]\n", argv[0]);
         return 2;
     }
     const char *url = argv[1];
     int measured = atoi(argv[2]), concurrent = atoi(argv[3]);
     if (measured < 1 || concurrent < 1) return 2;
+    keep_options = argc == 5;
     int warm = 4 * concurrent, total = measured + warm;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     epoll_fd = epoll_create1(0);
@@ -91,7 +95,7 @@ int main(int argc, char **argv) {
     double cpu_start = 0, wall_start = 0;
     for (int i = 0; i < concurrent && started < total; i++, started++) {
         CURL *easy = curl_easy_init();
-        prepare(easy, url);
+        prepare(easy, url, 1);
         curl_multi_add_handle(multi, easy);
     }
     while (done < total) {
@@ -121,15 +125,16 @@ int main(int argc, char **argv) {
                 wall_start = wall_seconds();
             }
             if (started < total) {
-                prepare(easy, url);
+                prepare(easy, url, 0);
                 curl_multi_add_handle(multi, easy);
                 started++;
             }
         }
     }
     double cpu = cpu_seconds() - cpu_start, wall = wall_seconds() - wall_start;
-    printf("{\"transfers\": %d, \"concurrent\": %d, \"failed\": %d, \"body_bytes\": %zu, "
+    printf("{\"transfers\": %d, \"concurrent\": %d, \"keep\": %s, \"failed\": %d, \"body_bytes\": %zu, "
            "\"cpu_us_per_transfer\": %.3f, \"transfers_per_second\": %.1f}\n",
-           measured, concurrent, failed, body_bytes, cpu / measured * 1e6, measured / wall);
+           measured, concurrent, keep_options ? "true" : "false", failed, body_bytes, cpu / measured * 1e6,
+           measured / wall);
     return failed ? 1 : 0;
 }
