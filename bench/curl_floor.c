@@ -1,6 +1,7 @@
-// libcurl alone, as a proxy would drive it: the CPU a bare client spends per transfer (bench/NOTES.md, "S16's
-// floor"). S16 compares the gateway with nginx, which proxies without libcurl; this measures what libcurl costs
-// before any gateway work, so the gap can be split into what the fixed stack costs and what the gateway adds.
+// libcurl alone, as a proxy would drive it: the CPU a bare client spends per transfer (bench/NOTES.md, "What
+// S16's target leaves the gateway"). S16 compares the gateway with nginx, which proxies without libcurl; this
+// measures what libcurl costs before any gateway work, so the gap splits into what the fixed stack costs and what
+// the gateway adds.
 //
 //   cc -O2 -o curl_floor bench/curl_floor.c -lcurl
 //   ./curl_floor URL TRANSFERS CONCURRENT [keep]
@@ -8,8 +9,9 @@
 // It drives libcurl the way the gateway's event loops do: one multi handle, curl's sockets in an epoll set
 // (CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION, curl_multi_socket_action), CONCURRENT keep-alive transfers in
 // flight, and each easy handle reset and set up again before it is reused (`keep`: set up once and reused as it
-// is, to price the reset). Bodies and headers are counted, not kept. The first 4 × CONCURRENT transfers warm the connections and are not measured. Prints one JSON object:
-// CPU (user + system) per measured transfer in µs, and transfers per second. Exits 1 on any failed transfer.
+// is, to price the reset). Bodies and headers are counted, not kept. The first 4 × CONCURRENT transfers warm the
+// connections and are not measured. Prints one JSON object: CPU (user + system) per measured transfer in µs, and
+// transfers per second. Exits 1 on any failed transfer.
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
