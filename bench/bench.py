@@ -305,6 +305,19 @@ def raise_nofile() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
 
 
+def build_c(source: str, output: Path, *flags: str) -> Path:
+    """Compiles bench/`source` (a measuring tool, not part of the gateway) into `output` with the system's `cc`,
+    else the Swift toolchain's `clang`; RuntimeError when neither is there or the build fails."""
+    compiler = shutil.which("cc") or shutil.which("clang")
+    if compiler is None:
+        raise RuntimeError(f"bench/{source}: no C compiler (cc or clang)")
+    built = subprocess.run([compiler, "-O2", "-o", str(output), str(ROOT / "bench" / source), *flags],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        raise RuntimeError(f"bench/{source}: {built.stderr[-300:]}")
+    return output
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process (all its threads), from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -1385,16 +1398,13 @@ class Bench:
 
     def curl_floor(self) -> Path | None:
         binary = self.workdir / "curl_floor"
-        if not binary.exists():
-            compiler = shutil.which("cc") or shutil.which("clang")  # the Swift toolchain brings clang
-            if compiler is None:
-                return None
-            built = subprocess.run([compiler, "-O2", "-o", str(binary), str(ROOT / "bench" / "curl_floor.c"),
-                                    "-lcurl"], capture_output=True, text=True)
-            if built.returncode != 0:
-                log(f"bench/curl_floor.c: {built.stderr[-300:]}")
-                return None
-        return binary
+        if binary.exists():
+            return binary
+        try:
+            return build_c("curl_floor.c", binary, "-lcurl")
+        except RuntimeError as error:
+            log(str(error))
+            return None
 
     def s15(self) -> None:
         self.proxy_download("S15", "gcs", "gs://")

@@ -51,14 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (bench.py: Portcullis, KeySet, http helpers)
 import s3bench  # noqa: E402  (s3bench.py: presign)
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def build_shim(workdir: Path) -> Path:
-    shim = workdir / "alloc_count.so"
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "bench" / "alloc_count.c")],
-                   check=True)
-    return shim
+    return bench.build_c("alloc_count.c", workdir / "alloc_count.so", "-shared", "-fPIC")
 
 
 class DiscardingCollector:
